@@ -100,8 +100,8 @@ macro_rules! with_typed {
 }
 
 impl KeyTuple for [PartValue] {
-    fn len(&self) -> usize {
-        <[PartValue]>::len(self)
+    fn arity(&self) -> usize {
+        self.len()
     }
     fn encode_part(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError> {
         let value = self.get(index).ok_or(KeyError::Arity {
@@ -122,8 +122,8 @@ impl KeyTuple for [PartValue] {
 }
 
 impl KeyTuple for Vec<PartValue> {
-    fn len(&self) -> usize {
-        <[PartValue]>::len(self)
+    fn arity(&self) -> usize {
+        self.len()
     }
     fn encode_part(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError> {
         self[..].encode_part(index, spec, format, out)

@@ -226,7 +226,7 @@ impl PartSpec {
     }
 
     /// Whether the part has a fixed length in the given format.
-    fn encoded_len(&self, format: KeyFormat) -> Option<usize> {
+    const fn encoded_len(&self, format: KeyFormat) -> Option<usize> {
         match (format, self.transform) {
             (KeyFormat::Binary, Transform::ReverseTs) => Some(8),
             (KeyFormat::Binary, _) => self.kind.binary_len(),
@@ -273,14 +273,59 @@ pub enum Segment {
 pub struct KeySchema {
     format: KeyFormat,
     segments: Cow<'static, [Segment]>,
+    /// Derived once from the segments, so that encoding does not walk them
+    /// for bookkeeping.
+    layout: Layout,
+}
+
+/// Facts about a schema's segments that every encode needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Layout {
+    /// The number of parts.
+    pub parts: usize,
+    /// A guess of the encoded size, so that most keys need one allocation.
+    pub capacity: usize,
+    /// Whether every segment is a part (no salt, hash prefix or literal).
+    pub parts_only: bool,
+}
+
+impl Layout {
+    const fn of(format: KeyFormat, segments: &[Segment]) -> Layout {
+        let mut parts = 0;
+        let mut capacity = 0;
+        let mut i = 0;
+        while i < segments.len() {
+            capacity += 1 + match &segments[i] {
+                Segment::Part(p) => {
+                    parts += 1;
+                    match p.encoded_len(format) {
+                        Some(len) => len,
+                        None => 16,
+                    }
+                }
+                Segment::Salt { .. } => 3,
+                Segment::HashPrefix { len, .. } => *len as usize,
+                Segment::Literal(Cow::Borrowed(bytes)) => bytes.len(),
+                Segment::Literal(Cow::Owned(bytes)) => bytes.len(),
+            };
+            i += 1;
+        }
+        Layout {
+            parts,
+            capacity,
+            parts_only: parts == segments.len(),
+        }
+    }
 }
 
 impl KeySchema {
     /// A validated schema.
     pub fn new(format: KeyFormat, segments: Vec<Segment>) -> Result<Self, KeyError> {
+        let layout = Layout::of(format, &segments);
         let schema = KeySchema {
             format,
             segments: Cow::Owned(segments),
+            layout,
         };
         schema.validate()?;
         Ok(schema)
@@ -293,6 +338,7 @@ impl KeySchema {
         KeySchema {
             format,
             segments: Cow::Borrowed(segments),
+            layout: Layout::of(format, segments),
         }
     }
 
@@ -316,7 +362,7 @@ impl KeySchema {
 
     /// The number of parts.
     pub fn part_count(&self) -> usize {
-        self.parts().count()
+        self.layout.parts
     }
 
     /// The salt, if the key has one: `(buckets, by)`.

@@ -366,7 +366,39 @@ const ESCAPED_ZERO: u8 = 0xFF;
 /// unambiguously: each 0x00 becomes `00 FF`, and `00 00` terminates. The
 /// terminator sorts below every continuation, so a string sorts before each
 /// longer string it is a prefix of.
+#[inline(always)]
 pub fn write_escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    // Short keys rarely hold a NUL: an inlined word-at-a-time scan beats
+    // memchr's setup.
+    if bytes.len() < 64 && !has_zero_byte(bytes) {
+        out.reserve(bytes.len() + 2);
+        out.extend_from_slice(bytes);
+        out.extend_from_slice(&[0, TERMINATOR]);
+    } else {
+        write_escaped_long(bytes, out);
+    }
+}
+
+/// Whether any byte is 0, eight bytes at a time: `(x - 0x01..) & !x & 0x80..`
+/// is non-zero exactly when some byte of `x` is zero.
+#[inline(always)]
+fn has_zero_byte(bytes: &[u8]) -> bool {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w);
+        if x.wrapping_sub(LOW) & !x & HIGH != 0 {
+            return true;
+        }
+    }
+    words.remainder().contains(&0)
+}
+
+#[inline(never)]
+fn write_escaped_long(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     let mut rest = bytes;
     while let Some(zero) = memchr::memchr(0, rest) {
@@ -654,7 +686,7 @@ impl FromKeyPart for bool {
 
 impl KeyPart for str {
     const KIND: PartKind = PartKind::Str;
-    #[inline]
+    #[inline(always)]
     fn write_binary(&self, out: &mut Vec<u8>) -> Result<(), PartError> {
         write_escaped(self.as_bytes(), out);
         Ok(())
@@ -674,7 +706,7 @@ impl KeyPart for str {
 
 impl KeyPart for String {
     const KIND: PartKind = PartKind::Str;
-    #[inline]
+    #[inline(always)]
     fn write_binary(&self, out: &mut Vec<u8>) -> Result<(), PartError> {
         self.as_str().write_binary(out)
     }

@@ -2,7 +2,7 @@
 
 use super::codec::{KeyCursor, encode_part, write_plain};
 use super::part::{FromKeyPart, KeyPart};
-use super::{KeyError, KeyFormat, PartSpec};
+use super::{KeyError, KeyFormat, PartSpec, Segment};
 
 /// A key value made of parts, in key order: a tuple such as
 /// `("u42", at, 7u64)`, or a single part for a one-part key.
@@ -10,19 +10,45 @@ use super::{KeyError, KeyFormat, PartSpec};
 /// A tuple shorter than the schema is a key *prefix* (see
 /// [`KeySchema::encode_prefix`](super::KeySchema::encode_prefix)).
 pub trait KeyTuple {
-    /// The number of parts given.
-    fn len(&self) -> usize;
-
-    /// Whether no part is given (a prefix of nothing: the whole table).
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    /// The number of parts given. (Not `len`, which would shadow the
+    /// inherent `len` of strings and slices wherever this trait is in scope.)
+    fn arity(&self) -> usize;
 
     /// Writes part `index` as `spec` says, with its modifiers.
     fn encode_part(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError>;
 
     /// Writes the plain bytes of part `index`, which salts and hash prefixes hash.
     fn write_plain(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError>;
+
+    /// Writes every given part in order, with `separator` between them, for
+    /// keys made of parts only (`specs[i]` is part `i`'s segment). Tuples
+    /// override this with straight-line code; the default loops.
+    fn encode_parts(
+        &self,
+        specs: &[Segment],
+        format: KeyFormat,
+        separator: Option<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), KeyError> {
+        for index in 0..self.arity() {
+            if index > 0
+                && let Some(sep) = separator
+            {
+                out.push(sep);
+            }
+            self.encode_part(index, part_spec(specs, index)?, format, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// The spec of segment `index`, which the caller knows to be a part.
+#[inline(always)]
+fn part_spec(specs: &[Segment], index: usize) -> Result<&PartSpec, KeyError> {
+    match specs.get(index) {
+        Some(Segment::Part(spec)) => Ok(spec),
+        _ => Err(KeyError::Schema(format!("segment {index} is not a part"))),
+    }
 }
 
 /// A key value that can be decoded from stored bytes.
@@ -43,7 +69,7 @@ fn no_such_part(index: usize, len: usize) -> KeyError {
 
 /// The empty prefix: every row.
 impl KeyTuple for () {
-    fn len(&self) -> usize {
+    fn arity(&self) -> usize {
         0
     }
     fn encode_part(&self, index: usize, _: &PartSpec, _: KeyFormat, _: &mut Vec<u8>) -> Result<(), KeyError> {
@@ -56,7 +82,7 @@ impl KeyTuple for () {
 
 /// A single value is a one-part key.
 impl<T: KeyPart + ?Sized> KeyTuple for T {
-    fn len(&self) -> usize {
+    fn arity(&self) -> usize {
         1
     }
     #[inline]
@@ -85,7 +111,7 @@ impl<T: FromKeyPart> FromKeyTuple for T {
 macro_rules! tuple_impls {
     ($len:expr => $($idx:tt $T:ident),+) => {
         impl<$($T: KeyPart),+> KeyTuple for ($($T,)+) {
-            fn len(&self) -> usize {
+            fn arity(&self) -> usize {
                 $len
             }
             #[inline]
@@ -100,6 +126,22 @@ macro_rules! tuple_impls {
                     $($idx => write_plain(&self.$idx, $T::KIND, spec, format, out),)+
                     _ => Err(no_such_part(index, $len)),
                 }
+            }
+            #[inline]
+            fn encode_parts(
+                &self,
+                specs: &[Segment],
+                format: KeyFormat,
+                separator: Option<u8>,
+                out: &mut Vec<u8>,
+            ) -> Result<(), KeyError> {
+                $(
+                    if $idx > 0 && let Some(sep) = separator {
+                        out.push(sep);
+                    }
+                    encode_part(&self.$idx, $T::KIND, part_spec(specs, $idx)?, format, out)?;
+                )+
+                Ok(())
             }
         }
 
