@@ -479,8 +479,41 @@ impl<'a> KeyCursor<'a> {
     }
 
     /// Reads the next part, skipping (and recording) derived segments before it.
+    ///
+    /// Binary parts without `reversed` take an inlined fast path, as in
+    /// [`encode_part`].
+    #[inline(always)]
     pub(crate) fn part_with<R: ReadPart>(&mut self, reader: &R) -> Result<R::Value, KeyError> {
         let spec = self.next_part_spec()?;
+        if reader.kind() == spec.kind
+            && self.schema.format == KeyFormat::Binary
+            && spec.transform != Transform::Reversed
+        {
+            let start = self.pos;
+            let mut input = BinaryReader::with_invert(&self.key[start..], spec.order == Order::Desc);
+            let read = match spec.transform {
+                Transform::ReverseTs => input.take::<8>().and_then(|b| match i64::from_be_bytes(b) {
+                    reversed if reversed >= 0 => reader.millis(i64::MAX - reversed),
+                    _ => Err(PartError::Invalid("a reverse_ts part is below 0")),
+                }),
+                _ => reader.binary(&mut input),
+            };
+            return match read {
+                Ok(value) => {
+                    self.pos += input.position();
+                    self.parts_read += 1;
+                    Ok(value)
+                }
+                Err(source) => Err(self.decode_error(&spec.name, start, source)),
+            };
+        }
+        self.part_general(spec, reader)
+    }
+
+    /// Every case of [`part_with`](Self::part_with): text keys, `reversed`,
+    /// and kind mismatches.
+    #[inline(never)]
+    fn part_general<R: ReadPart>(&mut self, spec: &'a PartSpec, reader: &R) -> Result<R::Value, KeyError> {
         if reader.kind() != spec.kind {
             return Err(KeyError::KindMismatch {
                 part: spec.name.to_string(),
@@ -603,7 +636,21 @@ impl<'a> KeyCursor<'a> {
     }
 
     /// Steps over derived segments up to the next part and returns its spec.
+    #[inline(always)]
     pub(crate) fn next_part_spec(&mut self) -> Result<&'a PartSpec, KeyError> {
+        // Keys of parts only, in binary, have nothing between their parts.
+        if self.schema.layout.parts_only
+            && self.schema.format == KeyFormat::Binary
+            && let Some(Segment::Part(spec)) = self.schema.segments.get(self.segment)
+        {
+            self.segment += 1;
+            return Ok(spec);
+        }
+        self.next_part_spec_general()
+    }
+
+    #[inline(never)]
+    fn next_part_spec_general(&mut self) -> Result<&'a PartSpec, KeyError> {
         loop {
             if self.segment >= self.schema.segments.len() {
                 return Err(KeyError::Arity {
@@ -689,6 +736,8 @@ impl<'a> KeyCursor<'a> {
         self.derived.iter().map(move |d| (d.segment, &key[d.start..d.end]))
     }
 
+    #[cold]
+    #[inline(never)]
     fn decode_error(&self, part: &str, offset: usize, source: PartError) -> KeyError {
         KeyError::Decode {
             key: Printable(self.key).to_string(),

@@ -289,12 +289,14 @@ impl<'a> BinaryReader<'a> {
     }
 
     /// Reads exactly `N` bytes.
+    #[inline(always)]
     pub fn take<const N: usize>(&mut self) -> Result<[u8; N], PartError> {
         let end = self.pos.checked_add(N).ok_or(PartError::Truncated)?;
         let src = self.bytes.get(self.pos..end).ok_or(PartError::Truncated)?;
         let mut buf = [0u8; N];
-        for (dst, b) in buf.iter_mut().zip(src) {
-            *dst = b ^ self.invert;
+        buf.copy_from_slice(src);
+        if self.invert != 0 {
+            buf.iter_mut().for_each(|b| *b = !*b);
         }
         self.pos = end;
         Ok(buf)
@@ -312,8 +314,14 @@ impl<'a> BinaryReader<'a> {
     pub fn read_escaped(&mut self) -> Result<Vec<u8>, PartError> {
         let rest = &self.bytes[self.pos..];
         if self.invert == 0 {
-            // Fast path: copy the runs between escapes.
-            let mut out = Vec::new();
+            let zero = memchr::memchr(0, rest).ok_or(PartError::Truncated)?;
+            // Most strings hold no NUL: one exact copy.
+            if rest.get(zero + 1) == Some(&TERMINATOR) {
+                self.pos += zero + 2;
+                return Ok(rest[..zero].to_vec());
+            }
+            // Otherwise copy the runs between escapes.
+            let mut out = Vec::with_capacity(rest.len());
             let mut i = 0;
             loop {
                 let zero = memchr::memchr(0, &rest[i..]).ok_or(PartError::Truncated)? + i;
