@@ -24,3 +24,13 @@
 #![warn(missing_docs)]
 
 pub mod key;
+
+// The README's examples compile and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
+// So do the guide's.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/rowkeys.md")]
+struct RowkeysGuideDoctests;
