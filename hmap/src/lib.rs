@@ -24,6 +24,8 @@
 #![warn(missing_docs)]
 
 pub mod key;
+pub mod schema;
+pub mod store;
 
 // The README's examples compile and run as doctests.
 #[cfg(doctest)]

@@ -1,0 +1,169 @@
+use std::time::Duration;
+
+/// An error from a [`Store`](super::Store).
+///
+/// Rows and columns are shown in HBase's printable form (`\xHH` for bytes that
+/// are not printable ASCII); columns as `family:qualifier`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The table does not exist.
+    #[error("table `{table}` does not exist")]
+    TableNotFound {
+        /// The table.
+        table: String,
+    },
+    /// A table with that name exists already.
+    #[error("table `{table}` already exists")]
+    TableExists {
+        /// The table.
+        table: String,
+    },
+    /// A request names a column family the table does not have.
+    #[error("table `{table}` has no column family `{family}`")]
+    NoSuchFamily {
+        /// The table.
+        table: String,
+        /// The family, printable.
+        family: String,
+    },
+    /// A table schema the backend refuses.
+    #[error("invalid schema for table `{table}`: {reason}")]
+    InvalidSchema {
+        /// The table.
+        table: String,
+        /// The rule broken.
+        reason: String,
+    },
+    /// An empty row key, or one longer than 32767 bytes.
+    #[error("table `{table}`: invalid row key {row}: {reason}")]
+    InvalidRow {
+        /// The table.
+        table: String,
+        /// The row, printable (cut after 64 bytes).
+        row: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value larger than the backend's cell size limit.
+    #[error("table `{table}`, row {row}, column {column}: a {size}-byte value exceeds the {limit}-byte cell limit")]
+    CellTooLarge {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column, printable.
+        column: String,
+        /// The value's size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A negative timestamp: HBase timestamps are at least 0.
+    #[error("table `{table}`, row {row}, column {column}: timestamp {timestamp} is negative")]
+    NegativeTimestamp {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column, printable.
+        column: String,
+        /// The timestamp.
+        timestamp: i64,
+    },
+    /// An increment of a cell that does not hold an 8-byte counter.
+    #[error(
+        "table `{table}`, row {row}, column {column}: the {len}-byte value is not a counter (8-byte big-endian i64)"
+    )]
+    NotACounter {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column, printable.
+        column: String,
+        /// The value's length.
+        len: usize,
+    },
+    /// A request that cannot be carried out as asked.
+    #[error("table `{table}`: invalid request: {reason}")]
+    InvalidRequest {
+        /// The table.
+        table: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The backend cannot be reached, or the connection broke. Whether a
+    /// write was applied is unknown: retry only idempotent writes.
+    #[error("cannot talk to {endpoint}: {message}")]
+    Connection {
+        /// The server address.
+        endpoint: String,
+        /// What happened.
+        message: String,
+        /// The underlying error.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// A call took longer than its timeout.
+    #[error("{operation} on table `{table}` timed out after {elapsed:?}")]
+    Timeout {
+        /// The table.
+        table: String,
+        /// The call.
+        operation: &'static str,
+        /// How long it waited.
+        elapsed: Duration,
+    },
+    /// The server reported an error.
+    #[error("HBase failed {operation} on table `{table}`: {message}")]
+    Server {
+        /// The table.
+        table: String,
+        /// The call.
+        operation: &'static str,
+        /// The server's message.
+        message: String,
+    },
+}
+
+impl StoreError {
+    /// The table the error is about, if any.
+    pub fn table(&self) -> Option<&str> {
+        match self {
+            StoreError::TableNotFound { table }
+            | StoreError::TableExists { table }
+            | StoreError::NoSuchFamily { table, .. }
+            | StoreError::InvalidSchema { table, .. }
+            | StoreError::InvalidRow { table, .. }
+            | StoreError::CellTooLarge { table, .. }
+            | StoreError::NegativeTimestamp { table, .. }
+            | StoreError::NotACounter { table, .. }
+            | StoreError::InvalidRequest { table, .. }
+            | StoreError::Timeout { table, .. }
+            | StoreError::Server { table, .. } => Some(table),
+            StoreError::Connection { .. } => None,
+        }
+    }
+
+    /// Whether the error is about reaching the backend (the request may or may
+    /// not have been applied), rather than about the request itself.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Connection { .. } | StoreError::Timeout { .. })
+    }
+}
+
+/// A row key for an error message: printable, cut after 64 bytes.
+pub(crate) fn show_row(row: &[u8]) -> String {
+    const MAX: usize = 64;
+    if row.len() <= MAX {
+        crate::key::Printable(row).to_string()
+    } else {
+        format!("{}... ({} bytes)", crate::key::Printable(&row[..MAX]), row.len())
+    }
+}
+
+/// `family:qualifier`, printable.
+pub(crate) fn show_column(family: &[u8], qualifier: &[u8]) -> String {
+    format!("{}:{}", crate::key::Printable(family), crate::key::Printable(qualifier))
+}

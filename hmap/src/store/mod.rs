@@ -1,0 +1,645 @@
+//! The storage layer: raw bytes in, raw bytes out.
+//!
+//! [`Store`] is the interface the typed layer runs on. It knows rows,
+//! families, qualifiers, timestamps and values as bytes, nothing of Rust
+//! types. Two backends implement it: [`MemoryStore`], in memory with HBase's
+//! semantics, for tests and examples; and (with the `thrift` feature) a client
+//! of HBase's Thrift2 gateway.
+//!
+//! ```
+//! use hmap::schema::{FamilySchema, TableSchema};
+//! use hmap::store::{Get, MemoryStore, RowMutation, Store};
+//!
+//! let store = MemoryStore::new();
+//! store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
+//! store.mutate("user", &[RowMutation::new("u1").put("i", "name", "Ann")])?;
+//! let row = store.get("user", &Get::new("u1"))?.expect("the row exists");
+//! assert_eq!(row.value("i", "name").as_deref(), Some(&b"Ann"[..]));
+//! # Ok::<(), hmap::store::StoreError>(())
+//! ```
+
+mod error;
+mod memory;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+pub use error::StoreError;
+pub use memory::{MemoryStore, MemoryStoreConfig};
+
+use crate::schema::TableSchema;
+
+/// `Result` with [`StoreError`].
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// HBase's longest row key: `Short.MAX_VALUE` bytes (`HConstants.MAX_ROW_LENGTH`).
+pub const MAX_ROW_LENGTH: usize = i16::MAX as usize;
+
+/// One version of one cell.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cell {
+    /// The column family.
+    pub family: Bytes,
+    /// The qualifier (may be empty).
+    pub qualifier: Bytes,
+    /// Milliseconds since the epoch, unless the application chose otherwise.
+    pub timestamp: i64,
+    /// The value.
+    pub value: Bytes,
+}
+
+/// A row as read: its cells sorted by family, qualifier, then timestamp
+/// newest first, as HBase returns them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RowResult {
+    /// The row key.
+    pub row: Bytes,
+    /// The cells.
+    pub cells: Vec<Cell>,
+}
+
+impl RowResult {
+    /// The newest version of a column.
+    pub fn latest(&self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Option<&Cell> {
+        let (family, qualifier) = (family.as_ref(), qualifier.as_ref());
+        self.cells
+            .iter()
+            .find(|c| c.family == family && c.qualifier == qualifier)
+    }
+
+    /// The newest value of a column.
+    pub fn value(&self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Option<Bytes> {
+        self.latest(family, qualifier).map(|c| c.value.clone())
+    }
+
+    /// Every version of a column, newest first.
+    pub fn versions<'a>(&'a self, family: &'a [u8], qualifier: &'a [u8]) -> impl Iterator<Item = &'a Cell> + 'a {
+        self.cells
+            .iter()
+            .filter(move |c| c.family == family && c.qualifier == qualifier)
+    }
+
+    /// Every cell of a family.
+    pub fn family<'a>(&'a self, family: &'a [u8]) -> impl Iterator<Item = &'a Cell> + 'a {
+        self.cells.iter().filter(move |c| c.family == family)
+    }
+}
+
+/// A column selection: a whole family, or one column.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Column {
+    /// Every column of a family.
+    Family(Bytes),
+    /// One column.
+    Qualifier(Bytes, Bytes),
+}
+
+impl Column {
+    /// The family selected from.
+    pub fn family(&self) -> &Bytes {
+        match self {
+            Column::Family(f) | Column::Qualifier(f, _) => f,
+        }
+    }
+}
+
+/// Timestamps from `min` (inclusive) to `max` (exclusive), as HBase's
+/// `TimeRange`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TimeRange {
+    /// The first timestamp included.
+    pub min: i64,
+    /// The first timestamp excluded.
+    pub max: i64,
+}
+
+impl TimeRange {
+    /// Every timestamp.
+    pub const ALL: TimeRange = TimeRange { min: 0, max: i64::MAX };
+
+    /// `[min, max)`.
+    pub const fn new(min: i64, max: i64) -> Self {
+        TimeRange { min, max }
+    }
+
+    /// Exactly one timestamp.
+    pub const fn at(timestamp: i64) -> Self {
+        TimeRange {
+            min: timestamp,
+            max: timestamp.saturating_add(1),
+        }
+    }
+
+    /// Whether `timestamp` is in the range.
+    pub const fn contains(&self, timestamp: i64) -> bool {
+        self.min <= timestamp && timestamp < self.max
+    }
+
+    /// Whether the range includes every timestamp.
+    pub const fn is_all(&self) -> bool {
+        self.min <= 0 && self.max == i64::MAX
+    }
+}
+
+impl Default for TimeRange {
+    fn default() -> Self {
+        TimeRange::ALL
+    }
+}
+
+/// Reads one row.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Get {
+    /// The row key.
+    pub row: Bytes,
+    /// The columns to read; empty reads every family.
+    pub columns: Vec<Column>,
+    /// Versions per column, at most the family's `VERSIONS` (default 1).
+    pub max_versions: u32,
+    /// Only cells with timestamps in this range.
+    pub time_range: TimeRange,
+}
+
+impl Get {
+    /// The newest version of every column of a row.
+    pub fn new(row: impl Into<Bytes>) -> Self {
+        Get {
+            row: row.into(),
+            columns: Vec::new(),
+            max_versions: 1,
+            time_range: TimeRange::ALL,
+        }
+    }
+
+    /// Also read this family.
+    pub fn family(mut self, family: impl Into<Bytes>) -> Self {
+        self.columns.push(Column::Family(family.into()));
+        self
+    }
+
+    /// Also read this column.
+    pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
+        self.columns.push(Column::Qualifier(family.into(), qualifier.into()));
+        self
+    }
+
+    /// Read up to `n` versions per column.
+    pub fn max_versions(mut self, n: u32) -> Self {
+        self.max_versions = n;
+        self
+    }
+
+    /// Read only cells in this time range.
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+}
+
+/// Reads a range of rows.
+///
+/// Rows from `start` (inclusive) to `stop` (exclusive), ascending, or
+/// descending when `reversed`. The range is always given low to high, also for
+/// reversed scans (unlike HBase's Java API, where a reversed scan starts at its
+/// high end): `Scan::prefix(p).reversed()` reads every row with prefix `p`,
+/// last first.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Scan {
+    /// The lowest row included; empty is the table's start.
+    pub start: Bytes,
+    /// The first row past the range; empty is the table's end.
+    pub stop: Bytes,
+    /// Newest rows first.
+    pub reversed: bool,
+    /// The columns to read; empty reads every family.
+    pub columns: Vec<Column>,
+    /// Versions per column, at most the family's `VERSIONS` (default 1).
+    pub max_versions: u32,
+    /// Only cells with timestamps in this range.
+    pub time_range: TimeRange,
+    /// At most this many rows.
+    pub limit: Option<usize>,
+    /// Rows fetched per round trip (HBase's scanner caching), at least 1.
+    pub batch_size: usize,
+}
+
+impl Default for Scan {
+    fn default() -> Self {
+        Scan {
+            start: Bytes::new(),
+            stop: Bytes::new(),
+            reversed: false,
+            columns: Vec::new(),
+            max_versions: 1,
+            time_range: TimeRange::ALL,
+            limit: None,
+            batch_size: 100,
+        }
+    }
+}
+
+impl Scan {
+    /// Every row.
+    pub fn all() -> Self {
+        Scan::default()
+    }
+
+    /// Rows from `start` (inclusive) to `stop` (exclusive; empty for no end).
+    pub fn range(start: impl Into<Bytes>, stop: impl Into<Bytes>) -> Self {
+        Scan {
+            start: start.into(),
+            stop: stop.into(),
+            ..Scan::default()
+        }
+    }
+
+    /// Rows whose key starts with `prefix`.
+    pub fn prefix(prefix: impl Into<Bytes>) -> Self {
+        let prefix = prefix.into();
+        let stop = prefix_end(&prefix);
+        Scan {
+            start: prefix,
+            stop,
+            ..Scan::default()
+        }
+    }
+
+    /// Last row first.
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
+        self
+    }
+
+    /// Also read this family.
+    pub fn family(mut self, family: impl Into<Bytes>) -> Self {
+        self.columns.push(Column::Family(family.into()));
+        self
+    }
+
+    /// Also read this column.
+    pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
+        self.columns.push(Column::Qualifier(family.into(), qualifier.into()));
+        self
+    }
+
+    /// Read up to `n` versions per column.
+    pub fn max_versions(mut self, n: u32) -> Self {
+        self.max_versions = n;
+        self
+    }
+
+    /// Read only cells in this time range.
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+
+    /// Return at most `n` rows.
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Fetch `n` rows per round trip.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n;
+        self
+    }
+
+    /// Whether `row` is in the scan's range.
+    pub fn contains(&self, row: &[u8]) -> bool {
+        row >= &self.start[..] && (self.stop.is_empty() || row < &self.stop[..])
+    }
+}
+
+/// The first key after every key that starts with `prefix`: the prefix with
+/// its last byte below 0xFF incremented and what follows dropped. Empty (no
+/// end) when the prefix is empty or all 0xFF.
+pub fn prefix_end(prefix: &[u8]) -> Bytes {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Bytes::from(end);
+        }
+    }
+    Bytes::new()
+}
+
+/// One change to a row.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Mutation {
+    /// Writes a cell, at `timestamp` or the current time.
+    Put {
+        /// The family.
+        family: Bytes,
+        /// The qualifier.
+        qualifier: Bytes,
+        /// The value.
+        value: Bytes,
+        /// The version's timestamp; `None` for the current time.
+        timestamp: Option<i64>,
+    },
+    /// Deletes one version of a column: the one at `timestamp`, or the newest.
+    DeleteCell {
+        /// The family.
+        family: Bytes,
+        /// The qualifier.
+        qualifier: Bytes,
+        /// The version; `None` for the newest.
+        timestamp: Option<i64>,
+    },
+    /// Deletes every version of a column up to `up_to` (inclusive), or up to now.
+    DeleteColumn {
+        /// The family.
+        family: Bytes,
+        /// The qualifier.
+        qualifier: Bytes,
+        /// The newest timestamp deleted; `None` for now.
+        up_to: Option<i64>,
+    },
+    /// Deletes every cell of a family up to `up_to` (inclusive), or up to now.
+    DeleteFamily {
+        /// The family.
+        family: Bytes,
+        /// The newest timestamp deleted; `None` for now.
+        up_to: Option<i64>,
+    },
+    /// Deletes every cell of the row up to `up_to` (inclusive), or up to now.
+    DeleteRow {
+        /// The newest timestamp deleted; `None` for now.
+        up_to: Option<i64>,
+    },
+}
+
+impl Mutation {
+    /// The family the mutation touches (none for a row delete).
+    pub fn family(&self) -> Option<&Bytes> {
+        match self {
+            Mutation::Put { family, .. }
+            | Mutation::DeleteCell { family, .. }
+            | Mutation::DeleteColumn { family, .. }
+            | Mutation::DeleteFamily { family, .. } => Some(family),
+            Mutation::DeleteRow { .. } => None,
+        }
+    }
+}
+
+/// Changes to one row, applied atomically: readers see all of them or none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowMutation {
+    /// The row key.
+    pub row: Bytes,
+    /// The changes, in order. Cells without a timestamp all get the same
+    /// current time.
+    pub mutations: Vec<Mutation>,
+}
+
+impl RowMutation {
+    /// No changes yet.
+    pub fn new(row: impl Into<Bytes>) -> Self {
+        RowMutation {
+            row: row.into(),
+            mutations: Vec::new(),
+        }
+    }
+
+    /// Writes a cell at the current time.
+    pub fn put(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        self.push(Mutation::Put {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            value: value.into(),
+            timestamp: None,
+        })
+    }
+
+    /// Writes a cell at a chosen timestamp.
+    pub fn put_at(
+        self,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        timestamp: i64,
+        value: impl Into<Bytes>,
+    ) -> Self {
+        self.push(Mutation::Put {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            value: value.into(),
+            timestamp: Some(timestamp),
+        })
+    }
+
+    /// Deletes the newest version of a column.
+    pub fn delete_latest(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
+        self.push(Mutation::DeleteCell {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            timestamp: None,
+        })
+    }
+
+    /// Deletes the version of a column at `timestamp`.
+    pub fn delete_version(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, timestamp: i64) -> Self {
+        self.push(Mutation::DeleteCell {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            timestamp: Some(timestamp),
+        })
+    }
+
+    /// Deletes every version of a column.
+    pub fn delete_column(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
+        self.push(Mutation::DeleteColumn {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            up_to: None,
+        })
+    }
+
+    /// Deletes every version of a column up to `timestamp`.
+    pub fn delete_column_up_to(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, timestamp: i64) -> Self {
+        self.push(Mutation::DeleteColumn {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            up_to: Some(timestamp),
+        })
+    }
+
+    /// Deletes every cell of a family.
+    pub fn delete_family(self, family: impl Into<Bytes>) -> Self {
+        self.push(Mutation::DeleteFamily {
+            family: family.into(),
+            up_to: None,
+        })
+    }
+
+    /// Deletes every cell of a family up to `timestamp`.
+    pub fn delete_family_up_to(self, family: impl Into<Bytes>, timestamp: i64) -> Self {
+        self.push(Mutation::DeleteFamily {
+            family: family.into(),
+            up_to: Some(timestamp),
+        })
+    }
+
+    /// Deletes the whole row.
+    pub fn delete_row(self) -> Self {
+        self.push(Mutation::DeleteRow { up_to: None })
+    }
+
+    /// Adds any mutation.
+    pub fn push(mut self, mutation: Mutation) -> Self {
+        self.mutations.push(mutation);
+        self
+    }
+}
+
+/// Applies mutations to a row only if one column's newest value is as expected.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CheckAndMutate {
+    /// The row checked and changed.
+    pub row: Bytes,
+    /// The family of the checked column.
+    pub family: Bytes,
+    /// The qualifier of the checked column.
+    pub qualifier: Bytes,
+    /// The value expected; `None` expects the column to be absent.
+    pub expected: Option<Bytes>,
+    /// The changes applied, atomically, when the check passes.
+    pub mutations: Vec<Mutation>,
+}
+
+impl CheckAndMutate {
+    /// Applies `mutation` if the column holds `expected` (or is absent, for `None`).
+    pub fn new(
+        mutation: RowMutation,
+        family: impl Into<Bytes>,
+        qualifier: impl Into<Bytes>,
+        expected: Option<Bytes>,
+    ) -> Self {
+        CheckAndMutate {
+            row: mutation.row,
+            family: family.into(),
+            qualifier: qualifier.into(),
+            expected,
+            mutations: mutation.mutations,
+        }
+    }
+}
+
+/// Adds to counter columns of one row atomically. A counter is an 8-byte
+/// big-endian `i64` cell, as HBase stores it; a missing one starts at 0.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Increment {
+    /// The row.
+    pub row: Bytes,
+    /// `(family, qualifier, amount)` for each counter.
+    pub columns: Vec<(Bytes, Bytes, i64)>,
+}
+
+impl Increment {
+    /// No counters yet.
+    pub fn new(row: impl Into<Bytes>) -> Self {
+        Increment {
+            row: row.into(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Adds `amount` to a counter.
+    pub fn add(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, amount: i64) -> Self {
+        self.columns.push((family.into(), qualifier.into(), amount));
+        self
+    }
+}
+
+/// The rows of a scan, fetched in batches as the iterator advances; dropping
+/// it releases the scanner (on a server, closes it).
+pub type RowScanner<'a> = Box<dyn Iterator<Item = Result<RowResult>> + Send + 'a>;
+
+/// A storage backend with HBase's data model.
+///
+/// Synchronous and thread-safe: share one store between threads (it is
+/// `Send + Sync`; wrap it in an [`Arc`] or borrow it). Every method names the
+/// table it works on; errors name the table, row and column involved.
+pub trait Store: Send + Sync {
+    /// Creates a table. Fails if it exists or the schema is invalid.
+    fn create_table(&self, schema: &TableSchema) -> Result<()>;
+
+    /// Deletes a table and its data.
+    fn delete_table(&self, table: &str) -> Result<()>;
+
+    /// Whether the table exists.
+    fn table_exists(&self, table: &str) -> Result<bool>;
+
+    /// Every table's name, sorted.
+    fn list_tables(&self) -> Result<Vec<String>>;
+
+    /// The table's schema, families sorted by name, as the backend reports it.
+    fn describe_table(&self, table: &str) -> Result<TableSchema>;
+
+    /// Reads one row; `None` if it has no cell that the get selects.
+    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
+
+    /// Reads many rows in one call; results in the order of `gets`.
+    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        gets.iter().map(|g| self.get(table, g)).collect()
+    }
+
+    /// Applies mutations to rows: each row's changes atomically, rows
+    /// independently. Every row is checked before any is written, so a
+    /// request the store refuses writes nothing.
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+
+    /// Scans rows. The scanner fetches `batch_size` rows at a time.
+    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>>;
+
+    /// Applies the mutations if the check passes; returns whether it did.
+    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
+
+    /// Adds to counters; returns their new values, in order.
+    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+}
+
+macro_rules! forward_store {
+    ($($ty:ty),*) => {$(
+        impl<S: Store + ?Sized> Store for $ty {
+            fn create_table(&self, schema: &TableSchema) -> Result<()> {
+                (**self).create_table(schema)
+            }
+            fn delete_table(&self, table: &str) -> Result<()> {
+                (**self).delete_table(table)
+            }
+            fn table_exists(&self, table: &str) -> Result<bool> {
+                (**self).table_exists(table)
+            }
+            fn list_tables(&self) -> Result<Vec<String>> {
+                (**self).list_tables()
+            }
+            fn describe_table(&self, table: &str) -> Result<TableSchema> {
+                (**self).describe_table(table)
+            }
+            fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+                (**self).get(table, get)
+            }
+            fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+                (**self).get_many(table, gets)
+            }
+            fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+                (**self).mutate(table, rows)
+            }
+            fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
+                (**self).scan(table, scan)
+            }
+            fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+                (**self).check_and_mutate(table, op)
+            }
+            fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+                (**self).increment(table, op)
+            }
+        }
+    )*};
+}
+
+forward_store!(&S, Box<S>, Arc<S>);
