@@ -1,0 +1,46 @@
+//! The store conformance suite against `MemoryStore`: one test per case.
+
+use hmap::store::{MemoryStore, Store};
+use hmap_suite::conformance::{self, Target};
+
+struct Memory(MemoryStore);
+
+impl Target for Memory {
+    fn store(&self) -> &dyn Store {
+        &self.0
+    }
+
+    fn open_scanners(&self) -> Option<usize> {
+        Some(self.0.open_scanners())
+    }
+}
+
+macro_rules! memory_cases {
+    ($($case:ident,)*) => {$(
+        #[test]
+        fn $case() {
+            conformance::$case(&Memory(MemoryStore::new()));
+        }
+    )*};
+}
+
+hmap_suite::for_each_case!(memory_cases);
+
+/// Every case the suite defines is in `for_each_case!`, in order: a case
+/// left out of the list would silently never run.
+#[test]
+fn every_case_is_listed() {
+    let source = include_str!("../src/conformance.rs");
+    let defined: Vec<&str> = source
+        .lines()
+        .filter(|l| l.contains("(t: &dyn Target)"))
+        .filter_map(|l| l.strip_prefix("pub fn "))
+        .filter_map(|l| l.split('(').next())
+        .collect();
+    macro_rules! names {
+        ($($case:ident,)*) => { vec![$(stringify!($case)),*] };
+    }
+    let listed: Vec<&str> = hmap_suite::for_each_case!(names);
+    assert_eq!(defined, listed);
+    assert!(listed.len() >= 60, "{} cases", listed.len());
+}
