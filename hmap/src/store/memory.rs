@@ -108,6 +108,9 @@ struct TableData {
     /// The sequence number of the last write: a read sees writes up to its
     /// read point.
     seq: u64,
+    /// The read points of open scanners, with how many scanners hold each:
+    /// versions they may still read are not pruned.
+    scanners: BTreeMap<u64, usize>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -214,6 +217,14 @@ impl MemoryStore {
             !row.cells.is_empty()
         });
         Ok(())
+    }
+
+    /// How many cell versions the table holds in memory, visible or not yet
+    /// pruned: a measure of its memory use.
+    pub fn stored_cells(&self, table: &str) -> Result<usize> {
+        let t = self.table(table)?;
+        let data = read_lock(&t.data);
+        Ok(data.rows.values().map(|r| r.cells.len()).sum())
     }
 
     fn now(&self) -> i64 {
@@ -520,6 +531,77 @@ impl StoredRow {
     fn mark_column(&mut self, family: u16, qualifier: Bytes, marker: ColumnMarker) {
         self.column_markers.entry((family, qualifier)).or_default().push(marker);
     }
+
+    /// Drops the versions of a column that no reader can see again, once it
+    /// holds more than twice its family's `VERSIONS` (plus some slack), so
+    /// that a cell rewritten a million times does not keep a million copies.
+    ///
+    /// Readers at or after `horizon` (every open scanner, and every later
+    /// read) agree on what is dropped: versions overwritten at the same
+    /// timestamp, versions masked by a delete marker, expired versions beyond
+    /// `MIN_VERSIONS`, and versions beyond `VERSIONS`. The last is what an
+    /// HBase flush does; before a flush, HBase could still show such a
+    /// version after the newer ones are deleted one by one.
+    fn prune_column_if_large(&mut self, family: u16, qualifier: &Bytes, fam: &FamilySchema, horizon: u64, now: i64) {
+        let start = self
+            .cells
+            .partition_point(|c| (c.family, &c.qualifier) < (family, qualifier));
+        let len = self.cells[start..]
+            .iter()
+            .take_while(|c| c.family == family && c.qualifier == *qualifier)
+            .count();
+        let versions = usize::try_from(fam.versions).unwrap_or(usize::MAX);
+        if len <= versions.saturating_mul(2).saturating_add(8) {
+            return;
+        }
+        let family_deleted_to = self
+            .family_markers
+            .iter()
+            .filter(|m| m.family == family && m.seq <= horizon)
+            .map(|m| m.ts)
+            .max();
+        let markers = self
+            .column_markers
+            .get(&(family, qualifier.clone()))
+            .map_or(&[][..], Vec::as_slice);
+        let masked = |ts: i64| {
+            family_deleted_to.is_some_and(|d| ts <= d)
+                || markers
+                    .iter()
+                    .any(|m| m.seq <= horizon && (ts == m.ts || (m.all_versions && ts <= m.ts)))
+        };
+        let oldest_unexpired = if fam.ttl_secs >= TTL_FOREVER {
+            i64::MIN
+        } else {
+            now.saturating_sub(i64::from(fam.ttl_secs) * 1000)
+        };
+        let mut count = 0u32;
+        let mut previous_ts = None;
+        let keep: Vec<bool> = self.cells[start..start + len]
+            .iter()
+            .map(|cell| {
+                if cell.seq > horizon {
+                    return true;
+                }
+                if previous_ts == Some(cell.ts) {
+                    return false;
+                }
+                previous_ts = Some(cell.ts);
+                if masked(cell.ts) {
+                    return false;
+                }
+                count += 1;
+                count <= fam.versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
+            })
+            .collect();
+        let mut keep = keep.into_iter();
+        let mut index = 0;
+        self.cells.retain(|_| {
+            let in_column = index >= start && index < start + len;
+            index += 1;
+            !in_column || keep.next().unwrap_or(true)
+        });
+    }
 }
 
 impl TableData {
@@ -552,6 +634,7 @@ impl TableData {
             }
         }
         let mut latest_deletes = latest_deletes.into_iter();
+        let horizon = self.horizon();
         let stored = self.rows.entry(row.clone()).or_default();
         for m in mutations {
             match m {
@@ -569,6 +652,8 @@ impl TableData {
                         seq,
                         value: value.clone(),
                     });
+                    let fam = &table.schema.families[usize::from(f)];
+                    stored.prune_column_if_large(f, qualifier, fam, horizon, now);
                 }
                 Mutation::DeleteCell {
                     family,
@@ -625,6 +710,12 @@ impl TableData {
                 }
             }
         }
+    }
+
+    /// The oldest read point any reader may still use: the oldest open
+    /// scanner's, or the present.
+    fn horizon(&self) -> u64 {
+        self.scanners.keys().next().copied().unwrap_or(self.seq)
     }
 
     /// The timestamp of the `nth` newest visible version of a column, read
@@ -744,7 +835,12 @@ impl Store for MemoryStore {
     fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
         let t = self.table(table)?;
         let selection = t.selection(&scan.columns, scan.max_versions, scan.time_range)?;
-        let read_point = read_lock(&t.data).seq;
+        let read_point = {
+            let mut data = write_lock(&t.data);
+            let seq = data.seq;
+            *data.scanners.entry(seq).or_default() += 1;
+            seq
+        };
         self.open_scanners.fetch_add(1, Ordering::SeqCst);
         Ok(Box::new(MemScanner {
             table: t,
@@ -907,6 +1003,13 @@ impl Iterator for MemScanner {
 
 impl Drop for MemScanner {
     fn drop(&mut self) {
+        let mut data = write_lock(&self.table.data);
+        if let Some(count) = data.scanners.get_mut(&self.read_point) {
+            *count -= 1;
+            if *count == 0 {
+                data.scanners.remove(&self.read_point);
+            }
+        }
         self.open_scanners.fetch_sub(1, Ordering::SeqCst);
     }
 }

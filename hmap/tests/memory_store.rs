@@ -1,0 +1,271 @@
+//! What only the in-memory store has: major compaction, an injectable clock
+//! and a configurable cell size limit.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use bytes::Bytes;
+use hmap::schema::{FamilySchema, TableSchema};
+use hmap::store::{Get, MemoryStore, MemoryStoreConfig, RowMutation, Scan, Store, StoreError};
+
+fn manual_clock(start: i64) -> (Arc<AtomicI64>, MemoryStore) {
+    let now = Arc::new(AtomicI64::new(start));
+    let clock = Arc::clone(&now);
+    let store = MemoryStore::with_config(MemoryStoreConfig {
+        clock: Arc::new(move || clock.load(Ordering::SeqCst)),
+        ..MemoryStoreConfig::default()
+    });
+    (now, store)
+}
+
+fn values(store: &MemoryStore, table: &str, get: Get) -> Vec<(i64, Bytes)> {
+    store.get(table, &get).unwrap().map_or_else(Vec::new, |r| {
+        r.cells.into_iter().map(|c| (c.timestamp, c.value)).collect()
+    })
+}
+
+#[test]
+fn default_timestamps_come_from_the_clock() {
+    let (now, store) = manual_clock(1_000);
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .unwrap();
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "a")]).unwrap();
+    now.store(2_000, Ordering::SeqCst);
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "b")]).unwrap();
+    assert_eq!(
+        values(&store, "t", Get::new("r").max_versions(2)),
+        vec![(2_000, Bytes::from_static(b"b")), (1_000, Bytes::from_static(b"a"))]
+    );
+}
+
+#[test]
+fn cells_expire_as_the_clock_passes_their_ttl() {
+    let (now, store) = manual_clock(100_000);
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").ttl_secs(10)))
+        .unwrap();
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "v")]).unwrap();
+    now.store(109_999, Ordering::SeqCst);
+    assert_eq!(values(&store, "t", Get::new("r")).len(), 1);
+    // Expired once older than now - TTL (HBase: `timestamp < oldestStamp`).
+    now.store(110_001, Ordering::SeqCst);
+    assert_eq!(values(&store, "t", Get::new("r")), vec![]);
+}
+
+#[test]
+fn major_compaction_drops_markers_so_older_puts_reappear() {
+    let store = MemoryStore::new();
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").delete_column_up_to("f", "q", 100)])
+        .unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "masked")])
+        .unwrap();
+    assert_eq!(values(&store, "t", Get::new("r")), vec![]);
+    // After a major compaction the marker is gone (RG: "major compactions
+    // change query results"): a new put at the old timestamp shows.
+    store.major_compact("t").unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "visible")])
+        .unwrap();
+    assert_eq!(
+        values(&store, "t", Get::new("r")),
+        vec![(50, Bytes::from_static(b"visible"))]
+    );
+}
+
+#[test]
+fn major_compaction_keeps_exactly_what_reads_return() {
+    let store = MemoryStore::new();
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .unwrap();
+    let mut m = RowMutation::new("r");
+    for ts in 1..=5 {
+        m = m.put_at("f", "q", ts, format!("v{ts}"));
+    }
+    store
+        .mutate("t", &[m, RowMutation::new("gone").put_at("f", "q", 1, "x")])
+        .unwrap();
+    store.mutate("t", &[RowMutation::new("gone").delete_row()]).unwrap();
+    let before: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).unwrap().collect();
+    store.major_compact("t").unwrap();
+    let after: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).unwrap().collect();
+    assert_eq!(format!("{before:?}"), format!("{after:?}"));
+    assert_eq!(
+        values(&store, "t", Get::new("r").max_versions(5)),
+        vec![(5, Bytes::from_static(b"v5")), (4, Bytes::from_static(b"v4"))]
+    );
+}
+
+#[test]
+fn configured_cell_size_limit() {
+    let store = MemoryStore::with_config(MemoryStoreConfig {
+        max_value_size: 4,
+        ..MemoryStoreConfig::default()
+    });
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "four")])
+        .unwrap();
+    let err = store
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "fives")])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "table `t`, row r, column f:q: a 5-byte value exceeds the 4-byte cell limit"
+    );
+    assert!(matches!(err, StoreError::CellTooLarge { size: 5, limit: 4, .. }));
+}
+
+#[test]
+fn errors_name_table_row_and_column() {
+    let store = MemoryStore::new();
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r\x00").put("f", "name", "Ann")])
+        .unwrap();
+    let err = store
+        .increment("t", &hmap::store::Increment::new("r\x00").add("f", "name", 1))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        r"table `t`, row r\x00, column f:name: the 3-byte value is not a counter (8-byte big-endian i64)"
+    );
+    let err = store.get("t", &Get::new("r").family("g")).unwrap_err();
+    assert_eq!(err.to_string(), "table `t` has no column family `g`");
+    let long = vec![b'x'; 40_000];
+    let err = store
+        .mutate("t", &[RowMutation::new(long).put("f", "q", "v")])
+        .unwrap_err();
+    assert!(err.to_string().starts_with("table `t`: invalid row key xxxx"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("... (40000 bytes): 40000 bytes is longer than HBase's 32767"),
+        "{err}"
+    );
+}
+
+#[test]
+fn schema_renders_as_a_shell_statement() {
+    use hmap::schema::{BloomType, Compression};
+    let schema = TableSchema::new("mytable")
+        .family(
+            FamilySchema::new("colfam1")
+                .versions(5)
+                .min_versions(1)
+                .ttl_secs(18_000),
+        )
+        .family(
+            FamilySchema::new("c2")
+                .block_cache(false)
+                .in_memory(true)
+                .bloom(BloomType::RowCol)
+                .compression(Compression::Snappy)
+                .block_size(8192),
+        )
+        .split_keys([Bytes::from_static(b"\x01"), Bytes::from_static(b"a\"b")]);
+    assert_eq!(
+        schema.to_string(),
+        "create 'mytable', {NAME => 'colfam1', VERSIONS => 5, MIN_VERSIONS => 1, TTL => 18000}, \
+         {NAME => 'c2', VERSIONS => 1, BLOCKSIZE => 8192, BLOCKCACHE => 'false', IN_MEMORY => 'true', \
+         BLOOMFILTER => 'ROWCOL', COMPRESSION => 'SNAPPY'}, SPLITS => [\"\\x01\", \"a\\x22b\"]"
+    );
+}
+
+#[test]
+fn rewriting_a_cell_keeps_memory_bounded() {
+    let store = MemoryStore::new();
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .unwrap();
+    for i in 0..10_000i64 {
+        // Same timestamp every time: each write supersedes the last.
+        store
+            .mutate("t", &[RowMutation::new("r").put_at("f", "same", 1, i.to_string())])
+            .unwrap();
+        store
+            .mutate("t", &[RowMutation::new("r").put_at("f", "grows", i, i.to_string())])
+            .unwrap();
+        store
+            .increment("t", &hmap::store::Increment::new("r").add("f", "n", 1))
+            .unwrap();
+    }
+    assert!(
+        store.stored_cells("t").unwrap() <= 3 * (2 * 3 + 9),
+        "{}",
+        store.stored_cells("t").unwrap()
+    );
+    let row = store.get("t", &Get::new("r").max_versions(3)).unwrap().unwrap();
+    let of = |q: &str| -> Vec<(i64, Bytes)> {
+        row.cells
+            .iter()
+            .filter(|c| c.qualifier == q.as_bytes())
+            .map(|c| (c.timestamp, c.value.clone()))
+            .collect()
+    };
+    assert_eq!(
+        of("grows"),
+        vec![
+            (9_999, Bytes::from_static(b"9999")),
+            (9_998, Bytes::from_static(b"9998")),
+            (9_997, Bytes::from_static(b"9997"))
+        ]
+    );
+    assert_eq!(of("same"), vec![(1, Bytes::from_static(b"9999"))]);
+    assert_eq!(of("n")[0].1, Bytes::copy_from_slice(&10_000i64.to_be_bytes()));
+}
+
+#[test]
+fn pruning_spares_what_an_open_scanner_reads() {
+    let store = MemoryStore::new();
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .unwrap();
+    store
+        .mutate(
+            "t",
+            &[
+                RowMutation::new("a").put_at("f", "q", 1, "first"),
+                RowMutation::new("b").put_at("f", "q", 1, "first"),
+            ],
+        )
+        .unwrap();
+    let mut scanner = store.scan("t", &Scan::all().batch_size(1)).unwrap();
+    assert_eq!(
+        scanner.next().unwrap().unwrap().cells[0].value,
+        Bytes::from_static(b"first")
+    );
+    for i in 0..100 {
+        store
+            .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, format!("later {i}"))])
+            .unwrap();
+    }
+    // The scanner reads row b as it was when it opened.
+    assert_eq!(
+        scanner.next().unwrap().unwrap().cells[0].value,
+        Bytes::from_static(b"first")
+    );
+    drop(scanner);
+    // Once it is gone, the next write prunes the copies it was keeping.
+    store
+        .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, "last")])
+        .unwrap();
+    assert!(
+        store.stored_cells("t").unwrap() <= 1 + 11,
+        "{}",
+        store.stored_cells("t").unwrap()
+    );
+    assert_eq!(
+        store.get("t", &Get::new("b")).unwrap().unwrap().cells[0].value,
+        Bytes::from_static(b"last")
+    );
+}
