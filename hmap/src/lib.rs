@@ -23,9 +23,41 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod error;
 pub mod key;
 pub mod schema;
 pub mod store;
+pub mod table;
+pub mod value;
+
+pub use error::{Error, Result};
+/// Derives [`HTable`](trait@HTable) for a struct; see [the derive's reference](derive@HTable).
+pub use hmap_derive::HTable;
+pub use table::{Cursor, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table};
+pub use value::Versioned;
+
+/// What `#[derive(HTable)]` expands to refers to these, and only these.
+/// Not a public API: it changes without notice.
+#[doc(hidden)]
+pub mod __private {
+    pub use std::borrow::Cow;
+    pub use std::vec::Vec;
+
+    pub use crate::error::{Error, Result};
+    pub use crate::key::{
+        FromKeyPart, KeyError, KeyFormat, KeyPart, KeySchema, Order, PartKind, PartSpec, Segment, Width,
+    };
+    pub use crate::schema::{BloomType, Compression, FamilySchema};
+    pub use crate::table::{FieldInfo, FieldRole, HTable, RowReader, RowWriter};
+    pub use crate::value::{CellValue, Codec, Json, Native, Text, Versioned};
+
+    /// Checks at compile time that a field's type has a default cell
+    /// encoding, with the error at the field.
+    pub const fn assert_cell_value<T: CellValue>() {}
+
+    /// Checks at compile time that a key field's type is a key part.
+    pub const fn assert_key_part<T: KeyPart>() {}
+}
 
 // The README's examples compile and run as doctests.
 #[cfg(doctest)]

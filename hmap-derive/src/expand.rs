@@ -1,0 +1,382 @@
+//! Code generation: the `HTable` impl, a static key schema, and compile-time
+//! type assertions spanned at the fields they concern.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{DeriveInput, LitByteStr, LitStr};
+
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::model::{Codec, Model, Role};
+
+pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let cx = Ctxt::default();
+    let model = Model::build(&cx, input);
+    if let Some(m) = &model {
+        check::check(&cx, m);
+    }
+    cx.check()?;
+    let Some(model) = model else {
+        return Err(syn::Error::new_spanned(&input.ident, "cannot derive HTable"));
+    };
+    Ok(expand(&model))
+}
+
+fn codec(c: Codec) -> TokenStream {
+    match c {
+        Codec::Native => quote!(__hmap::Native),
+        Codec::Json => quote!(__hmap::Json),
+        Codec::Text => quote!(__hmap::Text),
+    }
+}
+
+fn expand(m: &Model<'_>) -> TokenStream {
+    let krate = m.crate_path();
+    let ident = &m.input.ident;
+    let table = &m.table;
+    let keys: Vec<_> = m.keys().collect();
+    let key_idents: Vec<_> = keys.iter().map(|f| f.ident).collect();
+    let key_types: Vec<_> = keys.iter().map(|f| f.ty).collect();
+
+    let segments = segments(m);
+    let segment_count = segments.len();
+    let format = match (&m.attrs.text_key, &m.attrs.separator) {
+        (None, _) => quote!(__hmap::KeyFormat::Binary),
+        (Some(_), None) => quote!(__hmap::KeyFormat::Text {
+            separator: ::core::option::Option::Some('_')
+        }),
+        (Some(_), Some(sep)) => match sep.value().chars().next() {
+            Some(c) => quote!(__hmap::KeyFormat::Text { separator: ::core::option::Option::Some(#c) }),
+            None => quote!(__hmap::KeyFormat::Text {
+                separator: ::core::option::Option::None
+            }),
+        },
+    };
+
+    let (key_type, destructure) = if let [only] = key_types.as_slice() {
+        let id = key_idents[0];
+        (quote!(#only), quote!(let #id = key;))
+    } else {
+        (quote!((#(#key_types,)*)), quote!(let (#(#key_idents,)*) = key;))
+    };
+
+    let families = m.attrs.families.iter().filter_map(|f| {
+        let name = f.name.as_ref()?;
+        let mut e = quote!(__hmap::FamilySchema::new(#name));
+        if let Some(v) = &f.versions {
+            e = quote!(#e.versions(#v));
+        }
+        if let Some(v) = &f.min_versions {
+            e = quote!(#e.min_versions(#v));
+        }
+        if let Some((secs, _)) = &f.ttl {
+            e = quote!(#e.ttl_secs(#secs));
+        }
+        if let Some(v) = &f.block_size {
+            e = quote!(#e.block_size(#v));
+        }
+        if let Some(v) = &f.block_cache {
+            e = quote!(#e.block_cache(#v));
+        }
+        if let Some(v) = &f.in_memory {
+            e = quote!(#e.in_memory(#v));
+        }
+        if let Some(b) = &f.bloom {
+            let variant = match b.value().to_ascii_lowercase().as_str() {
+                "none" => quote!(None),
+                "rowcol" => quote!(RowCol),
+                _ => quote!(Row),
+            };
+            e = quote!(#e.bloom(__hmap::BloomType::#variant));
+        }
+        if let Some(c) = &f.compression {
+            let variant = match c.value().to_ascii_lowercase().as_str() {
+                "gz" => quote!(Gz),
+                "snappy" => quote!(Snappy),
+                "lz4" => quote!(Lz4),
+                "lzo" => quote!(Lzo),
+                "zstd" => quote!(Zstd),
+                "bzip2" => quote!(Bzip2),
+                _ => quote!(None),
+            };
+            e = quote!(#e.compression(__hmap::Compression::#variant));
+        }
+        Some(e)
+    });
+
+    let field_infos = m.fields.iter().map(|f| {
+        let name = f.ident.to_string();
+        let (family, qualifier, role) = match &f.role {
+            Role::Key(_) => (String::new(), String::new(), quote!(Key)),
+            Role::Cell { family, column, .. } => (family.clone(), column.clone(), quote!(Cell)),
+            Role::Dynamic { family, .. } => (family.clone(), String::new(), quote!(Dynamic)),
+            Role::Versions { family, column, .. } => (family.clone(), column.clone(), quote!(Versions)),
+            Role::Version { family, column } => (family.clone(), column.clone(), quote!(Version)),
+            Role::Counter { family, column } => (family.clone(), column.clone(), quote!(Counter)),
+            Role::Skip => return None,
+        };
+        Some(quote! {
+            __hmap::FieldInfo { name: #name, family: #family, qualifier: #qualifier, role: __hmap::FieldRole::#role }
+        })
+    });
+    let field_infos: Vec<_> = field_infos.flatten().collect();
+    let field_count = field_infos.len();
+
+    let writes = m.fields.iter().filter_map(|f| {
+        let id = f.ident;
+        let name = id.to_string();
+        let stmt = match &f.role {
+            Role::Cell {
+                family,
+                column,
+                codec: c,
+                optional: Some(inner),
+                keep_on_none,
+            } => {
+                let c = codec(*c);
+                quote!(w.optional::<#c, #inner>(#family, #column, &self.#id, #keep_on_none)?;)
+            }
+            Role::Cell {
+                family,
+                column,
+                codec: c,
+                optional: None,
+                ..
+            } => {
+                let (c, ty) = (codec(*c), f.ty);
+                quote!(w.cell::<#c, #ty>(#family, #column, &self.#id)?;)
+            }
+            Role::Dynamic {
+                family,
+                key_ty,
+                value_ty,
+                codec: c,
+            } => {
+                let c = codec(*c);
+                quote!(w.dynamic::<__hmap::Native, #c, #key_ty, #value_ty>(#family, &self.#id)?;)
+            }
+            Role::Versions {
+                family,
+                column,
+                value_ty,
+                codec: c,
+            } => {
+                let c = codec(*c);
+                quote!(w.versions::<#c, #value_ty>(#family, #column, &self.#id)?;)
+            }
+            Role::Key(_) | Role::Version { .. } | Role::Counter { .. } | Role::Skip => return None,
+        };
+        Some(quote!(if w.writes(#name) { #stmt }))
+    });
+
+    let reads = m.fields.iter().map(|f| {
+        let id = f.ident;
+        let value = match &f.role {
+            Role::Key(_) => return quote!(#id),
+            Role::Cell {
+                family,
+                column,
+                codec: c,
+                optional: Some(inner),
+                ..
+            } => {
+                let c = codec(*c);
+                quote!(r.optional::<#c, #inner>(#family, #column)?)
+            }
+            Role::Cell {
+                family,
+                column,
+                codec: c,
+                optional: None,
+                ..
+            } => {
+                let (c, ty) = (codec(*c), f.ty);
+                quote!(r.cell::<#c, #ty>(#family, #column)?)
+            }
+            Role::Dynamic {
+                family,
+                key_ty,
+                value_ty,
+                codec: c,
+            } => {
+                let (c, ty) = (codec(*c), f.ty);
+                quote!(r.dynamic::<__hmap::Native, #c, #key_ty, #value_ty, #ty>(#family)?)
+            }
+            Role::Versions {
+                family,
+                column,
+                value_ty,
+                codec: c,
+            } => {
+                let c = codec(*c);
+                quote!(r.versions::<#c, #value_ty>(#family, #column)?)
+            }
+            Role::Version { family, column } => quote!(r.version(#family, #column)?),
+            Role::Counter { family, column } => quote!(r.counter(#family, #column)?),
+            Role::Skip => quote!(::core::default::Default::default()),
+        };
+        quote!(#id: #value)
+    });
+
+    let version = m
+        .fields
+        .iter()
+        .find(|f| matches!(f.role, Role::Version { .. }))
+        .map(|f| {
+            let id = f.ident;
+            quote! {
+                fn version(&self) -> ::core::option::Option<u64> {
+                    ::core::option::Option::Some(self.#id)
+                }
+                fn set_version(&mut self, version: u64) {
+                    self.#id = version;
+                }
+            }
+        });
+
+    let assertions = assertions(m);
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, clippy::all)]
+        const _: () = {
+            use #krate::__private as __hmap;
+
+            #(#assertions)*
+
+            static __HMAP_SEGMENTS: [__hmap::Segment; #segment_count] = [#(#segments),*];
+            static __HMAP_KEY: __hmap::KeySchema = __hmap::KeySchema::from_static(#format, &__HMAP_SEGMENTS);
+            static __HMAP_FIELDS: [__hmap::FieldInfo; #field_count] = [#(#field_infos),*];
+
+            #[automatically_derived]
+            impl __hmap::HTable for #ident {
+                type Key = #key_type;
+
+                const TABLE: &'static str = #table;
+
+                fn key_schema() -> &'static __hmap::KeySchema {
+                    &__HMAP_KEY
+                }
+
+                fn families() -> __hmap::Vec<__hmap::FamilySchema> {
+                    ::std::vec![#(#families),*]
+                }
+
+                fn fields() -> &'static [__hmap::FieldInfo] {
+                    &__HMAP_FIELDS
+                }
+
+                fn encode_key(&self, out: &mut __hmap::Vec<u8>) -> ::core::result::Result<(), __hmap::KeyError> {
+                    __HMAP_KEY.encode_into(&(#(&self.#key_idents,)*), out)
+                }
+
+                fn write_cells(&self, w: &mut __hmap::RowWriter<'_>) -> __hmap::Result<()> {
+                    #(#writes)*
+                    ::core::result::Result::Ok(())
+                }
+
+                fn read_row(key: Self::Key, r: &__hmap::RowReader<'_>) -> __hmap::Result<Self> {
+                    #destructure
+                    ::core::result::Result::Ok(#ident { #(#reads),* })
+                }
+
+                #version
+            }
+        };
+    }
+}
+
+/// The key's segments: the salt first (so that scans can fan out over the
+/// buckets), then a literal prefix, a hash prefix, and the parts.
+fn segments(m: &Model<'_>) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    if let Some(salt) = &m.attrs.salt {
+        let buckets = salt
+            .buckets
+            .as_ref()
+            .map_or(1, |b| b.base10_parse::<u16>().unwrap_or(1));
+        let by: Vec<usize> = salt.by.iter().filter_map(|n| m.key_index(n)).collect();
+        out.push(quote! {
+            __hmap::Segment::Salt { buckets: #buckets, by: __hmap::Cow::Borrowed(&[#(#by),*]) }
+        });
+    }
+    if let Some(prefix) = &m.attrs.key_prefix {
+        let bytes = LitByteStr::new(prefix.value().as_bytes(), prefix.span());
+        out.push(quote!(__hmap::Segment::Literal(__hmap::Cow::Borrowed(#bytes))));
+    }
+    if let Some(hash) = &m.attrs.hash_prefix {
+        let len = hash.len.as_ref().map_or(1, |l| l.base10_parse::<u8>().unwrap_or(1));
+        let of = hash.of.as_ref().and_then(|n| m.key_index(n)).unwrap_or(0);
+        out.push(quote!(__hmap::Segment::HashPrefix { len: #len, of: #of }));
+    }
+    for f in m.keys() {
+        let Role::Key(k) = &f.role else { continue };
+        let name = LitStr::new(&f.ident.to_string(), f.ident.span());
+        let ty = f.ty;
+        let kind = quote_spanned!(ty.span()=> <#ty as __hmap::KeyPart>::KIND);
+        let mut spec = quote!(__hmap::PartSpec::new(#name, #kind));
+        if k.desc {
+            spec = quote!(#spec.desc());
+        }
+        if k.reverse_ts {
+            spec = quote!(#spec.reverse_ts());
+        }
+        if k.reversed {
+            spec = quote!(#spec.reversed());
+        }
+        if let Some(w) = k.width {
+            spec = quote!(#spec.width(__hmap::Width::Fixed(#w)));
+        }
+        if k.unpadded {
+            spec = quote!(#spec.width(__hmap::Width::Variable));
+        }
+        out.push(quote!(__hmap::Segment::Part(#spec)));
+    }
+    out
+}
+
+/// `const` assertions that key fields are key parts and native cells have
+/// a default encoding, each reported at the field's type.
+fn assertions(m: &Model<'_>) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for f in &m.fields {
+        match &f.role {
+            Role::Key(_) => {
+                let ty = f.ty;
+                out.push(quote_spanned!(ty.span()=> const _: () = __hmap::assert_key_part::<#ty>();));
+            }
+            Role::Cell {
+                codec: Codec::Native,
+                optional,
+                ..
+            } => {
+                let ty = optional.unwrap_or(f.ty);
+                out.push(quote_spanned!(ty.span()=> const _: () = __hmap::assert_cell_value::<#ty>();));
+            }
+            Role::Versions {
+                codec: Codec::Native,
+                value_ty,
+                ..
+            } => {
+                let ty = *value_ty;
+                out.push(quote_spanned!(ty.span()=> const _: () = __hmap::assert_cell_value::<#ty>();));
+            }
+            Role::Dynamic {
+                key_ty,
+                value_ty,
+                codec,
+                ..
+            } => {
+                let k = *key_ty;
+                out.push(quote_spanned!(k.span()=> const _: () = __hmap::assert_cell_value::<#k>();));
+                if *codec == Codec::Native {
+                    let v = *value_ty;
+                    out.push(quote_spanned!(v.span()=> const _: () = __hmap::assert_cell_value::<#v>();));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,364 @@
+//! The checked model of a mapped struct: each field's role, family and
+//! column resolved, the syntax nodes kept for error spans.
+
+use syn::{Data, DeriveInput, Fields, GenericArgument, Ident, LitStr, PathArguments, Type};
+
+use crate::attr;
+use crate::ctxt::Ctxt;
+
+/// How a cell value is encoded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    Native,
+    Json,
+    Text,
+}
+
+/// A key field's modifiers.
+pub struct KeyPart {
+    pub desc: bool,
+    pub reverse_ts: bool,
+    pub reversed: bool,
+    pub width: Option<u16>,
+    pub unpadded: bool,
+}
+
+pub enum Role<'a> {
+    Key(KeyPart),
+    Cell {
+        family: String,
+        column: String,
+        codec: Codec,
+        /// `Some(T)` for an `Option<T>` field.
+        optional: Option<&'a Type>,
+        keep_on_none: bool,
+    },
+    Dynamic {
+        family: String,
+        key_ty: &'a Type,
+        value_ty: &'a Type,
+        codec: Codec,
+    },
+    Versions {
+        family: String,
+        column: String,
+        value_ty: &'a Type,
+        codec: Codec,
+    },
+    Version {
+        family: String,
+        column: String,
+    },
+    Counter {
+        family: String,
+        column: String,
+    },
+    Skip,
+}
+
+pub struct Field<'a> {
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    pub attrs: attr::Field,
+    pub role: Role<'a>,
+}
+
+impl Field<'_> {
+    /// The family and column a field is stored in, if it has cells.
+    pub fn column(&self) -> Option<(&str, Option<&str>)> {
+        match &self.role {
+            Role::Cell { family, column, .. }
+            | Role::Versions { family, column, .. }
+            | Role::Version { family, column }
+            | Role::Counter { family, column } => Some((family, Some(column))),
+            Role::Dynamic { family, .. } => Some((family, None)),
+            Role::Key(_) | Role::Skip => None,
+        }
+    }
+}
+
+pub struct Model<'a> {
+    pub input: &'a DeriveInput,
+    pub attrs: attr::Container,
+    pub table: String,
+    pub fields: Vec<Field<'a>>,
+}
+
+impl<'a> Model<'a> {
+    /// The key fields, in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &Field<'a>> {
+        self.fields.iter().filter(|f| matches!(f.role, Role::Key(_)))
+    }
+
+    /// The position of a key field among the key fields.
+    pub fn key_index(&self, name: &Ident) -> Option<usize> {
+        self.keys().position(|f| f.ident == name)
+    }
+
+    pub fn crate_path(&self) -> syn::Path {
+        self.attrs
+            .crate_path
+            .clone()
+            .unwrap_or_else(|| syn::parse_quote!(::hmap))
+    }
+
+    pub fn build(cx: &Ctxt, input: &'a DeriveInput) -> Option<Model<'a>> {
+        let named = match &input.data {
+            Data::Struct(s) => match &s.fields {
+                Fields::Named(named) => named,
+                _ => {
+                    cx.error_at(&input.ident, "#[derive(HTable)] needs a struct with named fields");
+                    return None;
+                }
+            },
+            _ => {
+                cx.error_at(&input.ident, "#[derive(HTable)] maps structs only, not enums or unions");
+                return None;
+            }
+        };
+        if !input.generics.params.is_empty() {
+            cx.error_at(&input.generics, "#[derive(HTable)] does not support generic structs");
+        }
+        let attrs = attr::Container::parse(cx, &input.attrs);
+        let table = attrs
+            .table
+            .as_ref()
+            .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value);
+        let single_family = match attrs.families.as_slice() {
+            [only] => only.name.as_ref().map(LitStr::value),
+            _ => None,
+        };
+        let fields = named
+            .named
+            .iter()
+            .filter_map(|f| {
+                let ident = f.ident.as_ref()?;
+                let attrs = attr::Field::parse(cx, &f.attrs);
+                let role = role_of(cx, ident, &f.ty, &attrs, single_family.as_deref());
+                Some(Field {
+                    ident,
+                    ty: &f.ty,
+                    attrs,
+                    role,
+                })
+            })
+            .collect();
+        Some(Model {
+            input,
+            attrs,
+            table,
+            fields,
+        })
+    }
+}
+
+/// `UserRole` -> `user_role`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_family: Option<&str>) -> Role<'a> {
+    let cell_attrs: [(&str, bool); 6] = [
+        ("family", a.family.is_some()),
+        ("column", a.column.is_some()),
+        ("json", a.json.is_some()),
+        ("text", a.text.is_some()),
+        ("keep_on_none", a.keep_on_none.is_some()),
+        ("dynamic", a.dynamic.is_some()),
+    ];
+    let key_attrs: [(&str, bool); 5] = [
+        ("desc", a.desc.is_some()),
+        ("reverse_ts", a.reverse_ts.is_some()),
+        ("reversed", a.reversed.is_some()),
+        ("width", a.width.is_some()),
+        ("unpadded", a.unpadded.is_some()),
+    ];
+    let roles = [
+        ("key", a.key),
+        ("dynamic", a.dynamic),
+        ("versions", a.versions),
+        ("version", a.version),
+        ("counter", a.counter),
+        ("skip", a.skip),
+    ];
+    let chosen: Vec<&(&str, Option<proc_macro2::Span>)> = roles.iter().filter(|(_, s)| s.is_some()).collect();
+    if chosen.len() > 1 {
+        cx.error_at(
+            ident,
+            format!(
+                "field `{ident}` is marked both `{}` and `{}`; a field has one role",
+                chosen[0].0, chosen[1].0
+            ),
+        );
+    }
+    if a.key.is_none() {
+        for (name, set) in key_attrs {
+            if set {
+                cx.error_at(
+                    ident,
+                    format!("`{name}` applies to key fields only; add `key` to `{ident}` or remove it"),
+                );
+            }
+        }
+    }
+    if a.skip.is_some() {
+        return Role::Skip;
+    }
+    if a.key.is_some() {
+        for (name, set) in cell_attrs {
+            if set {
+                cx.error_at(ident, format!("`{name}` does not apply to the key field `{ident}`"));
+            }
+        }
+        let width = a.width.as_ref().and_then(|w| match w.base10_parse::<u16>() {
+            Ok(n) if (1..=39).contains(&n) => Some(n),
+            _ => {
+                cx.error_at(w, "a key width is from 1 to 39 digits");
+                None
+            }
+        });
+        return Role::Key(KeyPart {
+            desc: a.desc.is_some(),
+            reverse_ts: a.reverse_ts.is_some(),
+            reversed: a.reversed.is_some(),
+            width,
+            unpadded: a.unpadded.is_some(),
+        });
+    }
+    let family = match (&a.family, single_family) {
+        (Some(f), _) => f.value(),
+        (None, Some(only)) => only.to_string(),
+        (None, None) => {
+            cx.error_at(
+                ident,
+                format!(
+                    "field `{ident}` needs a place: add #[hmap(key)], #[hmap(family = \"...\")] or #[hmap(skip)] (a struct with a single family may leave it out)"
+                ),
+            );
+            String::new()
+        }
+    };
+    let column = a.column.as_ref().map_or_else(|| ident.to_string(), LitStr::value);
+    let codec = match (a.json, a.text) {
+        (Some(_), Some(_)) => {
+            cx.error_at(
+                ident,
+                format!("field `{ident}` is marked both `json` and `text`; choose one"),
+            );
+            Codec::Native
+        }
+        (Some(_), None) => Codec::Json,
+        (None, Some(_)) => Codec::Text,
+        (None, None) => Codec::Native,
+    };
+    if a.dynamic.is_some() {
+        if a.column.is_some() {
+            cx.error_at(
+                ident,
+                "a dynamic field's qualifiers are its map's keys: remove `column`",
+            );
+        }
+        return match map_types(ty) {
+            Some((key_ty, value_ty)) => Role::Dynamic {
+                family,
+                key_ty,
+                value_ty,
+                codec,
+            },
+            None => {
+                cx.error_at(
+                    ty,
+                    "a dynamic field is a `BTreeMap<K, V>` or `HashMap<K, V>`: qualifier -> value",
+                );
+                Role::Skip
+            }
+        };
+    }
+    if a.versions.is_some() {
+        return match versioned_type(ty) {
+            Some(value_ty) => Role::Versions {
+                family,
+                column,
+                value_ty,
+                codec,
+            },
+            None => {
+                cx.error_at(ty, "a `versions` field is a `Vec<hmap::Versioned<T>>`, newest first");
+                Role::Skip
+            }
+        };
+    }
+    if a.version.is_some() {
+        if !is_named(ty, "u64") {
+            cx.error_at(ty, "a `version` field is a `u64`");
+        }
+        return Role::Version { family, column };
+    }
+    if a.counter.is_some() {
+        if !is_named(ty, "i64") {
+            cx.error_at(ty, "a `counter` field is an `i64` (HBase counters are 8-byte longs)");
+        }
+        return Role::Counter { family, column };
+    }
+    let optional = generic_args(ty, "Option").and_then(|args| args.first().copied());
+    if a.keep_on_none.is_some() && optional.is_none() {
+        cx.error_at(ident, "`keep_on_none` applies to `Option` fields");
+    }
+    Role::Cell {
+        family,
+        column,
+        codec,
+        optional,
+        keep_on_none: a.keep_on_none.is_some(),
+    }
+}
+
+/// The type arguments of `Name<...>` (by the path's last segment).
+fn generic_args<'a>(ty: &'a Type, name: &str) -> Option<Vec<&'a Type>> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    Some(
+        args.args
+            .iter()
+            .filter_map(|a| match a {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
+fn map_types(ty: &Type) -> Option<(&Type, &Type)> {
+    let args = generic_args(ty, "BTreeMap").or_else(|| generic_args(ty, "HashMap"))?;
+    match args.as_slice() {
+        [k, v, ..] => Some((k, v)),
+        _ => None,
+    }
+}
+
+fn versioned_type(ty: &Type) -> Option<&Type> {
+    let inner = *generic_args(ty, "Vec")?.first()?;
+    generic_args(inner, "Versioned")?.first().copied()
+}
+
+/// Whether the type's path ends in `name` (`u64`, `chrono::DateTime<Utc>`).
+pub fn is_named(ty: &Type, name: &str) -> bool {
+    matches!(ty, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == name))
+}

@@ -1,0 +1,96 @@
+use crate::key::KeyError;
+use crate::store::StoreError;
+use crate::value::ValueError;
+
+/// `Result` with hmap's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An error from the typed layer: a table, its rows and their cells.
+///
+/// Rows are shown in HBase's printable form (`\xHH` escapes); columns as
+/// `family:qualifier`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A key could not be built or read.
+    #[error("table `{table}`: {source}")]
+    Key {
+        /// The table.
+        table: String,
+        /// What went wrong.
+        #[source]
+        source: KeyError,
+    },
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A required cell is absent from a stored row.
+    #[error("table `{table}`, row {row}, column {column}: the cell is missing (the field is not an Option)")]
+    MissingCell {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column.
+        column: String,
+    },
+    /// A stored cell does not decode as its field's type.
+    #[error("table `{table}`, row {row}, column {column}: {source}")]
+    Decode {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column.
+        column: String,
+        /// What is wrong with the bytes.
+        #[source]
+        source: ValueError,
+    },
+    /// A field's value could not be encoded.
+    #[error("table `{table}`, row {row}, column {column}: cannot encode: {source}")]
+    Encode {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The column.
+        column: String,
+        /// What went wrong.
+        #[source]
+        source: ValueError,
+    },
+    /// An optimistic write found another version than the one read: someone
+    /// else wrote the row in between. Read it again and retry.
+    #[error(
+        "table `{table}`, row {row}: version conflict: the row was read at version {expected}, it is now at {found}"
+    )]
+    Conflict {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// The version the write expected.
+        expected: u64,
+        /// The version stored, if the row exists.
+        found: String,
+    },
+    /// A field name that the table does not have, or that cannot be used so.
+    #[error("table `{table}`: field `{field}`: {reason}")]
+    Field {
+        /// The table.
+        table: String,
+        /// The field.
+        field: String,
+        /// Why it cannot be used.
+        reason: &'static str,
+    },
+    /// A query that cannot run as asked.
+    #[error("table `{table}`: invalid query: {reason}")]
+    Query {
+        /// The table.
+        table: String,
+        /// What is wrong.
+        reason: String,
+    },
+}

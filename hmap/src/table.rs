@@ -1,0 +1,1090 @@
+//! Typed tables: [`HTable`] (what `#[derive(HTable)]` implements) and
+//! [`Table`], the typed API over any [`Store`].
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bytes::Bytes;
+
+use crate::error::{Error, Result};
+use crate::key::{FromKeyTuple, KeyError, KeyInspection, KeySchema, KeyTuple, Order, Printable, Segment, Transform};
+use crate::schema::{FamilySchema, TableSchema};
+use crate::store::{
+    CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, RowScanner, Scan, Store, TimeRange, prefix_end,
+};
+use crate::value::{Codec, Native, Versioned};
+
+/// What a field of a mapped struct is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FieldRole {
+    /// A part of the rowkey.
+    Key,
+    /// One cell (an `Option` field may be absent).
+    Cell,
+    /// A map whose keys are the qualifiers of a family (`item:<item_id>=type`).
+    Dynamic,
+    /// The newest versions of one cell, with their timestamps.
+    Versions,
+    /// The optimistic-concurrency version: writes check it.
+    Version,
+    /// A counter, changed by atomic increments only.
+    Counter,
+}
+
+/// A field of a mapped struct: where it is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldInfo {
+    /// The Rust field name.
+    pub name: &'static str,
+    /// The column family (empty for key fields).
+    pub family: &'static str,
+    /// The qualifier (empty for key and dynamic fields).
+    pub qualifier: &'static str,
+    /// What the field is.
+    pub role: FieldRole,
+}
+
+/// A Rust type mapped to an HBase table. Implement it with
+/// `#[derive(HTable)]`; see the derive's documentation for the attributes.
+pub trait HTable: Sized {
+    /// The key parts' owned values, in key order: a tuple, or the type of a
+    /// single-part key.
+    type Key: FromKeyTuple;
+
+    /// The table's name.
+    const TABLE: &'static str;
+
+    /// The rowkey layout.
+    fn key_schema() -> &'static KeySchema;
+
+    /// The column families and their options.
+    fn families() -> Vec<FamilySchema>;
+
+    /// Every field, in declaration order.
+    fn fields() -> &'static [FieldInfo];
+
+    /// Appends this row's key.
+    fn encode_key(&self, out: &mut Vec<u8>) -> Result<(), KeyError>;
+
+    /// Writes this row's cells (every field but key and counter fields).
+    fn write_cells(&self, cells: &mut RowWriter<'_>) -> Result<()>;
+
+    /// Builds a row from its decoded key and its cells.
+    fn read_row(key: Self::Key, cells: &RowReader<'_>) -> Result<Self>;
+
+    /// The optimistic-concurrency version, for types that have one.
+    fn version(&self) -> Option<u64> {
+        None
+    }
+
+    /// Sets the optimistic-concurrency version.
+    fn set_version(&mut self, _version: u64) {}
+
+    /// The schema that creates the table: its families, and split points
+    /// at each salt bucket for a salted key.
+    fn table_schema() -> TableSchema {
+        let mut schema = TableSchema::new(Self::TABLE);
+        schema.families = Self::families();
+        schema.split_keys = salt_split_keys(Self::key_schema());
+        schema
+    }
+
+    /// How many versions reads fetch: the largest `VERSIONS` among the
+    /// families of multi-version fields, else 1.
+    fn read_versions() -> u32 {
+        let families = Self::families();
+        Self::fields()
+            .iter()
+            .filter(|f| f.role == FieldRole::Versions)
+            .filter_map(|f| families.iter().find(|fam| fam.name == f.family))
+            .map(|fam| fam.versions)
+            .max()
+            .unwrap_or(1)
+    }
+}
+
+/// The region split points of a salted key: the first key of each bucket
+/// but the first.
+pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
+    let Some((buckets, _)) = schema.salt() else {
+        return Vec::new();
+    };
+    if !matches!(schema.segments().first(), Some(Segment::Salt { .. })) {
+        return Vec::new();
+    }
+    (1..buckets)
+        .filter_map(|b| schema.encode_prefix_in_bucket(&(), b).ok())
+        .map(Bytes::from)
+        .collect()
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// Collects one row's cells as mutations; generated `write_cells` code calls it.
+#[derive(Debug)]
+pub struct RowWriter<'a> {
+    table: &'static str,
+    row: &'a [u8],
+    mutations: Vec<Mutation>,
+    /// Only these fields, for partial updates.
+    only: Option<&'a [&'a str]>,
+}
+
+impl<'a> RowWriter<'a> {
+    /// A writer for one row.
+    pub fn new(table: &'static str, row: &'a [u8]) -> Self {
+        RowWriter {
+            table,
+            row,
+            mutations: Vec::new(),
+            only: None,
+        }
+    }
+
+    /// The mutations collected.
+    pub fn into_mutations(self) -> Vec<Mutation> {
+        self.mutations
+    }
+
+    /// Whether a field is written (all are, except in a partial update).
+    pub fn writes(&self, field: &str) -> bool {
+        self.only.is_none_or(|only| only.contains(&field))
+    }
+
+    fn encode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], value: &T) -> Result<Bytes> {
+        C::encode(value).map_err(|source| Error::Encode {
+            table: self.table.into(),
+            row: Printable(self.row).to_string(),
+            column: format!("{family}:{}", Printable(qualifier)),
+            source,
+        })
+    }
+
+    /// Writes one cell.
+    pub fn cell<C: Codec<T>, T>(&mut self, family: &'static str, qualifier: &'static str, value: &T) -> Result<()> {
+        let value = self.encode::<C, T>(family, qualifier.as_bytes(), value)?;
+        self.mutations.push(Mutation::Put {
+            family: Bytes::from_static(family.as_bytes()),
+            qualifier: Bytes::from_static(qualifier.as_bytes()),
+            value,
+            timestamp: None,
+        });
+        Ok(())
+    }
+
+    /// Writes an optional cell: `None` deletes the stored cell, or, with
+    /// `keep_on_none`, leaves it as it is.
+    pub fn optional<C: Codec<T>, T>(
+        &mut self,
+        family: &'static str,
+        qualifier: &'static str,
+        value: &Option<T>,
+        keep_on_none: bool,
+    ) -> Result<()> {
+        match value {
+            Some(v) => self.cell::<C, T>(family, qualifier, v),
+            None if keep_on_none => Ok(()),
+            None => {
+                self.mutations.push(Mutation::DeleteColumn {
+                    family: Bytes::from_static(family.as_bytes()),
+                    qualifier: Bytes::from_static(qualifier.as_bytes()),
+                    up_to: None,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Replaces a dynamic family with the entries of a map: the stored
+    /// family is deleted up to the millisecond before this write, and every
+    /// entry is written at this millisecond (by the client's clock), so the
+    /// family holds exactly the map afterwards.
+    pub fn dynamic<'m, KC, VC, K, V>(
+        &mut self,
+        family: &'static str,
+        entries: impl IntoIterator<Item = (&'m K, &'m V)>,
+    ) -> Result<()>
+    where
+        KC: Codec<K>,
+        VC: Codec<V>,
+        K: 'm,
+        V: 'm,
+    {
+        let now = now_millis();
+        let family_bytes = Bytes::from_static(family.as_bytes());
+        self.mutations.push(Mutation::DeleteFamily {
+            family: family_bytes.clone(),
+            up_to: Some(now - 1),
+        });
+        for (k, v) in entries {
+            let qualifier = KC::encode(k).map_err(|source| Error::Encode {
+                table: self.table.into(),
+                row: Printable(self.row).to_string(),
+                column: format!("{family}:<key>"),
+                source,
+            })?;
+            let value = self.encode::<VC, V>(family, &qualifier, v)?;
+            self.mutations.push(Mutation::Put {
+                family: family_bytes.clone(),
+                qualifier,
+                value,
+                timestamp: Some(now),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes each version at its timestamp (writing a version again
+    /// overwrites it: it is idempotent).
+    pub fn versions<C: Codec<T>, T>(
+        &mut self,
+        family: &'static str,
+        qualifier: &'static str,
+        versions: &[Versioned<T>],
+    ) -> Result<()> {
+        for v in versions {
+            let value = self.encode::<C, T>(family, qualifier.as_bytes(), &v.value)?;
+            self.mutations.push(Mutation::Put {
+                family: Bytes::from_static(family.as_bytes()),
+                qualifier: Bytes::from_static(qualifier.as_bytes()),
+                value,
+                timestamp: Some(v.timestamp),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Reads one row's cells; generated `read_row` code calls it.
+#[derive(Debug)]
+pub struct RowReader<'a> {
+    table: &'static str,
+    result: &'a RowResult,
+}
+
+impl<'a> RowReader<'a> {
+    /// A reader over a stored row.
+    pub fn new(table: &'static str, result: &'a RowResult) -> Self {
+        RowReader { table, result }
+    }
+
+    /// The row key.
+    pub fn row(&self) -> &[u8] {
+        &self.result.row
+    }
+
+    /// The cells of one column, newest first (cells are sorted by family
+    /// and qualifier, so this is a binary search).
+    fn column(&self, family: &str, qualifier: &[u8]) -> &'a [crate::store::Cell] {
+        let cells = &self.result.cells;
+        let key = (family.as_bytes(), qualifier);
+        let start = cells.partition_point(|c| (&c.family[..], &c.qualifier[..]) < key);
+        let len = cells[start..]
+            .iter()
+            .take_while(|c| c.family == family.as_bytes() && c.qualifier == qualifier)
+            .count();
+        &cells[start..start + len]
+    }
+
+    fn decode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], bytes: &[u8]) -> Result<T> {
+        C::decode(bytes).map_err(|source| Error::Decode {
+            table: self.table.into(),
+            row: Printable(&self.result.row).to_string(),
+            column: format!("{family}:{}", Printable(qualifier)),
+            source,
+        })
+    }
+
+    /// A required cell's newest value.
+    pub fn cell<C: Codec<T>, T>(&self, family: &str, qualifier: &str) -> Result<T> {
+        match self.column(family, qualifier.as_bytes()).first() {
+            Some(c) => self.decode::<C, T>(family, qualifier.as_bytes(), &c.value),
+            None => Err(Error::MissingCell {
+                table: self.table.into(),
+                row: Printable(&self.result.row).to_string(),
+                column: format!("{family}:{qualifier}"),
+            }),
+        }
+    }
+
+    /// An optional cell's newest value.
+    pub fn optional<C: Codec<T>, T>(&self, family: &str, qualifier: &str) -> Result<Option<T>> {
+        self.column(family, qualifier.as_bytes())
+            .first()
+            .map(|c| self.decode::<C, T>(family, qualifier.as_bytes(), &c.value))
+            .transpose()
+    }
+
+    /// Every column of a dynamic family, newest value of each.
+    pub fn dynamic<KC, VC, K, V, M>(&self, family: &str) -> Result<M>
+    where
+        KC: Codec<K>,
+        VC: Codec<V>,
+        M: FromIterator<(K, V)>,
+    {
+        let mut previous: Option<&[u8]> = None;
+        self.result
+            .family(family.as_bytes())
+            .filter(|c| {
+                // Newest version of each qualifier only.
+                let first = previous != Some(&c.qualifier[..]);
+                previous = Some(&c.qualifier[..]);
+                first
+            })
+            .map(|c| {
+                let k = self.decode::<KC, K>(family, &c.qualifier, &c.qualifier)?;
+                let v = self.decode::<VC, V>(family, &c.qualifier, &c.value)?;
+                Ok((k, v))
+            })
+            .collect()
+    }
+
+    /// The versions of a multi-version cell, newest first.
+    pub fn versions<C: Codec<T>, T>(&self, family: &str, qualifier: &str) -> Result<Vec<Versioned<T>>> {
+        self.column(family, qualifier.as_bytes())
+            .iter()
+            .map(|c| {
+                Ok(Versioned {
+                    timestamp: c.timestamp,
+                    value: self.decode::<C, T>(family, qualifier.as_bytes(), &c.value)?,
+                })
+            })
+            .collect()
+    }
+
+    /// A counter; 0 if absent.
+    pub fn counter(&self, family: &str, qualifier: &str) -> Result<i64> {
+        Ok(self.optional::<Native, i64>(family, qualifier)?.unwrap_or(0))
+    }
+
+    /// The optimistic version; 0 if absent.
+    pub fn version(&self, family: &str, qualifier: &str) -> Result<u64> {
+        Ok(self.optional::<Native, u64>(family, qualifier)?.unwrap_or(0))
+    }
+}
+
+/// A position in a scan: the key of the last row a page returned. Opaque;
+/// its text form (hex) can travel in a URL and be parsed back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cursor(Bytes);
+
+impl Cursor {
+    /// The cursor after `row`.
+    pub fn after(row: impl Into<Bytes>) -> Self {
+        Cursor(row.into())
+    }
+
+    /// The last row key returned.
+    pub fn row(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Cursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s.len() % 2 != 0 || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!("{s:?} is not a cursor (even-length hex)"));
+        }
+        let bytes = (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string()))
+            .collect::<std::result::Result<Vec<u8>, String>>()?;
+        Ok(Cursor(Bytes::from(bytes)))
+    }
+}
+
+/// One page of a paginated query.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    /// The rows, in scan order.
+    pub rows: Vec<T>,
+    /// Where the next page starts; `None` when this was the last page.
+    pub next: Option<Cursor>,
+}
+
+/// Two key tuples one after the other: a query's prefix and its range part.
+struct Chain<'a>(&'a dyn KeyTuple, &'a dyn KeyTuple);
+
+impl KeyTuple for Chain<'_> {
+    fn arity(&self) -> usize {
+        self.0.arity() + self.1.arity()
+    }
+    fn encode_part(
+        &self,
+        index: usize,
+        spec: &crate::key::PartSpec,
+        format: crate::key::KeyFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<(), KeyError> {
+        match index.checked_sub(self.0.arity()) {
+            None => self.0.encode_part(index, spec, format, out),
+            Some(i) => self.1.encode_part(i, spec, format, out),
+        }
+    }
+    fn write_plain(
+        &self,
+        index: usize,
+        spec: &crate::key::PartSpec,
+        format: crate::key::KeyFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<(), KeyError> {
+        match index.checked_sub(self.0.arity()) {
+            None => self.0.write_plain(index, spec, format, out),
+            Some(i) => self.1.write_plain(i, spec, format, out),
+        }
+    }
+}
+
+/// What to read from a table: a key prefix, a range on the part after it,
+/// a time range, direction, offset and limit.
+///
+/// ```ignore
+/// // A user's purchases in November, newest first (the key is user, reverse_ts time, product):
+/// let q = Query::prefix(("u42",)).between(nov_1, dec_1).limit(20);
+/// ```
+pub struct Query<'k> {
+    prefix: Box<dyn KeyTuple + 'k>,
+    range: Option<(Box<dyn KeyTuple + 'k>, Box<dyn KeyTuple + 'k>)>,
+    time_range: TimeRange,
+    reversed: bool,
+    offset: usize,
+    limit: Option<usize>,
+    after: Option<Cursor>,
+    batch_size: usize,
+}
+
+impl fmt::Debug for Query<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("prefix_parts", &self.prefix.arity())
+            .field("range", &self.range.is_some())
+            .field("time_range", &self.time_range)
+            .field("reversed", &self.reversed)
+            .field("offset", &self.offset)
+            .field("limit", &self.limit)
+            .field("after", &self.after)
+            .finish()
+    }
+}
+
+impl Default for Query<'_> {
+    fn default() -> Self {
+        Query::all()
+    }
+}
+
+impl<'k> Query<'k> {
+    /// Every row, in key order.
+    pub fn all() -> Self {
+        Query {
+            prefix: Box::new(()),
+            range: None,
+            time_range: TimeRange::ALL,
+            reversed: false,
+            offset: 0,
+            limit: None,
+            after: None,
+            batch_size: 100,
+        }
+    }
+
+    /// The rows whose leading key parts are these values (a tuple of any
+    /// number of leading parts, or a single value for the first).
+    pub fn prefix(parts: impl KeyTuple + 'k) -> Self {
+        Query {
+            prefix: Box::new(parts),
+            ..Query::all()
+        }
+    }
+
+    /// Of those, the rows whose next key part is in `[from, to)`, in the
+    /// part's own value order, whether it is stored ascending, `desc` or
+    /// `reverse_ts`.
+    pub fn between(mut self, from: impl KeyTuple + 'k, to: impl KeyTuple + 'k) -> Self {
+        self.range = Some((Box::new(from), Box::new(to)));
+        self
+    }
+
+    /// Only cells whose timestamps are in the range (fields whose cells
+    /// fall outside read as absent).
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+
+    /// Last row first.
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
+        self
+    }
+
+    /// Skip this many rows first.
+    pub fn offset(mut self, n: usize) -> Self {
+        self.offset = n;
+        self
+    }
+
+    /// Return at most this many rows.
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Resume after a cursor from a previous page.
+    pub fn after(mut self, cursor: Cursor) -> Self {
+        self.after = Some(cursor);
+        self
+    }
+
+    /// Rows fetched per round trip.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+}
+
+/// A typed table over a store.
+///
+/// ```
+/// use hmap::{HTable, Table};
+/// use hmap::store::MemoryStore;
+///
+/// #[derive(HTable, Debug, PartialEq)]
+/// #[hmap(table = "user", family(name = "i"))]
+/// struct User {
+///     #[hmap(key)]
+///     id: String,
+///     #[hmap(family = "i", column = "n")]
+///     name: String,
+///     #[hmap(family = "i")]
+///     city: Option<String>,
+/// }
+///
+/// let users = Table::<User, _>::new(MemoryStore::new());
+/// users.create()?;
+/// users.put(&User { id: "u1".into(), name: "Ann".into(), city: None })?;
+/// let ann = users.get("u1")?.expect("stored");
+/// assert_eq!(ann.name, "Ann");
+/// # Ok::<(), hmap::Error>(())
+/// ```
+pub struct Table<T, S> {
+    store: S,
+    row: PhantomData<fn() -> T>,
+}
+
+impl<T, S: fmt::Debug> fmt::Debug for Table<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Table").field("store", &self.store).finish()
+    }
+}
+
+impl<T: HTable, S: Store> Table<T, S> {
+    /// The table of `T` in `store`.
+    pub fn new(store: S) -> Self {
+        Table {
+            store,
+            row: PhantomData,
+        }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    fn key_error(source: KeyError) -> Error {
+        Error::Key {
+            table: T::TABLE.into(),
+            source,
+        }
+    }
+
+    /// Creates the table from `T`'s schema (families, options, salt splits).
+    pub fn create(&self) -> Result<()> {
+        T::key_schema().validate().map_err(Self::key_error)?;
+        self.store.create_table(&T::table_schema())?;
+        Ok(())
+    }
+
+    /// Creates the table unless it exists; returns whether it created it.
+    pub fn create_if_missing(&self) -> Result<bool> {
+        if self.store.table_exists(T::TABLE)? {
+            return Ok(false);
+        }
+        self.create()?;
+        Ok(true)
+    }
+
+    /// The rowkey of a key value (a tuple of every key part).
+    pub fn row_key(&self, key: impl KeyTuple) -> Result<Bytes> {
+        T::key_schema().encode(&key).map(Bytes::from).map_err(Self::key_error)
+    }
+
+    /// The rowkey of a row.
+    pub fn row_key_of(&self, row: &T) -> Result<Bytes> {
+        let mut out = Vec::new();
+        row.encode_key(&mut out).map_err(Self::key_error)?;
+        Ok(Bytes::from(out))
+    }
+
+    /// Decodes a rowkey into its named parts, to read salted or binary keys
+    /// while debugging. Accepts raw bytes.
+    pub fn inspect_key(&self, row_key: &[u8]) -> Result<KeyInspection> {
+        T::key_schema().inspect(row_key).map_err(Self::key_error)
+    }
+
+    fn get_request(row: Bytes) -> Get {
+        Get::new(row).max_versions(T::read_versions())
+    }
+
+    fn decode(result: &RowResult) -> Result<T> {
+        let key: T::Key = T::key_schema().decode(&result.row).map_err(Self::key_error)?;
+        T::read_row(key, &RowReader::new(T::TABLE, result))
+    }
+
+    /// Reads the row with this key (a tuple of every key part).
+    pub fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
+        let row = self.row_key(key)?;
+        self.get_row(row)
+    }
+
+    /// Reads a row by its raw rowkey.
+    pub fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>> {
+        self.store
+            .get(T::TABLE, &Self::get_request(row_key.into()))?
+            .map(|r| Self::decode(&r))
+            .transpose()
+    }
+
+    /// Reads many rows in one call; results in the order of `keys`.
+    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+        let gets = keys
+            .into_iter()
+            .map(|k| self.row_key(k).map(Self::get_request))
+            .collect::<Result<Vec<_>>>()?;
+        self.get_rows(gets)
+    }
+
+    /// Reads many rows by raw rowkey in one call.
+    pub fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>> {
+        self.get_rows(row_keys.into_iter().map(Self::get_request).collect())
+    }
+
+    fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Option<T>>> {
+        self.store
+            .get_many(T::TABLE, &gets)?
+            .iter()
+            .map(|r| r.as_ref().map(Self::decode).transpose())
+            .collect()
+    }
+
+    fn mutation_of(&self, row: &T, only: Option<&[&str]>) -> Result<RowMutation> {
+        let key = self.row_key_of(row)?;
+        let mut writer = RowWriter::new(T::TABLE, &key);
+        writer.only = only;
+        row.write_cells(&mut writer)?;
+        let mutations = writer.into_mutations();
+        Ok(RowMutation { row: key, mutations })
+    }
+
+    /// Writes a row: every cell of its fields. An `Option` field that is
+    /// `None` deletes its stored cell (unless marked `keep_on_none`); a
+    /// dynamic map replaces its family; counters are left alone. A type with
+    /// a `version` field writes only if the stored version is the row's
+    /// (else [`Error::Conflict`]), and stores the next version.
+    pub fn put(&self, row: &T) -> Result<()> {
+        self.write(row, None).map(|_| ())
+    }
+
+    /// [`put`](Self::put), then sets the row's version field to the version
+    /// now stored.
+    pub fn save(&self, row: &mut T) -> Result<()> {
+        if let Some(version) = self.write(row, None)? {
+            row.set_version(version);
+        }
+        Ok(())
+    }
+
+    /// Writes only the named fields of a row (by Rust field name).
+    pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+        for name in fields {
+            match T::fields().iter().find(|f| f.name == *name) {
+                None => return Err(self.field_error(name, "is not a field of this table")),
+                Some(f) if f.role == FieldRole::Key => {
+                    return Err(self.field_error(name, "is part of the key; write the row under its new key instead"));
+                }
+                Some(f) if f.role == FieldRole::Counter => {
+                    return Err(self.field_error(name, "is a counter; use `increment`"));
+                }
+                Some(_) => {}
+            }
+        }
+        self.write(row, Some(fields)).map(|_| ())
+    }
+
+    fn field_error(&self, field: &str, reason: &'static str) -> Error {
+        Error::Field {
+            table: T::TABLE.into(),
+            field: field.into(),
+            reason,
+        }
+    }
+
+    /// Writes a row; returns the version stored for versioned types.
+    fn write(&self, row: &T, only: Option<&[&str]>) -> Result<Option<u64>> {
+        let mut mutation = self.mutation_of(row, only)?;
+        let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
+        else {
+            self.store.mutate(T::TABLE, std::slice::from_ref(&mutation))?;
+            return Ok(None);
+        };
+        let next = version + 1;
+        mutation.mutations.push(Mutation::Put {
+            family: Bytes::from_static(field.family.as_bytes()),
+            qualifier: Bytes::from_static(field.qualifier.as_bytes()),
+            value: Bytes::copy_from_slice(&next.to_be_bytes()),
+            timestamp: None,
+        });
+        let expected = (version > 0).then(|| Bytes::copy_from_slice(&version.to_be_bytes()));
+        let row_key = mutation.row.clone();
+        let applied = self.store.check_and_mutate(
+            T::TABLE,
+            &CheckAndMutate::new(mutation, field.family, field.qualifier, expected),
+        )?;
+        if applied {
+            return Ok(Some(next));
+        }
+        let stored = self
+            .store
+            .get(
+                T::TABLE,
+                &Get::new(row_key.clone()).column(field.family, field.qualifier),
+            )?
+            .and_then(|r| r.value(field.family, field.qualifier))
+            .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+            .map(u64::from_be_bytes);
+        Err(Error::Conflict {
+            table: T::TABLE.into(),
+            row: Printable(&row_key).to_string(),
+            expected: version,
+            found: stored.map_or_else(|| "absent".into(), |v| v.to_string()),
+        })
+    }
+
+    /// Writes many rows in one call (each row atomically, rows independently).
+    /// Versioned types are written one by one, each checked.
+    pub fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
+    where
+        T: 'r,
+    {
+        if T::fields().iter().any(|f| f.role == FieldRole::Version) {
+            return rows.into_iter().try_for_each(|r| self.put(r));
+        }
+        let mutations = rows
+            .into_iter()
+            .map(|r| self.mutation_of(r, None))
+            .collect::<Result<Vec<_>>>()?;
+        self.store.mutate(T::TABLE, &mutations)?;
+        Ok(())
+    }
+
+    /// Deletes the row with this key.
+    pub fn delete(&self, key: impl KeyTuple) -> Result<()> {
+        let row = self.row_key(key)?;
+        self.delete_rows([row])
+    }
+
+    /// Deletes rows by raw rowkey, in one call.
+    pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
+        let mutations: Vec<RowMutation> = row_keys.into_iter().map(|k| RowMutation::new(k).delete_row()).collect();
+        self.store.mutate(T::TABLE, &mutations)?;
+        Ok(())
+    }
+
+    /// Adds `amount` to a counter field; returns its new value.
+    pub fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64> {
+        let info = T::fields()
+            .iter()
+            .find(|f| f.name == field)
+            .ok_or_else(|| self.field_error(field, "is not a field of this table"))?;
+        if info.role != FieldRole::Counter {
+            return Err(self.field_error(field, "is not a counter (mark it #[hmap(counter)])"));
+        }
+        let row = self.row_key(key)?;
+        let values = self
+            .store
+            .increment(T::TABLE, &Increment::new(row).add(info.family, info.qualifier, amount))?;
+        Ok(values.first().copied().unwrap_or_default())
+    }
+
+    /// The scans a query needs: one range, or one per salt bucket.
+    fn plan(&self, query: &Query<'_>) -> Result<Vec<Scan>> {
+        let schema = T::key_schema();
+        let query_error = |reason: String| Error::Query {
+            table: T::TABLE.into(),
+            reason,
+        };
+        let given = query.prefix.arity() + usize::from(query.range.is_some());
+        if given > schema.part_count() {
+            return Err(query_error(format!(
+                "the query names {given} key parts, the key has {}",
+                schema.part_count()
+            )));
+        }
+        // A hash prefix must be computable from the parts given, or the
+        // query would scan rows of every prefix.
+        let mut parts_before = 0;
+        for seg in schema.segments() {
+            match seg {
+                Segment::Part(_) => parts_before += 1,
+                Segment::HashPrefix { of, .. } if given > parts_before && *of >= query.prefix.arity() => {
+                    return Err(query_error(format!(
+                        "the key's hash prefix is computed from part {of}; give it in the prefix"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let salted = schema
+            .salt()
+            .is_some_and(|(_, by)| by.iter().any(|&i| i >= query.prefix.arity()));
+        if salted && !matches!(schema.segments().first(), Some(Segment::Salt { .. })) {
+            return Err(query_error(
+                "fanning out over salt buckets needs the salt first in the key".into(),
+            ));
+        }
+        let buckets: Vec<Option<u16>> = if salted {
+            (0..schema.salt().map_or(1, |(b, _)| b)).map(Some).collect()
+        } else {
+            vec![None]
+        };
+        let encode = |parts: &dyn KeyTuple, bucket: Option<u16>| -> Result<Vec<u8>> {
+            match bucket {
+                Some(b) => schema.encode_prefix_in_bucket(parts, b),
+                None => schema.encode_prefix(parts),
+            }
+            .map_err(Self::key_error)
+        };
+        let mut scans = Vec::with_capacity(buckets.len());
+        for bucket in buckets {
+            let (mut start, mut stop) = match &query.range {
+                None => {
+                    let p = encode(&*query.prefix, bucket)?;
+                    let stop = prefix_end(&p);
+                    (Bytes::from(p), stop)
+                }
+                Some((from, to)) => {
+                    let a = encode(&Chain(&*query.prefix, &**from), bucket)?;
+                    let b = encode(&Chain(&*query.prefix, &**to), bucket)?;
+                    if range_part_descends(schema, query.prefix.arity()) {
+                        (prefix_end(&b), prefix_end(&a))
+                    } else {
+                        (Bytes::from(a), Bytes::from(b))
+                    }
+                }
+            };
+            if let Some(cursor) = &query.after {
+                let resume = match bucket {
+                    // The cursor's key without its bucket, in this bucket.
+                    Some(b) => {
+                        let head = schema.encode_prefix_in_bucket(&(), b).map_err(Self::key_error)?;
+                        let mut k = head.clone();
+                        k.extend_from_slice(cursor.row().get(head.len()..).unwrap_or_default());
+                        Bytes::from(k)
+                    }
+                    None => Bytes::copy_from_slice(cursor.row()),
+                };
+                if query.reversed {
+                    if stop.is_empty() || resume < stop {
+                        stop = resume;
+                    }
+                } else {
+                    let mut after = resume.to_vec();
+                    after.push(0);
+                    if Bytes::from(after.clone()) > start {
+                        start = Bytes::from(after);
+                    }
+                }
+            }
+            let mut scan = Scan::range(start, stop)
+                .max_versions(T::read_versions())
+                .time_range(query.time_range)
+                .batch_size(query.batch_size);
+            scan.reversed = query.reversed;
+            if let Some(limit) = query.limit {
+                scan.limit = Some(limit.saturating_add(query.offset));
+            }
+            scans.push(scan);
+        }
+        Ok(scans)
+    }
+
+    /// Reads the rows a query selects, in key order (reversed if asked),
+    /// fetching in batches as the iterator advances. On a salted table a
+    /// query that does not give the salt's parts reads every bucket and
+    /// merges them in key order.
+    pub fn scan<'a>(&'a self, query: Query<'_>) -> Result<Rows<'a, T>> {
+        let scans = self.plan(&query)?;
+        let salted = scans.len() > 1;
+        let skip = if salted {
+            T::key_schema()
+                .encode_prefix_in_bucket(&(), 0)
+                .map_err(Self::key_error)?
+                .len()
+        } else {
+            0
+        };
+        let scanners = scans
+            .iter()
+            .map(|s| self.store.scan(T::TABLE, s))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Rows {
+            heads: Vec::new(),
+            pending_error: None,
+            scanners,
+            reversed: query.reversed,
+            skip_salt: skip,
+            offset: query.offset,
+            remaining: query.limit,
+            row: PhantomData,
+        })
+    }
+
+    /// One page of a query: at most `limit` rows after `cursor`, and the
+    /// cursor of the next page if there are more rows.
+    pub fn page(&self, query: Query<'_>, limit: usize, cursor: Option<&Cursor>) -> Result<Page<T>> {
+        let mut query = query.limit(limit + 1);
+        if let Some(c) = cursor {
+            query = query.after(c.clone());
+        }
+        let mut rows = Vec::with_capacity(limit);
+        let mut last = None;
+        let mut more = false;
+        let mut scan = self.scan(query)?;
+        while let Some(next) = scan.next_raw() {
+            let raw = next?;
+            if rows.len() == limit {
+                more = true;
+                break;
+            }
+            rows.push(Self::decode(&raw)?);
+            last = Some(raw.row);
+        }
+        Ok(Page {
+            rows,
+            next: if more { last.map(Cursor) } else { None },
+        })
+    }
+}
+
+/// Whether the part after `prefix_len` parts sorts against its values.
+fn range_part_descends(schema: &KeySchema, prefix_len: usize) -> bool {
+    schema
+        .parts()
+        .nth(prefix_len)
+        .is_some_and(|p| (p.order == Order::Desc) != (p.transform == Transform::ReverseTs))
+}
+
+/// The rows of a query, decoded as they are fetched.
+pub struct Rows<'a, T> {
+    scanners: Vec<RowScanner<'a>>,
+    /// The next row of each bucket's scanner, when merging buckets.
+    heads: Vec<Option<RowResult>>,
+    /// An error met while refilling a head, returned on the next call.
+    pending_error: Option<Error>,
+    reversed: bool,
+    /// Bytes of salt at the start of each key, ignored when merging buckets.
+    skip_salt: usize,
+    offset: usize,
+    remaining: Option<usize>,
+    row: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for Rows<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rows")
+            .field("scanners", &self.scanners.len())
+            .field("reversed", &self.reversed)
+            .field("remaining", &self.remaining)
+            .finish()
+    }
+}
+
+impl<T: HTable> Rows<'_, T> {
+    /// The next stored row, not yet decoded.
+    fn next_raw(&mut self) -> Option<Result<RowResult>> {
+        loop {
+            if self.remaining == Some(0) {
+                return None;
+            }
+            let row = self.next_merged()?;
+            if self.offset > 0 {
+                self.offset -= 1;
+                if row.is_ok() {
+                    continue;
+                }
+            }
+            if let Some(r) = &mut self.remaining {
+                *r -= 1;
+            }
+            return Some(row);
+        }
+    }
+
+    /// The next row across the bucket scanners, in key order ignoring the salt.
+    fn next_merged(&mut self) -> Option<Result<RowResult>> {
+        if self.scanners.len() == 1 {
+            return self.scanners[0].next().map(|r| r.map_err(Error::from));
+        }
+        if let Some(e) = self.pending_error.take() {
+            return Some(Err(e));
+        }
+        if self.heads.is_empty() {
+            for scanner in &mut self.scanners {
+                match scanner.next() {
+                    Some(Err(e)) => return Some(Err(e.into())),
+                    head => self.heads.push(head.and_then(std::result::Result::ok)),
+                }
+            }
+        }
+        let skip = self.skip_salt;
+        let candidates = self
+            .heads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.as_ref().map(|r| (i, r.row.get(skip..).unwrap_or_default())));
+        let best = if self.reversed {
+            candidates.max_by(|a, b| a.1.cmp(&b.1))
+        } else {
+            candidates.min_by(|a, b| a.1.cmp(&b.1))
+        }?
+        .0;
+        let row = self.heads[best].take()?;
+        match self.scanners[best].next() {
+            Some(Err(e)) => self.pending_error = Some(e.into()),
+            head => self.heads[best] = head.and_then(std::result::Result::ok),
+        }
+        Some(Ok(row))
+    }
+}
+
+impl<T: HTable> Iterator for Rows<'_, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        self.next_raw()
+            .map(|r| r.and_then(|row| Table::<T, &dyn Store>::decode(&row)))
+    }
+}
