@@ -16,7 +16,7 @@ pub enum Error {
     #[error("table `{table}`: {source}")]
     Key {
         /// The table.
-        table: String,
+        table: &'static str,
         /// What went wrong.
         #[source]
         source: KeyError,
@@ -28,7 +28,7 @@ pub enum Error {
     #[error("table `{table}`, row {row}, column {column}: the cell is missing (the field is not an Option)")]
     MissingCell {
         /// The table.
-        table: String,
+        table: &'static str,
         /// The row, printable.
         row: String,
         /// The column.
@@ -38,7 +38,7 @@ pub enum Error {
     #[error("table `{table}`, row {row}, column {column}: {source}")]
     Decode {
         /// The table.
-        table: String,
+        table: &'static str,
         /// The row, printable.
         row: String,
         /// The column.
@@ -51,7 +51,7 @@ pub enum Error {
     #[error("table `{table}`, row {row}, column {column}: cannot encode: {source}")]
     Encode {
         /// The table.
-        table: String,
+        table: &'static str,
         /// The row, printable.
         row: String,
         /// The column.
@@ -67,7 +67,7 @@ pub enum Error {
     )]
     Conflict {
         /// The table.
-        table: String,
+        table: &'static str,
         /// The row, printable.
         row: String,
         /// The version the write expected.
@@ -79,7 +79,7 @@ pub enum Error {
     #[error("table `{table}`: field `{field}`: {reason}")]
     Field {
         /// The table.
-        table: String,
+        table: &'static str,
         /// The field.
         field: String,
         /// Why it cannot be used.
@@ -89,7 +89,7 @@ pub enum Error {
     #[error("table `{table}`: invalid query: {reason}")]
     Query {
         /// The table.
-        table: String,
+        table: &'static str,
         /// What is wrong.
         reason: String,
     },

@@ -119,10 +119,25 @@ pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
         .collect()
 }
 
-fn now_millis() -> i64 {
-    std::time::SystemTime::now()
+/// The timestamp of a dynamic-family replacement: the clock in
+/// milliseconds, but always later than the previous one this process used.
+/// A replacement deletes the family up to the millisecond before its own, so
+/// two replacements within one millisecond would otherwise leave the first's
+/// entries behind.
+fn replacement_timestamp() -> i64 {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let clock = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let mut last = LAST.load(Ordering::Relaxed);
+    loop {
+        let next = clock.max(last.saturating_add(1));
+        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
+    }
 }
 
 /// Collects one row's cells as mutations; generated `write_cells` code calls it.
@@ -158,7 +173,7 @@ impl<'a> RowWriter<'a> {
 
     fn encode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], value: &T) -> Result<Bytes> {
         C::encode(value).map_err(|source| Error::Encode {
-            table: self.table.into(),
+            table: self.table,
             row: Printable(self.row).to_string(),
             column: format!("{family}:{}", Printable(qualifier)),
             source,
@@ -202,8 +217,10 @@ impl<'a> RowWriter<'a> {
 
     /// Replaces a dynamic family with the entries of a map: the stored
     /// family is deleted up to the millisecond before this write, and every
-    /// entry is written at this millisecond (by the client's clock), so the
-    /// family holds exactly the map afterwards.
+    /// entry is written at this millisecond, so the family holds exactly the
+    /// map afterwards. The millisecond is the client's clock, made strictly
+    /// increasing within the process; writers in several processes should
+    /// not replace the same row's family within one millisecond.
     pub fn dynamic<'m, KC, VC, K, V>(
         &mut self,
         family: &'static str,
@@ -215,7 +232,7 @@ impl<'a> RowWriter<'a> {
         K: 'm,
         V: 'm,
     {
-        let now = now_millis();
+        let now = replacement_timestamp();
         let family_bytes = Bytes::from_static(family.as_bytes());
         self.mutations.push(Mutation::DeleteFamily {
             family: family_bytes.clone(),
@@ -223,7 +240,7 @@ impl<'a> RowWriter<'a> {
         });
         for (k, v) in entries {
             let qualifier = KC::encode(k).map_err(|source| Error::Encode {
-                table: self.table.into(),
+                table: self.table,
                 row: Printable(self.row).to_string(),
                 column: format!("{family}:<key>"),
                 source,
@@ -293,7 +310,7 @@ impl<'a> RowReader<'a> {
 
     fn decode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], bytes: &[u8]) -> Result<T> {
         C::decode(bytes).map_err(|source| Error::Decode {
-            table: self.table.into(),
+            table: self.table,
             row: Printable(&self.result.row).to_string(),
             column: format!("{family}:{}", Printable(qualifier)),
             source,
@@ -305,7 +322,7 @@ impl<'a> RowReader<'a> {
         match self.column(family, qualifier.as_bytes()).first() {
             Some(c) => self.decode::<C, T>(family, qualifier.as_bytes(), &c.value),
             None => Err(Error::MissingCell {
-                table: self.table.into(),
+                table: self.table,
                 row: Printable(&self.result.row).to_string(),
                 column: format!("{family}:{qualifier}"),
             }),
@@ -394,7 +411,7 @@ impl fmt::Display for Cursor {
 impl std::str::FromStr for Cursor {
     type Err = String;
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        if s.len() % 2 != 0 || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+        if !s.len().is_multiple_of(2) || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
             return Err(format!("{s:?} is not a cursor (even-length hex)"));
         }
         let bytes = (0..s.len())
@@ -606,7 +623,7 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     fn key_error(source: KeyError) -> Error {
         Error::Key {
-            table: T::TABLE.into(),
+            table: T::TABLE,
             source,
         }
     }
@@ -736,7 +753,7 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     fn field_error(&self, field: &str, reason: &'static str) -> Error {
         Error::Field {
-            table: T::TABLE.into(),
+            table: T::TABLE,
             field: field.into(),
             reason,
         }
@@ -776,7 +793,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
             .map(u64::from_be_bytes);
         Err(Error::Conflict {
-            table: T::TABLE.into(),
+            table: T::TABLE,
             row: Printable(&row_key).to_string(),
             expected: version,
             found: stored.map_or_else(|| "absent".into(), |v| v.to_string()),
@@ -833,7 +850,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     fn plan(&self, query: &Query<'_>) -> Result<Vec<Scan>> {
         let schema = T::key_schema();
         let query_error = |reason: String| Error::Query {
-            table: T::TABLE.into(),
+            table: T::TABLE,
             reason,
         };
         let given = query.prefix.arity() + usize::from(query.range.is_some());
@@ -913,7 +930,7 @@ impl<T: HTable, S: Store> Table<T, S> {
                 } else {
                     let mut after = resume.to_vec();
                     after.push(0);
-                    if Bytes::from(after.clone()) > start {
+                    if after[..] > start[..] {
                         start = Bytes::from(after);
                     }
                 }
@@ -1066,9 +1083,9 @@ impl<T: HTable> Rows<'_, T> {
             .enumerate()
             .filter_map(|(i, h)| h.as_ref().map(|r| (i, r.row.get(skip..).unwrap_or_default())));
         let best = if self.reversed {
-            candidates.max_by(|a, b| a.1.cmp(&b.1))
+            candidates.max_by(|a, b| a.1.cmp(b.1))
         } else {
-            candidates.min_by(|a, b| a.1.cmp(&b.1))
+            candidates.min_by(|a, b| a.1.cmp(b.1))
         }?
         .0;
         let row = self.heads[best].take()?;
