@@ -222,8 +222,12 @@ fn parse_family(cx: &Ctxt, meta: &ParseNestedMeta<'_>, span: Span) -> syn::Resul
             let v = inner.value()?.parse()?;
             set_once(cx, &inner, &mut f.min_versions, v);
         } else if inner.path.is_ident("ttl") {
-            let v = parse_ttl(&inner)?;
-            set_once(cx, &inner, &mut f.ttl, v);
+            // A bad value is reported without dropping the whole family, so
+            // that its fields do not also report a missing family.
+            match parse_ttl(&inner) {
+                Ok(v) => set_once(cx, &inner, &mut f.ttl, v),
+                Err(e) => cx.syn_error(e),
+            }
         } else if inner.path.is_ident("block_size") {
             let v = inner.value()?.parse()?;
             set_once(cx, &inner, &mut f.block_size, v);

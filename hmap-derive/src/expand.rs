@@ -23,11 +23,13 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     Ok(expand(&model))
 }
 
-fn codec(c: Codec) -> TokenStream {
+/// The codec's path, spanned at the field's type: an unsatisfied codec bound
+/// is reported at the span of this path, so it points at the field.
+fn codec_at(c: Codec, span: proc_macro2::Span) -> TokenStream {
     match c {
-        Codec::Native => quote!(__hmap::Native),
-        Codec::Json => quote!(__hmap::Json),
-        Codec::Text => quote!(__hmap::Text),
+        Codec::Native => quote_spanned!(span=> __hmap::Native),
+        Codec::Json => quote_spanned!(span=> __hmap::Json),
+        Codec::Text => quote_spanned!(span=> __hmap::Text),
     }
 }
 
@@ -134,8 +136,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 optional: Some(inner),
                 keep_on_none,
             } => {
-                let c = codec(*c);
-                quote!(w.optional::<#c, #inner>(#family, #column, &self.#id, #keep_on_none)?;)
+                let c = codec_at(*c, inner.span());
+                quote_spanned!(inner.span()=> w.optional::<#c, #inner>(#family, #column, &self.#id, #keep_on_none)?;)
             }
             Role::Cell {
                 family,
@@ -144,8 +146,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 optional: None,
                 ..
             } => {
-                let (c, ty) = (codec(*c), f.ty);
-                quote!(w.cell::<#c, #ty>(#family, #column, &self.#id)?;)
+                let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
+                quote_spanned!(ty.span()=> w.cell::<#c, #ty>(#family, #column, &self.#id)?;)
             }
             Role::Dynamic {
                 family,
@@ -153,7 +155,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 value_ty,
                 codec: c,
             } => {
-                let c = codec(*c);
+                let c = codec_at(*c, f.ty.span());
                 quote!(w.dynamic::<__hmap::Native, #c, #key_ty, #value_ty>(#family, &self.#id)?;)
             }
             Role::Versions {
@@ -162,7 +164,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 value_ty,
                 codec: c,
             } => {
-                let c = codec(*c);
+                let c = codec_at(*c, f.ty.span());
                 quote!(w.versions::<#c, #value_ty>(#family, #column, &self.#id)?;)
             }
             Role::Key(_) | Role::Version { .. } | Role::Counter { .. } | Role::Skip => return None,
@@ -181,8 +183,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 optional: Some(inner),
                 ..
             } => {
-                let c = codec(*c);
-                quote!(r.optional::<#c, #inner>(#family, #column)?)
+                let c = codec_at(*c, inner.span());
+                quote_spanned!(inner.span()=> r.optional::<#c, #inner>(#family, #column)?)
             }
             Role::Cell {
                 family,
@@ -191,8 +193,8 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 optional: None,
                 ..
             } => {
-                let (c, ty) = (codec(*c), f.ty);
-                quote!(r.cell::<#c, #ty>(#family, #column)?)
+                let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
+                quote_spanned!(ty.span()=> r.cell::<#c, #ty>(#family, #column)?)
             }
             Role::Dynamic {
                 family,
@@ -200,7 +202,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 value_ty,
                 codec: c,
             } => {
-                let (c, ty) = (codec(*c), f.ty);
+                let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
                 quote!(r.dynamic::<__hmap::Native, #c, #key_ty, #value_ty, #ty>(#family)?)
             }
             Role::Versions {
@@ -209,7 +211,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 value_ty,
                 codec: c,
             } => {
-                let c = codec(*c);
+                let c = codec_at(*c, f.ty.span());
                 quote!(r.versions::<#c, #value_ty>(#family, #column)?)
             }
             Role::Version { family, column } => quote!(r.version(#family, #column)?),

@@ -212,7 +212,9 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
             }
         }
     }
-    if a.skip.is_some() {
+    // With two roles (already an error), `key` wins, so that the struct is
+    // not also reported as keyless.
+    if a.skip.is_some() && a.key.is_none() {
         return Role::Skip;
     }
     if a.key.is_some() {

@@ -1,0 +1,9 @@
+use hmap::HTable;
+
+#[derive(HTable)]
+enum State {
+    On,
+    Off,
+}
+
+fn main() {}
