@@ -172,8 +172,31 @@ fn expand(m: &Model<'_>) -> TokenStream {
         Some(quote!(if w.writes(#name) { #stmt }))
     });
 
-    let reads = m.fields.iter().map(|f| {
+    // The cell columns sorted as a stored row sorts them, so that the reader
+    // finds them all in one pass; `slot_of[field]` is a field's position.
+    let mut sorted: Vec<(String, String, usize)> = m
+        .fields
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| match &f.role {
+            Role::Cell { family, column, .. }
+            | Role::Versions { family, column, .. }
+            | Role::Version { family, column }
+            | Role::Counter { family, column } => Some((family.clone(), column.clone(), i)),
+            _ => None,
+        })
+        .collect();
+    sorted.sort_by(|a, b| (a.0.as_bytes(), a.1.as_bytes()).cmp(&(b.0.as_bytes(), b.1.as_bytes())));
+    let mut slot_of = vec![0usize; m.fields.len()];
+    for (slot, (_, _, field)) in sorted.iter().enumerate() {
+        slot_of[*field] = slot;
+    }
+    let column_count = sorted.len();
+    let columns = sorted.iter().map(|(f, q, _)| quote!((#f, #q)));
+
+    let reads = m.fields.iter().enumerate().map(|(index, f)| {
         let id = f.ident;
+        let slot = slot_of[index];
         let value = match &f.role {
             Role::Key(_) => return quote!(#id),
             Role::Cell {
@@ -184,7 +207,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 ..
             } => {
                 let c = codec_at(*c, inner.span());
-                quote_spanned!(inner.span()=> r.optional::<#c, #inner>(#family, #column)?)
+                quote_spanned!(inner.span()=> r.optional_at::<#c, #inner>(__slots[#slot], #family, #column)?)
             }
             Role::Cell {
                 family,
@@ -194,7 +217,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 ..
             } => {
                 let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
-                quote_spanned!(ty.span()=> r.cell::<#c, #ty>(#family, #column)?)
+                quote_spanned!(ty.span()=> r.cell_at::<#c, #ty>(__slots[#slot], #family, #column)?)
             }
             Role::Dynamic {
                 family,
@@ -212,10 +235,10 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 codec: c,
             } => {
                 let c = codec_at(*c, f.ty.span());
-                quote!(r.versions::<#c, #value_ty>(#family, #column)?)
+                quote!(r.versions_at::<#c, #value_ty>(__slots[#slot], #family, #column)?)
             }
-            Role::Version { family, column } => quote!(r.version(#family, #column)?),
-            Role::Counter { family, column } => quote!(r.counter(#family, #column)?),
+            Role::Version { family, column } => quote!(r.version_at(__slots[#slot], #family, #column)?),
+            Role::Counter { family, column } => quote!(r.counter_at(__slots[#slot], #family, #column)?),
             Role::Skip => quote!(::core::default::Default::default()),
         };
         quote!(#id: #value)
@@ -250,6 +273,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
             static __HMAP_SEGMENTS: [__hmap::Segment; #segment_count] = [#(#segments),*];
             static __HMAP_KEY: __hmap::KeySchema = __hmap::KeySchema::from_static(#format, &__HMAP_SEGMENTS);
             static __HMAP_FIELDS: [__hmap::FieldInfo; #field_count] = [#(#field_infos),*];
+            static __HMAP_COLUMNS: [(&str, &str); #column_count] = [#(#columns),*];
 
             #[automatically_derived]
             impl __hmap::HTable for #ident {
@@ -280,6 +304,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
 
                 fn read_row(key: Self::Key, r: &__hmap::RowReader<'_>) -> __hmap::Result<Self> {
                     #destructure
+                    let __slots = r.locate(&__HMAP_COLUMNS);
                     ::core::result::Result::Ok(#ident { #(#reads),* })
                 }
 
