@@ -3,10 +3,10 @@
 //! Depend on `hmap`, which re-exports the derive as `hmap::HTable`; its
 //! documentation is the reference for every attribute.
 //!
-//! The macro works in three stages: [`attr`] parses the `#[hmap(...)]`
-//! attributes, [`model`] builds a checked model of the struct (keeping the
-//! syntax nodes, for error spans) and [`check`] applies the rules that span
-//! fields, and [`expand`] writes the code. Every mistake found is reported at
+//! The macro works in three stages: `attr` parses the `#[hmap(...)]`
+//! attributes, `model` builds a checked model of the struct (keeping the
+//! syntax nodes, for error spans) and `check` applies the rules that span
+//! fields, and `expand` writes the code. Every mistake found is reported at
 //! once.
 
 mod attr;

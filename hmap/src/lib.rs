@@ -31,7 +31,7 @@ pub mod table;
 pub mod value;
 
 pub use error::{Error, Result};
-/// Derives [`HTable`](trait@HTable) for a struct; see [the derive's reference](derive@HTable).
+#[doc = include_str!("../../docs/derive.md")]
 pub use hmap_derive::HTable;
 pub use table::{Cursor, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table};
 pub use value::Versioned;
@@ -64,7 +64,19 @@ pub mod __private {
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
 
-// So do the guide's.
+// So do the guide's and the derive reference's.
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/rowkeys.md")]
 struct RowkeysGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/families.md")]
+struct FamiliesGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/dynamic-columns.md")]
+struct DynamicColumnsGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/versions.md")]
+struct VersionsGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/scans.md")]
+struct ScansGuideDoctests;

@@ -598,10 +598,19 @@ impl KeyTuple for Chain<'_> {
 /// What to read from a table: a key prefix, a range on the part after it,
 /// a time range, direction, offset and limit.
 ///
-/// ```ignore
-/// // A user's purchases in November, newest first (the key is user, reverse_ts time, product):
-/// let q = Query::prefix(("u42",)).between(nov_1, dec_1).limit(20);
 /// ```
+/// use chrono::{DateTime, Utc};
+/// use hmap::Query;
+///
+/// // A user's purchases in November, 20 at most; on a key of (user,
+/// // reverse_ts time, product) they come newest first.
+/// let nov_1: DateTime<Utc> = "2026-11-01T00:00:00Z".parse().unwrap();
+/// let dec_1: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().unwrap();
+/// let november = Query::prefix("u42").between(nov_1, dec_1).limit(20);
+/// # let _ = november;
+/// ```
+///
+/// See the [scans chapter](https://github.com/hmap-rs/hmap/blob/main/docs/scans.md) of the guide.
 pub struct Query<'k> {
     prefix: Box<dyn KeyTuple + 'k>,
     range: Option<(Box<dyn KeyTuple + 'k>, Box<dyn KeyTuple + 'k>)>,

@@ -1,36 +1,4 @@
-//! An in-memory [`Store`] that behaves like HBase.
-//!
-//! What it reproduces, with where HBase does it:
-//! - cells sorted by row, family, qualifier, then timestamp newest first
-//!   (reference guide, "Data Model > Sort Order" and `CellComparator`);
-//! - reads return at most `min(requested, VERSIONS)` versions per column, and
-//!   of versions older than the TTL only the newest `MIN_VERSIONS`
-//!   (`ScanWildcardColumnTracker.checkVersion`: a version is kept if
-//!   `count <= minVersions || !isExpired(ts)`);
-//! - two puts at one timestamp leave one version, the later write
-//!   (`sameAsPreviousTSAndType` in the column trackers);
-//! - delete markers mask every version at or below their timestamp, also puts
-//!   written *after* the delete with an older timestamp, until a major
-//!   compaction (reference guide, "Deletes mask Puts"); a put with a newer
-//!   timestamp is visible;
-//! - deleting a column's latest version without a timestamp deletes the newest
-//!   visible version, or, if there is none, places a marker at the current
-//!   time (`HRegion.updateDeleteLatestVersionTimestamp`);
-//! - a mutation without timestamps stamps all its cells with one current time
-//!   in milliseconds;
-//! - scanners read at the point they were opened: writes made while a scan is
-//!   under way are not seen by it (HBase's MVCC read point);
-//! - an increment writes `max(now, current timestamp + 1)`
-//!   (`HRegion.reckonDelta`) and refuses a value that is not 8 bytes ("Field is
-//!   not a long");
-//! - an empty row key, one over 32767 bytes (`HConstants.MAX_ROW_LENGTH`), an
-//!   unknown table or family, a negative timestamp ("Timestamp cannot be
-//!   negative") and a value over the cell size limit
-//!   (`hbase.client.keyvalue.maxsize`, 10 MiB) are errors.
-//!
-//! What it does not do: split regions, flush or compact on its own. Masked and
-//! surplus versions stay in memory until [`MemoryStore::major_compact`], as they
-//! would stay in an HBase memstore that was never flushed.
+//! The in-memory store; see [`MemoryStore`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -84,7 +52,39 @@ fn system_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// An in-memory store with HBase's semantics; see the [module docs](self).
+/// An in-memory [`Store`] that behaves like HBase.
+///
+/// What it reproduces, with where HBase does it:
+/// - cells sorted by row, family, qualifier, then timestamp newest first
+///   (reference guide, "Data Model > Sort Order" and `CellComparator`);
+/// - reads return at most `min(requested, VERSIONS)` versions per column, and
+///   of versions older than the TTL only the newest `MIN_VERSIONS`
+///   (`ScanWildcardColumnTracker.checkVersion`: a version is kept if
+///   `count <= minVersions || !isExpired(ts)`);
+/// - two puts at one timestamp leave one version, the later write
+///   (`sameAsPreviousTSAndType` in the column trackers);
+/// - delete markers mask every version at or below their timestamp, also puts
+///   written *after* the delete with an older timestamp, until a major
+///   compaction (reference guide, "Deletes mask Puts"); a put with a newer
+///   timestamp is visible;
+/// - deleting a column's latest version without a timestamp deletes the newest
+///   visible version, or, if there is none, places a marker at the current
+///   time (`HRegion.updateDeleteLatestVersionTimestamp`);
+/// - a mutation without timestamps stamps all its cells with one current time
+///   in milliseconds;
+/// - scanners read at the point they were opened: writes made while a scan is
+///   under way are not seen by it (HBase's MVCC read point);
+/// - an increment writes `max(now, current timestamp + 1)`
+///   (`HRegion.reckonDelta`) and refuses a value that is not 8 bytes ("Field is
+///   not a long");
+/// - an empty row key, one over 32767 bytes (`HConstants.MAX_ROW_LENGTH`), an
+///   unknown table or family, a negative timestamp ("Timestamp cannot be
+///   negative") and a value over the cell size limit
+///   (`hbase.client.keyvalue.maxsize`, 10 MiB) are errors.
+///
+/// What it does not do: split regions, flush or compact on its own. Masked and
+/// surplus versions stay in memory until [`MemoryStore::major_compact`], as they
+/// would stay in an HBase memstore that was never flushed.
 ///
 /// Thread-safe: each table has its own lock, readers share it.
 #[derive(Debug, Default)]
