@@ -335,9 +335,16 @@ impl<'a> RowReader<'a> {
         while i < cells.len() && j < N {
             let (family, qualifier) = columns[j];
             let cell = &cells[i];
-            match short_cmp(&cell.family, family.as_bytes())
-                .then_with(|| short_cmp(&cell.qualifier, qualifier.as_bytes()))
+            // Usually every field is present once, so cell i is column j:
+            // test equality first, which fails fast on the lengths.
+            let order = if short_eq(&cell.qualifier, qualifier.as_bytes()) && short_eq(&cell.family, family.as_bytes())
             {
+                std::cmp::Ordering::Equal
+            } else {
+                short_cmp(&cell.family, family.as_bytes())
+                    .then_with(|| short_cmp(&cell.qualifier, qualifier.as_bytes()))
+            };
+            match order {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
