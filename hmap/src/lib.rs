@@ -23,8 +23,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod clock;
 mod error;
 pub mod key;
+pub mod relation;
 pub mod schema;
 pub mod store;
 pub mod table;

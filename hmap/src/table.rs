@@ -119,27 +119,6 @@ pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
         .collect()
 }
 
-/// The timestamp of a dynamic-family replacement: the clock in
-/// milliseconds, but always later than the previous one this process used.
-/// A replacement deletes the family up to the millisecond before its own, so
-/// two replacements within one millisecond would otherwise leave the first's
-/// entries behind.
-fn replacement_timestamp() -> i64 {
-    use std::sync::atomic::{AtomicI64, Ordering};
-    static LAST: AtomicI64 = AtomicI64::new(0);
-    let clock = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let mut last = LAST.load(Ordering::Relaxed);
-    loop {
-        let next = clock.max(last.saturating_add(1));
-        match LAST.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
-            Ok(_) => return next,
-            Err(seen) => last = seen,
-        }
-    }
-}
-
 /// Collects one row's cells as mutations; generated `write_cells` code calls it.
 #[derive(Debug)]
 pub struct RowWriter<'a> {
@@ -232,7 +211,7 @@ impl<'a> RowWriter<'a> {
         K: 'm,
         V: 'm,
     {
-        let now = replacement_timestamp();
+        let now = crate::clock::next_timestamp();
         let family_bytes = Bytes::from_static(family.as_bytes());
         self.mutations.push(Mutation::DeleteFamily {
             family: family_bytes.clone(),

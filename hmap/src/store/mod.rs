@@ -19,6 +19,7 @@
 //! ```
 
 mod error;
+mod faulty;
 mod memory;
 
 use std::sync::Arc;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 pub use error::StoreError;
+pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 
 use crate::schema::TableSchema;

@@ -1,0 +1,276 @@
+//! Secondary indexes: a table from a field's value to the rows that hold it.
+
+use std::collections::BTreeSet;
+
+use bytes::Bytes;
+
+use super::Report;
+use crate::clock::next_timestamp;
+use crate::error::{Error, Result};
+use crate::key::{FromKeyPart, KeyFormat, KeyPart, KeySchema, PartKind, PartSpec, Printable, Segment};
+use crate::schema::{FamilySchema, TableSchema};
+use crate::store::{Mutation, RowMutation, Scan, Store};
+use crate::table::{HTable, Query, Table};
+
+const FAMILY: &str = "x";
+
+/// A secondary index of `T` on one value per row (a field, or anything
+/// computed from the row), kept in a table of its own: rowkey
+/// `<value><primary rowkey>`, binary, so a lookup is one prefix scan.
+///
+/// **The primary table is authoritative.** Writing through the index:
+/// 1. writes the new index entry,
+/// 2. writes the row,
+/// 3. removes the old entry if the value changed.
+///
+/// A failure leaves at worst an entry pointing at a row that does not hold
+/// its value (stale): lookups check each row and skip those, and
+/// [`repair`](Index::repair) removes them, and adds entries a row lacks.
+pub struct Index<T: HTable, V, S> {
+    table: Table<T, S>,
+    index_table: &'static str,
+    value_of: fn(&T) -> V,
+    key: KeySchema,
+}
+
+impl<T: HTable, V, S> std::fmt::Debug for Index<T, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Index")
+            .field("table", &T::TABLE)
+            .field("index_table", &self.index_table)
+            .finish()
+    }
+}
+
+impl<T, V, S> Index<T, V, S>
+where
+    T: HTable,
+    V: KeyPart + FromKeyPart + PartialEq,
+    S: Store,
+{
+    /// An index of `T` by `value_of`, stored in `index_table`.
+    pub fn new(store: S, index_table: &'static str, value_of: fn(&T) -> V) -> Result<Self> {
+        let key = KeySchema::new(
+            KeyFormat::Binary,
+            vec![
+                Segment::Part(PartSpec::new("value", V::KIND)),
+                Segment::Part(PartSpec::new("row", PartKind::Bytes)),
+            ],
+        )
+        .map_err(|source| Error::Key {
+            table: index_table,
+            source,
+        })?;
+        Ok(Index {
+            table: Table::new(store),
+            index_table,
+            value_of,
+            key,
+        })
+    }
+
+    /// The indexed table.
+    pub fn table(&self) -> &Table<T, S> {
+        &self.table
+    }
+
+    /// Creates the index table.
+    pub fn create(&self) -> Result<()> {
+        self.table
+            .store()
+            .create_table(&TableSchema::new(self.index_table).family(FamilySchema::new(FAMILY)))?;
+        Ok(())
+    }
+
+    fn entry_key(&self, value: &V, row: &[u8]) -> Result<Bytes> {
+        self.key
+            .encode(&(value, row))
+            .map(Bytes::from)
+            .map_err(|source| Error::Key {
+                table: self.index_table,
+                source,
+            })
+    }
+
+    fn put_entry(&self, key: Bytes, ts: i64) -> RowMutation {
+        RowMutation::new(key).put_at(FAMILY, "", ts, Bytes::new())
+    }
+
+    fn delete_entry(&self, key: Bytes, ts: i64) -> RowMutation {
+        RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) })
+    }
+
+    /// Writes a row and keeps its index entry current.
+    pub fn put(&self, row: &T) -> Result<()> {
+        let primary = self.table.row_key_of(row)?;
+        let old = self.table.get_row(primary.clone())?;
+        let value = (self.value_of)(row);
+        let ts = next_timestamp();
+        let store = self.table.store();
+        store.mutate(
+            self.index_table,
+            &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
+        )?;
+        self.table.put(row)?;
+        if let Some(old) = old {
+            let old_value = (self.value_of)(&old);
+            if old_value != value {
+                store.mutate(
+                    self.index_table,
+                    &[self.delete_entry(self.entry_key(&old_value, &primary)?, ts)],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Updates chosen fields of a row and keeps its index entry current.
+    pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+        let primary = self.table.row_key_of(row)?;
+        let old = self.table.get_row(primary.clone())?;
+        let ts = next_timestamp();
+        let store = self.table.store();
+        // Which fields the value depends on is not known here, so: write an
+        // entry for the row's value first (the new value, if the update
+        // changes it), update, read the row back, then remove whichever of
+        // the old and the speculative entries does not match it.
+        let value = (self.value_of)(row);
+        store.mutate(
+            self.index_table,
+            &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
+        )?;
+        self.table.update(row, fields)?;
+        let now = self.table.get_row(primary.clone())?;
+        if let (Some(old), Some(now)) = (old, now) {
+            let (old_value, new_value) = ((self.value_of)(&old), (self.value_of)(&now));
+            if old_value != new_value {
+                store.mutate(
+                    self.index_table,
+                    &[self.delete_entry(self.entry_key(&old_value, &primary)?, ts)],
+                )?;
+            }
+            if new_value != value {
+                // The update did not touch the value's fields after all.
+                store.mutate(
+                    self.index_table,
+                    &[self.delete_entry(self.entry_key(&value, &primary)?, ts)],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes a row (by key) and its index entry: the row first.
+    pub fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
+        let primary = self.table.row_key(key)?;
+        let Some(old) = self.table.get_row(primary.clone())? else {
+            return Ok(());
+        };
+        let ts = next_timestamp();
+        self.table.delete_rows([primary.clone()])?;
+        let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
+        self.table
+            .store()
+            .mutate(self.index_table, &[self.delete_entry(entry, ts)])?;
+        Ok(())
+    }
+
+    fn entries(&self, value: Option<&V>) -> Result<Vec<(Bytes, V, Bytes)>> {
+        let scan = match value {
+            Some(v) => Scan::prefix(self.key.encode_prefix(&(v,)).map_err(|source| Error::Key {
+                table: self.index_table,
+                source,
+            })?),
+            None => Scan::all(),
+        };
+        self.table
+            .store()
+            .scan(self.index_table, &scan)?
+            .map(|r| {
+                let r = r?;
+                let (v, primary): (V, Bytes) = self.key.decode(&r.row).map_err(|source| Error::Key {
+                    table: self.index_table,
+                    source,
+                })?;
+                Ok((r.row, v, primary))
+            })
+            .collect()
+    }
+
+    /// The rows whose value is `value`, in primary key order within the
+    /// index: one prefix scan and one batched get. Entries whose row no
+    /// longer holds the value (left by a failed write) are skipped.
+    pub fn lookup(&self, value: &V) -> Result<Vec<T>> {
+        let entries = self.entries(Some(value))?;
+        let rows = self
+            .table
+            .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))?;
+        Ok(rows
+            .into_iter()
+            .flatten()
+            .filter(|row| (self.value_of)(row) == *value)
+            .collect())
+    }
+
+    /// Compares the index with the table: rows without an entry (`missing`)
+    /// and entries whose row is gone or holds another value (`dangling`).
+    pub fn verify(&self) -> Result<Report> {
+        self.check(false)
+    }
+
+    /// Adds the missing entries and removes the dangling ones.
+    pub fn repair(&self) -> Result<Report> {
+        self.check(true)
+    }
+
+    fn check(&self, fix: bool) -> Result<Report> {
+        let mut report = Report::default();
+        let mut expected = BTreeSet::new();
+        for row in self.table.scan(Query::all())? {
+            let row = row?;
+            let primary = self.table.row_key_of(&row)?;
+            expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
+        }
+        let stored: BTreeSet<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
+        let ts = next_timestamp();
+        let mut writes = Vec::new();
+        for key in expected.difference(&stored) {
+            report.missing.push(format!("no entry {}", Printable(key)));
+            writes.push(self.put_entry(key.clone(), ts));
+        }
+        for key in stored.difference(&expected) {
+            report.dangling.push(format!("entry {} matches no row", Printable(key)));
+            writes.push(self.delete_entry(key.clone(), ts));
+        }
+        if fix && !writes.is_empty() {
+            self.table.store().mutate(self.index_table, &writes)?;
+        }
+        Ok(report)
+    }
+
+    /// Deletes every entry and indexes the table afresh.
+    pub fn rebuild(&self) -> Result<()> {
+        let ts = next_timestamp();
+        let stale: Vec<RowMutation> = self
+            .entries(None)?
+            .into_iter()
+            .map(|(k, _, _)| self.delete_entry(k, ts))
+            .collect();
+        let store = self.table.store();
+        if !stale.is_empty() {
+            store.mutate(self.index_table, &stale)?;
+        }
+        // Entries are written after the deletes' timestamp, so they show.
+        let ts = next_timestamp();
+        let mut fresh = Vec::new();
+        for row in self.table.scan(Query::all())? {
+            let row = row?;
+            let primary = self.table.row_key_of(&row)?;
+            fresh.push(self.put_entry(self.entry_key(&(self.value_of)(&row), &primary)?, ts));
+        }
+        if !fresh.is_empty() {
+            store.mutate(self.index_table, &fresh)?;
+        }
+        Ok(())
+    }
+}

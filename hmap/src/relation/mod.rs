@@ -1,0 +1,77 @@
+//! Relations HBase has no joins for, kept as redundant lists in rows.
+//!
+//! HBase has no cross-row transactions, so a relation written to two rows
+//! can be cut off half-way. Each helper here:
+//! - documents the order of its writes, and which side is authoritative;
+//! - stamps every operation's writes with one timestamp from
+//!   [`next_timestamp`](crate::clock::next_timestamp), so that concurrent
+//!   operations converge to the later one on every row;
+//! - offers `verify`, which reports each half-written link or dangling
+//!   pointer, and `repair`, which restores agreement from the authoritative
+//!   side.
+//!
+//! The helpers: [`ManyToMany`] (person/role, shop/item), [`Tree`] (an org
+//! chart), [`FanOut`] (a weibo inbox) and [`Index`] (a secondary index table).
+
+mod fanout;
+mod index;
+mod many;
+mod tree;
+
+use std::fmt;
+
+pub use fanout::{Delivery, FanOut, FanOutConfig};
+pub use index::Index;
+pub use many::ManyToMany;
+pub use tree::{DeleteMode, Tree, TreeNode};
+
+/// What `verify` found or `repair` fixed: each entry describes one link.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Entries the authoritative side has and the other lacks.
+    pub missing: Vec<String>,
+    /// Entries on the dependent side that the authoritative side does not have.
+    pub dangling: Vec<String>,
+    /// Copied values that differ from their source.
+    pub stale: Vec<String>,
+}
+
+impl Report {
+    /// Whether both sides agree.
+    pub fn is_consistent(&self) -> bool {
+        self.missing.is_empty() && self.dangling.is_empty() && self.stale.is_empty()
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_consistent() {
+            return f.write_str("consistent");
+        }
+        write!(
+            f,
+            "{} missing, {} dangling, {} stale",
+            self.missing.len(),
+            self.dangling.len(),
+            self.stale.len()
+        )
+    }
+}
+
+/// One side of a two-sided relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The authoritative side.
+    Left,
+    /// The side that mirrors it.
+    Right,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Left => "left",
+            Side::Right => "right",
+        })
+    }
+}

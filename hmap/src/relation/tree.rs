@@ -1,0 +1,389 @@
+//! One-to-many trees in one table: the seeds' org chart.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bytes::Bytes;
+
+use super::Report;
+use crate::clock::next_timestamp;
+use crate::error::{Error, Result};
+use crate::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment, Width};
+use crate::schema::{FamilySchema, TableSchema};
+use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
+
+const INFO: &str = "i";
+const NAME: &str = "n";
+const PARENT: &str = "p";
+const CHILDREN: &str = "c";
+
+/// A node of a [`Tree`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNode {
+    /// The node's id (no `_`: it is part of a text key).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its parent's id; `None` for a top-level node.
+    pub parent: Option<String>,
+    /// Its children: id -> name, as the node lists them.
+    pub children: BTreeMap<String, String>,
+}
+
+/// What [`Tree::delete`] does with a node's children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteMode {
+    /// Refuse to delete a node that has children.
+    Refuse,
+    /// Delete the node and everything below it, deepest first.
+    Subtree,
+}
+
+/// A tree in one table, laid out as the seeds' org chart:
+///
+/// | rowkey | `i:n` | `i:p` | `c:<id>` |
+/// |---|---|---|---|
+/// | `0_001` (top level) | name | | child name |
+/// | `1_002` (below) | name | parent id | child name |
+///
+/// Top-level nodes are one prefix scan (`0_`); a node's children are listed
+/// on it, its parent is named on it.
+///
+/// **The child is authoritative**: a node's row and its parent pointer are
+/// the truth, the parents' child lists mirror them. Writes go to the node
+/// first, then to the parents' lists, all at one timestamp, so
+/// [`repair`](Tree::repair) can rebuild the lists from the nodes.
+pub struct Tree<S> {
+    store: S,
+    table: &'static str,
+    key: &'static KeySchema,
+}
+
+impl<S> std::fmt::Debug for Tree<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tree").field("table", &self.table).finish()
+    }
+}
+
+/// `<0|1>_<id>`: the level (0 for top-level nodes), then the id.
+static TREE_SEGMENTS: [Segment; 2] = [
+    Segment::Part(PartSpec::new("level", PartKind::U8).width(Width::Fixed(1))),
+    Segment::Part(PartSpec::new("id", PartKind::Str)),
+];
+static TREE_KEY: KeySchema = KeySchema::from_static(KeyFormat::text(), &TREE_SEGMENTS);
+
+impl<S: Store> Tree<S> {
+    /// The tree stored in `table`.
+    pub fn new(store: S, table: &'static str) -> Self {
+        Tree {
+            store,
+            table,
+            key: &TREE_KEY,
+        }
+    }
+
+    /// Creates the table: family `i` for names and parents, `c` for children.
+    pub fn create(&self) -> Result<()> {
+        self.store.create_table(
+            &TableSchema::new(self.table)
+                .family(FamilySchema::new(INFO))
+                .family(FamilySchema::new(CHILDREN)),
+        )?;
+        Ok(())
+    }
+
+    fn row_key(&self, top: bool, id: &str) -> Result<Bytes> {
+        self.key
+            .encode(&(u8::from(!top), id))
+            .map(Bytes::from)
+            .map_err(|source| Error::Key {
+                table: self.table,
+                source,
+            })
+    }
+
+    fn node_of(&self, row: &RowResult) -> Result<TreeNode> {
+        let (_, id): (u8, String) = self.key.decode(&row.row).map_err(|source| Error::Key {
+            table: self.table,
+            source,
+        })?;
+        let reader = crate::table::RowReader::new(self.table, row);
+        Ok(TreeNode {
+            id,
+            name: reader.cell::<crate::value::Native, String>(INFO, NAME)?,
+            parent: reader.optional::<crate::value::Native, String>(INFO, PARENT)?,
+            children: reader.dynamic::<crate::value::Native, crate::value::Native, String, String, _>(CHILDREN)?,
+        })
+    }
+
+    /// A node by id (one batched get of its two possible keys).
+    pub fn get(&self, id: &str) -> Result<Option<TreeNode>> {
+        Ok(self.get_many(&[id])?.pop().flatten())
+    }
+
+    fn get_many(&self, ids: &[&str]) -> Result<Vec<Option<TreeNode>>> {
+        let mut gets = Vec::with_capacity(ids.len() * 2);
+        for id in ids {
+            gets.push(Get::new(self.row_key(true, id)?));
+            gets.push(Get::new(self.row_key(false, id)?));
+        }
+        let rows = self.store.get_many(self.table, &gets)?;
+        rows.chunks(2)
+            .map(|pair| pair.iter().flatten().next().map(|r| self.node_of(r)).transpose())
+            .collect()
+    }
+
+    fn require(&self, id: &str) -> Result<TreeNode> {
+        self.get(id)?.ok_or_else(|| Error::Query {
+            table: self.table,
+            reason: format!("no node {id:?}"),
+        })
+    }
+
+    fn write_node(&self, node: &TreeNode, ts: i64) -> Result<()> {
+        let mut m =
+            RowMutation::new(self.row_key(node.parent.is_none(), &node.id)?).put_at(INFO, NAME, ts, node.name.clone());
+        m = match &node.parent {
+            Some(p) => m.put_at(INFO, PARENT, ts, p.clone()),
+            None => m.delete_column_up_to(INFO, PARENT, ts),
+        };
+        for (child, name) in &node.children {
+            m = m.put_at(CHILDREN, child.clone(), ts, name.clone());
+        }
+        self.store.mutate(self.table, &[m])?;
+        Ok(())
+    }
+
+    fn list_child(&self, parent: &str, child: &str, name: &str, ts: i64) -> Result<()> {
+        let parent = self.require(parent)?;
+        let row = self.row_key(parent.parent.is_none(), &parent.id)?;
+        self.store.mutate(
+            self.table,
+            &[RowMutation::new(row).put_at(CHILDREN, child.to_string(), ts, name.to_string())],
+        )?;
+        Ok(())
+    }
+
+    fn unlist_child(&self, parent: &str, child: &str, ts: i64) -> Result<()> {
+        let Some(parent) = self.get(parent)? else { return Ok(()) };
+        let row = self.row_key(parent.parent.is_none(), &parent.id)?;
+        self.store.mutate(
+            self.table,
+            &[RowMutation::new(row).delete_column_up_to(CHILDREN, child.to_string(), ts)],
+        )?;
+        Ok(())
+    }
+
+    /// Adds a node: top-level without a parent, else under an existing
+    /// parent. Writes the node, then the parent's list.
+    pub fn insert(&self, id: &str, name: &str, parent: Option<&str>) -> Result<()> {
+        if let Some(p) = parent {
+            self.require(p)?;
+        }
+        if self.get(id)?.is_some() {
+            return Err(Error::Query {
+                table: self.table,
+                reason: format!("node {id:?} exists already"),
+            });
+        }
+        let ts = next_timestamp();
+        let node = TreeNode {
+            id: id.into(),
+            name: name.into(),
+            parent: parent.map(str::to_string),
+            children: BTreeMap::new(),
+        };
+        self.write_node(&node, ts)?;
+        if let Some(p) = parent {
+            self.list_child(p, id, name, ts)?;
+        }
+        Ok(())
+    }
+
+    /// The top-level nodes, in id order: one prefix scan.
+    pub fn top_level(&self) -> Result<Vec<TreeNode>> {
+        let prefix = self.key.encode_prefix(&(0u8,)).map_err(|source| Error::Key {
+            table: self.table,
+            source,
+        })?;
+        self.store
+            .scan(self.table, &Scan::prefix(prefix))?
+            .map(|r| self.node_of(&r?))
+            .collect()
+    }
+
+    /// A node's children, as its list names them, read in one batched get.
+    pub fn children(&self, id: &str) -> Result<Vec<TreeNode>> {
+        let node = self.require(id)?;
+        let ids: Vec<&str> = node.children.keys().map(String::as_str).collect();
+        Ok(self.get_many(&ids)?.into_iter().flatten().collect())
+    }
+
+    /// The node and its ancestors, up to its top-level node.
+    pub fn path_to_root(&self, id: &str) -> Result<Vec<TreeNode>> {
+        let mut path = vec![self.require(id)?];
+        let mut seen = BTreeSet::from([id.to_string()]);
+        while let Some(parent) = path.last().and_then(|n| n.parent.clone()) {
+            if !seen.insert(parent.clone()) {
+                return Err(Error::Query {
+                    table: self.table,
+                    reason: format!("the parents of {id:?} form a cycle at {parent:?}"),
+                });
+            }
+            path.push(self.require(&parent)?);
+        }
+        Ok(path)
+    }
+
+    /// Moves a node (and its subtree) under a new parent, or to the top
+    /// level. A node moving between levels changes rowkey: it is written
+    /// under the new key, then the old row is deleted; then the new parent
+    /// lists it, then the old parent stops listing it.
+    pub fn move_node(&self, id: &str, new_parent: Option<&str>) -> Result<()> {
+        let mut node = self.require(id)?;
+        if let Some(p) = new_parent
+            && self.path_to_root(p)?.iter().any(|n| n.id == id)
+        {
+            return Err(Error::Query {
+                table: self.table,
+                reason: format!("cannot move {id:?} under its own descendant {p:?}"),
+            });
+        }
+        let old_parent = node.parent.clone();
+        let old_key = self.row_key(old_parent.is_none(), id)?;
+        node.parent = new_parent.map(str::to_string);
+        let ts = next_timestamp();
+        self.write_node(&node, ts)?;
+        let new_key = self.row_key(node.parent.is_none(), id)?;
+        if new_key != old_key {
+            self.store.mutate(
+                self.table,
+                &[RowMutation::new(old_key).push(Mutation::DeleteRow { up_to: Some(ts) })],
+            )?;
+        }
+        if let Some(p) = new_parent {
+            self.list_child(p, id, &node.name, ts)?;
+        }
+        if let Some(p) = old_parent.filter(|p| Some(p.as_str()) != new_parent) {
+            self.unlist_child(&p, id, ts)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a node. With children, [`DeleteMode::Refuse`] fails and
+    /// [`DeleteMode::Subtree`] deletes them first, deepest first. Each node:
+    /// its row, then its parent's list entry.
+    pub fn delete(&self, id: &str, mode: DeleteMode) -> Result<()> {
+        let node = self.require(id)?;
+        if !node.children.is_empty() {
+            if mode == DeleteMode::Refuse {
+                return Err(Error::Query {
+                    table: self.table,
+                    reason: format!(
+                        "node {id:?} has {} children; delete them or the subtree",
+                        node.children.len()
+                    ),
+                });
+            }
+            for child in node.children.keys() {
+                if self.get(child)?.is_some() {
+                    self.delete(child, DeleteMode::Subtree)?;
+                }
+            }
+        }
+        let ts = next_timestamp();
+        let row = self.row_key(node.parent.is_none(), id)?;
+        self.store.mutate(
+            self.table,
+            &[RowMutation::new(row).push(Mutation::DeleteRow { up_to: Some(ts) })],
+        )?;
+        if let Some(p) = &node.parent {
+            self.unlist_child(p, id, ts)?;
+        }
+        Ok(())
+    }
+
+    fn all_nodes(&self) -> Result<BTreeMap<String, TreeNode>> {
+        self.store
+            .scan(self.table, &Scan::all())?
+            .map(|r| self.node_of(&r?).map(|n| (n.id.clone(), n)))
+            .collect()
+    }
+
+    /// Checks every parent pointer against the parents' lists: children a
+    /// parent does not list (`missing`), entries naming a node that is gone
+    /// or points elsewhere (`dangling`, also nodes whose parent is gone), and
+    /// entries with an old name (`stale`).
+    pub fn verify(&self) -> Result<Report> {
+        self.check(false)
+    }
+
+    /// Rebuilds the child lists from the nodes' parent pointers. Nodes whose
+    /// parent is gone are reported, not moved: decide where they belong.
+    pub fn repair(&self) -> Result<Report> {
+        self.check(true)
+    }
+
+    fn check(&self, fix: bool) -> Result<Report> {
+        let nodes = self.all_nodes()?;
+        let mut report = Report::default();
+        let mut writes = Vec::new();
+        let ts = next_timestamp();
+        for node in nodes.values() {
+            let Some(pid) = &node.parent else { continue };
+            match nodes.get(pid) {
+                None => report
+                    .dangling
+                    .push(format!("{} names parent {pid}, which is gone", node.id)),
+                Some(parent) => {
+                    let fix_entry = match parent.children.get(&node.id) {
+                        None => {
+                            report
+                                .missing
+                                .push(format!("{pid} does not list its child {}", node.id));
+                            true
+                        }
+                        Some(name) if *name != node.name => {
+                            report
+                                .stale
+                                .push(format!("{pid} lists {} as {name:?}, not {:?}", node.id, node.name));
+                            true
+                        }
+                        Some(_) => false,
+                    };
+                    if fix_entry {
+                        writes.push(RowMutation::new(self.row_key(parent.parent.is_none(), pid)?).put_at(
+                            CHILDREN,
+                            node.id.clone(),
+                            ts,
+                            node.name.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        for parent in nodes.values() {
+            for child in parent.children.keys() {
+                let points_back = nodes
+                    .get(child)
+                    .is_some_and(|c| c.parent.as_deref() == Some(&parent.id));
+                if !points_back {
+                    report.dangling.push(format!(
+                        "{} lists {child}, which is gone or has another parent",
+                        parent.id
+                    ));
+                    writes.push(
+                        RowMutation::new(self.row_key(parent.parent.is_none(), &parent.id)?).delete_column_up_to(
+                            CHILDREN,
+                            child.clone(),
+                            ts,
+                        ),
+                    );
+                }
+            }
+        }
+        if fix && !writes.is_empty() {
+            self.store.mutate(self.table, &writes)?;
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,206 @@
+//! A store wrapper that fails on purpose, to test what happens when a
+//! multi-row operation is cut off half-way.
+
+use std::sync::{Mutex, PoisonError};
+
+use super::{CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError};
+use crate::schema::TableSchema;
+
+/// Which calls a [`FaultyStore`] fails.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultPlan {
+    /// None.
+    Never,
+    /// Only the `n`-th call (counting from 1).
+    Call(u64),
+    /// Every `n`-th call.
+    Every(u64),
+    /// Each call with this probability, from a seeded generator: the same
+    /// seed fails the same calls.
+    Random {
+        /// The generator's seed.
+        seed: u64,
+        /// The chance of a fault, 0 to 1.
+        probability: f64,
+    },
+}
+
+/// When an injected fault strikes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultPoint {
+    /// Before the call reaches the store: nothing is applied.
+    Before,
+    /// After the store applied it: the write happened, its acknowledgement
+    /// is lost (as when a connection drops after the server committed).
+    After,
+}
+
+#[derive(Debug)]
+struct FaultState {
+    plan: FaultPlan,
+    calls: u64,
+    rng: u64,
+    faults: u64,
+}
+
+/// Wraps a store and fails some of its calls with
+/// [`StoreError::Connection`], before or after applying them.
+///
+/// Random faults strike before or after at random too; a plan with a call
+/// number strikes `after` for writes when [`FaultyStore::after`] is set.
+#[derive(Debug)]
+pub struct FaultyStore<S> {
+    inner: S,
+    state: Mutex<FaultState>,
+    after: bool,
+}
+
+impl<S: Store> FaultyStore<S> {
+    /// Wraps `inner` with a fault plan; numbered faults strike before the call.
+    pub fn new(inner: S, plan: FaultPlan) -> Self {
+        let seed = match plan {
+            FaultPlan::Random { seed, .. } => seed,
+            _ => 0,
+        };
+        FaultyStore {
+            inner,
+            state: Mutex::new(FaultState {
+                plan,
+                calls: 0,
+                rng: seed ^ 0x9E37_79B9_7F4A_7C15,
+                faults: 0,
+            }),
+            after: false,
+        }
+    }
+
+    /// Numbered faults strike after the call was applied.
+    pub fn after(mut self) -> Self {
+        self.after = true;
+        self
+    }
+
+    /// The store underneath, to look at the data without faults.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Changes the plan (the call count goes on).
+    pub fn set_plan(&self, plan: FaultPlan) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let FaultPlan::Random { seed, .. } = plan {
+            state.rng = seed ^ 0x9E37_79B9_7F4A_7C15;
+        }
+        state.plan = plan;
+    }
+
+    /// How many calls were made.
+    pub fn calls(&self) -> u64 {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).calls
+    }
+
+    /// How many faults were injected.
+    pub fn faults(&self) -> u64 {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).faults
+    }
+
+    /// Whether this call fails, and when.
+    fn roll(&self) -> Option<FaultPoint> {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        s.calls += 1;
+        let numbered = if self.after {
+            FaultPoint::After
+        } else {
+            FaultPoint::Before
+        };
+        let point = match s.plan {
+            FaultPlan::Never => None,
+            FaultPlan::Call(n) => (s.calls == n).then_some(numbered),
+            FaultPlan::Every(n) => (n > 0 && s.calls.is_multiple_of(n)).then_some(numbered),
+            FaultPlan::Random { probability, .. } => {
+                // xorshift64*: small, seedable, good enough to pick calls.
+                let mut x = s.rng;
+                x ^= x >> 12;
+                x ^= x << 25;
+                x ^= x >> 27;
+                s.rng = x;
+                let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D);
+                let unit = (r >> 11) as f64 / (1u64 << 53) as f64;
+                (unit < probability).then_some(if r & 1 == 0 {
+                    FaultPoint::Before
+                } else {
+                    FaultPoint::After
+                })
+            }
+        };
+        if point.is_some() {
+            s.faults += 1;
+        }
+        point
+    }
+
+    fn fault(&self, point: FaultPoint, operation: &str) -> StoreError {
+        StoreError::Connection {
+            endpoint: "faulty-store".into(),
+            message: format!(
+                "injected fault in {operation} ({})",
+                match point {
+                    FaultPoint::Before => "before it was applied",
+                    FaultPoint::After => "after it was applied",
+                }
+            ),
+            source: None,
+        }
+    }
+
+    /// Runs a call under the plan.
+    fn call<T>(&self, operation: &str, f: impl FnOnce(&S) -> Result<T>) -> Result<T> {
+        match self.roll() {
+            None => f(&self.inner),
+            Some(FaultPoint::Before) => Err(self.fault(FaultPoint::Before, operation)),
+            Some(FaultPoint::After) => {
+                f(&self.inner)?;
+                Err(self.fault(FaultPoint::After, operation))
+            }
+        }
+    }
+}
+
+impl<S: Store> Store for FaultyStore<S> {
+    fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        self.call("create_table", |s| s.create_table(schema))
+    }
+    fn delete_table(&self, table: &str) -> Result<()> {
+        self.call("delete_table", |s| s.delete_table(table))
+    }
+    fn table_exists(&self, table: &str) -> Result<bool> {
+        self.call("table_exists", |s| s.table_exists(table))
+    }
+    fn list_tables(&self) -> Result<Vec<String>> {
+        self.call("list_tables", |s| s.list_tables())
+    }
+    fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        self.call("describe_table", |s| s.describe_table(table))
+    }
+    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        self.call("get", |s| s.get(table, get))
+    }
+    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        self.call("get_many", |s| s.get_many(table, gets))
+    }
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        self.call("mutate", |s| s.mutate(table, rows))
+    }
+    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
+        match self.roll() {
+            Some(point) => Err(self.fault(point, "scan")),
+            None => self.inner.scan(table, scan),
+        }
+    }
+    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        self.call("check_and_mutate", |s| s.check_and_mutate(table, op))
+    }
+    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        self.call("increment", |s| s.increment(table, op))
+    }
+}

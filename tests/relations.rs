@@ -1,0 +1,468 @@
+//! The seeds' relation designs through the helpers of `hmap::relation`, on
+//! `MemoryStore`: person/role, shop/item, the org chart, weibo follows and
+//! inboxes, and a secondary index.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hmap::clock::next_timestamp;
+use hmap::relation::{DeleteMode, Delivery, FanOut, FanOutConfig, Index, ManyToMany, Tree};
+use hmap::store::{FaultPlan, FaultyStore, MemoryStore, Store};
+use hmap::{HTable, Table, Versioned};
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "person", family(name = "cf1"), family(name = "cf2"))]
+struct Person {
+    #[hmap(key)]
+    pid: String,
+    #[hmap(family = "cf1")]
+    name: String,
+    #[hmap(family = "cf1")]
+    age: u32,
+    /// cf2:<rid>=role name
+    #[hmap(family = "cf2", dynamic)]
+    roles: BTreeMap<String, String>,
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "role", family(name = "cf1"), family(name = "cf2"))]
+struct Role {
+    #[hmap(key)]
+    rid: String,
+    #[hmap(family = "cf1")]
+    name: String,
+    /// cf2:<pid>=person name
+    #[hmap(family = "cf2", dynamic)]
+    persons: BTreeMap<String, String>,
+}
+
+fn person(pid: &str, name: &str) -> Person {
+    Person {
+        pid: pid.into(),
+        name: name.into(),
+        age: 18,
+        roles: BTreeMap::new(),
+    }
+}
+
+fn role(rid: &str, name: &str) -> Role {
+    Role {
+        rid: rid.into(),
+        name: name.into(),
+        persons: BTreeMap::new(),
+    }
+}
+
+type PersonRole<S> = ManyToMany<Person, Role, S>;
+
+fn person_role(store: &Arc<MemoryStore>) -> PersonRole<Arc<MemoryStore>> {
+    let rel = ManyToMany::new(Arc::clone(store), "cf2", "cf2")
+        .with_labels(|p: &Person| p.name.clone(), |r: &Role| r.name.clone());
+    rel.left().create().unwrap();
+    rel.right().create().unwrap();
+    rel
+}
+
+fn names<T>(items: &[(String, T)]) -> Vec<&str> {
+    items.iter().map(|(k, _)| k.as_str()).collect()
+}
+
+#[test]
+fn person_and_role() {
+    let store = Arc::new(MemoryStore::new());
+    let rel = person_role(&store);
+    rel.left()
+        .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
+        .unwrap();
+    rel.right()
+        .put_many(&[role("100", "monitor"), role("200", "soldier")])
+        .unwrap();
+
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    rel.link(&"001".into(), &"200".into()).unwrap();
+    rel.link(&"002".into(), &"200".into()).unwrap();
+    // Linking twice is harmless.
+    rel.link(&"002".into(), &"200".into()).unwrap();
+
+    // The seed's layout: cf2:100=monitor on person 001, cf2:001=Xiaohei on role 100.
+    let p1 = rel.left().get("001").unwrap().unwrap();
+    assert_eq!(
+        p1.roles,
+        BTreeMap::from([("100".into(), "monitor".into()), ("200".into(), "soldier".into())])
+    );
+    let r200 = rel.right().get("200").unwrap().unwrap();
+    assert_eq!(
+        r200.persons,
+        BTreeMap::from([("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())])
+    );
+    assert_eq!(names(&rel.lefts_of(&"200".into()).unwrap()), ["001", "002"]);
+    let loaded: Vec<String> = rel
+        .load_rights(&"001".into())
+        .unwrap()
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(loaded, ["monitor", "soldier"]);
+
+    // Unlinking, twice, and a link that never was.
+    rel.unlink(&"001".into(), &"200".into()).unwrap();
+    rel.unlink(&"001".into(), &"200".into()).unwrap();
+    rel.unlink(&"002".into(), &"100".into()).unwrap();
+    assert_eq!(names(&rel.rights_of(&"001".into()).unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of(&"200".into()).unwrap()), ["002"]);
+
+    // A rename reaches every copy.
+    let mut r200 = rel.right().get("200").unwrap().unwrap();
+    r200.name = "private".into();
+    rel.right().update(&r200, &["name"]).unwrap();
+    rel.relabel_right(&"200".into()).unwrap();
+    assert_eq!(
+        rel.rights_of(&"002".into()).unwrap(),
+        [("200".to_string(), "private".to_string())]
+    );
+
+    // Deleting an entity removes it from every list.
+    rel.delete_left(&"002".into()).unwrap();
+    assert_eq!(rel.left().get("002").unwrap(), None);
+    assert!(rel.lefts_of(&"200".into()).unwrap().is_empty());
+    rel.delete_right(&"100".into()).unwrap();
+    assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+}
+
+#[test]
+fn link_needs_both_entities() {
+    let store = Arc::new(MemoryStore::new());
+    let rel = person_role(&store);
+    rel.left().put(&person("001", "Xiaohei")).unwrap();
+    let err = rel.link(&"001".into(), &"999".into()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "table `role`: invalid query: no row with id 999: link existing entities"
+    );
+    assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "shop", family(name = "info"), family(name = "item"))]
+struct Shop {
+    #[hmap(key)]
+    id: String,
+    #[hmap(family = "info")]
+    name: String,
+    #[hmap(family = "item", dynamic)]
+    items: BTreeMap<String, String>,
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "item", family(name = "info"), family(name = "shop"))]
+struct Item {
+    #[hmap(key)]
+    id: String,
+    #[hmap(family = "info")]
+    title: String,
+    #[hmap(family = "shop", dynamic)]
+    shops: BTreeMap<String, String>,
+}
+
+#[test]
+fn shop_and_item_links_carry_a_type() {
+    let store = Arc::new(MemoryStore::new());
+    let rel: ManyToMany<Shop, Item, _> = ManyToMany::new(Arc::clone(&store), "item", "shop");
+    rel.left().create().unwrap();
+    rel.right().create().unwrap();
+    rel.left()
+        .put_many(&[
+            Shop {
+                id: "s1".into(),
+                name: "Tea house".into(),
+                items: BTreeMap::new(),
+            },
+            Shop {
+                id: "s2".into(),
+                name: "Corner shop".into(),
+                items: BTreeMap::new(),
+            },
+        ])
+        .unwrap();
+    rel.right()
+        .put(&Item {
+            id: "i1".into(),
+            title: "Tea".into(),
+            shops: BTreeMap::new(),
+        })
+        .unwrap();
+    // item:<item_id>=type on the shop, shop:<shop_id>=type on the item.
+    rel.link_with(&"s1".into(), &"i1".into(), "consign", "consign").unwrap();
+    rel.link_with(&"s2".into(), &"i1".into(), "own", "own").unwrap();
+    let item = rel.right().get("i1").unwrap().unwrap();
+    assert_eq!(
+        item.shops,
+        BTreeMap::from([("s1".into(), "consign".into()), ("s2".into(), "own".into())])
+    );
+    assert_eq!(
+        rel.left().get("s2").unwrap().unwrap().items,
+        BTreeMap::from([("i1".into(), "own".into())])
+    );
+    // Deleting the item removes it from every shop.
+    rel.delete_right(&"i1".into()).unwrap();
+    assert!(rel.left().get("s1").unwrap().unwrap().items.is_empty());
+    assert!(rel.verify().unwrap().is_consistent());
+}
+
+// ---------------------------------------------------------------------------
+// Weibo: follows and fans in one table, both sides of one relation.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "wb_user", family(name = "cf1"), family(name = "cf2"), family(name = "cf3"))]
+struct User {
+    #[hmap(key)]
+    uid: String,
+    #[hmap(family = "cf1")]
+    name: String,
+    /// cf2:<uid>=name: whom this user follows
+    #[hmap(family = "cf2", dynamic)]
+    follows: BTreeMap<String, String>,
+    /// cf3:<uid>=name: who follows this user
+    #[hmap(family = "cf3", dynamic)]
+    fans: BTreeMap<String, String>,
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "wb_inbox", family(name = "cf", versions = 1000))]
+struct Inbox {
+    #[hmap(key)]
+    uid: String,
+    #[hmap(versions)]
+    sq: Vec<Versioned<String>>,
+}
+
+#[test]
+fn weibo_follows_and_inbox_fan_out() {
+    let store = Arc::new(MemoryStore::new());
+    let follows: ManyToMany<User, User, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf3")
+        .with_labels(|u: &User| u.name.clone(), |u: &User| u.name.clone());
+    follows.left().create().unwrap();
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    for (uid, name) in [("001", "Xiaohong"), ("002", "Xiaohei"), ("003", "Xiaobai")] {
+        follows
+            .left()
+            .put(&User {
+                uid: uid.into(),
+                name: name.into(),
+                follows: BTreeMap::new(),
+                fans: BTreeMap::new(),
+            })
+            .unwrap();
+    }
+    // The seed: 001 follows 002; 002 follows 001 and 003; 003 follows 001 and 002.
+    for (a, b) in [
+        ("001", "002"),
+        ("002", "001"),
+        ("002", "003"),
+        ("003", "001"),
+        ("003", "002"),
+    ] {
+        follows.link(&a.into(), &b.into()).unwrap();
+    }
+    let u2 = follows.left().get("002").unwrap().unwrap();
+    assert_eq!(u2.fans.keys().collect::<Vec<_>>(), ["001", "003"]);
+    assert_eq!(u2.follows.keys().collect::<Vec<_>>(), ["001", "003"]);
+
+    let config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    let fanout = FanOut::start(Arc::clone(&store), config.clone());
+    let mut posted = Vec::new();
+    for (author, text) in [("002", "hello"), ("001", "hi"), ("002", "again")] {
+        let fans = follows.lefts_of(&author.to_string()).unwrap();
+        let recipients = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
+        let ts = next_timestamp();
+        posted.push((author, text, ts));
+        fanout
+            .deliver(Delivery {
+                recipients,
+                value: Bytes::from(format!("{author}:{text}")),
+                timestamp: ts,
+            })
+            .unwrap();
+    }
+    assert_eq!(fanout.flush(), 0);
+    // 003 follows 001 and 002: their three posts, newest first.
+    let inbox = inboxes.get("003").unwrap().unwrap();
+    let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
+    assert_eq!(refs, ["002:again", "001:hi", "002:hello"]);
+    // Pages of two, by time.
+    let row = inboxes.row_key("003").unwrap();
+    let first = FanOut::read_inbox(&*store, &config, row.clone(), 2, None).unwrap();
+    assert_eq!(first.len(), 2);
+    let next = FanOut::read_inbox(&*store, &config, row, 2, Some(first[1].0)).unwrap();
+    assert_eq!(
+        next.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
+        [Bytes::from("002:hello")]
+    );
+    // 001 follows only 002.
+    assert_eq!(inboxes.get("001").unwrap().unwrap().sq.len(), 2);
+    assert!(fanout.shutdown().is_empty());
+}
+
+#[test]
+fn fan_out_retries_and_keeps_what_fails() {
+    let memory = Arc::new(MemoryStore::new());
+    Table::<Inbox, _>::new(Arc::clone(&memory)).create().unwrap();
+    // Every other write fails once: retries get through.
+    let flaky = Arc::new(FaultyStore::new(Arc::clone(&memory), FaultPlan::Every(2)));
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.batch = 3;
+    let fanout = FanOut::start(Arc::clone(&flaky), config.clone());
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&memory));
+    let recipients: Vec<Bytes> = (0..10).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
+    for n in 0..20 {
+        fanout
+            .deliver(Delivery {
+                recipients: recipients.clone(),
+                value: Bytes::from(format!("post{n}")),
+                timestamp: 1_000 + n,
+            })
+            .unwrap();
+    }
+    assert_eq!(fanout.flush(), 0);
+    assert!(flaky.faults() > 0);
+    for i in 0..10 {
+        assert_eq!(inboxes.get(format!("u{i}")).unwrap().unwrap().sq.len(), 20);
+    }
+    // A store that fails every call: deliveries are kept, then retried.
+    flaky.set_plan(FaultPlan::Every(1));
+    fanout
+        .deliver(Delivery {
+            recipients: recipients.clone(),
+            value: Bytes::from("late"),
+            timestamp: 5_000,
+        })
+        .unwrap();
+    assert_eq!(fanout.flush(), 1);
+    flaky.set_plan(FaultPlan::Never);
+    fanout.retry_failed().unwrap();
+    assert_eq!(fanout.flush(), 0);
+    assert_eq!(inboxes.get("u3").unwrap().unwrap().sq[0].value, "late");
+    // Shutting down writes what is still queued.
+    for n in 0..50 {
+        fanout
+            .deliver(Delivery {
+                recipients: recipients[..1].to_vec(),
+                value: Bytes::from(format!("final{n}")),
+                timestamp: 10_000 + n,
+            })
+            .unwrap();
+    }
+    assert!(fanout.shutdown().is_empty());
+    assert_eq!(inboxes.get("u0").unwrap().unwrap().sq.len(), 71);
+}
+
+// ---------------------------------------------------------------------------
+// The org chart.
+
+#[test]
+fn org_chart() {
+    let store = Arc::new(MemoryStore::new());
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    org.insert("001", "CEO", None).unwrap();
+    org.insert("002", "Development", Some("001")).unwrap();
+    org.insert("003", "Dev 1", Some("002")).unwrap();
+    org.insert("004", "Dev 2", Some("002")).unwrap();
+    org.insert("005", "Marketing", Some("001")).unwrap();
+    org.insert("006", "Market 1", Some("005")).unwrap();
+    org.insert("009", "Subsidiary", None).unwrap();
+
+    // The seed's keys: 0_ for top-level departments, 1_ for the others.
+    assert!(store.get("org", &hmap::store::Get::new("0_001")).unwrap().is_some());
+    assert!(store.get("org", &hmap::store::Get::new("1_002")).unwrap().is_some());
+    let top: Vec<String> = org.top_level().unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(top, ["001", "009"]);
+    let kids: Vec<String> = org.children("002").unwrap().into_iter().map(|n| n.name).collect();
+    assert_eq!(kids, ["Dev 1", "Dev 2"]);
+    let path: Vec<String> = org.path_to_root("003").unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(path, ["003", "002", "001"]);
+
+    // Moves: within a level, to the top (a new rowkey), and refused cycles.
+    org.move_node("004", Some("005")).unwrap();
+    assert_eq!(org.get("002").unwrap().unwrap().children.len(), 1);
+    assert_eq!(org.get("004").unwrap().unwrap().parent.as_deref(), Some("005"));
+    org.move_node("005", None).unwrap();
+    assert!(store.get("org", &hmap::store::Get::new("1_005")).unwrap().is_none());
+    assert_eq!(org.path_to_root("006").unwrap().len(), 2);
+    assert!(org.move_node("001", Some("003")).is_err());
+
+    // Deletes: refused with children, or the whole subtree.
+    assert!(org.delete("002", DeleteMode::Refuse).is_err());
+    org.delete("002", DeleteMode::Subtree).unwrap();
+    assert!(org.get("003").unwrap().is_none());
+    assert!(org.get("001").unwrap().unwrap().children.is_empty());
+    assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
+}
+
+// ---------------------------------------------------------------------------
+// A secondary index.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "account", family(name = "a"))]
+struct Account {
+    #[hmap(key)]
+    id: u64,
+    email: String,
+    city: String,
+}
+
+fn account(id: u64, email: &str, city: &str) -> Account {
+    Account {
+        id,
+        email: email.into(),
+        city: city.into(),
+    }
+}
+
+#[test]
+fn secondary_index_by_city() {
+    let store = Arc::new(MemoryStore::new());
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    by_city.table().create().unwrap();
+    by_city.create().unwrap();
+    by_city.put(&account(1, "a@x", "Hangzhou")).unwrap();
+    by_city.put(&account(2, "b@x", "Beijing")).unwrap();
+    by_city.put(&account(3, "c@x", "Hangzhou")).unwrap();
+    let ids = |city: &str| -> Vec<u64> {
+        by_city
+            .lookup(&city.to_string())
+            .unwrap()
+            .into_iter()
+            .map(|a| a.id)
+            .collect()
+    };
+    assert_eq!(ids("Hangzhou"), [1, 3]);
+    // Moving city moves the entry.
+    by_city.put(&account(3, "c@x", "Beijing")).unwrap();
+    assert_eq!(ids("Hangzhou"), [1]);
+    assert_eq!(ids("Beijing"), [2, 3]);
+    // An update of the indexed field, and of another field.
+    by_city.update(&account(1, "ignored", "Shanghai"), &["city"]).unwrap();
+    by_city.update(&account(2, "new@x", "ignored"), &["email"]).unwrap();
+    assert_eq!(ids("Shanghai"), [1]);
+    assert_eq!(ids("Beijing"), [2, 3]);
+    by_city.delete(2u64).unwrap();
+    assert_eq!(ids("Beijing"), [3]);
+    assert!(
+        by_city.verify().unwrap().is_consistent(),
+        "{}",
+        by_city.verify().unwrap()
+    );
+
+    // Entries written behind the index's back are found and repaired.
+    by_city.table().put(&account(9, "z@x", "Xian")).unwrap();
+    let report = by_city.verify().unwrap();
+    assert_eq!(report.missing.len(), 1);
+    by_city.repair().unwrap();
+    assert_eq!(ids("Xian"), [9]);
+    by_city.rebuild().unwrap();
+    assert!(by_city.verify().unwrap().is_consistent());
+}
