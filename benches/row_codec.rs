@@ -48,7 +48,7 @@ fn sample() -> Profile {
 fn hmap_encode(p: &Profile) -> RowMutation {
     let mut key = Vec::with_capacity(8);
     p.encode_key(&mut key).unwrap();
-    let mut w = RowWriter::new(Profile::TABLE, &key);
+    let mut w = RowWriter::at(Profile::TABLE, &key, TS);
     p.write_cells(&mut w).unwrap();
     let mutations = w.into_mutations();
     RowMutation {
@@ -62,12 +62,16 @@ fn hmap_decode(row: &RowResult) -> Profile {
     Profile::read_row(key, &RowReader::new(Profile::TABLE, row)).unwrap()
 }
 
+/// The timestamp both sides stamp their cells with (hmap stamps every cell
+/// of a write with one timestamp; the clock is not what is measured here).
+const TS: i64 = 1_700_000_000_000;
+
 fn put(qualifier: &'static str, value: Bytes) -> Mutation {
     Mutation::Put {
         family: Bytes::from_static(b"p"),
         qualifier: Bytes::from_static(qualifier.as_bytes()),
         value,
-        timestamp: None,
+        timestamp: Some(TS),
     }
 }
 
@@ -84,7 +88,7 @@ fn hand_encode(p: &Profile) -> RowMutation {
         None => mutations.push(Mutation::DeleteColumn {
             family: Bytes::from_static(b"p"),
             qualifier: Bytes::from_static(b"city"),
-            up_to: None,
+            up_to: Some(TS),
         }),
     }
     mutations.push(put("created", Bytes::copy_from_slice(&p.created.to_be_bytes())));

@@ -194,8 +194,8 @@ fn shop_and_item_links_carry_a_type() {
         })
         .unwrap();
     // item:<item_id>=type on the shop, shop:<shop_id>=type on the item.
-    rel.link_with(&"s1".into(), &"i1".into(), "consign", "consign").unwrap();
-    rel.link_with(&"s2".into(), &"i1".into(), "own", "own").unwrap();
+    rel.link_with(&"s1".into(), &"i1".into(), "consign").unwrap();
+    rel.link_with(&"s2".into(), &"i1".into(), "own").unwrap();
     let item = rel.right().get("i1").unwrap().unwrap();
     assert_eq!(
         item.shops,

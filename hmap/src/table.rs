@@ -124,17 +124,26 @@ pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
 pub struct RowWriter<'a> {
     table: &'static str,
     row: &'a [u8],
+    /// The timestamp of every cell written (but versions, which carry their own).
+    timestamp: i64,
     mutations: Vec<Mutation>,
     /// Only these fields, for partial updates.
     only: Option<&'a [&'a str]>,
 }
 
 impl<'a> RowWriter<'a> {
-    /// A writer for one row.
+    /// A writer for one row, stamping its cells with
+    /// [`next_timestamp`](crate::clock::next_timestamp).
     pub fn new(table: &'static str, row: &'a [u8]) -> Self {
+        Self::at(table, row, crate::clock::next_timestamp())
+    }
+
+    /// A writer for one row, stamping its cells with `timestamp`.
+    pub fn at(table: &'static str, row: &'a [u8], timestamp: i64) -> Self {
         RowWriter {
             table,
             row,
+            timestamp,
             mutations: Vec::new(),
             only: None,
         }
@@ -166,7 +175,7 @@ impl<'a> RowWriter<'a> {
             family: Bytes::from_static(family.as_bytes()),
             qualifier: Bytes::from_static(qualifier.as_bytes()),
             value,
-            timestamp: None,
+            timestamp: Some(self.timestamp),
         });
         Ok(())
     }
@@ -187,7 +196,7 @@ impl<'a> RowWriter<'a> {
                 self.mutations.push(Mutation::DeleteColumn {
                     family: Bytes::from_static(family.as_bytes()),
                     qualifier: Bytes::from_static(qualifier.as_bytes()),
-                    up_to: None,
+                    up_to: Some(self.timestamp),
                 });
                 Ok(())
             }
@@ -195,11 +204,9 @@ impl<'a> RowWriter<'a> {
     }
 
     /// Replaces a dynamic family with the entries of a map: the stored
-    /// family is deleted up to the millisecond before this write, and every
-    /// entry is written at this millisecond, so the family holds exactly the
-    /// map afterwards. The millisecond is the client's clock, made strictly
-    /// increasing within the process; writers in several processes should
-    /// not replace the same row's family within one millisecond.
+    /// family is deleted up to the millisecond before this write's, and every
+    /// entry is written at this write's, so the family holds exactly the map
+    /// afterwards.
     pub fn dynamic<'m, KC, VC, K, V>(
         &mut self,
         family: &'static str,
@@ -211,7 +218,7 @@ impl<'a> RowWriter<'a> {
         K: 'm,
         V: 'm,
     {
-        let now = crate::clock::next_timestamp();
+        let now = self.timestamp;
         let family_bytes = Bytes::from_static(family.as_bytes());
         self.mutations.push(Mutation::DeleteFamily {
             family: family_bytes.clone(),
@@ -842,7 +849,11 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(RowMutation { row: key, mutations })
     }
 
-    /// Writes a row: every cell of its fields. An `Option` field that is
+    /// Writes a row: every cell of its fields, stamped with
+    /// [`next_timestamp`](crate::clock::next_timestamp), so that within a
+    /// process a later write always wins, also over a delete of the same row
+    /// in the same millisecond (which a server-stamped put would lose). An
+    /// `Option` field that is
     /// `None` deletes its stored cell (unless marked `keep_on_none`); a
     /// dynamic map replaces its family; counters are left alone. A type with
     /// a `version` field writes only if the stored version is the row's
@@ -898,7 +909,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             family: Bytes::from_static(field.family.as_bytes()),
             qualifier: Bytes::from_static(field.qualifier.as_bytes()),
             value: Bytes::copy_from_slice(&next.to_be_bytes()),
-            timestamp: None,
+            timestamp: Some(crate::clock::next_timestamp()),
         });
         let expected = (version > 0).then(|| Bytes::copy_from_slice(&version.to_be_bytes()));
         let row_key = mutation.row.clone();
@@ -951,7 +962,11 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Deletes rows by raw rowkey, in one call.
     pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
-        let mutations: Vec<RowMutation> = row_keys.into_iter().map(|k| RowMutation::new(k).delete_row()).collect();
+        let ts = crate::clock::next_timestamp();
+        let mutations: Vec<RowMutation> = row_keys
+            .into_iter()
+            .map(|k| RowMutation::new(k).push(Mutation::DeleteRow { up_to: Some(ts) }))
+            .collect();
         self.store.mutate(T::TABLE, &mutations)?;
         Ok(())
     }

@@ -30,9 +30,11 @@ use crate::value::CellValue;
 /// repair after a failure never resurrects part of a deleted row.
 ///
 /// Ids are the tables' single-part keys, stored as qualifiers with their
-/// cell encoding (a `String` id is its UTF-8). Values are strings: a label
-/// copied from the other entity (a role's name on the person's row), or data
-/// of the link itself (a shop/item link's type).
+/// cell encoding (a `String` id is its UTF-8). Values are strings: either
+/// labels copied from the other entity (a role's name on the person's row,
+/// the person's name on the role's), computed by the functions given to
+/// [`with_labels`](Self::with_labels); or data of the link itself (a
+/// shop/item link's type), the same on both rows.
 pub struct ManyToMany<L: HTable, R: HTable, S> {
     left: Table<L, S>,
     right: Table<R, S>,
@@ -131,12 +133,16 @@ where
             }
             _ => (String::new(), String::new()),
         };
-        self.link_with(left, right, &on_left, &on_right)
+        self.write_link(left, right, &on_left, &on_right)
     }
 
-    /// Links a left and a right entity, storing `on_left` in the left row's
-    /// list and `on_right` in the right row's.
-    pub fn link_with(&self, left: &L::Key, right: &R::Key, on_left: &str, on_right: &str) -> Result<()> {
+    /// Links a left and a right entity with a value of the link itself (a
+    /// shop/item link's type), stored in both lists.
+    pub fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()> {
+        self.write_link(left, right, value, value)
+    }
+
+    fn write_link(&self, left: &L::Key, right: &R::Key, on_left: &str, on_right: &str) -> Result<()> {
         let ts = next_timestamp();
         let put = |family: &'static str, qualifier: Bytes, value: &str| Mutation::Put {
             family: Bytes::from_static(family.as_bytes()),
@@ -353,9 +359,8 @@ where
             match right.get(pair) {
                 None => report.missing.push(describe(pair, Side::Right)),
                 Some(mirror) => {
-                    if let Some(expected) = self.expected_right_value(&pair.0, value)?
-                        && expected != *mirror
-                    {
+                    let expected = self.expected_right_value(&pair.0, value)?;
+                    if expected != *mirror {
                         report.stale.push(describe(pair, Side::Right));
                     }
                 }
@@ -370,10 +375,13 @@ where
     }
 
     /// The value the right side should hold for a link: the left entity's
-    /// label, if labels are configured.
-    fn expected_right_value(&self, left: &L::Key, _left_value: &str) -> Result<Option<String>> {
-        let Some(label) = self.left_label else { return Ok(None) };
-        Ok(self.left.get(left.clone())?.map(|l| label(&l)))
+    /// label with labels (empty if the entity is gone), else the link's
+    /// value, the same on both sides.
+    fn expected_right_value(&self, left: &L::Key, left_value: &str) -> Result<String> {
+        match self.left_label {
+            Some(label) => Ok(self.left.get(left.clone())?.map(|l| label(&l)).unwrap_or_default()),
+            None => Ok(left_value.to_string()),
+        }
     }
 
     /// Makes the right side mirror the left: writes the links it lacks,
@@ -386,17 +394,13 @@ where
         let ts = next_timestamp();
         let mut writes = Vec::new();
         for (pair, value) in &left {
-            let expected = match self.expected_right_value(&pair.0, value)? {
-                Some(label) => label,
-                // Without labels, the link's value is the same on both sides.
-                None => value.clone(),
-            };
+            let expected = self.expected_right_value(&pair.0, value)?;
             let fix = match right.get(pair) {
                 None => {
                     report.missing.push(describe(pair, Side::Right));
                     true
                 }
-                Some(mirror) if self.left_label.is_some() && *mirror != expected => {
+                Some(mirror) if *mirror != expected => {
                     report.stale.push(describe(pair, Side::Right));
                     true
                 }

@@ -128,7 +128,15 @@ impl<S: Store> Tree<S> {
         }
         let rows = self.store.get_many(self.table, &gets)?;
         rows.chunks(2)
-            .map(|pair| pair.iter().flatten().next().map(|r| self.node_of(r)).transpose())
+            .map(|pair| {
+                // A move cut off half-way leaves a node under both keys: the
+                // later write is the node.
+                pair.iter()
+                    .flatten()
+                    .max_by_key(|r| written_at(r))
+                    .map(|r| self.node_of(r))
+                    .transpose()
+            })
             .collect()
     }
 
@@ -302,11 +310,30 @@ impl<S: Store> Tree<S> {
         Ok(())
     }
 
-    fn all_nodes(&self) -> Result<BTreeMap<String, TreeNode>> {
-        self.store
-            .scan(self.table, &Scan::all())?
-            .map(|r| self.node_of(&r?).map(|n| (n.id.clone(), n)))
-            .collect()
+    /// Every node, and the older copies of nodes a cut-off move left under
+    /// two keys (with the key of the copy).
+    fn all_nodes(&self) -> Result<(BTreeMap<String, TreeNode>, Vec<(String, Bytes)>)> {
+        let mut nodes: BTreeMap<String, (TreeNode, i64, Bytes)> = BTreeMap::new();
+        let mut stale = Vec::new();
+        for row in self.store.scan(self.table, &Scan::all())? {
+            let row = row?;
+            let node = self.node_of(&row)?;
+            let at = written_at(&row);
+            match nodes.remove(&node.id) {
+                Some((other, other_at, other_key)) if other_at > at => {
+                    stale.push((node.id.clone(), row.row.clone()));
+                    nodes.insert(other.id.clone(), (other, other_at, other_key));
+                }
+                Some((other, _, other_key)) => {
+                    stale.push((other.id, other_key));
+                    nodes.insert(node.id.clone(), (node, at, row.row));
+                }
+                None => {
+                    nodes.insert(node.id.clone(), (node, at, row.row));
+                }
+            }
+        }
+        Ok((nodes.into_iter().map(|(id, (n, _, _))| (id, n)).collect(), stale))
     }
 
     /// Checks every parent pointer against the parents' lists: children a
@@ -324,10 +351,17 @@ impl<S: Store> Tree<S> {
     }
 
     fn check(&self, fix: bool) -> Result<Report> {
-        let nodes = self.all_nodes()?;
+        let (nodes, copies) = self.all_nodes()?;
         let mut report = Report::default();
         let mut writes = Vec::new();
         let ts = next_timestamp();
+        for (id, key) in copies {
+            report.dangling.push(format!(
+                "{id} also has an older row {}, left by a move",
+                crate::key::Printable(&key)
+            ));
+            writes.push(RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) }));
+        }
         for node in nodes.values() {
             let Some(pid) = &node.parent else { continue };
             match nodes.get(pid) {
@@ -386,4 +420,10 @@ impl<S: Store> Tree<S> {
         }
         Ok(report)
     }
+}
+
+/// When a node's row was written: the timestamp of its name, which every
+/// write of the node rewrites.
+fn written_at(row: &RowResult) -> i64 {
+    row.latest(INFO, NAME).map_or(i64::MIN, |c| c.timestamp)
 }
