@@ -649,7 +649,9 @@ fn deletes_and_missing_cells() {
     store
         .mutate(
             "sale",
-            &[hmap::store::RowMutation::new(key.clone()).delete_column("n", "q")],
+            // Stamped by hmap's clock, as the typed writes are, so that it
+            // is later than they are.
+            &[hmap::store::RowMutation::new(key.clone()).delete_column_up_to("n", "q", hmap::clock::next_timestamp())],
         )
         .unwrap();
     let err = sales.get(("bob", at(2), 20u64)).unwrap_err();
@@ -660,9 +662,8 @@ fn deletes_and_missing_cells() {
             .ends_with("column n:q: the cell is missing (the field is not an Option)"),
         "{err}"
     );
-    // A cell of the wrong width, likewise. (Written a minute ahead: a put in
-    // the delete's own millisecond would be masked by it, as in HBase.)
-    let later = Utc::now().timestamp_millis() + 60_000;
+    // A cell of the wrong width, likewise, written after the delete.
+    let later = hmap::clock::next_timestamp();
     store
         .mutate(
             "sale",

@@ -852,7 +852,9 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// Writes a row: every cell of its fields, stamped with
     /// [`next_timestamp`](crate::clock::next_timestamp), so that within a
     /// process a later write always wins, also over a delete of the same row
-    /// in the same millisecond (which a server-stamped put would lose). An
+    /// in the same millisecond (which a server-stamped put would lose). That
+    /// clock runs ahead of the wall clock by the writes made within one
+    /// millisecond, so stamp raw-store deletes of these cells with it too. An
     /// `Option` field that is
     /// `None` deletes its stored cell (unless marked `keep_on_none`); a
     /// dynamic map replaces its family; counters are left alone. A type with

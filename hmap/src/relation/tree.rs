@@ -64,6 +64,9 @@ impl<S> std::fmt::Debug for Tree<S> {
     }
 }
 
+/// An older row of a node, by id and rowkey, left by a move cut off half-way.
+type StaleCopy = (String, Bytes);
+
 /// `<0|1>_<id>`: the level (0 for top-level nodes), then the id.
 static TREE_SEGMENTS: [Segment; 2] = [
     Segment::Part(PartSpec::new("level", PartKind::U8).width(Width::Fixed(1))),
@@ -312,7 +315,7 @@ impl<S: Store> Tree<S> {
 
     /// Every node, and the older copies of nodes a cut-off move left under
     /// two keys (with the key of the copy).
-    fn all_nodes(&self) -> Result<(BTreeMap<String, TreeNode>, Vec<(String, Bytes)>)> {
+    fn all_nodes(&self) -> Result<(BTreeMap<String, TreeNode>, Vec<StaleCopy>)> {
         let mut nodes: BTreeMap<String, (TreeNode, i64, Bytes)> = BTreeMap::new();
         let mut stale = Vec::new();
         for row in self.store.scan(self.table, &Scan::all())? {
