@@ -82,3 +82,6 @@ struct VersionsGuideDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/scans.md")]
 struct ScansGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/relations.md")]
+struct RelationsGuideDoctests;
