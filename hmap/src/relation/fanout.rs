@@ -176,7 +176,7 @@ impl FanOut {
 
     /// A page of an inbox, newest first: up to `limit` versions older than
     /// `before` (a previous page's last timestamp), as `(timestamp, value)`.
-    pub fn read_inbox<S: Store>(
+    pub fn read_inbox<S: Store + ?Sized>(
         store: &S,
         config: &FanOutConfig,
         inbox: Bytes,

@@ -1,0 +1,217 @@
+//! Every example, run on `MemoryStore`, with its output checked.
+
+use std::sync::Arc;
+
+use hmap::store::{MemoryStore, Store};
+
+#[path = "../examples/animals.rs"]
+mod animals;
+#[path = "../examples/org_chart.rs"]
+mod org_chart;
+#[path = "../examples/person_role.rs"]
+mod person_role;
+#[path = "../examples/purchases.rs"]
+mod purchases;
+#[path = "../examples/sensor_readings.rs"]
+mod sensor_readings;
+#[path = "../examples/shop_item.rs"]
+mod shop_item;
+#[path = "../examples/weibo.rs"]
+mod weibo;
+
+fn output(run: fn(Arc<dyn Store>, &mut dyn std::io::Write) -> hmap_suite::ExampleResult) -> String {
+    let mut out = Vec::new();
+    run(Arc::new(MemoryStore::new()), &mut out).expect("the example runs");
+    String::from_utf8(out).expect("UTF-8 output")
+}
+
+/// The lines after `header`, up to the next line at the header's indent.
+fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| !l.starts_with(header))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect()
+}
+
+#[test]
+fn weibo_timelines_are_correct_and_newest_first() {
+    let out = output(weibo::run);
+    assert!(out.contains("registered 300 users with "), "{out}");
+    assert!(out.contains("posted 3000 posts"), "{out}");
+    assert!(out.contains("(0 failed)"), "{out}");
+    assert!(out.contains("follow lists: consistent"), "{out}");
+    assert!(out.contains("no longer lists u042 as a fan: true"), "{out}");
+
+    // The home timeline, recomputed from the data set: posts by those u042
+    // follows, newest first.
+    let data = weibo::dataset(42, 300, 3000);
+    let followed: Vec<&str> = data
+        .follows
+        .iter()
+        .filter(|(a, _)| a == "u042")
+        .map(|(_, b)| b.as_str())
+        .collect();
+    let mut expected: Vec<&(String, i64, String)> = data
+        .posts
+        .iter()
+        .filter(|(u, _, _)| followed.contains(&u.as_str()))
+        .collect();
+    expected.sort_by_key(|p| std::cmp::Reverse(p.1));
+    let timeline = section(&out, "u042's home timeline");
+    let shown: Vec<&str> = timeline.iter().filter(|l| !l.contains("next page")).copied().collect();
+    assert_eq!(shown.len(), 10, "{out}");
+    for (line, (author, _, content)) in shown.iter().zip(&expected) {
+        assert!(
+            line.ends_with(&format!("{author}: {content}")),
+            "{line} vs {author}: {content}"
+        );
+    }
+    // Own posts: u042's, newest first, two pages of three.
+    let mut own: Vec<&(String, i64, String)> = data.posts.iter().filter(|(u, _, _)| u == "u042").collect();
+    own.sort_by_key(|p| std::cmp::Reverse(p.1));
+    let own_lines: Vec<&str> = section(&out, "u042's own posts")
+        .into_iter()
+        .filter(|l| !l.contains("next page"))
+        .collect();
+    assert_eq!(own_lines.len(), own.len().min(6), "{out}");
+    for (line, (_, _, content)) in own_lines.iter().zip(&own) {
+        assert!(line.ends_with(content.as_str()), "{line} vs {content}");
+    }
+}
+
+#[test]
+fn shop_item_lists_and_deletes() {
+    let out = output(shop_item::run);
+    assert_eq!(
+        section(&out, "Green Tea House")
+            .first()
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>()),
+        Some(vec!["i1", "Longjing"])
+    );
+    assert!(out.contains("i3 is sold by: s1 (consign), s2 (own)"), "{out}");
+    let after: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("deleted item i3")).collect();
+    let text = after.join("\n");
+    assert!(!text.contains("Mooncakes"), "{text}");
+    assert!(text.contains("items left: i1, i2, i4"), "{text}");
+    assert!(out.ends_with("shop/item lists: consistent\n"), "{out}");
+}
+
+#[test]
+fn person_role_keeps_both_lists() {
+    let out = output(person_role::run);
+    assert!(
+        out.contains("  role 200 soldier: Xiaohei, Xiaohuang, Xiaobai\n"),
+        "{out}"
+    );
+    assert!(out.contains("  person 001 Xiaohei: monitor, private\n"), "{out}");
+    assert!(out.contains("  role 200 private: Xiaohei, Xiaobai\n"), "{out}");
+    assert!(out.contains("  role 300 cook: (none)\n"), "{out}");
+    assert!(out.ends_with("person/role lists: consistent\n"), "{out}");
+}
+
+#[test]
+fn org_chart_moves_and_deletes() {
+    let out = output(org_chart::run);
+    assert!(
+        out.contains("from 004 to the top: Development 2 <- Development <- CEO"),
+        "{out}"
+    );
+    assert!(out.contains("refused: "), "{out}");
+    let last: Vec<&str> = section(&out, "deleted Development with its subtree");
+    assert_eq!(
+        last,
+        [
+            "  001 CEO",
+            "  005 Marketing",
+            "    004 Development 2",
+            "    006 Marketing 1",
+            "    007 Marketing 2"
+        ]
+    );
+    assert!(out.ends_with("org chart: consistent\n"), "{out}");
+}
+
+#[test]
+fn animals_list_parents_and_children() {
+    let out = output(animals::run);
+    assert!(
+        out.contains(" 5 dog                      parents: [animal]  children: [red dog, black dog]"),
+        "{out}"
+    );
+    assert!(
+        out.contains(" 9 tiger of the northeast   parents: [animal, tiger]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("what kinds of dog are there? [\"red dog\", \"black dog\"]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn purchases_by_time() {
+    let out = output(purchases::run);
+    assert!(
+        out.starts_with("create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}"),
+        "{out}"
+    );
+    let latest = section(&out, "user3's five latest purchases");
+    assert_eq!(latest.len(), 5);
+    let times = |lines: &[&str]| -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.trim().split(' ').next().unwrap_or("").to_string())
+            .collect()
+    };
+    let t = times(&latest);
+    assert!(t.windows(2).all(|w| w[0] > w[1]), "newest first: {t:?}");
+    let newest = times(&section(&out, "user3's purchases from"));
+    let mut oldest = times(&section(&out, "the same, oldest first"));
+    assert!(!newest.is_empty());
+    assert!(
+        newest
+            .iter()
+            .all(|t| t.as_str() >= "2026-03-10" && t.as_str() < "2026-03-17"),
+        "{newest:?}"
+    );
+    oldest.reverse();
+    assert_eq!(newest, oldest);
+    assert!(
+        out.contains("and read back: user_id=\"user3\" time=2026-03-01T09:00:00.000Z product_id=1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sensor_readings_spread_and_merge() {
+    let out = output(sensor_readings::run);
+    let buckets = section(&out, "1200 readings of 20 sensors");
+    assert_eq!(buckets.len(), 8, "all eight buckets hold rows: {out}");
+    let total: usize = buckets
+        .iter()
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(total, 1200);
+    assert!(
+        out.contains("the merged scan returned 1200 readings, ordered by sensor: true"),
+        "{out}"
+    );
+    assert!(
+        section(&out, "sensor 7, newest first")
+            .iter()
+            .all(|l| l.starts_with("  sensor 7 "))
+    );
+}
+
+#[test]
+fn thrift_address_without_a_backend_is_a_clear_error() {
+    let err = hmap_suite::store_for(Some("127.0.0.1:9091")).err().expect("refused");
+    assert_eq!(
+        err,
+        "HMAP_THRIFT=127.0.0.1:9091 asks for a real HBase, but this build has no Thrift backend yet; \
+         unset HMAP_THRIFT to run on the in-memory store"
+    );
+    assert!(hmap_suite::store_for(None).is_ok());
+    assert!(hmap_suite::store_for(Some("  ")).is_ok());
+}
