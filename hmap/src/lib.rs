@@ -85,3 +85,6 @@ struct ScansGuideDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/relations.md")]
 struct RelationsGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+struct GettingStartedDoctests;
