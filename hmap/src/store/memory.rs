@@ -488,26 +488,8 @@ fn visit_visible<'r>(
         let Some(fam) = schema.families.get(usize::from(family)) else {
             continue;
         };
-        let family_deleted_to = row
-            .family_markers
-            .iter()
-            .filter(|m| m.family == family && m.seq <= read_point)
-            .map(|m| m.ts)
-            .max();
-        let column_markers = if row.column_markers.is_empty() {
-            &[][..]
-        } else {
-            row.column_markers
-                .get(&(family, qualifier.clone()))
-                .map_or(&[][..], Vec::as_slice)
-        };
-        let masked = |ts: i64| {
-            family_deleted_to.is_some_and(|d| ts <= d)
-                || column_markers
-                    .iter()
-                    .any(|m| m.seq <= read_point && (ts == m.ts || (m.all_versions && ts <= m.ts)))
-        };
-        visit_column(fam, group, sel, read_point, now, masked, &mut emit);
+        let masks = row.masks(family, qualifier, read_point);
+        visit_column(fam, group, sel, read_point, now, |ts| masks.masked(ts), &mut emit);
     }
 }
 
@@ -524,11 +506,7 @@ fn visit_column<'r>(
 ) {
     let max_versions = sel.max_versions.min(fam.versions);
     let min_versions = fam.min_versions;
-    let oldest_unexpired = if fam.ttl_secs >= TTL_FOREVER {
-        i64::MIN
-    } else {
-        now.saturating_sub(i64::from(fam.ttl_secs) * 1000)
-    };
+    let oldest_unexpired = oldest_unexpired(fam, now);
     let mut count = 0u32;
     let mut previous_ts = None;
     for cell in versions {
@@ -604,7 +582,59 @@ fn latest_cell<'r>(
     found
 }
 
+/// The oldest timestamp a family's TTL leaves visible at `now`
+/// (HBase: a cell expires when `timestamp < now - ttl`).
+fn oldest_unexpired(fam: &FamilySchema, now: i64) -> i64 {
+    if fam.ttl_secs >= TTL_FOREVER {
+        i64::MIN
+    } else {
+        now.saturating_sub(i64::from(fam.ttl_secs) * 1000)
+    }
+}
+
+/// The delete markers that apply to one column, as a reader at a read point
+/// sees them.
+struct Masks<'r> {
+    /// The newest family delete: every version at or below it is masked.
+    family_deleted_to: Option<i64>,
+    column: &'r [ColumnMarker],
+    read_point: u64,
+}
+
+impl Masks<'_> {
+    /// Whether a version at `ts` is masked: by a family or column delete at
+    /// or above it, or a version delete at exactly it.
+    fn masked(&self, ts: i64) -> bool {
+        self.family_deleted_to.is_some_and(|d| ts <= d)
+            || self
+                .column
+                .iter()
+                .any(|m| m.seq <= self.read_point && (ts == m.ts || (m.all_versions && ts <= m.ts)))
+    }
+}
+
 impl StoredRow {
+    fn masks(&self, family: u16, qualifier: &Bytes, read_point: u64) -> Masks<'_> {
+        let family_deleted_to = self
+            .family_markers
+            .iter()
+            .filter(|m| m.family == family && m.seq <= read_point)
+            .map(|m| m.ts)
+            .max();
+        let column = if self.column_markers.is_empty() {
+            &[][..]
+        } else {
+            self.column_markers
+                .get(&(family, qualifier.clone()))
+                .map_or(&[][..], Vec::as_slice)
+        };
+        Masks {
+            family_deleted_to,
+            column,
+            read_point,
+        }
+    }
+
     fn insert(&mut self, cell: StoredCell) {
         let at = self.cells.partition_point(|c| {
             (
@@ -651,27 +681,8 @@ impl StoredRow {
         if len <= versions.saturating_mul(2).saturating_add(8) {
             return;
         }
-        let family_deleted_to = self
-            .family_markers
-            .iter()
-            .filter(|m| m.family == family && m.seq <= horizon)
-            .map(|m| m.ts)
-            .max();
-        let markers = self
-            .column_markers
-            .get(&(family, qualifier.clone()))
-            .map_or(&[][..], Vec::as_slice);
-        let masked = |ts: i64| {
-            family_deleted_to.is_some_and(|d| ts <= d)
-                || markers
-                    .iter()
-                    .any(|m| m.seq <= horizon && (ts == m.ts || (m.all_versions && ts <= m.ts)))
-        };
-        let oldest_unexpired = if fam.ttl_secs >= TTL_FOREVER {
-            i64::MIN
-        } else {
-            now.saturating_sub(i64::from(fam.ttl_secs) * 1000)
-        };
+        let masks = self.masks(family, qualifier, horizon);
+        let oldest_unexpired = oldest_unexpired(fam, now);
         let mut count = 0u32;
         let mut previous_ts = None;
         let keep: Vec<bool> = self.cells[start..start + len]
@@ -684,7 +695,7 @@ impl StoredRow {
                     return false;
                 }
                 previous_ts = Some(cell.ts);
-                if masked(cell.ts) {
+                if masks.masked(cell.ts) {
                     return false;
                 }
                 count += 1;
