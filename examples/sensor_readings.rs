@@ -26,6 +26,25 @@ pub struct Reading {
     pub celsius: f64,
 }
 
+fn print_readings(
+    readings: &Table<Reading, Arc<dyn Store>>,
+    query: Query<'_>,
+    now: i64,
+    out: &mut dyn Write,
+) -> ExampleResult {
+    for r in readings.scan(query)? {
+        let r = r?;
+        writeln!(
+            out,
+            "  sensor {} {} min ago: {:.2} C",
+            r.sensor,
+            (now - r.at) / 60_000,
+            r.celsius
+        )?;
+    }
+    Ok(())
+}
+
 pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     let readings = Table::<Reading, _>::new(Arc::clone(&store));
     readings.create_if_missing()?;
@@ -60,27 +79,9 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     }
 
     writeln!(out, "sensor 7, newest first (one bucket):")?;
-    for r in readings.scan(Query::prefix(7u32).limit(3))? {
-        let r = r?;
-        writeln!(
-            out,
-            "  sensor {} {} min ago: {:.2} C",
-            r.sensor,
-            (now - r.at) / 60_000,
-            r.celsius
-        )?;
-    }
+    print_readings(&readings, Query::prefix(7u32).limit(3), now, out)?;
     writeln!(out, "every sensor, merged from 8 buckets in key order (first 5):")?;
-    for r in readings.scan(Query::all().limit(5))? {
-        let r = r?;
-        writeln!(
-            out,
-            "  sensor {} {} min ago: {:.2} C",
-            r.sensor,
-            (now - r.at) / 60_000,
-            r.celsius
-        )?;
-    }
+    print_readings(&readings, Query::all().limit(5), now, out)?;
     let sensors: Vec<u32> = readings
         .scan(Query::all())?
         .map(|r| r.map(|r| r.sensor))
