@@ -10,10 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use smallvec::SmallVec;
 
+use super::check::{check_mutation, check_read, check_row};
 use super::error::{show_column, show_row};
 use super::{
-    CheckAndMutate, Column, Get, Increment, MAX_ROW_LENGTH, Mutation, Result, RowMutation, RowResult, RowScanner, Scan,
-    Store, StoreError, TimeRange,
+    CheckAndMutate, Column, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store,
+    StoreError, TimeRange,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -356,19 +357,7 @@ impl MemTable {
     }
 
     fn selection(&self, columns: &[Column], max_versions: u32, time_range: TimeRange) -> Result<Selection> {
-        let table = &self.schema.name;
-        if max_versions == 0 {
-            return Err(StoreError::InvalidRequest {
-                table: table.clone(),
-                reason: "max_versions must be at least 1".into(),
-            });
-        }
-        if time_range.min < 0 || time_range.max < time_range.min {
-            return Err(StoreError::InvalidRequest {
-                table: table.clone(),
-                reason: format!("invalid time range [{}, {})", time_range.min, time_range.max),
-            });
-        }
+        check_read(&self.schema, columns, max_versions, time_range)?;
         if columns.is_empty() {
             return Ok(Selection {
                 families: None,
@@ -402,64 +391,6 @@ impl MemTable {
             time_range,
         })
     }
-
-    /// Checks a row mutation before anything is written.
-    fn check_mutation(&self, row: &[u8], mutations: &[Mutation], max_value_size: usize) -> Result<()> {
-        check_row(&self.schema.name, row)?;
-        for m in mutations {
-            if let Some(family) = m.family() {
-                self.require_family(family)?;
-            }
-            let (qualifier, timestamp) = match m {
-                Mutation::Put {
-                    qualifier,
-                    value,
-                    timestamp,
-                    family,
-                } => {
-                    if value.len() > max_value_size {
-                        return Err(StoreError::CellTooLarge {
-                            table: self.schema.name.clone(),
-                            row: show_row(row),
-                            column: show_column(family, qualifier),
-                            size: value.len(),
-                            limit: max_value_size,
-                        });
-                    }
-                    (&qualifier[..], *timestamp)
-                }
-                Mutation::DeleteCell {
-                    qualifier, timestamp, ..
-                } => (&qualifier[..], *timestamp),
-                Mutation::DeleteColumn { qualifier, up_to, .. } => (&qualifier[..], *up_to),
-                Mutation::DeleteFamily { up_to, .. } | Mutation::DeleteRow { up_to } => (&[][..], *up_to),
-            };
-            if let Some(ts) = timestamp.filter(|ts| *ts < 0) {
-                return Err(StoreError::NegativeTimestamp {
-                    table: self.schema.name.clone(),
-                    row: show_row(row),
-                    column: show_column(m.family().map_or(&[][..], |f| &f[..]), qualifier),
-                    timestamp: ts,
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-fn check_row(table: &str, row: &[u8]) -> Result<()> {
-    let reason = if row.is_empty() {
-        "a row key cannot be empty".to_string()
-    } else if row.len() > MAX_ROW_LENGTH {
-        format!("{} bytes is longer than HBase's {MAX_ROW_LENGTH}", row.len())
-    } else {
-        return Ok(());
-    };
-    Err(StoreError::InvalidRow {
-        table: table.into(),
-        row: show_row(row),
-        reason,
-    })
 }
 
 /// Calls `emit` with every cell a read selects, in order: the heart of the
@@ -937,7 +868,7 @@ impl Store for MemoryStore {
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let t = self.table(table)?;
         for r in rows {
-            t.check_mutation(&r.row, &r.mutations, self.config.max_value_size)?;
+            check_mutation(&t.schema, &r.row, &r.mutations, self.config.max_value_size)?;
         }
         let now = self.now();
         let mut data = write_lock(&t.data);
@@ -977,7 +908,7 @@ impl Store for MemoryStore {
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let t = self.table(table)?;
         let family = t.require_family(&op.family)?;
-        t.check_mutation(&op.row, &op.mutations, self.config.max_value_size)?;
+        check_mutation(&t.schema, &op.row, &op.mutations, self.config.max_value_size)?;
         let now = self.now();
         let mut data = write_lock(&t.data);
         let stored = data.rows.get(&RowKey::new(op.row.clone()));

@@ -18,6 +18,7 @@
 //! # Ok::<(), hmap::store::StoreError>(())
 //! ```
 
+mod check;
 mod error;
 mod faulty;
 mod memory;

@@ -1,0 +1,102 @@
+//! The checks every backend makes before a request reaches storage, so that
+//! bad input gets the same typed error from each (HBase's client makes the
+//! same checks before it sends).
+
+use super::error::{show_column, show_row};
+use super::{Column, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange};
+use crate::key::Printable;
+use crate::schema::TableSchema;
+
+/// A row key is 1 to 32767 bytes (HBase: `Mutation.checkRow`).
+pub(crate) fn check_row(table: &str, row: &[u8]) -> Result<()> {
+    let reason = if row.is_empty() {
+        "a row key cannot be empty".to_string()
+    } else if row.len() > MAX_ROW_LENGTH {
+        format!("{} bytes is longer than HBase's {MAX_ROW_LENGTH}", row.len())
+    } else {
+        return Ok(());
+    };
+    Err(StoreError::InvalidRow {
+        table: table.into(),
+        row: show_row(row),
+        reason,
+    })
+}
+
+/// The family is one of the table's.
+pub(crate) fn check_family(schema: &TableSchema, family: &[u8]) -> Result<()> {
+    match schema.find_family(family) {
+        Some(_) => Ok(()),
+        None => Err(StoreError::NoSuchFamily {
+            table: schema.name.clone(),
+            family: Printable(family).to_string(),
+        }),
+    }
+}
+
+/// A read's columns name the table's families, it asks for at least one
+/// version, and its time range is `[min, max)` with `0 <= min <= max`.
+pub(crate) fn check_read(schema: &TableSchema, columns: &[Column], max_versions: u32, range: TimeRange) -> Result<()> {
+    if max_versions == 0 {
+        return Err(StoreError::InvalidRequest {
+            table: schema.name.clone(),
+            reason: "max_versions must be at least 1".into(),
+        });
+    }
+    if range.min < 0 || range.max < range.min {
+        return Err(StoreError::InvalidRequest {
+            table: schema.name.clone(),
+            reason: format!("invalid time range [{}, {})", range.min, range.max),
+        });
+    }
+    columns.iter().try_for_each(|c| check_family(schema, c.family()))
+}
+
+/// A row mutation: a valid row, known families, values within the cell
+/// size limit, no negative timestamp.
+pub(crate) fn check_mutation(
+    schema: &TableSchema,
+    row: &[u8],
+    mutations: &[Mutation],
+    max_value_size: usize,
+) -> Result<()> {
+    check_row(&schema.name, row)?;
+    for m in mutations {
+        if let Some(family) = m.family() {
+            check_family(schema, family)?;
+        }
+        let (qualifier, timestamp) = match m {
+            Mutation::Put {
+                qualifier,
+                value,
+                timestamp,
+                family,
+            } => {
+                if value.len() > max_value_size {
+                    return Err(StoreError::CellTooLarge {
+                        table: schema.name.clone(),
+                        row: show_row(row),
+                        column: show_column(family, qualifier),
+                        size: value.len(),
+                        limit: max_value_size,
+                    });
+                }
+                (&qualifier[..], *timestamp)
+            }
+            Mutation::DeleteCell {
+                qualifier, timestamp, ..
+            } => (&qualifier[..], *timestamp),
+            Mutation::DeleteColumn { qualifier, up_to, .. } => (&qualifier[..], *up_to),
+            Mutation::DeleteFamily { up_to, .. } | Mutation::DeleteRow { up_to } => (&[][..], *up_to),
+        };
+        if let Some(ts) = timestamp.filter(|ts| *ts < 0) {
+            return Err(StoreError::NegativeTimestamp {
+                table: schema.name.clone(),
+                row: show_row(row),
+                column: show_column(m.family().map_or(&[][..], |f| &f[..]), qualifier),
+                timestamp: ts,
+            });
+        }
+    }
+    Ok(())
+}
