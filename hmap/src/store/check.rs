@@ -3,16 +3,22 @@
 //! same checks before it sends).
 
 use super::error::{show_column, show_row};
-use super::{Column, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange};
+use super::{Column, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
 use crate::key::Printable;
 use crate::schema::TableSchema;
 
-/// A row key is 1 to 32767 bytes (HBase: `Mutation.checkRow`).
+/// A row key is 1 to [`max_row_length`] bytes (HBase: `Mutation.checkRow`,
+/// and the region lookup's `hbase:meta` key).
 pub(crate) fn check_row(table: &str, row: &[u8]) -> Result<()> {
+    let longest = max_row_length(table);
     let reason = if row.is_empty() {
         "a row key cannot be empty".to_string()
-    } else if row.len() > MAX_ROW_LENGTH {
-        format!("{} bytes is longer than HBase's {MAX_ROW_LENGTH}", row.len())
+    } else if row.len() > longest {
+        format!(
+            "{} bytes is longer than the {longest} this table can hold \
+             ({MAX_ROW_LENGTH} less the table name and 16 bytes of region lookup key)",
+            row.len()
+        )
     } else {
         return Ok(());
     };

@@ -78,7 +78,7 @@ fn system_millis() -> i64 {
 /// - an increment writes `max(now, current timestamp + 1)`
 ///   (`HRegion.reckonDelta`) and refuses a value that is not 8 bytes ("Field is
 ///   not a long");
-/// - an empty row key, one over 32767 bytes (`HConstants.MAX_ROW_LENGTH`), an
+/// - an empty row key, one longer than [`max_row_length`](super::max_row_length), an
 ///   unknown table or family, a negative timestamp ("Timestamp cannot be
 ///   negative") and a value over the cell size limit
 ///   (`hbase.client.keyvalue.maxsize`, 10 MiB) are errors.

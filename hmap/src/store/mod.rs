@@ -22,6 +22,8 @@ mod check;
 mod error;
 mod faulty;
 mod memory;
+#[cfg(feature = "thrift")]
+mod thrift;
 
 use std::sync::Arc;
 
@@ -30,14 +32,38 @@ use bytes::Bytes;
 pub use error::StoreError;
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
+#[cfg(feature = "thrift")]
+pub use thrift::{ThriftConfig, ThriftStore};
 
 use crate::schema::TableSchema;
 
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// HBase's longest row key: `Short.MAX_VALUE` bytes (`HConstants.MAX_ROW_LENGTH`).
+/// HBase's limit on row keys: `Short.MAX_VALUE` bytes (`HConstants.MAX_ROW_LENGTH`).
+///
+/// A table's rows are shorter still; see [`max_row_length`].
 pub const MAX_ROW_LENGTH: usize = i16::MAX as usize;
+
+/// The longest row key `table` can hold: [`MAX_ROW_LENGTH`] less the table
+/// name and 16 bytes.
+///
+/// HBase's client finds a row's region by a `hbase:meta` key of the form
+/// `<table>,<row>,99999999999999`, which is itself a row key and so at most
+/// [`MAX_ROW_LENGTH`] bytes: a longer row is refused by every read and write
+/// (`IllegalArgumentException` in `locateRegionInMeta`), though `Put` itself
+/// accepts it. Both backends refuse such rows with
+/// [`StoreError::InvalidRow`].
+///
+/// ```
+/// assert_eq!(hmap::store::max_row_length("user"), 32_747);
+/// ```
+pub fn max_row_length(table: &str) -> usize {
+    MAX_ROW_LENGTH.saturating_sub(table.len() + META_KEY_OVERHEAD)
+}
+
+/// The two commas and the 14-digit region id of a `hbase:meta` key.
+const META_KEY_OVERHEAD: usize = 16;
 
 /// One version of one cell.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,740 @@
+//! A [`Store`] over HBase's Thrift2 gateway (`THBaseService`).
+//!
+//! Thrift2 is the gateway that carries what hmap needs: time ranges and
+//! versions on gets and scans, every family option, split keys at table
+//! creation, atomic row mutations and check-and-mutate. Start one with
+//! `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
+//!
+//! The protocol is Thrift's binary protocol on an unframed socket, the
+//! gateway's default, written by hand for the subset hmap uses: no code
+//! generator or Thrift library is needed.
+
+mod hbase;
+mod protocol;
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use self::protocol::{Connection, Decoder, Encoder, TType};
+use super::check::{check_family, check_mutation, check_read, check_row};
+use super::{
+    CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError,
+};
+use crate::schema::TableSchema;
+
+/// Settings of a [`ThriftStore`].
+#[derive(Debug, Clone)]
+pub struct ThriftConfig {
+    /// The gateway, `host:port`.
+    pub address: String,
+    /// Connections kept at most; calls beyond wait for one.
+    pub pool_size: usize,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How long a call may wait for its reply.
+    pub read_timeout: Duration,
+    /// A pooled connection idle this long is checked with a cheap call
+    /// before use: gateways drop idle connections (after 60 s by default).
+    pub idle_check: Duration,
+    /// The largest value accepted, as HBase's client checks it
+    /// (`hbase.client.keyvalue.maxsize`, 10 MiB).
+    pub max_value_size: usize,
+}
+
+impl ThriftConfig {
+    /// A gateway at `address`, 8 connections, 5 s to connect, 60 s per call.
+    pub fn new(address: impl Into<String>) -> Self {
+        ThriftConfig {
+            address: address.into(),
+            pool_size: 8,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            idle_check: Duration::from_secs(20),
+            max_value_size: 10 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Pool {
+    idle: Vec<Connection>,
+    open: usize,
+}
+
+/// A store on a real HBase, through its Thrift2 gateway; see the
+/// [module docs](self).
+///
+/// Connections are pooled; one that broke (the gateway restarted, or dropped
+/// it while idle) is replaced. Reads that fail on a broken connection are
+/// retried once on a new one; writes are not, since whether they were
+/// applied is unknown: they fail with [`StoreError::Connection`].
+pub struct ThriftStore {
+    config: ThriftConfig,
+    pool: Mutex<Pool>,
+    returned: Condvar,
+    schemas: Mutex<HashMap<String, TableSchema>>,
+}
+
+impl std::fmt::Debug for ThriftStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThriftStore")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one call produced: a reply, or a failure of the connection.
+enum CallError {
+    Io(io::Error),
+    Server(String),
+}
+
+impl From<io::Error> for CallError {
+    fn from(e: io::Error) -> Self {
+        CallError::Io(e)
+    }
+}
+
+impl ThriftStore {
+    /// A store on the gateway at `address` (`host:port`), with default
+    /// settings. Connects lazily; [`ping`](Self::ping) checks the gateway.
+    pub fn new(address: impl Into<String>) -> Self {
+        Self::with_config(ThriftConfig::new(address))
+    }
+
+    /// A store with chosen settings.
+    pub fn with_config(config: ThriftConfig) -> Self {
+        ThriftStore {
+            config,
+            pool: Mutex::new(Pool::default()),
+            returned: Condvar::new(),
+            schemas: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Checks that the gateway answers, and that it is a Thrift2 one.
+    pub fn ping(&self) -> Result<()> {
+        let kind = self.call(
+            "",
+            "getThriftServerType",
+            true,
+            |_| {},
+            |d, k| {
+                if k == TType::I32 { d.i32() } else { d.skip(k).map(|_| 0) }
+            },
+        )?;
+        match kind {
+            Some(2) => Ok(()),
+            other => Err(StoreError::Connection {
+                endpoint: self.config.address.clone(),
+                message: format!("not a Thrift2 gateway (server type {other:?}); hmap needs `hbase thrift2`"),
+                source: None,
+            }),
+        }
+    }
+
+    fn connect(&self) -> io::Result<Connection> {
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "the address resolves to nothing");
+        for addr in self.config.address.to_socket_addrs()? {
+            match TcpStream::connect_timeout(&addr, self.config.connect_timeout) {
+                Ok(stream) => {
+                    stream.set_read_timeout(Some(self.config.read_timeout))?;
+                    stream.set_write_timeout(Some(self.config.read_timeout))?;
+                    return Connection::open(stream);
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// A connection: an idle pooled one (checked if it idled long), a new
+    /// one while the pool has room, else the next one returned.
+    fn checkout(&self) -> io::Result<Connection> {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if let Some(mut conn) = pool.idle.pop() {
+                drop(pool);
+                if conn.last_used.elapsed() < self.config.idle_check || Self::probe(&mut conn).is_ok() {
+                    return Ok(conn);
+                }
+                // A dead connection: replace it.
+                pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+                pool.open -= 1;
+                continue;
+            }
+            if pool.open < self.config.pool_size.max(1) {
+                pool.open += 1;
+                drop(pool);
+                return self.connect().inspect_err(|_| self.forget());
+            }
+            pool = self.returned.wait(pool).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn probe(conn: &mut Connection) -> io::Result<()> {
+        conn.call(
+            "getThriftServerType",
+            |_| {},
+            |d| hbase::read_reply(d, |d, k| d.skip(k)).map(|_| ()),
+        )
+    }
+
+    fn checkin(&self, conn: Connection) {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        pool.idle.push(conn);
+        self.returned.notify_one();
+    }
+
+    /// A connection that broke is not returned: count it out.
+    fn forget(&self) {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        pool.open = pool.open.saturating_sub(1);
+        self.returned.notify_one();
+    }
+
+    /// One call; `retry` (for reads) tries once more on a new connection
+    /// when the connection, not the server, failed.
+    fn call<T>(
+        &self,
+        table: &str,
+        name: &'static str,
+        retry: bool,
+        args: impl Fn(&mut Encoder),
+        result: impl Fn(&mut Decoder<'_>, TType) -> io::Result<T>,
+    ) -> Result<Option<T>> {
+        let attempts = if retry { 2 } else { 1 };
+        let mut last = None;
+        for _ in 0..attempts {
+            let outcome = self.checkout().map_err(CallError::Io).and_then(|mut conn| {
+                match conn.call(name, &args, |d| hbase::read_reply(d, &result)) {
+                    Ok(reply) => {
+                        self.checkin(conn);
+                        reply.map_err(CallError::Server)
+                    }
+                    Err(e) => {
+                        self.forget();
+                        Err(CallError::Io(e))
+                    }
+                }
+            });
+            match outcome {
+                Ok(value) => return Ok(value),
+                Err(CallError::Server(message)) => return Err(self.server_error(table, name, message)),
+                Err(CallError::Io(e)) => last = Some(e),
+            }
+        }
+        Err(self.io_error(table, name, last.unwrap_or_else(|| io::Error::other("no attempt made"))))
+    }
+
+    fn io_error(&self, table: &str, operation: &'static str, e: io::Error) -> StoreError {
+        if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) {
+            return StoreError::Timeout {
+                table: table.into(),
+                operation,
+                elapsed: self.config.read_timeout,
+            };
+        }
+        StoreError::Connection {
+            endpoint: self.config.address.clone(),
+            message: format!("{operation} on table `{table}`: {e}"),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// Maps the Java exception a `TIOError` carries to a typed error.
+    fn server_error(&self, table: &str, operation: &'static str, message: String) -> StoreError {
+        let table = table.to_string();
+        if message.contains("TableNotFoundException") {
+            return StoreError::TableNotFound { table };
+        }
+        if message.contains("TableExistsException") {
+            return StoreError::TableExists { table };
+        }
+        if message.contains("NoSuchColumnFamilyException") {
+            let family = message
+                .split("Column family ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("?")
+                .to_string();
+            return StoreError::NoSuchFamily { table, family };
+        }
+        StoreError::Server {
+            table,
+            operation,
+            message,
+        }
+    }
+
+    /// The table's schema, from a cache filled by `describe`: requests are
+    /// checked against it before they are sent.
+    fn schema(&self, table: &str) -> Result<TableSchema> {
+        if let Some(s) = self.schemas.lock().unwrap_or_else(PoisonError::into_inner).get(table) {
+            return Ok(s.clone());
+        }
+        let schema = self.describe_table(table)?;
+        self.schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(table.to_string(), schema.clone());
+        Ok(schema)
+    }
+
+    fn forget_schema(&self, table: &str) {
+        self.schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(table);
+    }
+
+    fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
+        self.call(
+            table,
+            "mutateRow",
+            false,
+            |e| {
+                e.binary_field(1, table.as_bytes());
+                hbase::row_mutations(e, 2, &m.row, &m.mutations);
+            },
+            |d, k| d.skip(k),
+        )?;
+        Ok(())
+    }
+}
+
+impl Store for ThriftStore {
+    fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        schema.validate().map_err(|reason| StoreError::InvalidSchema {
+            table: schema.name.clone(),
+            reason,
+        })?;
+        self.forget_schema(&schema.name);
+        self.call(
+            &schema.name,
+            "createTable",
+            false,
+            |e| {
+                hbase::table_descriptor(e, 1, schema);
+                if !schema.split_keys.is_empty() {
+                    e.field(TType::List, 2);
+                    e.list(TType::String, schema.split_keys.len());
+                    for k in &schema.split_keys {
+                        e.string(k);
+                    }
+                }
+            },
+            |d, k| d.skip(k),
+        )?;
+        Ok(())
+    }
+
+    fn delete_table(&self, table: &str) -> Result<()> {
+        self.forget_schema(table);
+        if !self.table_exists(table)? {
+            return Err(StoreError::TableNotFound { table: table.into() });
+        }
+        let by_name = |e: &mut Encoder| hbase::table_name(e, 1, table);
+        match self.call(table, "disableTable", false, by_name, |d, k| d.skip(k)) {
+            // Disabled already: deleting is what is left.
+            Ok(_) | Err(StoreError::Server { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.call(table, "deleteTable", false, by_name, |d, k| d.skip(k))?;
+        Ok(())
+    }
+
+    fn table_exists(&self, table: &str) -> Result<bool> {
+        let exists = self.call(
+            table,
+            "tableExists",
+            true,
+            |e| hbase::table_name(e, 1, table),
+            |d, k| {
+                if k == TType::Bool {
+                    d.bool()
+                } else {
+                    d.skip(k).map(|_| false)
+                }
+            },
+        )?;
+        Ok(exists.unwrap_or(false))
+    }
+
+    fn list_tables(&self) -> Result<Vec<String>> {
+        let names = self.call(
+            "",
+            "getTableNamesByPattern",
+            true,
+            |e| e.bool_field(2, false),
+            |d, _| {
+                let (_, len) = d.list()?;
+                (0..len)
+                    .map(|_| hbase::read_table_name(d))
+                    .collect::<io::Result<Vec<_>>>()
+            },
+        )?;
+        let mut names = names.unwrap_or_default();
+        names.sort();
+        Ok(names)
+    }
+
+    fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        let described = self.call(
+            table,
+            "getTableDescriptor",
+            true,
+            |e| hbase::table_name(e, 1, table),
+            |d, _| hbase::read_table_descriptor(d),
+        );
+        match described {
+            Ok(Some(schema)) => Ok(schema),
+            Ok(None) => Err(StoreError::TableNotFound { table: table.into() }),
+            // The gateway passes on only the exception's message, which for
+            // a missing table is its bare name: ask whether it exists.
+            Err(StoreError::Server { .. }) if !self.table_exists(table)? => {
+                Err(StoreError::TableNotFound { table: table.into() })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        let schema = self.schema(table)?;
+        check_row(table, &get.row)?;
+        check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
+        let result = self.call(
+            table,
+            "get",
+            true,
+            |e| {
+                e.binary_field(1, table.as_bytes());
+                e.field(TType::Struct, 2);
+                hbase::get(e, get);
+            },
+            |d, _| hbase::result(d),
+        )?;
+        Ok(result.flatten().map(|mut r| {
+            if r.row.is_empty() {
+                r.row = get.row.clone();
+            }
+            r
+        }))
+    }
+
+    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let schema = self.schema(table)?;
+        for g in gets {
+            check_row(table, &g.row)?;
+            check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
+        }
+        if gets.is_empty() {
+            return Ok(Vec::new());
+        }
+        let results = self
+            .call(
+                table,
+                "getMultiple",
+                true,
+                |e| {
+                    e.binary_field(1, table.as_bytes());
+                    e.field(TType::List, 2);
+                    e.list(TType::Struct, gets.len());
+                    for g in gets {
+                        hbase::get(e, g);
+                    }
+                },
+                |d, _| hbase::results(d),
+            )?
+            .unwrap_or_default();
+        if results.len() != gets.len() {
+            return Err(StoreError::Server {
+                table: table.into(),
+                operation: "getMultiple",
+                message: format!("{} results for {} gets", results.len(), gets.len()),
+            });
+        }
+        Ok(results)
+    }
+
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let schema = self.schema(table)?;
+        for r in rows {
+            check_mutation(&schema, &r.row, &r.mutations, self.config.max_value_size)?;
+        }
+        // Each row atomically (mutateRow); rows one call each.
+        for r in rows.iter().filter(|r| !r.mutations.is_empty()) {
+            self.mutate_row(table, r)?;
+        }
+        Ok(())
+    }
+
+    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
+        let schema = self.schema(table)?;
+        check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
+        // HBase reads a reversed scan from its start row (inclusive, the
+        // high end) down to its stop row (exclusive). hmap's range is low to
+        // high with the low end inclusive: start from the high end, skip a
+        // row equal to it, and stop below the low end here.
+        let (start, stop) = if scan.reversed {
+            (scan.stop.clone(), Bytes::new())
+        } else {
+            (scan.start.clone(), scan.stop.clone())
+        };
+        let id = self
+            .call(
+                table,
+                "openScanner",
+                false,
+                |e| {
+                    e.binary_field(1, table.as_bytes());
+                    e.field(TType::Struct, 2);
+                    hbase::scan(e, scan, &start, &stop);
+                },
+                |d, k| if k == TType::I32 { d.i32() } else { d.skip(k).map(|_| 0) },
+            )?
+            .ok_or_else(|| StoreError::Server {
+                table: table.into(),
+                operation: "openScanner",
+                message: "no scanner id".into(),
+            })?;
+        Ok(Box::new(ThriftScanner {
+            store: self,
+            table: table.to_string(),
+            id,
+            buffer: VecDeque::new(),
+            done: false,
+            reversed: scan.reversed,
+            low: scan.start.clone(),
+            high: scan.stop.clone(),
+            remaining: scan.limit,
+            batch: i32::try_from(scan.batch_size.max(1)).unwrap_or(i32::MAX),
+        }))
+    }
+
+    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        let schema = self.schema(table)?;
+        check_family(&schema, &op.family)?;
+        check_mutation(&schema, &op.row, &op.mutations, self.config.max_value_size)?;
+        let puts_only = op.mutations.iter().all(|m| matches!(m, Mutation::Put { .. }));
+        let applied = match (&op.expected, puts_only) {
+            (Some(value), _) => self.call(
+                table,
+                "checkAndMutate",
+                false,
+                |e| {
+                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(2, &op.row);
+                    e.binary_field(3, &op.family);
+                    e.binary_field(4, &op.qualifier);
+                    e.i32_field(5, 2); // TCompareOp.EQUAL
+                    e.binary_field(6, value);
+                    hbase::row_mutations(e, 7, &op.row, &op.mutations);
+                },
+                |d, k| {
+                    if k == TType::Bool {
+                        d.bool()
+                    } else {
+                        d.skip(k).map(|_| false)
+                    }
+                },
+            )?,
+            // "Absent" cannot go through checkAndMutate (a missing value
+            // fails on the gateway); checkAndPut with no value means absent.
+            (None, true) => self.call(
+                table,
+                "checkAndPut",
+                false,
+                |e| {
+                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(2, &op.row);
+                    e.binary_field(3, &op.family);
+                    e.binary_field(4, &op.qualifier);
+                    e.field(TType::Struct, 6);
+                    put_struct(e, &op.row, &op.mutations);
+                },
+                |d, k| {
+                    if k == TType::Bool {
+                        d.bool()
+                    } else {
+                        d.skip(k).map(|_| false)
+                    }
+                },
+            )?,
+            (None, false) => {
+                return Err(StoreError::InvalidRequest {
+                    table: table.into(),
+                    reason: "a check for an absent column can guard puts only over Thrift2".into(),
+                });
+            }
+        };
+        Ok(applied.unwrap_or(false))
+    }
+
+    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        let schema = self.schema(table)?;
+        check_row(table, &op.row)?;
+        for (family, _, _) in &op.columns {
+            check_family(&schema, family)?;
+        }
+        let result = self.call(
+            table,
+            "increment",
+            false,
+            |e| {
+                e.binary_field(1, table.as_bytes());
+                e.field(TType::Struct, 2);
+                hbase::increment(e, &op.row, &op.columns);
+            },
+            |d, _| hbase::result(d),
+        );
+        let row = match result {
+            Ok(row) => row.flatten(),
+            Err(StoreError::Server { message, .. }) if message.contains("not a long") => {
+                return Err(StoreError::NotACounter {
+                    table: table.into(),
+                    row: super::error::show_row(&op.row),
+                    column: op
+                        .columns
+                        .first()
+                        .map(|(f, q, _)| super::error::show_column(f, q))
+                        .unwrap_or_default(),
+                    len: message
+                        .split("it's ")
+                        .nth(1)
+                        .and_then(|r| r.split_whitespace().next())
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0),
+                });
+            }
+            Err(e) => return Err(e),
+        };
+        let row = row.unwrap_or_default();
+        op.columns
+            .iter()
+            .map(|(f, q, _)| {
+                row.value(f, q)
+                    .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+                    .map(i64::from_be_bytes)
+                    .ok_or_else(|| StoreError::Server {
+                        table: table.into(),
+                        operation: "increment",
+                        message: "the increment returned no value".into(),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// A TPut (fields only, no header) holding every put of a mutation.
+fn put_struct(e: &mut Encoder, row: &[u8], mutations: &[Mutation]) {
+    e.binary_field(1, row);
+    e.field(TType::List, 2);
+    e.list(TType::Struct, mutations.len());
+    for m in mutations {
+        if let Mutation::Put {
+            family,
+            qualifier,
+            value,
+            timestamp,
+        } = m
+        {
+            e.binary_field(1, family);
+            e.binary_field(2, qualifier);
+            e.binary_field(3, value);
+            if let Some(ts) = timestamp {
+                e.i64_field(4, *ts);
+            }
+            e.stop();
+        }
+    }
+    e.stop();
+}
+
+/// A server-side scanner: `batch` rows per `getScannerRows`, closed on drop.
+struct ThriftScanner<'a> {
+    store: &'a ThriftStore,
+    table: String,
+    id: i32,
+    buffer: VecDeque<RowResult>,
+    done: bool,
+    reversed: bool,
+    /// hmap's range: `low` inclusive, `high` exclusive (empty: unbounded).
+    low: Bytes,
+    high: Bytes,
+    remaining: Option<usize>,
+    batch: i32,
+}
+
+impl ThriftScanner<'_> {
+    fn fetch(&mut self) -> Result<()> {
+        let rows = self
+            .store
+            .call(
+                &self.table,
+                "getScannerRows",
+                false,
+                |e| {
+                    e.i32_field(1, self.id);
+                    e.i32_field(2, self.batch);
+                },
+                |d, _| hbase::results(d),
+            )?
+            .unwrap_or_default();
+        if rows.is_empty() {
+            self.done = true;
+        }
+        for row in rows.into_iter().flatten() {
+            if self.reversed {
+                if !self.high.is_empty() && row.row >= self.high {
+                    continue;
+                }
+                if row.row < self.low {
+                    self.done = true;
+                    break;
+                }
+            }
+            self.buffer.push_back(row);
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for ThriftScanner<'_> {
+    type Item = Result<RowResult>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.remaining == Some(0) {
+            return None;
+        }
+        while self.buffer.is_empty() && !self.done {
+            if let Err(e) = self.fetch() {
+                self.done = true;
+                return Some(Err(e));
+            }
+        }
+        let row = self.buffer.pop_front()?;
+        if let Some(r) = &mut self.remaining {
+            *r -= 1;
+        }
+        Some(Ok(row))
+    }
+}
+
+impl Drop for ThriftScanner<'_> {
+    fn drop(&mut self) {
+        // Best effort: the gateway expires scanners it does not hear from.
+        let _ = self.store.call(
+            &self.table,
+            "closeScanner",
+            false,
+            |e| e.i32_field(1, self.id),
+            |d, k| d.skip(k),
+        );
+    }
+}
