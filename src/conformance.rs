@@ -415,6 +415,43 @@ pub fn refused_batch_writes_nothing(t: &dyn Target) {
     assert_eq!(scan_rows(&tt, Scan::all()), vec![]);
 }
 
+/// A batch applies its rows in order: of two puts to one cell at one
+/// timestamp the later wins, a delete row removes what earlier rows wrote,
+/// and a row mixing puts and deletes is applied as a whole.
+/// (RG "Versions": a put at an existing timestamp overwrites it;
+/// `Table.batch` leaves the order of two actions on one row undefined, so a
+/// backend must not send them in one batch.)
+pub fn batch_applies_rows_in_order(t: &dyn Target) {
+    let tt = ab_table(t, "batch_applies_rows_in_order");
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r1").put_at("a", "q", 1, "first"),
+            RowMutation::new("r2")
+                .put_at("a", "q", 1, "x")
+                .put_at("a", "q", 2, "x2"),
+            RowMutation::new("r1").put_at("a", "q", 1, "second"),
+            RowMutation::new("r2").delete_version("a", "q", 2),
+            RowMutation::new("r4").delete_row(),
+            RowMutation::new("r3")
+                .put_at("a", "q", 1, "m")
+                .put_at("b", "q", 1, "n")
+                .delete_family_up_to("b", 1),
+            RowMutation::new("r5"),
+        ],
+    );
+    let rows = scan_rows(&tt, Scan::all().max_versions(3));
+    let got: Vec<(Bytes, Vec<Cell>)> = rows.into_iter().map(|r| (r.row, r.cells)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (Bytes::from("r1"), vec![cell("a", "q", 1, "second")]),
+            (Bytes::from("r2"), vec![cell("a", "q", 1, "x")]),
+            (Bytes::from("r3"), vec![cell("a", "q", 1, "m")]),
+        ]
+    );
+}
+
 /// Empty qualifiers and empty values are legal.
 /// (RG "Data Model": a qualifier is any byte array, possibly empty.)
 pub fn empty_qualifier_and_value(t: &dyn Target) {
@@ -1588,6 +1625,7 @@ macro_rules! for_each_case {
             get_absent_column,
             unknown_family_fails,
             refused_batch_writes_nothing,
+            batch_applies_rows_in_order,
             empty_qualifier_and_value,
             binary_bytes_round_trip,
             empty_row_rejected,

@@ -132,18 +132,33 @@ const DELETE_FAMILY: i32 = 2;
 
 /// One mutation as a `TMutation` union member: `1: TPut` or `2: TDelete`.
 fn mutation(e: &mut Encoder, row: &[u8], m: &Mutation) {
-    match m {
-        Mutation::Put {
+    match DeleteSpec::of(m) {
+        None => {
+            e.field(TType::Struct, 1);
+            put_fields(e, row, std::slice::from_ref(m));
+        }
+        Some(spec) => {
+            e.field(TType::Struct, 2);
+            delete_fields(e, row, &spec);
+        }
+    }
+}
+
+/// The fields of a TPut { 1: row, 2: list<TColumnValue> } holding the puts
+/// among `mutations` (others are left out), and its stop.
+pub fn put_fields(e: &mut Encoder, row: &[u8], mutations: &[Mutation]) {
+    let count = mutations.iter().filter(|m| DeleteSpec::of(m).is_none()).count();
+    e.binary_field(1, row);
+    e.field(TType::List, 2);
+    e.list(TType::Struct, count);
+    for m in mutations {
+        if let Mutation::Put {
             family,
             qualifier,
             value,
             timestamp,
-        } => {
-            e.field(TType::Struct, 1);
-            // TPut { 1: row, 2: list<TColumnValue> }
-            e.binary_field(1, row);
-            e.field(TType::List, 2);
-            e.list(TType::Struct, 1);
+        } = m
+        {
             // TColumnValue { 1: family, 2: qualifier, 3: value, 4: timestamp }
             e.binary_field(1, family);
             e.binary_field(2, qualifier);
@@ -152,31 +167,51 @@ fn mutation(e: &mut Encoder, row: &[u8], m: &Mutation) {
                 e.i64_field(4, *ts);
             }
             e.stop();
-            e.stop();
         }
-        Mutation::DeleteCell {
-            family,
-            qualifier,
+    }
+    e.stop();
+}
+
+/// What a delete mutation becomes in a TDelete.
+pub struct DeleteSpec<'a> {
+    column: Option<(&'a Bytes, Option<&'a Bytes>)>,
+    timestamp: Option<i64>,
+    kind: i32,
+}
+
+impl<'a> DeleteSpec<'a> {
+    /// The delete `m` is, or `None` for a put.
+    pub fn of(m: &'a Mutation) -> Option<Self> {
+        let (column, timestamp, kind) = match m {
+            Mutation::Put { .. } => return None,
+            Mutation::DeleteCell {
+                family,
+                qualifier,
+                timestamp,
+            } => (Some((family, Some(qualifier))), *timestamp, DELETE_COLUMN),
+            Mutation::DeleteColumn {
+                family,
+                qualifier,
+                up_to,
+            } => (Some((family, Some(qualifier))), *up_to, DELETE_COLUMNS),
+            Mutation::DeleteFamily { family, up_to } => (Some((family, None)), *up_to, DELETE_FAMILY),
+            Mutation::DeleteRow { up_to } => (None, *up_to, DELETE_COLUMNS),
+        };
+        Some(DeleteSpec {
+            column,
             timestamp,
-        } => delete(e, row, Some((family, Some(qualifier))), *timestamp, DELETE_COLUMN),
-        Mutation::DeleteColumn {
-            family,
-            qualifier,
-            up_to,
-        } => delete(e, row, Some((family, Some(qualifier))), *up_to, DELETE_COLUMNS),
-        Mutation::DeleteFamily { family, up_to } => delete(e, row, Some((family, None)), *up_to, DELETE_FAMILY),
-        Mutation::DeleteRow { up_to } => delete(e, row, None, *up_to, DELETE_COLUMNS),
+            kind,
+        })
     }
 }
 
-/// TDelete { 1: row, 2: columns, 3: timestamp, 4: deleteType } as union
-/// member 2. With a column, its timestamp rides on the TColumn (HBase's
+/// The fields of a TDelete { 1: row, 2: columns, 3: timestamp, 4: deleteType }
+/// and its stop. With a column, the timestamp rides on the TColumn (HBase's
 /// `ThriftUtilities.deleteFromThrift` reads it there); a whole-row delete
 /// carries it on the TDelete.
-fn delete(e: &mut Encoder, row: &[u8], column: Option<(&Bytes, Option<&Bytes>)>, ts: Option<i64>, kind: i32) {
-    e.field(TType::Struct, 2);
+pub fn delete_fields(e: &mut Encoder, row: &[u8], spec: &DeleteSpec<'_>) {
     e.binary_field(1, row);
-    match column {
+    match spec.column {
         Some((family, qualifier)) => {
             e.field(TType::List, 2);
             e.list(TType::Struct, 1);
@@ -184,14 +219,14 @@ fn delete(e: &mut Encoder, row: &[u8], column: Option<(&Bytes, Option<&Bytes>)>,
             if let Some(q) = qualifier {
                 e.binary_field(2, q);
             }
-            if let Some(ts) = ts {
+            if let Some(ts) = spec.timestamp {
                 e.i64_field(3, ts);
             }
             e.stop();
-            e.i32_field(4, kind);
+            e.i32_field(4, spec.kind);
         }
         None => {
-            if let Some(ts) = ts {
+            if let Some(ts) = spec.timestamp {
                 e.i64_field(3, ts);
             }
         }
@@ -318,6 +353,23 @@ pub fn results(d: &mut Decoder<'_>) -> io::Result<Vec<Option<RowResult>>> {
 }
 
 /// A TTableName as `ns:table`, or `table` in the default namespace.
+/// The rows of a `list<TDelete>` (the deletes `deleteMultiple` could not apply).
+pub fn read_delete_rows(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
+    let (_, len) = d.list()?;
+    let mut rows = Vec::with_capacity(len.min(1024));
+    for _ in 0..len {
+        let mut row = Bytes::new();
+        while let Some((kind, id)) = d.field()? {
+            match (id, kind) {
+                (1, TType::String) => row = Bytes::from(d.binary()?),
+                _ => d.skip(kind)?,
+            }
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
 pub fn read_table_name(d: &mut Decoder<'_>) -> io::Result<String> {
     let (mut ns, mut qualifier) = (Vec::new(), Vec::new());
     while let Some((kind, id)) = d.field()? {

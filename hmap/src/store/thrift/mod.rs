@@ -12,7 +12,7 @@
 mod hbase;
 mod protocol;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -293,6 +293,55 @@ impl ThriftStore {
             .remove(table);
     }
 
+    /// Rows of puts in one `putMultiple`: each row's puts one TPut, applied
+    /// atomically.
+    fn put_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        self.call(
+            table,
+            "putMultiple",
+            false,
+            |e| {
+                e.binary_field(1, table.as_bytes());
+                e.field(TType::List, 2);
+                e.list(TType::Struct, rows.len());
+                for r in rows {
+                    hbase::put_fields(e, &r.row, &r.mutations);
+                }
+            },
+            |d, k| d.skip(k),
+        )?;
+        Ok(())
+    }
+
+    /// Rows of one delete each in one `deleteMultiple`; the gateway returns
+    /// the deletes it could not apply.
+    fn delete_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let failed = self.call(
+            table,
+            "deleteMultiple",
+            false,
+            |e| {
+                e.binary_field(1, table.as_bytes());
+                e.field(TType::List, 2);
+                e.list(TType::Struct, rows.len());
+                for r in rows {
+                    if let Some(spec) = r.mutations.first().and_then(hbase::DeleteSpec::of) {
+                        hbase::delete_fields(e, &r.row, &spec);
+                    }
+                }
+            },
+            |d, _| hbase::read_delete_rows(d),
+        )?;
+        match failed.unwrap_or_default().first() {
+            None => Ok(()),
+            Some(row) => Err(StoreError::Server {
+                table: table.into(),
+                operation: "deleteMultiple",
+                message: format!("the delete of row {} was not applied", super::error::show_row(row)),
+            }),
+        }
+    }
+
     fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
         self.call(
             table,
@@ -467,9 +516,12 @@ impl Store for ThriftStore {
         for r in rows {
             check_mutation(&schema, &r.row, &r.mutations, self.config.max_value_size)?;
         }
-        // Each row atomically (mutateRow); rows one call each.
-        for r in rows.iter().filter(|r| !r.mutations.is_empty()) {
-            self.mutate_row(table, r)?;
+        for batch in batches(rows) {
+            match batch {
+                Batch::Puts(rows) => self.put_multiple(table, rows)?,
+                Batch::Deletes(rows) => self.delete_multiple(table, rows)?,
+                Batch::Mixed(row) => self.mutate_row(table, row)?,
+            }
         }
         Ok(())
     }
@@ -556,7 +608,7 @@ impl Store for ThriftStore {
                     e.binary_field(3, &op.family);
                     e.binary_field(4, &op.qualifier);
                     e.field(TType::Struct, 6);
-                    put_struct(e, &op.row, &op.mutations);
+                    hbase::put_fields(e, &op.row, &op.mutations);
                 },
                 |d, k| {
                     if k == TType::Bool {
@@ -631,29 +683,56 @@ impl Store for ThriftStore {
     }
 }
 
-/// A TPut (fields only, no header) holding every put of a mutation.
-fn put_struct(e: &mut Encoder, row: &[u8], mutations: &[Mutation]) {
-    e.binary_field(1, row);
-    e.field(TType::List, 2);
-    e.list(TType::Struct, mutations.len());
-    for m in mutations {
-        if let Mutation::Put {
-            family,
-            qualifier,
-            value,
-            timestamp,
-        } = m
-        {
-            e.binary_field(1, family);
-            e.binary_field(2, qualifier);
-            e.binary_field(3, value);
-            if let Some(ts) = timestamp {
-                e.i64_field(4, *ts);
+/// A run of rows sent in one call.
+enum Batch<'a> {
+    /// Rows of puts only: `putMultiple`.
+    Puts(&'a [RowMutation]),
+    /// Rows of a single delete each: `deleteMultiple`.
+    Deletes(&'a [RowMutation]),
+    /// A row mixing puts and deletes, or of several deletes: `mutateRow`,
+    /// which applies them atomically and in order.
+    Mixed(&'a RowMutation),
+}
+
+/// Splits rows into batches, in order, leaving out rows with nothing to do.
+/// A run ends where the kind of row changes or a row repeats, since HBase
+/// does not order two mutations of one row within a batch.
+fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
+    let is_run = |r: &RowMutation, puts: bool| {
+        let deletes = r
+            .mutations
+            .iter()
+            .filter(|m| hbase::DeleteSpec::of(m).is_some())
+            .count();
+        !r.mutations.is_empty()
+            && if puts {
+                deletes == 0
+            } else {
+                deletes == 1 && r.mutations.len() == 1
             }
-            e.stop();
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < rows.len() {
+        let row = &rows[start];
+        let puts = is_run(row, true);
+        if !puts && !is_run(row, false) {
+            if !row.mutations.is_empty() {
+                out.push(Batch::Mixed(row));
+            }
+            start += 1;
+            continue;
         }
+        let mut seen = HashSet::from([&row.row]);
+        let mut end = start + 1;
+        while end < rows.len() && is_run(&rows[end], puts) && seen.insert(&rows[end].row) {
+            end += 1;
+        }
+        let run = &rows[start..end];
+        out.push(if puts { Batch::Puts(run) } else { Batch::Deletes(run) });
+        start = end;
     }
-    e.stop();
+    out
 }
 
 /// A server-side scanner: `batch` rows per `getScannerRows`, closed on drop.
@@ -736,5 +815,59 @@ impl Drop for ThriftScanner<'_> {
             |e| e.i32_field(1, self.id),
             |d, k| d.skip(k),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (kind, rows) of each batch, for comparison.
+    fn shape(rows: &[RowMutation]) -> Vec<(&'static str, Vec<&str>)> {
+        fn names(rows: &[RowMutation]) -> Vec<&str> {
+            rows.iter()
+                .map(|r| std::str::from_utf8(&r.row).unwrap_or("?"))
+                .collect()
+        }
+        batches(rows)
+            .into_iter()
+            .map(|b| match b {
+                Batch::Puts(rows) => ("puts", names(rows)),
+                Batch::Deletes(rows) => ("deletes", names(rows)),
+                Batch::Mixed(row) => ("mixed", names(std::slice::from_ref(row))),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_group_runs_and_split_on_repeated_rows() {
+        let rows = [
+            RowMutation::new("a").put("f", "q", "1"),
+            RowMutation::new("b").put("f", "q", "1").put("f", "p", "2"),
+            RowMutation::new("a").put("f", "q", "2"),
+            RowMutation::new("c"),
+            RowMutation::new("c").delete_row(),
+            RowMutation::new("d").delete_column("f", "q"),
+            RowMutation::new("e").delete_row().delete_family("f"),
+            RowMutation::new("e").put("f", "q", "3").delete_latest("f", "p"),
+            RowMutation::new("f").put("f", "q", "4"),
+        ];
+        assert_eq!(
+            shape(&rows),
+            vec![
+                ("puts", vec!["a", "b"]),
+                ("puts", vec!["a"]),
+                ("deletes", vec!["c", "d"]),
+                ("mixed", vec!["e"]),
+                ("mixed", vec!["e"]),
+                ("puts", vec!["f"]),
+            ]
+        );
+    }
+
+    #[test]
+    fn batches_of_nothing() {
+        assert!(shape(&[]).is_empty());
+        assert!(shape(&[RowMutation::new("a"), RowMutation::new("b")]).is_empty());
     }
 }
