@@ -8,26 +8,52 @@ use std::error::Error;
 use std::io::Write;
 use std::sync::Arc;
 
-use hmap::store::{MemoryStore, Store};
+use hmap::store::{MemoryStore, Store, ThriftConfig, ThriftStore};
 
 /// What an example's `run` returns.
 pub type ExampleResult = Result<(), Box<dyn Error>>;
 
 /// The store an example runs on: in memory, unless `HMAP_THRIFT=host:port`
-/// names an HBase Thrift2 gateway.
+/// names an HBase Thrift2 gateway; `HMAP_TABLE_PREFIX` then prefixes its
+/// table names.
 pub fn store_from_env() -> Result<Arc<dyn Store>, String> {
-    store_for(std::env::var("HMAP_THRIFT").ok().as_deref())
+    let prefix = std::env::var("HMAP_TABLE_PREFIX").unwrap_or_default();
+    store_for(std::env::var("HMAP_THRIFT").ok().as_deref(), &prefix)
 }
 
-/// The store for a Thrift gateway address, or in memory without one.
-pub fn store_for(thrift: Option<&str>) -> Result<Arc<dyn Store>, String> {
+/// The store for a Thrift gateway address, its tables named with `prefix`,
+/// or in memory without an address. The gateway must answer.
+pub fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Store>, String> {
     match thrift.map(str::trim) {
-        Some(address) if !address.is_empty() => Err(format!(
-            "HMAP_THRIFT={address} asks for a real HBase, but this build has no Thrift backend yet; \
-             unset HMAP_THRIFT to run on the in-memory store"
-        )),
+        Some(address) if !address.is_empty() => {
+            let mut config = ThriftConfig::new(address);
+            config.table_prefix = prefix.to_string();
+            let store = ThriftStore::with_config(config);
+            store.ping().map_err(|e| {
+                format!(
+                    "HMAP_THRIFT={address}: {e}\n\
+                     start HBase with scripts/hbase/hbase start, or unset HMAP_THRIFT to run in memory"
+                )
+            })?;
+            Ok(Arc::new(store))
+        }
         _ => Ok(Arc::new(MemoryStore::new())),
     }
+}
+
+/// The store an integration test runs on: `store_for` the environment's
+/// `HMAP_THRIFT`, with tables prefixed by `test` so that tests running side
+/// by side on one HBase do not meet. Panics if the gateway is named but down.
+/// Tables left under the prefix by an earlier run are deleted first.
+pub fn test_store(test: &str) -> Arc<dyn Store> {
+    let address = std::env::var("HMAP_THRIFT").ok();
+    let store = store_for(address.as_deref(), &format!("hmap_test_{test}__")).unwrap_or_else(|e| panic!("{e}"));
+    for table in store.list_tables().expect("list the test's tables") {
+        store
+            .delete_table(&table)
+            .expect("delete a table left by an earlier run");
+    }
+    store
 }
 
 /// An example's `main`: runs it on the store from the environment, writing

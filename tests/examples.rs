@@ -1,8 +1,9 @@
-//! Every example, run on `MemoryStore`, with its output checked.
+//! Every example, run with its output checked: on `MemoryStore`, or on a
+//! real HBase when `HMAP_THRIFT` names a Thrift2 gateway.
 
 use std::sync::Arc;
 
-use hmap::store::{MemoryStore, Store};
+use hmap::store::Store;
 
 #[path = "../examples/animals.rs"]
 mod animals;
@@ -19,9 +20,9 @@ mod shop_item;
 #[path = "../examples/weibo.rs"]
 mod weibo;
 
-fn output(run: fn(Arc<dyn Store>, &mut dyn std::io::Write) -> hmap_suite::ExampleResult) -> String {
+fn output(name: &str, run: fn(Arc<dyn Store>, &mut dyn std::io::Write) -> hmap_suite::ExampleResult) -> String {
     let mut out = Vec::new();
-    run(Arc::new(MemoryStore::new()), &mut out).expect("the example runs");
+    run(hmap_suite::test_store(name), &mut out).expect("the example runs");
     String::from_utf8(out).expect("UTF-8 output")
 }
 
@@ -36,7 +37,7 @@ fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
 
 #[test]
 fn weibo_timelines_are_correct_and_newest_first() {
-    let out = output(weibo::run);
+    let out = output("weibo", weibo::run);
     assert!(out.contains("registered 300 users with "), "{out}");
     assert!(out.contains("posted 3000 posts"), "{out}");
     assert!(out.contains("(0 failed)"), "{out}");
@@ -82,7 +83,7 @@ fn weibo_timelines_are_correct_and_newest_first() {
 
 #[test]
 fn shop_item_lists_and_deletes() {
-    let out = output(shop_item::run);
+    let out = output("shop_item", shop_item::run);
     assert_eq!(
         section(&out, "Green Tea House")
             .first()
@@ -99,7 +100,7 @@ fn shop_item_lists_and_deletes() {
 
 #[test]
 fn person_role_keeps_both_lists() {
-    let out = output(person_role::run);
+    let out = output("person_role", person_role::run);
     assert!(
         out.contains("  role 200 soldier: Xiaohei, Xiaohuang, Xiaobai\n"),
         "{out}"
@@ -112,7 +113,7 @@ fn person_role_keeps_both_lists() {
 
 #[test]
 fn org_chart_moves_and_deletes() {
-    let out = output(org_chart::run);
+    let out = output("org_chart", org_chart::run);
     assert!(
         out.contains("from 004 to the top: Development 2 <- Development <- CEO"),
         "{out}"
@@ -134,7 +135,7 @@ fn org_chart_moves_and_deletes() {
 
 #[test]
 fn animals_list_parents_and_children() {
-    let out = output(animals::run);
+    let out = output("animals", animals::run);
     assert!(
         out.contains(" 5 dog                      parents: [animal]  children: [red dog, black dog]"),
         "{out}"
@@ -151,7 +152,7 @@ fn animals_list_parents_and_children() {
 
 #[test]
 fn purchases_by_time() {
-    let out = output(purchases::run);
+    let out = output("purchases", purchases::run);
     assert!(
         out.starts_with("create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}"),
         "{out}"
@@ -185,7 +186,7 @@ fn purchases_by_time() {
 
 #[test]
 fn sensor_readings_spread_and_merge() {
-    let out = output(sensor_readings::run);
+    let out = output("sensor_readings", sensor_readings::run);
     let buckets = section(&out, "1200 readings of 20 sensors");
     assert_eq!(buckets.len(), 8, "all eight buckets hold rows: {out}");
     let total: usize = buckets
@@ -205,13 +206,11 @@ fn sensor_readings_spread_and_merge() {
 }
 
 #[test]
-fn thrift_address_without_a_backend_is_a_clear_error() {
-    let err = hmap_suite::store_for(Some("127.0.0.1:9091")).err().expect("refused");
-    assert_eq!(
-        err,
-        "HMAP_THRIFT=127.0.0.1:9091 asks for a real HBase, but this build has no Thrift backend yet; \
-         unset HMAP_THRIFT to run on the in-memory store"
-    );
-    assert!(hmap_suite::store_for(None).is_ok());
-    assert!(hmap_suite::store_for(Some("  ")).is_ok());
+fn thrift_address_without_a_gateway_is_a_clear_error() {
+    // Nothing listens on port 1 of this machine.
+    let err = hmap_suite::store_for(Some("127.0.0.1:1"), "").err().expect("refused");
+    assert!(err.starts_with("HMAP_THRIFT=127.0.0.1:1: "), "{err}");
+    assert!(err.contains("scripts/hbase/hbase start"), "{err}");
+    assert!(hmap_suite::store_for(None, "").is_ok());
+    assert!(hmap_suite::store_for(Some("  "), "").is_ok());
 }

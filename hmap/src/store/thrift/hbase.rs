@@ -284,9 +284,9 @@ fn compression_code(c: Compression) -> i32 {
 
 /// TTableDescriptor { 1: tableName, 2: list<TColumnFamilyDescriptor> }, every
 /// option sent explicitly (an option left out takes the server's default).
-pub fn table_descriptor(e: &mut Encoder, id: i16, schema: &TableSchema) {
+pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSchema) {
     e.field(TType::Struct, id);
-    table_name(e, 1, &schema.name);
+    table_name(e, 1, name);
     e.field(TType::List, 2);
     e.list(TType::Struct, schema.families.len());
     for f in &schema.families {
@@ -352,7 +352,6 @@ pub fn results(d: &mut Decoder<'_>) -> io::Result<Vec<Option<RowResult>>> {
     (0..len).map(|_| result(d)).collect()
 }
 
-/// A TTableName as `ns:table`, or `table` in the default namespace.
 /// The rows of a `list<TDelete>` (the deletes `deleteMultiple` could not apply).
 pub fn read_delete_rows(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
     let (_, len) = d.list()?;
@@ -370,6 +369,7 @@ pub fn read_delete_rows(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
     Ok(rows)
 }
 
+/// A TTableName as `ns:table`, or `table` in the default namespace.
 pub fn read_table_name(d: &mut Decoder<'_>) -> io::Result<String> {
     let (mut ns, mut qualifier) = (Vec::new(), Vec::new());
     while let Some((kind, id)) = d.field()? {

@@ -44,6 +44,13 @@ pub struct ThriftConfig {
     /// The largest value accepted, as HBase's client checks it
     /// (`hbase.client.keyvalue.maxsize`, 10 MiB).
     pub max_value_size: usize,
+    /// Put before every table name on the wire, so that several
+    /// applications or test runs share one cluster: with `staging_`, table
+    /// `user` is `staging_user` in HBase. A prefix ending in `:` names an
+    /// HBase namespace (which must exist). The store's callers and errors
+    /// see names without it; [`Store::list_tables`] lists only the tables
+    /// under it.
+    pub table_prefix: String,
 }
 
 impl ThriftConfig {
@@ -56,6 +63,7 @@ impl ThriftConfig {
             read_timeout: Duration::from_secs(60),
             idle_check: Duration::from_secs(20),
             max_value_size: 10 * 1024 * 1024,
+            table_prefix: String::new(),
         }
     }
 }
@@ -301,7 +309,7 @@ impl ThriftStore {
             "putMultiple",
             false,
             |e| {
-                e.binary_field(1, table.as_bytes());
+                e.binary_field(1, self.wire(table).as_bytes());
                 e.field(TType::List, 2);
                 e.list(TType::Struct, rows.len());
                 for r in rows {
@@ -321,7 +329,7 @@ impl ThriftStore {
             "deleteMultiple",
             false,
             |e| {
-                e.binary_field(1, table.as_bytes());
+                e.binary_field(1, self.wire(table).as_bytes());
                 e.field(TType::List, 2);
                 e.list(TType::Struct, rows.len());
                 for r in rows {
@@ -342,13 +350,18 @@ impl ThriftStore {
         }
     }
 
+    /// A table's name in HBase: the configured prefix, then `table`.
+    fn wire(&self, table: &str) -> String {
+        format!("{}{table}", self.config.table_prefix)
+    }
+
     fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
         self.call(
             table,
             "mutateRow",
             false,
             |e| {
-                e.binary_field(1, table.as_bytes());
+                e.binary_field(1, self.wire(table).as_bytes());
                 hbase::row_mutations(e, 2, &m.row, &m.mutations);
             },
             |d, k| d.skip(k),
@@ -369,7 +382,7 @@ impl Store for ThriftStore {
             "createTable",
             false,
             |e| {
-                hbase::table_descriptor(e, 1, schema);
+                hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
                 if !schema.split_keys.is_empty() {
                     e.field(TType::List, 2);
                     e.list(TType::String, schema.split_keys.len());
@@ -388,7 +401,7 @@ impl Store for ThriftStore {
         if !self.table_exists(table)? {
             return Err(StoreError::TableNotFound { table: table.into() });
         }
-        let by_name = |e: &mut Encoder| hbase::table_name(e, 1, table);
+        let by_name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
         match self.call(table, "disableTable", false, by_name, |d, k| d.skip(k)) {
             // Disabled already: deleting is what is left.
             Ok(_) | Err(StoreError::Server { .. }) => {}
@@ -403,7 +416,7 @@ impl Store for ThriftStore {
             table,
             "tableExists",
             true,
-            |e| hbase::table_name(e, 1, table),
+            |e| hbase::table_name(e, 1, &self.wire(table)),
             |d, k| {
                 if k == TType::Bool {
                     d.bool()
@@ -428,7 +441,12 @@ impl Store for ThriftStore {
                     .collect::<io::Result<Vec<_>>>()
             },
         )?;
-        let mut names = names.unwrap_or_default();
+        let prefix = &self.config.table_prefix;
+        let mut names: Vec<String> = names
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
+            .collect();
         names.sort();
         Ok(names)
     }
@@ -438,11 +456,14 @@ impl Store for ThriftStore {
             table,
             "getTableDescriptor",
             true,
-            |e| hbase::table_name(e, 1, table),
+            |e| hbase::table_name(e, 1, &self.wire(table)),
             |d, _| hbase::read_table_descriptor(d),
         );
         match described {
-            Ok(Some(schema)) => Ok(schema),
+            Ok(Some(mut schema)) => {
+                schema.name = table.to_string();
+                Ok(schema)
+            }
             Ok(None) => Err(StoreError::TableNotFound { table: table.into() }),
             // The gateway passes on only the exception's message, which for
             // a missing table is its bare name: ask whether it exists.
@@ -462,7 +483,7 @@ impl Store for ThriftStore {
             "get",
             true,
             |e| {
-                e.binary_field(1, table.as_bytes());
+                e.binary_field(1, self.wire(table).as_bytes());
                 e.field(TType::Struct, 2);
                 hbase::get(e, get);
             },
@@ -491,7 +512,7 @@ impl Store for ThriftStore {
                 "getMultiple",
                 true,
                 |e| {
-                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(1, self.wire(table).as_bytes());
                     e.field(TType::List, 2);
                     e.list(TType::Struct, gets.len());
                     for g in gets {
@@ -544,7 +565,7 @@ impl Store for ThriftStore {
                 "openScanner",
                 false,
                 |e| {
-                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(1, self.wire(table).as_bytes());
                     e.field(TType::Struct, 2);
                     hbase::scan(e, scan, &start, &stop);
                 },
@@ -580,7 +601,7 @@ impl Store for ThriftStore {
                 "checkAndMutate",
                 false,
                 |e| {
-                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(1, self.wire(table).as_bytes());
                     e.binary_field(2, &op.row);
                     e.binary_field(3, &op.family);
                     e.binary_field(4, &op.qualifier);
@@ -603,7 +624,7 @@ impl Store for ThriftStore {
                 "checkAndPut",
                 false,
                 |e| {
-                    e.binary_field(1, table.as_bytes());
+                    e.binary_field(1, self.wire(table).as_bytes());
                     e.binary_field(2, &op.row);
                     e.binary_field(3, &op.family);
                     e.binary_field(4, &op.qualifier);
@@ -639,7 +660,7 @@ impl Store for ThriftStore {
             "increment",
             false,
             |e| {
-                e.binary_field(1, table.as_bytes());
+                e.binary_field(1, self.wire(table).as_bytes());
                 e.field(TType::Struct, 2);
                 hbase::increment(e, &op.row, &op.columns);
             },
