@@ -1,19 +1,19 @@
 //! Each design of the seed articles, mapped with `#[derive(HTable)]` and run
-//! on `MemoryStore`.
+//! on `MemoryStore`, or on a real HBase when `HMAP_THRIFT` is set.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use hmap::key::PartValue;
-use hmap::store::{Get, MemoryStore, Store, TimeRange};
+use hmap::store::{Get, Store, TimeRange};
 use hmap::{Cursor, Error, HTable, Query, Table, Versioned};
 
 fn at(day: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(1_700_000_000_000).unwrap() + Duration::days(day)
 }
 
-fn table<T: HTable>(store: &Arc<MemoryStore>) -> Table<T, Arc<MemoryStore>> {
+fn table<T: HTable>(store: &Arc<dyn Store>) -> Table<T, Arc<dyn Store>> {
     let t = Table::new(Arc::clone(store));
     t.create().expect("create table");
     t
@@ -42,7 +42,7 @@ struct Animal {
 
 #[test]
 fn animal_taxonomy() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("animal_taxonomy");
     let animals = table::<Animal>(&store);
     let animal = Animal {
         id: 1,
@@ -127,7 +127,7 @@ struct Item {
 
 #[test]
 fn shop_and_item() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("shop_and_item");
     let shops = table::<Shop>(&store);
     let items = table::<Item>(&store);
     let shop = Shop {
@@ -189,8 +189,8 @@ struct Sale {
     quantity: u32,
 }
 
-fn sales_fixture() -> (Arc<MemoryStore>, Table<Sale, Arc<MemoryStore>>) {
-    let store = Arc::new(MemoryStore::new());
+fn sales_fixture(name: &str) -> (Arc<dyn Store>, Table<Sale, Arc<dyn Store>>) {
+    let store = hmap_suite::test_store(name);
     let sales = table::<Sale>(&store);
     let mut rows = Vec::new();
     for (user, day, product) in [
@@ -216,7 +216,7 @@ fn sales_fixture() -> (Arc<MemoryStore>, Table<Sale, Arc<MemoryStore>>) {
 
 #[test]
 fn purchases_newest_first_per_user() {
-    let (_, sales) = sales_fixture();
+    let (_, sales) = sales_fixture("purchases_newest_first_per_user");
     let alice: Vec<u64> = sales
         .scan(Query::prefix("alice"))
         .unwrap()
@@ -235,7 +235,7 @@ fn purchases_newest_first_per_user() {
 
 #[test]
 fn purchases_in_a_time_range() {
-    let (_, sales) = sales_fixture();
+    let (_, sales) = sales_fixture("purchases_in_a_time_range");
     // [day 1, day 4): the range is in time order even though the key part
     // is stored reversed.
     let in_range: Vec<u64> = sales
@@ -254,7 +254,7 @@ fn purchases_in_a_time_range() {
 
 #[test]
 fn purchases_paginated() {
-    let (_, sales) = sales_fixture();
+    let (_, sales) = sales_fixture("purchases_paginated");
     let first = sales.page(Query::prefix("alice"), 2, None).unwrap();
     assert_eq!(first.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [14, 13]);
     // The cursor travels as text and back.
@@ -276,7 +276,7 @@ fn purchases_paginated() {
 
 #[test]
 fn sale_schema_and_key_inspector() {
-    let (_, sales) = sales_fixture();
+    let (_, sales) = sales_fixture("sale_schema_and_key_inspector");
     let schema = Sale::table_schema();
     assert_eq!(
         schema.to_string(),
@@ -348,7 +348,7 @@ impl std::str::FromStr for Gender {
 
 #[test]
 fn weibo_users_and_fans() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("weibo_users_and_fans");
     let users = table::<WeiboUser>(&store);
     let red = WeiboUser {
         id: "001".into(),
@@ -411,7 +411,7 @@ struct Post {
 
 #[test]
 fn weibo_posts_with_text_keys() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("weibo_posts_with_text_keys");
     let posts = table::<Post>(&store);
     for (uid, ms) in [("001", 1_000i64), ("001", 3_000), ("002", 2_000), ("001", 2_000)] {
         posts
@@ -447,7 +447,7 @@ struct Inbox {
 
 #[test]
 fn inbox_keeps_a_thousand_versions() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("inbox_keeps_a_thousand_versions");
     let inboxes = table::<Inbox>(&store);
     let refs: Vec<Versioned<String>> = (1..=1200).map(|i| Versioned::new(i, format!("post{i}"))).collect();
     inboxes
@@ -478,7 +478,7 @@ struct Reading {
 
 #[test]
 fn salted_reads_one_bucket_or_merge_all() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("salted_reads_one_bucket_or_merge_all");
     let readings = table::<Reading>(&store);
     let now = Utc::now().timestamp_millis();
     let mut rows = Vec::new();
@@ -551,7 +551,7 @@ struct WatchMeta {
 
 #[test]
 fn hash_prefixed_keys_and_json_cells() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("hash_prefixed_keys_and_json_cells");
     let watches = table::<Watch>(&store);
     let meta = WatchMeta {
         seconds: 42,
@@ -598,7 +598,7 @@ struct Account {
 
 #[test]
 fn optimistic_versions_and_counters() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("optimistic_versions_and_counters");
     let accounts = table::<Account>(&store);
     let mut mine = Account {
         id: "a1".into(),
@@ -636,7 +636,7 @@ fn optimistic_versions_and_counters() {
 
 #[test]
 fn deletes_and_missing_cells() {
-    let (store, sales) = sales_fixture();
+    let (store, sales) = sales_fixture("deletes_and_missing_cells");
     sales.delete(("bob", at(5), 21u64)).unwrap();
     let bob: Vec<u64> = sales
         .scan(Query::prefix("bob"))
@@ -679,7 +679,7 @@ fn deletes_and_missing_cells() {
 
 #[test]
 fn time_ranges_on_cells() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("time_ranges_on_cells");
     let posts = table::<Post>(&store);
     posts
         .put(&Post {
