@@ -1,6 +1,6 @@
 //! The seeds' relation designs through the helpers of `hmap::relation`, on
-//! `MemoryStore`: person/role, shop/item, the org chart, weibo follows and
-//! inboxes, and a secondary index.
+//! `MemoryStore` (or a real HBase when `HMAP_THRIFT` is set): person/role,
+//! shop/item, the org chart, weibo follows and inboxes, and a secondary index.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use hmap::clock::next_timestamp;
 use hmap::relation::{DeleteMode, Delivery, FanOut, FanOutConfig, Index, ManyToMany, Tree};
-use hmap::store::{FaultPlan, FaultyStore, MemoryStore, Store};
+use hmap::store::{FaultPlan, FaultyStore, Store};
 use hmap::{HTable, Table, Versioned};
 
 #[derive(HTable, Debug, Clone, PartialEq)]
@@ -56,7 +56,7 @@ fn role(rid: &str, name: &str) -> Role {
 
 type PersonRole<S> = ManyToMany<Person, Role, S>;
 
-fn person_role(store: &Arc<MemoryStore>) -> PersonRole<Arc<MemoryStore>> {
+fn person_role(store: &Arc<dyn Store>) -> PersonRole<Arc<dyn Store>> {
     let rel = ManyToMany::new(Arc::clone(store), "cf2", "cf2")
         .with_labels(|p: &Person| p.name.clone(), |r: &Role| r.name.clone());
     rel.left().create().unwrap();
@@ -70,7 +70,7 @@ fn names<T>(items: &[(String, T)]) -> Vec<&str> {
 
 #[test]
 fn person_and_role() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("person_and_role");
     let rel = person_role(&store);
     rel.left()
         .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
@@ -133,7 +133,7 @@ fn person_and_role() {
 
 #[test]
 fn link_needs_both_entities() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("link_needs_both_entities");
     let rel = person_role(&store);
     rel.left().put(&person("001", "Xiaohei")).unwrap();
     let err = rel.link(&"001".into(), &"999".into()).unwrap_err();
@@ -168,7 +168,7 @@ struct Item {
 
 #[test]
 fn shop_and_item_links_carry_a_type() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("shop_and_item_links_carry_a_type");
     let rel: ManyToMany<Shop, Item, _> = ManyToMany::new(Arc::clone(&store), "item", "shop");
     rel.left().create().unwrap();
     rel.right().create().unwrap();
@@ -240,7 +240,7 @@ struct Inbox {
 
 #[test]
 fn weibo_follows_and_inbox_fan_out() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("weibo_follows_and_inbox_fan_out");
     let follows: ManyToMany<User, User, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf3")
         .with_labels(|u: &User| u.name.clone(), |u: &User| u.name.clone());
     follows.left().create().unwrap();
@@ -308,7 +308,7 @@ fn weibo_follows_and_inbox_fan_out() {
 
 #[test]
 fn fan_out_retries_and_keeps_what_fails() {
-    let memory = Arc::new(MemoryStore::new());
+    let memory = hmap_suite::test_store("fan_out_retries_and_keeps_what_fails");
     Table::<Inbox, _>::new(Arc::clone(&memory)).create().unwrap();
     // Every other write fails once: retries get through.
     let flaky = Arc::new(FaultyStore::new(Arc::clone(&memory), FaultPlan::Every(2)));
@@ -364,7 +364,7 @@ fn fan_out_retries_and_keeps_what_fails() {
 
 #[test]
 fn org_chart() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("org_chart");
     let org = Tree::new(Arc::clone(&store), "org");
     org.create().unwrap();
     org.insert("001", "CEO", None).unwrap();
@@ -424,7 +424,7 @@ fn account(id: u64, email: &str, city: &str) -> Account {
 
 #[test]
 fn secondary_index_by_city() {
-    let store = Arc::new(MemoryStore::new());
+    let store = hmap_suite::test_store("secondary_index_by_city");
     let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
     by_city.table().create().unwrap();
     by_city.create().unwrap();
