@@ -168,12 +168,14 @@ impl ThriftStore {
         loop {
             if let Some(mut conn) = pool.idle.pop() {
                 drop(pool);
-                if conn.last_used.elapsed() < self.config.idle_check || Self::probe(&mut conn).is_ok() {
+                let usable = !conn.peer_closed()
+                    && (conn.last_used.elapsed() < self.config.idle_check || Self::probe(&mut conn).is_ok());
+                if usable {
                     return Ok(conn);
                 }
                 // A dead connection: replace it.
                 pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-                pool.open -= 1;
+                pool.open = pool.open.saturating_sub(1);
                 continue;
             }
             if pool.open < self.config.pool_size.max(1) {
@@ -186,17 +188,28 @@ impl ThriftStore {
     }
 
     fn probe(conn: &mut Connection) -> io::Result<()> {
-        conn.call(
+        match conn.call(
             "getThriftServerType",
             |_| {},
-            |d| hbase::read_reply(d, |d, k| d.skip(k)).map(|_| ()),
-        )
+            |d| hbase::read_reply(d, |d, k| d.skip(k)),
+        )? {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(message)) | Err(message) => Err(io::Error::other(message)),
+        }
     }
 
     fn checkin(&self, conn: Connection) {
         let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
         pool.idle.push(conn);
         self.returned.notify_one();
+    }
+
+    /// Closes every idle connection; new ones are opened as needed.
+    fn drop_idle(&self) {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        let dropped = std::mem::take(&mut pool.idle).len();
+        pool.open = pool.open.saturating_sub(dropped);
+        self.returned.notify_all();
     }
 
     /// A connection that broke is not returned: count it out.
@@ -223,10 +236,13 @@ impl ThriftStore {
                 match conn.call(name, &args, |d| hbase::read_reply(d, &result)) {
                     Ok(reply) => {
                         self.checkin(conn);
-                        reply.map_err(CallError::Server)
+                        reply.and_then(|r| r).map_err(CallError::Server)
                     }
                     Err(e) => {
+                        // The gateway went away or broke the stream: the
+                        // other idle connections are suspect too.
                         self.forget();
+                        self.drop_idle();
                         Err(CallError::Io(e))
                     }
                 }

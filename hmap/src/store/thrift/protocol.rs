@@ -245,14 +245,32 @@ impl Connection {
         })
     }
 
+    /// Whether the gateway closed the connection while it sat idle: a
+    /// non-blocking peek sees the end of the stream (or an error) at once.
+    pub fn peer_closed(&self) -> bool {
+        let stream = self.reader.get_ref();
+        if !self.reader.buffer().is_empty() || stream.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let closed = match stream.peek(&mut [0u8; 1]) {
+            Ok(_) => true, // the end of the stream, or bytes nobody asked for
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        };
+        closed || stream.set_nonblocking(false).is_err()
+    }
+
     /// Sends a call whose arguments `args` writes, then reads the reply with
     /// `reply`, which gets the decoder positioned at the result struct.
+    ///
+    /// The outer error is the connection's (it is then unusable); the inner
+    /// one a `TApplicationException`, the gateway's report of a call it
+    /// failed (the connection stays usable).
     pub fn call<T>(
         &mut self,
         name: &str,
         args: impl FnOnce(&mut Encoder),
         reply: impl FnOnce(&mut Decoder<'_>) -> io::Result<T>,
-    ) -> io::Result<T> {
+    ) -> io::Result<Result<T, String>> {
         self.seq = self.seq.wrapping_add(1);
         let mut e = Encoder::default();
         e.message(name, CALL, self.seq);
@@ -276,13 +294,14 @@ impl Connection {
                     _ => d.skip(k)?,
                 }
             }
-            return Err(io::Error::other(format!("the gateway failed {name}: {message}")));
+            self.last_used = std::time::Instant::now();
+            return Ok(Err(format!("the gateway failed {name}: {message}")));
         }
         if kind != REPLY {
             return Err(invalid(format!("unexpected message type {kind}")));
         }
         let result = reply(&mut d)?;
         self.last_used = std::time::Instant::now();
-        Ok(result)
+        Ok(Ok(result))
     }
 }
