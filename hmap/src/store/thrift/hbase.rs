@@ -51,6 +51,33 @@ pub fn read_reply<T>(
 // ---------------------------------------------------------------------------
 // Writing
 
+/// A `list<struct>` field `id`, one struct per item written by `each`.
+pub fn struct_list<T>(e: &mut Encoder, id: i16, items: &[T], mut each: impl FnMut(&mut Encoder, &T)) {
+    e.field(TType::List, id);
+    e.list(TType::Struct, items.len());
+    for item in items {
+        each(e, item);
+    }
+}
+
+/// A `bool` result (`false` if the gateway sent another type).
+pub fn read_bool(d: &mut Decoder<'_>, kind: TType) -> io::Result<bool> {
+    if kind == TType::Bool {
+        d.bool()
+    } else {
+        d.skip(kind).map(|_| false)
+    }
+}
+
+/// An `i32` result (0 if the gateway sent another type).
+pub fn read_i32(d: &mut Decoder<'_>, kind: TType) -> io::Result<i32> {
+    if kind == TType::I32 {
+        d.i32()
+    } else {
+        d.skip(kind).map(|_| 0)
+    }
+}
+
 pub fn table_name(e: &mut Encoder, id: i16, name: &str) {
     // TTableName { 1: optional binary ns, 2: required binary qualifier }
     e.field(TType::Struct, id);
@@ -348,25 +375,50 @@ fn column_value(d: &mut Decoder<'_>) -> io::Result<Cell> {
 
 /// A list of TResult, one per get (empty ones as `None`).
 pub fn results(d: &mut Decoder<'_>) -> io::Result<Vec<Option<RowResult>>> {
+    read_list(d, result)
+}
+
+/// A `list<struct>`, each element read by `each`.
+fn read_list<T>(d: &mut Decoder<'_>, mut each: impl FnMut(&mut Decoder<'_>) -> io::Result<T>) -> io::Result<Vec<T>> {
     let (_, len) = d.list()?;
-    (0..len).map(|_| result(d)).collect()
+    // The length comes from the wire: allocate as elements arrive.
+    let mut items = Vec::with_capacity(len.min(1024));
+    for _ in 0..len {
+        items.push(each(d)?);
+    }
+    Ok(items)
+}
+
+/// A struct's binary field `id` (empty if absent); other fields skipped.
+fn read_binary_field(d: &mut Decoder<'_>, id: i16) -> io::Result<Bytes> {
+    let mut value = Bytes::new();
+    while let Some((kind, fid)) = d.field()? {
+        match (fid, kind) {
+            (f, TType::String) if f == id => value = Bytes::from(d.binary()?),
+            _ => d.skip(kind)?,
+        }
+    }
+    Ok(value)
 }
 
 /// The rows of a `list<TDelete>` (the deletes `deleteMultiple` could not apply).
 pub fn read_delete_rows(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
-    let (_, len) = d.list()?;
-    let mut rows = Vec::with_capacity(len.min(1024));
-    for _ in 0..len {
-        let mut row = Bytes::new();
+    read_list(d, |d| read_binary_field(d, 1))
+}
+
+/// The start keys of a `list<THRegionLocation>`
+/// (`{1: TServerName, 2: THRegionInfo {3: startKey}}`), in the gateway's order.
+pub fn read_region_starts(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
+    read_list(d, |d| {
+        let mut start = Bytes::new();
         while let Some((kind, id)) = d.field()? {
             match (id, kind) {
-                (1, TType::String) => row = Bytes::from(d.binary()?),
+                (2, TType::Struct) => start = read_binary_field(d, 3)?,
                 _ => d.skip(kind)?,
             }
         }
-        rows.push(row);
-    }
-    Ok(rows)
+        Ok(start)
+    })
 }
 
 /// A TTableName as `ns:table`, or `table` in the default namespace.

@@ -74,8 +74,32 @@ struct Pool {
     open: usize,
 }
 
-/// A store on a real HBase, through its Thrift2 gateway; see the
-/// [module docs](self).
+/// A store on a real HBase, through its Thrift2 gateway (`THBaseService`).
+///
+/// Thrift2 is the gateway that carries what hmap needs: time ranges and
+/// versions on gets and scans, every family option, split keys at table
+/// creation, atomic row mutations and check-and-mutate. Start one with
+/// `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
+/// The binary protocol on an unframed socket, the gateway's default, is
+/// written by hand for the calls hmap makes: no Thrift library is needed.
+///
+/// ```no_run
+/// use hmap::store::{Get, Store, ThriftConfig, ThriftStore};
+///
+/// let mut config = ThriftConfig::new("127.0.0.1:9091");
+/// config.pool_size = 16;
+/// config.table_prefix = "staging_".into(); // tables `staging_<name>` in HBase
+/// let store = ThriftStore::with_config(config);
+/// store.ping()?; // a Thrift2 gateway answers
+/// let row = store.get("user", &Get::new("u1"))?;
+/// # Ok::<(), hmap::store::StoreError>(())
+/// ```
+///
+/// Puts go to the gateway in `putMultiple` batches, single deletes in
+/// `deleteMultiple` ones, and a row mixing both in `mutateRow`; each row is
+/// applied atomically, rows in order. A failed batch may have applied some of
+/// its rows: writes are idempotent at a fixed timestamp, which hmap's typed
+/// layer always sets, so retrying is safe.
 ///
 /// Connections are pooled; one that broke (the gateway restarted, or dropped
 /// it while idle) is replaced. Reads that fail on a broken connection are
@@ -127,15 +151,7 @@ impl ThriftStore {
 
     /// Checks that the gateway answers, and that it is a Thrift2 one.
     pub fn ping(&self) -> Result<()> {
-        let kind = self.call(
-            "",
-            "getThriftServerType",
-            true,
-            |_| {},
-            |d, k| {
-                if k == TType::I32 { d.i32() } else { d.skip(k).map(|_| 0) }
-            },
-        )?;
+        let kind = self.call("", "getThriftServerType", true, |_| {}, hbase::read_i32)?;
         match kind {
             Some(2) => Ok(()),
             other => Err(StoreError::Connection {
@@ -326,11 +342,7 @@ impl ThriftStore {
             false,
             |e| {
                 e.binary_field(1, self.wire(table).as_bytes());
-                e.field(TType::List, 2);
-                e.list(TType::Struct, rows.len());
-                for r in rows {
-                    hbase::put_fields(e, &r.row, &r.mutations);
-                }
+                hbase::struct_list(e, 2, rows, |e, r| hbase::put_fields(e, &r.row, &r.mutations));
             },
             |d, k| d.skip(k),
         )?;
@@ -346,13 +358,11 @@ impl ThriftStore {
             false,
             |e| {
                 e.binary_field(1, self.wire(table).as_bytes());
-                e.field(TType::List, 2);
-                e.list(TType::Struct, rows.len());
-                for r in rows {
+                hbase::struct_list(e, 2, rows, |e, r| {
                     if let Some(spec) = r.mutations.first().and_then(hbase::DeleteSpec::of) {
                         hbase::delete_fields(e, &r.row, &spec);
                     }
-                }
+                });
             },
             |d, _| hbase::read_delete_rows(d),
         )?;
@@ -364,6 +374,24 @@ impl ThriftStore {
                 message: format!("the delete of row {} was not applied", super::error::show_row(row)),
             }),
         }
+    }
+
+    /// The start key of each of the table's regions, sorted (the first
+    /// region's is empty): how a table is split, as in HBase's
+    /// `RegionLocator.getStartKeys`. A table created from a salted key's
+    /// schema has one region per bucket.
+    pub fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>> {
+        let mut starts = self
+            .call(
+                table,
+                "getAllRegionLocations",
+                true,
+                |e| e.binary_field(1, self.wire(table).as_bytes()),
+                |d, _| hbase::read_region_starts(d),
+            )?
+            .unwrap_or_default();
+        starts.sort();
+        Ok(starts)
     }
 
     /// A table's name in HBase: the configured prefix, then `table`.
@@ -433,13 +461,7 @@ impl Store for ThriftStore {
             "tableExists",
             true,
             |e| hbase::table_name(e, 1, &self.wire(table)),
-            |d, k| {
-                if k == TType::Bool {
-                    d.bool()
-                } else {
-                    d.skip(k).map(|_| false)
-                }
-            },
+            hbase::read_bool,
         )?;
         Ok(exists.unwrap_or(false))
     }
@@ -529,11 +551,7 @@ impl Store for ThriftStore {
                 true,
                 |e| {
                     e.binary_field(1, self.wire(table).as_bytes());
-                    e.field(TType::List, 2);
-                    e.list(TType::Struct, gets.len());
-                    for g in gets {
-                        hbase::get(e, g);
-                    }
+                    hbase::struct_list(e, 2, gets, hbase::get);
                 },
                 |d, _| hbase::results(d),
             )?
@@ -585,7 +603,7 @@ impl Store for ThriftStore {
                     e.field(TType::Struct, 2);
                     hbase::scan(e, scan, &start, &stop);
                 },
-                |d, k| if k == TType::I32 { d.i32() } else { d.skip(k).map(|_| 0) },
+                hbase::read_i32,
             )?
             .ok_or_else(|| StoreError::Server {
                 table: table.into(),
@@ -625,13 +643,7 @@ impl Store for ThriftStore {
                     e.binary_field(6, value);
                     hbase::row_mutations(e, 7, &op.row, &op.mutations);
                 },
-                |d, k| {
-                    if k == TType::Bool {
-                        d.bool()
-                    } else {
-                        d.skip(k).map(|_| false)
-                    }
-                },
+                hbase::read_bool,
             )?,
             // "Absent" cannot go through checkAndMutate (a missing value
             // fails on the gateway); checkAndPut with no value means absent.
@@ -647,13 +659,7 @@ impl Store for ThriftStore {
                     e.field(TType::Struct, 6);
                     hbase::put_fields(e, &op.row, &op.mutations);
                 },
-                |d, k| {
-                    if k == TType::Bool {
-                        d.bool()
-                    } else {
-                        d.skip(k).map(|_| false)
-                    }
-                },
+                hbase::read_bool,
             )?,
             (None, false) => {
                 return Err(StoreError::InvalidRequest {

@@ -1,0 +1,117 @@
+//! What only `ThriftStore` does: region splits, its connection pool, and its
+//! errors when no gateway (or the wrong one) answers. The cases that need
+//! HBase run when `HMAP_THRIFT` (and for one, `HMAP_THRIFT1`) is set.
+
+use std::time::Duration;
+
+use hmap::store::{Get, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::table::salt_split_keys;
+use hmap::{HTable, Table};
+
+#[derive(HTable, Debug, PartialEq)]
+#[hmap(table = "reading", salt(buckets = 8, by = [sensor]), family(name = "r"))]
+struct Reading {
+    #[hmap(key)]
+    sensor: u32,
+    #[hmap(key)]
+    at: i64,
+    value: f64,
+}
+
+/// A store on the gateway with tables under a prefix of the test's own,
+/// emptied of any an earlier run left; `None` without a gateway.
+fn gateway(test: &str, pool_size: usize) -> Option<ThriftStore> {
+    let Ok(address) = std::env::var("HMAP_THRIFT") else {
+        eprintln!("{test}: skipped, HMAP_THRIFT is not set (scripts/hbase/hbase start prints it)");
+        return None;
+    };
+    let mut config = ThriftConfig::new(address);
+    config.pool_size = pool_size;
+    config.table_prefix = format!("hmap_thrift_store_{test}__");
+    let store = ThriftStore::with_config(config);
+    for table in store.list_tables().expect("list tables") {
+        store.delete_table(&table).expect("delete a leftover table");
+    }
+    Some(store)
+}
+
+#[test]
+fn salted_table_is_pre_split_one_region_per_bucket() {
+    let Some(store) = gateway("salted", 8) else { return };
+    let readings = Table::<Reading, _>::new(&store);
+    readings.create().expect("create");
+    let mut expected = vec![bytes::Bytes::new()];
+    expected.extend(salt_split_keys(Reading::key_schema()));
+    assert_eq!(expected.len(), 8);
+    assert_eq!(store.region_start_keys("reading").expect("regions"), expected);
+
+    // Rows land in every bucket and come back merged in key order.
+    let rows: Vec<Reading> = (0..64)
+        .map(|i| Reading {
+            sensor: i % 16,
+            at: i64::from(i),
+            value: f64::from(i),
+        })
+        .collect();
+    readings.put_many(&rows).expect("put");
+    let keys: Vec<_> = store
+        .scan("reading", &Scan::all())
+        .expect("scan")
+        .map(|r| r.expect("row").row)
+        .collect();
+    assert_eq!(keys.len(), 64);
+    assert!(keys.windows(2).all(|w| w[0] < w[1]));
+    store.delete_table("reading").expect("delete");
+}
+
+#[test]
+fn one_pooled_connection_serves_many_threads() {
+    let Some(single) = gateway("pool", 1) else { return };
+    single
+        .create_table(&hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f")))
+        .expect("create");
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let single = &single;
+            s.spawn(move || {
+                for i in 0..25 {
+                    let row = format!("t{t}-{i:02}");
+                    single
+                        .mutate("t", &[RowMutation::new(row.clone()).put("f", "q", "v")])
+                        .expect("put");
+                    assert!(single.get("t", &Get::new(row)).expect("get").is_some());
+                }
+            });
+        }
+    });
+    assert_eq!(single.scan("t", &Scan::all()).expect("scan").count(), 100);
+    single.delete_table("t").expect("delete");
+}
+
+#[test]
+fn a_thrift1_gateway_is_refused_by_ping() {
+    let Ok(thrift1) = std::env::var("HMAP_THRIFT1") else {
+        eprintln!("skipped: HMAP_THRIFT1 is not set");
+        return;
+    };
+    let err = ThriftStore::new(thrift1).ping().unwrap_err();
+    assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
+}
+
+/// Needs no HBase: nothing listens on port 1.
+#[test]
+fn no_gateway_is_a_typed_connection_error() {
+    let mut config = ThriftConfig::new("127.0.0.1:1");
+    config.connect_timeout = Duration::from_secs(2);
+    let store = ThriftStore::with_config(config);
+    let err = store.get("user", &Get::new("u1")).unwrap_err();
+    match &err {
+        StoreError::Connection { endpoint, message, .. } => {
+            assert_eq!(endpoint, "127.0.0.1:1");
+            assert!(message.contains("`user`"), "{message}");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    assert!(err.is_transient());
+    assert!(matches!(store.ping(), Err(StoreError::Connection { .. })));
+}
