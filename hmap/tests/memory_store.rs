@@ -149,7 +149,7 @@ fn errors_name_table_row_and_column() {
     assert!(err.to_string().starts_with("table `t`: invalid row key xxxx"), "{err}");
     assert!(
         err.to_string()
-            .ends_with("... (40000 bytes): 40000 bytes is longer than HBase's 32767"),
+            .ends_with("... (40000 bytes): 40000 bytes is longer than the 32750 this table can hold (32767 less the table name and 16 bytes of region lookup key)"),
         "{err}"
     );
 }
