@@ -629,16 +629,21 @@ impl Store for ThriftStore {
         check_family(&schema, &op.family)?;
         check_mutation(&schema, &op.row, &op.mutations, self.config.max_value_size)?;
         let puts_only = op.mutations.iter().all(|m| matches!(m, Mutation::Put { .. }));
+        // Fields 1-4 of both calls: table, row, family, qualifier.
+        let wire = self.wire(table);
+        let checked_cell = |e: &mut Encoder| {
+            e.binary_field(1, wire.as_bytes());
+            e.binary_field(2, &op.row);
+            e.binary_field(3, &op.family);
+            e.binary_field(4, &op.qualifier);
+        };
         let applied = match (&op.expected, puts_only) {
             (Some(value), _) => self.call(
                 table,
                 "checkAndMutate",
                 false,
                 |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    e.binary_field(2, &op.row);
-                    e.binary_field(3, &op.family);
-                    e.binary_field(4, &op.qualifier);
+                    checked_cell(e);
                     e.i32_field(5, 2); // TCompareOp.EQUAL
                     e.binary_field(6, value);
                     hbase::row_mutations(e, 7, &op.row, &op.mutations);
@@ -652,10 +657,7 @@ impl Store for ThriftStore {
                 "checkAndPut",
                 false,
                 |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    e.binary_field(2, &op.row);
-                    e.binary_field(3, &op.family);
-                    e.binary_field(4, &op.qualifier);
+                    checked_cell(e);
                     e.field(TType::Struct, 6);
                     hbase::put_fields(e, &op.row, &op.mutations);
                 },
