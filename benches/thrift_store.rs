@@ -39,7 +39,9 @@ fn thrift(c: &mut Criterion) {
     let mut group = c.benchmark_group("thrift_put_1000_rows");
     group.sample_size(10).measurement_time(Duration::from_secs(20));
     group.throughput(Throughput::Elements(1000));
-    group.bench_function("one_mutate_call", |b| b.iter(|| store.mutate("t", black_box(&batch)).unwrap()));
+    group.bench_function("one_mutate_call", |b| {
+        b.iter(|| store.mutate("t", black_box(&batch)).unwrap())
+    });
     group.bench_function("a_call_per_row", |b| {
         b.iter(|| {
             for row in &batch {

@@ -797,6 +797,10 @@ struct ThriftScanner<'a> {
 
 impl ThriftScanner<'_> {
     fn fetch(&mut self) -> Result<()> {
+        // No more rows than the limit still wants (at least one).
+        let wanted = self.remaining.map_or(self.batch, |r| {
+            self.batch.min(i32::try_from(r.max(1)).unwrap_or(i32::MAX))
+        });
         let rows = self
             .store
             .call(
@@ -805,7 +809,7 @@ impl ThriftScanner<'_> {
                 false,
                 |e| {
                     e.i32_field(1, self.id);
-                    e.i32_field(2, self.batch);
+                    e.i32_field(2, wanted);
                 },
                 |d, _| hbase::results(d),
             )?
