@@ -177,6 +177,37 @@ impl Default for TimeRange {
     }
 }
 
+/// The read options [`Get`] and [`Scan`] share: which columns, how many
+/// versions, which time range.
+macro_rules! read_options {
+    () => {
+        /// Also read this family.
+        pub fn family(mut self, family: impl Into<Bytes>) -> Self {
+            self.columns.push(Column::Family(family.into()));
+            self
+        }
+
+        /// Also read this column.
+        pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
+            self.columns
+                .push(Column::Qualifier(family.into(), qualifier.into()));
+            self
+        }
+
+        /// Read up to `n` versions per column.
+        pub fn max_versions(mut self, n: u32) -> Self {
+            self.max_versions = n;
+            self
+        }
+
+        /// Read only cells in this time range.
+        pub fn time_range(mut self, range: TimeRange) -> Self {
+            self.time_range = range;
+            self
+        }
+    };
+}
+
 /// Reads one row.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Get {
@@ -201,29 +232,7 @@ impl Get {
         }
     }
 
-    /// Also read this family.
-    pub fn family(mut self, family: impl Into<Bytes>) -> Self {
-        self.columns.push(Column::Family(family.into()));
-        self
-    }
-
-    /// Also read this column.
-    pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
-        self.columns.push(Column::Qualifier(family.into(), qualifier.into()));
-        self
-    }
-
-    /// Read up to `n` versions per column.
-    pub fn max_versions(mut self, n: u32) -> Self {
-        self.max_versions = n;
-        self
-    }
-
-    /// Read only cells in this time range.
-    pub fn time_range(mut self, range: TimeRange) -> Self {
-        self.time_range = range;
-        self
-    }
+    read_options!();
 }
 
 /// Reads a range of rows.
@@ -300,29 +309,7 @@ impl Scan {
         self
     }
 
-    /// Also read this family.
-    pub fn family(mut self, family: impl Into<Bytes>) -> Self {
-        self.columns.push(Column::Family(family.into()));
-        self
-    }
-
-    /// Also read this column.
-    pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
-        self.columns.push(Column::Qualifier(family.into(), qualifier.into()));
-        self
-    }
-
-    /// Read up to `n` versions per column.
-    pub fn max_versions(mut self, n: u32) -> Self {
-        self.max_versions = n;
-        self
-    }
-
-    /// Read only cells in this time range.
-    pub fn time_range(mut self, range: TimeRange) -> Self {
-        self.time_range = range;
-        self
-    }
+    read_options!();
 
     /// Return at most `n` rows.
     pub fn limit(mut self, n: usize) -> Self {

@@ -101,9 +101,7 @@ fn time_range(e: &mut Encoder, id: i16, range: TimeRange) {
 
 fn columns(e: &mut Encoder, id: i16, columns: &[Column]) {
     // list<TColumn>, TColumn { 1: family, 2: optional qualifier, 3: optional timestamp }
-    e.field(TType::List, id);
-    e.list(TType::Struct, columns.len());
-    for c in columns {
+    struct_list(e, id, columns, |e, c| {
         match c {
             Column::Family(f) => e.binary_field(1, f),
             Column::Qualifier(f, q) => {
@@ -112,7 +110,7 @@ fn columns(e: &mut Encoder, id: i16, columns: &[Column]) {
             }
         }
         e.stop();
-    }
+    });
 }
 
 /// TGet { 1: row, 2: columns, 4: timeRange, 5: maxVersions }
@@ -314,9 +312,7 @@ fn compression_code(c: Compression) -> i32 {
 pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSchema) {
     e.field(TType::Struct, id);
     table_name(e, 1, name);
-    e.field(TType::List, 2);
-    e.list(TType::Struct, schema.families.len());
-    for f in &schema.families {
+    struct_list(e, 2, &schema.families, |e, f| {
         e.binary_field(1, f.name.as_bytes());
         e.i32_field(4, i32::try_from(f.block_size).unwrap_or(i32::MAX));
         e.i32_field(5, bloom_code(f.bloom));
@@ -327,7 +323,7 @@ pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSche
         e.bool_field(14, f.block_cache);
         e.bool_field(20, f.in_memory);
         e.stop();
-    }
+    });
     e.stop();
 }
 
@@ -341,13 +337,7 @@ pub fn result(d: &mut Decoder<'_>) -> io::Result<Option<RowResult>> {
     while let Some((kind, id)) = d.field()? {
         match (id, kind) {
             (1, TType::String) => row = Bytes::from(d.binary()?),
-            (2, TType::List) => {
-                let (_, len) = d.list()?;
-                cells.reserve(len);
-                for _ in 0..len {
-                    cells.push(column_value(d)?);
-                }
-            }
+            (2, TType::List) => cells = read_list(d, column_value)?,
             _ => d.skip(kind)?,
         }
     }
@@ -421,8 +411,13 @@ pub fn read_region_starts(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
     })
 }
 
+/// A `list<TTableName>`, each as [`read_table_name`] gives it.
+pub fn read_table_names(d: &mut Decoder<'_>) -> io::Result<Vec<String>> {
+    read_list(d, read_table_name)
+}
+
 /// A TTableName as `ns:table`, or `table` in the default namespace.
-pub fn read_table_name(d: &mut Decoder<'_>) -> io::Result<String> {
+fn read_table_name(d: &mut Decoder<'_>) -> io::Result<String> {
     let (mut ns, mut qualifier) = (Vec::new(), Vec::new());
     while let Some((kind, id)) = d.field()? {
         match (id, kind) {
@@ -443,12 +438,7 @@ pub fn read_table_descriptor(d: &mut Decoder<'_>) -> io::Result<TableSchema> {
     while let Some((kind, id)) = d.field()? {
         match (id, kind) {
             (1, TType::Struct) => schema.name = read_table_name(d)?,
-            (2, TType::List) => {
-                let (_, len) = d.list()?;
-                for _ in 0..len {
-                    schema.families.push(read_family(d)?);
-                }
-            }
+            (2, TType::List) => schema.families = read_list(d, read_family)?,
             _ => d.skip(kind)?,
         }
     }

@@ -12,10 +12,11 @@
 mod hbase;
 mod protocol;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::{TcpStream, ToSocketAddrs};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -109,7 +110,7 @@ pub struct ThriftStore {
     config: ThriftConfig,
     pool: Mutex<Pool>,
     returned: Condvar,
-    schemas: Mutex<HashMap<String, TableSchema>>,
+    schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
 }
 
 impl std::fmt::Debug for ThriftStore {
@@ -124,12 +125,6 @@ impl std::fmt::Debug for ThriftStore {
 enum CallError {
     Io(io::Error),
     Server(String),
-}
-
-impl From<io::Error> for CallError {
-    fn from(e: io::Error) -> Self {
-        CallError::Io(e)
-    }
 }
 
 impl ThriftStore {
@@ -314,15 +309,15 @@ impl ThriftStore {
 
     /// The table's schema, from a cache filled by `describe`: requests are
     /// checked against it before they are sent.
-    fn schema(&self, table: &str) -> Result<TableSchema> {
+    fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
         if let Some(s) = self.schemas.lock().unwrap_or_else(PoisonError::into_inner).get(table) {
-            return Ok(s.clone());
+            return Ok(Arc::clone(s));
         }
-        let schema = self.describe_table(table)?;
+        let schema = Arc::new(self.describe_table(table)?);
         self.schemas
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), schema.clone());
+            .insert(table.to_string(), Arc::clone(&schema));
         Ok(schema)
     }
 
@@ -395,8 +390,11 @@ impl ThriftStore {
     }
 
     /// A table's name in HBase: the configured prefix, then `table`.
-    fn wire(&self, table: &str) -> String {
-        format!("{}{table}", self.config.table_prefix)
+    fn wire<'a>(&self, table: &'a str) -> Cow<'a, str> {
+        match self.config.table_prefix.as_str() {
+            "" => Cow::Borrowed(table),
+            prefix => Cow::Owned(format!("{prefix}{table}")),
+        }
     }
 
     fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
@@ -472,12 +470,7 @@ impl Store for ThriftStore {
             "getTableNamesByPattern",
             true,
             |e| e.bool_field(2, false),
-            |d, _| {
-                let (_, len) = d.list()?;
-                (0..len)
-                    .map(|_| hbase::read_table_name(d))
-                    .collect::<io::Result<Vec<_>>>()
-            },
+            |d, _| hbase::read_table_names(d),
         )?;
         let prefix = &self.config.table_prefix;
         let mut names: Vec<String> = names
