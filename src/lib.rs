@@ -41,13 +41,36 @@ pub fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Store>, S
     }
 }
 
+/// What a test marked `#[ignore = "needs a real HBase: ..."]` reads from the
+/// environment: the value of `variable` (for example `HMAP_THRIFT`, as
+/// `scripts/hbase/hbase start` prints it). Panics when it is unset, so that
+/// `cargo test -- --include-ignored` without an HBase fails loudly instead of
+/// reporting a test that ran nothing as passed.
+pub fn required_env(variable: &str) -> String {
+    match std::env::var(variable) {
+        Ok(value) if !value.trim().is_empty() => value.trim().to_string(),
+        _ => panic!(
+            "{variable} is not set: this test needs a real HBase \
+             (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT and HMAP_THRIFT1)"
+        ),
+    }
+}
+
+/// The prefix that keeps one test run's tables apart from another's on a
+/// shared HBase: `HMAP_TEST_PREFIX` (empty by default) followed by `name`.
+pub fn test_table_prefix(name: &str) -> String {
+    format!("{}{name}", std::env::var("HMAP_TEST_PREFIX").unwrap_or_default())
+}
+
 /// The store an integration test runs on: `store_for` the environment's
-/// `HMAP_THRIFT`, with tables prefixed by `test` so that tests running side
-/// by side on one HBase do not meet. Panics if the gateway is named but down.
-/// Tables left under the prefix by an earlier run are deleted first.
+/// `HMAP_THRIFT`, with tables prefixed by `test` (after `HMAP_TEST_PREFIX`)
+/// so that tests running side by side on one HBase do not meet. Panics if
+/// the gateway is named but down. Tables left under the prefix by an
+/// earlier run are deleted first.
 pub fn test_store(test: &str) -> Arc<dyn Store> {
     let address = std::env::var("HMAP_THRIFT").ok();
-    let store = store_for(address.as_deref(), &format!("hmap_test_{test}__")).unwrap_or_else(|e| panic!("{e}"));
+    let prefix = test_table_prefix(&format!("hmap_test_{test}__"));
+    let store = store_for(address.as_deref(), &prefix).unwrap_or_else(|e| panic!("{e}"));
     for table in store.list_tables().expect("list the test's tables") {
         store
             .delete_table(&table)

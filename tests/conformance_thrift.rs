@@ -1,13 +1,14 @@
 //! The store conformance suite against a real HBase, through `ThriftStore`.
 //!
-//! Runs when `HMAP_THRIFT` names a Thrift2 gateway (`host:port`), as
-//! `scripts/hbase/hbase start` prints it; without it each case says it was
-//! skipped and passes, so that `cargo test` needs no HBase.
+//! Every case is `#[ignore]`d, so that `cargo test` needs no HBase;
+//! `cargo test -- --include-ignored` runs them with `HMAP_THRIFT` naming a
+//! Thrift2 gateway (`host:port`), as `scripts/hbase/hbase start` prints it,
+//! and fails when it is unset.
 
-use hmap::store::{Store, ThriftStore};
+use hmap::store::{Store, ThriftConfig, ThriftStore};
 use hmap_suite::conformance::{self, Target};
 
-struct Thrift(ThriftStore);
+struct Thrift(ThriftStore, String);
 
 impl Target for Thrift {
     fn store(&self) -> &dyn Store {
@@ -15,34 +16,26 @@ impl Target for Thrift {
     }
 
     fn table_prefix(&self) -> &str {
-        "hmap_thrift_conformance_"
+        &self.1
     }
 }
 
-/// The gateway under test, or `None` (and a note on stderr) without one.
-fn target(case: &str) -> Option<Thrift> {
-    match std::env::var("HMAP_THRIFT") {
-        Ok(address) if !address.is_empty() => {
-            let store = ThriftStore::new(address.clone());
-            if let Err(e) = store.ping() {
-                panic!("HMAP_THRIFT={address} is set but the gateway does not answer: {e}");
-            }
-            Some(Thrift(store))
-        }
-        _ => {
-            eprintln!("{case}: skipped, HMAP_THRIFT is not set (scripts/hbase/hbase start prints it)");
-            None
-        }
+/// The gateway under test; panics without one.
+fn target() -> Thrift {
+    let address = hmap_suite::required_env("HMAP_THRIFT");
+    let store = ThriftStore::with_config(ThriftConfig::new(address.clone()));
+    if let Err(e) = store.ping() {
+        panic!("HMAP_THRIFT={address} is set but the gateway does not answer: {e}");
     }
+    Thrift(store, hmap_suite::test_table_prefix("hmap_thrift_conformance_"))
 }
 
 macro_rules! thrift_cases {
     ($($case:ident,)*) => {$(
         #[test]
+        #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
         fn $case() {
-            if let Some(t) = target(stringify!($case)) {
-                conformance::$case(&t);
-            }
+            conformance::$case(&target());
         }
     )*};
 }

@@ -1,6 +1,7 @@
 //! What only `ThriftStore` does: region splits, its connection pool, and its
 //! errors when no gateway (or the wrong one) answers. The cases that need
-//! HBase run when `HMAP_THRIFT` (and for one, `HMAP_THRIFT1`) is set.
+//! HBase are `#[ignore]`d; `cargo test -- --include-ignored` runs them with
+//! `HMAP_THRIFT` (and for one, `HMAP_THRIFT1`) set.
 
 use std::time::Duration;
 
@@ -19,25 +20,22 @@ struct Reading {
 }
 
 /// A store on the gateway with tables under a prefix of the test's own,
-/// emptied of any an earlier run left; `None` without a gateway.
-fn gateway(test: &str, pool_size: usize) -> Option<ThriftStore> {
-    let Ok(address) = std::env::var("HMAP_THRIFT") else {
-        eprintln!("{test}: skipped, HMAP_THRIFT is not set (scripts/hbase/hbase start prints it)");
-        return None;
-    };
-    let mut config = ThriftConfig::new(address);
+/// emptied of any an earlier run left; panics without a gateway.
+fn gateway(test: &str, pool_size: usize) -> ThriftStore {
+    let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT"));
     config.pool_size = pool_size;
-    config.table_prefix = format!("hmap_thrift_store_{test}__");
+    config.table_prefix = hmap_suite::test_table_prefix(&format!("hmap_thrift_store_{test}__"));
     let store = ThriftStore::with_config(config);
     for table in store.list_tables().expect("list tables") {
         store.delete_table(&table).expect("delete a leftover table");
     }
-    Some(store)
+    store
 }
 
 #[test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
 fn salted_table_is_pre_split_one_region_per_bucket() {
-    let Some(store) = gateway("salted", 8) else { return };
+    let store = gateway("salted", 8);
     let readings = Table::<Reading, _>::new(&store);
     readings.create().expect("create");
     let mut expected = vec![bytes::Bytes::new()];
@@ -65,8 +63,9 @@ fn salted_table_is_pre_split_one_region_per_bucket() {
 }
 
 #[test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
 fn one_pooled_connection_serves_many_threads() {
-    let Some(single) = gateway("pool", 1) else { return };
+    let single = gateway("pool", 1);
     single
         .create_table(&hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f")))
         .expect("create");
@@ -89,11 +88,9 @@ fn one_pooled_connection_serves_many_threads() {
 }
 
 #[test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT1=host:port"]
 fn a_thrift1_gateway_is_refused_by_ping() {
-    let Ok(thrift1) = std::env::var("HMAP_THRIFT1") else {
-        eprintln!("skipped: HMAP_THRIFT1 is not set");
-        return;
-    };
+    let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
     let err = ThriftStore::new(thrift1).ping().unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
