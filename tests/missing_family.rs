@@ -1,9 +1,12 @@
 //! A struct that declares a family the table does not have: reads say so,
 //! as writes do, naming the table and the family, instead of reporting a
-//! missing cell.
+//! missing cell. On `MemoryStore`, or on a real HBase when `HMAP_THRIFT` is
+//! set.
+
+use std::sync::Arc;
 
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{MemoryStore, RowMutation, Store, StoreError};
+use hmap::store::{RowMutation, Store, StoreError};
 use hmap::{Error, HTable, Query, Table};
 
 #[derive(HTable, Debug, PartialEq)]
@@ -18,8 +21,8 @@ struct User {
 }
 
 /// The table as it exists: family `i` only, with the row `u1` in it.
-fn store() -> MemoryStore {
-    let store = MemoryStore::new();
+fn store() -> Arc<dyn Store> {
+    let store = hmap_suite::test_store("missing_family");
     store
         .create_table(&TableSchema::new("user").family(FamilySchema::new("i")))
         .unwrap();
