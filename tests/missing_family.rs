@@ -55,6 +55,6 @@ fn reads_name_the_missing_family_as_writes_do() {
 
     assert_no_family_x(&users.get("u1").unwrap_err());
     assert_no_family_x(&users.get_many(["u1", "u2"]).unwrap_err());
-    let scan = users.scan(Query::all()).err().expect("the scan is refused");
+    let scan = users.scan(Query::all()).expect_err("the scan is refused");
     assert_no_family_x(&scan);
 }
