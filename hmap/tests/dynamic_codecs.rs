@@ -49,12 +49,19 @@ fn dog() -> Animal {
     }
 }
 
-#[test]
-fn keys_and_values_have_their_own_codecs() {
+/// A store holding the table with `dog()` in it.
+fn store_with_dog() -> MemoryStore {
     let store = MemoryStore::new();
     let animals = Table::<Animal, _>::new(&store);
     animals.create().unwrap();
     animals.put(&dog()).unwrap();
+    store
+}
+
+#[test]
+fn keys_and_values_have_their_own_codecs() {
+    let store = store_with_dog();
+    let animals = Table::<Animal, _>::new(&store);
 
     let raw = store
         .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
@@ -81,10 +88,8 @@ fn keys_and_values_have_their_own_codecs() {
 
 #[test]
 fn a_text_qualifier_that_does_not_parse_names_the_column() {
-    let store = MemoryStore::new();
+    let store = store_with_dog();
     let animals = Table::<Animal, _>::new(&store);
-    animals.create().unwrap();
-    animals.put(&dog()).unwrap();
     let row = animals.row_key(4u32).unwrap();
     store
         .mutate(
