@@ -24,9 +24,9 @@ pub struct Animal {
     pub id: u32,
     #[hmap(family = "name", column = "")]
     pub name: String,
-    #[hmap(family = "parent", dynamic)]
+    #[hmap(family = "parent", dynamic(key = "text"))]
     pub parents: BTreeMap<u32, String>,
-    #[hmap(family = "child", dynamic)]
+    #[hmap(family = "child", dynamic(key = "text"))]
     pub children: BTreeMap<u32, String>,
 }
 

@@ -3,30 +3,37 @@
 //!
 //! Run with `cargo run --example keys`.
 
-use chrono::{DateTime, Duration, Utc};
-use hmap::key::{KeyError, KeyFormat, KeySchema, PartKind, PartSpec, Printable, Segment, Width};
+use std::io::Write;
 
-fn main() -> Result<(), KeyError> {
-    purchase_records()?;
-    weibo_posts()?;
-    org_chart()?;
-    salted_time_series()?;
-    Ok(())
+use chrono::{DateTime, Duration, Utc};
+use hmap::key::{KeyFormat, KeySchema, PartKind, PartSpec, Printable, Segment, Width};
+use hmap_suite::ExampleResult;
+
+pub fn run(out: &mut dyn Write) -> ExampleResult {
+    purchase_records(out)?;
+    weibo_posts(out)?;
+    org_chart(out)?;
+    salted_time_series(out)
+}
+
+#[allow(dead_code)] // the tests include this file and call `run`
+fn main() -> ExampleResult {
+    run(&mut std::io::stdout().lock())
 }
 
 /// Prints keys in HBase's order: sorted by their raw bytes.
-fn show_sorted(schema: &KeySchema, mut keys: Vec<Vec<u8>>) -> Result<(), KeyError> {
+fn show_sorted(out: &mut dyn Write, schema: &KeySchema, mut keys: Vec<Vec<u8>>) -> ExampleResult {
     keys.sort();
     for key in &keys {
-        println!("  {}\n      {}", Printable(key), schema.inspect(key)?);
+        writeln!(out, "  {}\n      {}", Printable(key), schema.inspect(key)?)?;
     }
-    println!();
+    writeln!(out)?;
     Ok(())
 }
 
 /// `<user_id><Long.MAX_VALUE - millis><product_id>`: a user's purchases,
 /// newest first, one prefix scan apart.
-fn purchase_records() -> Result<(), KeyError> {
+fn purchase_records(out: &mut dyn Write) -> ExampleResult {
     let schema = KeySchema::new(
         KeyFormat::Binary,
         vec![
@@ -35,7 +42,7 @@ fn purchase_records() -> Result<(), KeyError> {
             Segment::Part(PartSpec::new("product_id", PartKind::U64)),
         ],
     )?;
-    println!("purchase records, {schema}");
+    writeln!(out, "purchase records, {schema}")?;
     let start: DateTime<Utc> = DateTime::from_timestamp_millis(1_700_000_000_000).expect("in range");
     let mut keys = Vec::new();
     for (user, day, product) in [
@@ -48,12 +55,12 @@ fn purchase_records() -> Result<(), KeyError> {
         keys.push(schema.encode(&(user, start + Duration::days(day), product))?);
     }
     let prefix = schema.encode_prefix(&("alice",))?;
-    println!("  alice's prefix: {}", Printable(&prefix));
-    show_sorted(&schema, keys)
+    writeln!(out, "  alice's prefix: {}", Printable(&prefix))?;
+    show_sorted(out, &schema, keys)
 }
 
 /// The weibo post table as readable text: `<uid>_<Long.MAX_VALUE - millis>`.
-fn weibo_posts() -> Result<(), KeyError> {
+fn weibo_posts(out: &mut dyn Write) -> ExampleResult {
     let schema = KeySchema::new(
         KeyFormat::text(),
         vec![
@@ -61,7 +68,7 @@ fn weibo_posts() -> Result<(), KeyError> {
             Segment::Part(PartSpec::new("posted_at", PartKind::I64).reverse_ts()),
         ],
     )?;
-    println!("weibo posts, {schema}");
+    writeln!(out, "weibo posts, {schema}")?;
     let keys = [
         ("001", 1_700_000_000_000i64),
         ("001", 1_700_000_100_000),
@@ -70,11 +77,11 @@ fn weibo_posts() -> Result<(), KeyError> {
     .iter()
     .map(|k| schema.encode(k))
     .collect::<Result<_, _>>()?;
-    show_sorted(&schema, keys)
+    show_sorted(out, &schema, keys)
 }
 
 /// The org chart: `0_<id>` for top-level departments, `1_<id>` for the rest.
-fn org_chart() -> Result<(), KeyError> {
+fn org_chart(out: &mut dyn Write) -> ExampleResult {
     let schema = KeySchema::new(
         KeyFormat::text(),
         vec![
@@ -82,18 +89,22 @@ fn org_chart() -> Result<(), KeyError> {
             Segment::Part(PartSpec::new("id", PartKind::U32).width(Width::Fixed(3))),
         ],
     )?;
-    println!("org chart, {schema}");
+    writeln!(out, "org chart, {schema}")?;
     let keys = [(0u8, 1u32), (1, 2), (1, 3), (1, 5), (0, 8)]
         .iter()
         .map(|k| schema.encode(k))
         .collect::<Result<_, _>>()?;
-    println!("  top-level prefix: {}", Printable(&schema.encode_prefix(&(0u8,))?));
-    show_sorted(&schema, keys)
+    writeln!(
+        out,
+        "  top-level prefix: {}",
+        Printable(&schema.encode_prefix(&(0u8,))?)
+    )?;
+    show_sorted(out, &schema, keys)
 }
 
 /// Sensor readings salted over 8 buckets by sensor, so that sequential
 /// writes spread over regions; newest first within a sensor.
-fn salted_time_series() -> Result<(), KeyError> {
+fn salted_time_series(out: &mut dyn Write) -> ExampleResult {
     let schema = KeySchema::new(
         KeyFormat::Binary,
         vec![
@@ -105,12 +116,12 @@ fn salted_time_series() -> Result<(), KeyError> {
             Segment::Part(PartSpec::new("at", PartKind::I64).reverse_ts()),
         ],
     )?;
-    println!("salted time series, {schema}");
+    writeln!(out, "salted time series, {schema}")?;
     let mut keys = Vec::new();
     for sensor in 1..=4u32 {
         for minute in 0..2i64 {
             keys.push(schema.encode(&(sensor, 1_700_000_000_000 + minute * 60_000))?);
         }
     }
-    show_sorted(&schema, keys)
+    show_sorted(out, &schema, keys)
 }

@@ -10,8 +10,9 @@
 //!   by a background fan-out when a post is made: the home timeline, newest
 //!   first, is one get.
 //!
-//! Run with `cargo run --example weibo` (in memory; `HMAP_THRIFT=host:port`
-//! for a real HBase once the Thrift backend exists).
+//! Run with `cargo run --example weibo`: in memory, or on a real HBase
+//! through its Thrift2 gateway with `HMAP_THRIFT=host:port` (start one with
+//! `scripts/hbase/hbase start`; `HMAP_TABLE_PREFIX` prefixes the tables).
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -7,6 +7,8 @@ use hmap::store::Store;
 
 #[path = "../examples/animals.rs"]
 mod animals;
+#[path = "../examples/keys.rs"]
+mod keys;
 #[path = "../examples/org_chart.rs"]
 mod org_chart;
 #[path = "../examples/person_role.rs"]
@@ -202,6 +204,42 @@ fn sensor_readings_spread_and_merge() {
         section(&out, "sensor 7, newest first")
             .iter()
             .all(|l| l.starts_with("  sensor 7 "))
+    );
+}
+
+#[test]
+fn keys_sort_as_hbase_sorts_them() {
+    let mut out = Vec::new();
+    keys::run(&mut out).expect("the keys example runs");
+    let out = String::from_utf8(out).expect("UTF-8");
+    // Each key is printed, in byte order, above what the inspector reads
+    // from it.
+    let shown = |key: &str| {
+        out.find(&format!("  {key}\n"))
+            .unwrap_or_else(|| panic!("{key} in:\n{out}"))
+    };
+    // Newest first within a uid (reverse timestamps).
+    assert!(shown("001_9223370336854675807") < shown("001_9223370336854775807"));
+    assert!(shown("001_9223370336854775807") < shown("002_9223370336854725807"));
+    assert!(out.contains("  001_9223370336854675807\n      uid=\"001\" posted_at=1700000100000\n"));
+    // Top-level departments first, ids zero-padded.
+    assert!(shown("0_008") < shown("1_002"));
+    assert!(out.contains("  top-level prefix: 0_\n"));
+    // Alice's purchases, newest first: product 2 (day 3) before 99 (day 1).
+    let alice = section(&out, "purchase records");
+    let products: Vec<&str> = alice
+        .iter()
+        .filter(|l| l.contains("user_id=\"alice\""))
+        .filter_map(|l| l.split("product_id=").nth(1))
+        .collect();
+    assert_eq!(products, ["2", "99", "17"]);
+    // Every salted key reads back with its bucket.
+    assert_eq!(
+        section(&out, "salted time series")
+            .iter()
+            .filter(|l| l.contains("salt="))
+            .count(),
+        8
     );
 }
 

@@ -34,9 +34,9 @@ struct Animal {
     id: u32,
     #[hmap(family = "name", column = "")]
     name: String,
-    #[hmap(family = "parent", dynamic)]
+    #[hmap(family = "parent", dynamic(key = "text"))]
     parents: BTreeMap<u32, String>,
-    #[hmap(family = "child", dynamic)]
+    #[hmap(family = "child", dynamic(key = "text"))]
     children: BTreeMap<u32, String>,
 }
 
@@ -66,13 +66,26 @@ fn animal_taxonomy() {
     assert_eq!(animals.get(4u32).unwrap(), Some(dog.clone()));
     assert_eq!(animals.get(7u32).unwrap().unwrap().parents.len(), 2);
 
-    // The stored layout is the seed's: child:<id>=name, ids as Java ints.
+    // The stored layout is the seed's: child:<id>=name, the ids written as
+    // text (`child:7=reddog`), as the HBase shell shows them.
     let raw = store
         .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
         .unwrap()
         .unwrap();
-    let child_7 = raw.value("child", 7u32.to_be_bytes()).unwrap();
-    assert_eq!(&child_7[..], b"reddog");
+    let columns: Vec<(&[u8], &[u8], &[u8])> = raw
+        .cells
+        .iter()
+        .map(|c| (&c.family[..], &c.qualifier[..], &c.value[..]))
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            (&b"child"[..], &b"7"[..], &b"reddog"[..]),
+            (b"child", b"8", b"blackdog"),
+            (b"name", b"", b"dog"),
+            (b"parent", b"1", b"animal"),
+        ]
+    );
 
     // Replacing the map replaces the family: a child removed is gone.
     let mut dog2 = dog.clone();

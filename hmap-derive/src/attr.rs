@@ -72,6 +72,10 @@ pub struct Field {
     pub text: Option<Span>,
     pub keep_on_none: Option<Span>,
     pub dynamic: Option<Span>,
+    /// `dynamic(key = "text")`: the codec of the map's keys (the qualifiers).
+    pub dynamic_key: Option<LitStr>,
+    /// `dynamic(value = "json")`: the codec of the map's values.
+    pub dynamic_value: Option<LitStr>,
     pub versions: Option<Span>,
     pub version: Option<Span>,
     pub counter: Option<Span>,
@@ -295,6 +299,32 @@ fn parse_ttl(meta: &ParseNestedMeta<'_>) -> syn::Result<(u32, Span)> {
     Ok((secs as u32, span))
 }
 
+/// `dynamic(key = "text", value = "json")`: a codec for the map's keys and
+/// one for its values, each `"native"`, `"text"` or `"json"` (checked in
+/// [`crate::model`]).
+fn parse_dynamic(
+    cx: &Ctxt,
+    meta: &ParseNestedMeta<'_>,
+    key: &mut Option<LitStr>,
+    value: &mut Option<LitStr>,
+) -> syn::Result<()> {
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("key") {
+            let v = inner.value()?.parse()?;
+            set_once(cx, &inner, key, v);
+        } else if inner.path.is_ident("value") {
+            let v = inner.value()?.parse()?;
+            set_once(cx, &inner, value, v);
+        } else {
+            return Err(inner.error(format_args!(
+                "unknown dynamic option `{}`, expected `key` or `value`: `dynamic(key = \"text\", value = \"json\")`",
+                path_name(&inner.path)
+            )));
+        }
+        Ok(())
+    })
+}
+
 impl Field {
     pub fn parse(cx: &Ctxt, attrs: &[Attribute]) -> Field {
         let mut f = Field::default();
@@ -311,7 +341,12 @@ impl Field {
                     Some("json") => flag(&mut f.json),
                     Some("text") => flag(&mut f.text),
                     Some("keep_on_none") => flag(&mut f.keep_on_none),
-                    Some("dynamic") => flag(&mut f.dynamic),
+                    Some("dynamic") => {
+                        flag(&mut f.dynamic);
+                        if meta.input.peek(syn::token::Paren) {
+                            parse_dynamic(cx, &meta, &mut f.dynamic_key, &mut f.dynamic_value)?;
+                        }
+                    }
                     Some("versions") => flag(&mut f.versions),
                     Some("version") => flag(&mut f.version),
                     Some("counter") => flag(&mut f.counter),

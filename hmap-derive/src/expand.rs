@@ -153,10 +153,12 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 family,
                 key_ty,
                 value_ty,
-                codec: c,
+                key_codec,
+                value_codec,
             } => {
-                let c = codec_at(*c, f.ty.span());
-                quote!(w.dynamic::<__hmap::Native, #c, #key_ty, #value_ty>(#family, &self.#id)?;)
+                let kc = codec_at(*key_codec, key_ty.span());
+                let vc = codec_at(*value_codec, value_ty.span());
+                quote!(w.dynamic::<#kc, #vc, #key_ty, #value_ty>(#family, &self.#id)?;)
             }
             Role::Versions {
                 family,
@@ -223,10 +225,13 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 family,
                 key_ty,
                 value_ty,
-                codec: c,
+                key_codec,
+                value_codec,
             } => {
-                let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
-                quote!(r.dynamic::<__hmap::Native, #c, #key_ty, #value_ty, #ty>(#family)?)
+                let kc = codec_at(*key_codec, key_ty.span());
+                let vc = codec_at(*value_codec, value_ty.span());
+                let ty = f.ty;
+                quote!(r.dynamic::<#kc, #vc, #key_ty, #value_ty, #ty>(#family)?)
             }
             Role::Versions {
                 family,
@@ -392,12 +397,15 @@ fn assertions(m: &Model<'_>) -> Vec<TokenStream> {
             Role::Dynamic {
                 key_ty,
                 value_ty,
-                codec,
+                key_codec,
+                value_codec,
                 ..
             } => {
-                let k = *key_ty;
-                out.push(quote_spanned!(k.span()=> const _: () = __hmap::assert_cell_value::<#k>();));
-                if *codec == Codec::Native {
+                if *key_codec == Codec::Native {
+                    let k = *key_ty;
+                    out.push(quote_spanned!(k.span()=> const _: () = __hmap::assert_cell_value::<#k>();));
+                }
+                if *value_codec == Codec::Native {
                     let v = *value_ty;
                     out.push(quote_spanned!(v.span()=> const _: () = __hmap::assert_cell_value::<#v>();));
                 }

@@ -1,6 +1,7 @@
-//! The `#[derive(HTable)]` macro of [hmap](https://docs.rs/hmap).
+//! The `#[derive(HTable)]` macro of hmap (the package `hmap-hbase`, whose
+//! library is `hmap`; the `hmap` on crates.io is another crate).
 //!
-//! Depend on `hmap`, which re-exports the derive as `hmap::HTable`; its
+//! Depend on `hmap-hbase`, which re-exports the derive as `hmap::HTable`; its
 //! documentation is the reference for every attribute.
 //!
 //! The macro works in three stages: `attr` parses the `#[hmap(...)]`

@@ -37,7 +37,10 @@ pub enum Role<'a> {
         family: String,
         key_ty: &'a Type,
         value_ty: &'a Type,
-        codec: Codec,
+        /// The codec of the map's keys, which are the qualifiers.
+        key_codec: Codec,
+        /// The codec of the map's values.
+        value_codec: Codec,
     },
     Versions {
         family: String,
@@ -252,6 +255,44 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         }
     };
     let column = a.column.as_ref().map_or_else(|| ident.to_string(), LitStr::value);
+    if a.dynamic.is_some() {
+        if a.column.is_some() {
+            cx.error_at(
+                ident,
+                "a dynamic field's qualifiers are its map's keys: remove `column`",
+            );
+        }
+        // A plain `json` or `text` could mean the keys or the values: rather
+        // than guess, ask for `dynamic(key = ..., value = ...)`.
+        for (name, span) in [("json", a.json), ("text", a.text)] {
+            if let Some(span) = span {
+                cx.syn_error(syn::Error::new(
+                    span,
+                    format!(
+                        "`{name}` on the dynamic field `{ident}` is ambiguous: it could encode the map's keys (the qualifiers) or its values; write `dynamic(key = \"{name}\")`, `dynamic(value = \"{name}\")` or both"
+                    ),
+                ));
+            }
+        }
+        let key_codec = dynamic_codec(cx, a.dynamic_key.as_ref(), "keys");
+        let value_codec = dynamic_codec(cx, a.dynamic_value.as_ref(), "values");
+        return match map_types(ty) {
+            Some((key_ty, value_ty)) => Role::Dynamic {
+                family,
+                key_ty,
+                value_ty,
+                key_codec,
+                value_codec,
+            },
+            None => {
+                cx.error_at(
+                    ty,
+                    "a dynamic field is a `BTreeMap<K, V>` or `HashMap<K, V>`: qualifier -> value",
+                );
+                Role::Skip
+            }
+        };
+    }
     let codec = match (a.json, a.text) {
         (Some(_), Some(_)) => {
             cx.error_at(
@@ -264,29 +305,6 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         (None, Some(_)) => Codec::Text,
         (None, None) => Codec::Native,
     };
-    if a.dynamic.is_some() {
-        if a.column.is_some() {
-            cx.error_at(
-                ident,
-                "a dynamic field's qualifiers are its map's keys: remove `column`",
-            );
-        }
-        return match map_types(ty) {
-            Some((key_ty, value_ty)) => Role::Dynamic {
-                family,
-                key_ty,
-                value_ty,
-                codec,
-            },
-            None => {
-                cx.error_at(
-                    ty,
-                    "a dynamic field is a `BTreeMap<K, V>` or `HashMap<K, V>`: qualifier -> value",
-                );
-                Role::Skip
-            }
-        };
-    }
     if a.versions.is_some() {
         return match versioned_type(ty) {
             Some(value_ty) => Role::Versions {
@@ -323,6 +341,24 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         codec,
         optional,
         keep_on_none: a.keep_on_none.is_some(),
+    }
+}
+
+/// The codec named in `dynamic(key = "...")` or `dynamic(value = "...")`;
+/// `Native` when absent.
+fn dynamic_codec(cx: &Ctxt, name: Option<&LitStr>, what: &str) -> Codec {
+    let Some(lit) = name else { return Codec::Native };
+    match lit.value().as_str() {
+        "native" => Codec::Native,
+        "text" => Codec::Text,
+        "json" => Codec::Json,
+        other => {
+            cx.error_at(
+                lit,
+                format!("unknown codec `{other}` for the map's {what}, expected \"native\", \"text\" or \"json\""),
+            );
+            Codec::Native
+        }
     }
 }
 

@@ -3,22 +3,88 @@
 //! Plain Rust structs mapped to HBase tables: composite rowkeys whose byte
 //! order is the tuple order, column families with their options, typed
 //! reads, writes and scans, and helpers for the relations HBase has no joins
-//! for.
-//!
-//! This release holds the rowkey layer, [`key`]:
+//! for. The package is `hmap-hbase` (the name `hmap` on crates.io belongs to
+//! another crate); the library is `hmap`.
 //!
 //! ```
-//! use hmap::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment};
+//! use chrono::{DateTime, Utc};
+//! use hmap::store::MemoryStore;
+//! use hmap::{HTable, Query, Table};
 //!
-//! // The weibo post table of the seeds: <uid>_<Long.MAX_VALUE - millis>, as text.
-//! let posts = KeySchema::new(KeyFormat::text(), vec![
-//!     Segment::Part(PartSpec::new("uid", PartKind::Str)),
-//!     Segment::Part(PartSpec::new("posted_at", PartKind::I64).reverse_ts()),
-//! ])?;
-//! let key = posts.encode(&("u001", 1_700_000_000_000i64))?;
-//! assert_eq!(key, b"u001_9223370336854775807");
-//! # Ok::<(), hmap::key::KeyError>(())
+//! /// The seeds' purchase records: one user's purchases are one prefix scan,
+//! /// newest first. Rowkey: <user_id><Long.MAX_VALUE - millis><product_id>.
+//! #[derive(HTable, Debug, PartialEq)]
+//! #[hmap(table = "sale", family(name = "n", compression = "snappy"))]
+//! struct Sale {
+//!     #[hmap(key)]
+//!     user_id: String,
+//!     #[hmap(key, reverse_ts)]
+//!     at: DateTime<Utc>,
+//!     #[hmap(key)]
+//!     product_id: u64,
+//!     #[hmap(column = "p")] // short qualifiers, readable field names
+//!     product: String,
+//!     #[hmap(column = "q")]
+//!     quantity: u32,
+//! }
+//!
+//! fn main() -> Result<(), hmap::Error> {
+//!     // What hmap creates, in the HBase shell's words:
+//!     assert_eq!(
+//!         Sale::table_schema().to_string(),
+//!         "create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}"
+//!     );
+//!     let sales = Table::<Sale, _>::new(MemoryStore::new());
+//!     sales.create()?;
+//!     let day = |d: i64| DateTime::from_timestamp_millis(1_700_000_000_000 + d * 86_400_000).unwrap();
+//!     for (d, product) in [(0, "tea"), (1, "cups"), (2, "kettle")] {
+//!         sales.put(&Sale { user_id: "u42".into(), at: day(d), product_id: 7, product: product.into(), quantity: 1 })?;
+//!     }
+//!     sales.put(&Sale { user_id: "u43".into(), at: day(0), product_id: 8, product: "rice".into(), quantity: 5 })?;
+//!
+//!     // One user's purchases, newest first.
+//!     let products: Vec<String> = sales
+//!         .scan(Query::prefix("u42"))?
+//!         .map(|sale| sale.map(|s| s.product))
+//!         .collect::<Result<_, _>>()?;
+//!     assert_eq!(products, ["kettle", "cups", "tea"]);
+//!
+//!     // One purchase by its whole key, and the key read back part by part.
+//!     let rice = sales.get(("u43", day(0), 8u64))?.expect("stored");
+//!     assert_eq!(rice.quantity, 5);
+//!     let key = sales.row_key(("u43", day(0), 8u64))?;
+//!     assert_eq!(
+//!         sales.inspect_key(&key)?.to_string(),
+//!         r#"user_id="u43" at=2023-11-14T22:13:20.000Z product_id=8"#
+//!     );
+//!     Ok(())
+//! }
 //! ```
+//!
+//! ## What it offers
+//!
+//! - [`HTable`](macro@HTable), the derive: key fields, families and their
+//!   options (`VERSIONS`, `TTL`, `COMPRESSION`...), cell codecs (Java's
+//!   `Bytes.toBytes`, JSON, text), dynamic columns, multi-version cells,
+//!   counters, optimistic versions. Its documentation lists every attribute.
+//! - [`Table`]: `create`, `put`, `update`, `get`, `get_many`, `delete`,
+//!   `scan` over a [`Query`] (prefixes, ranges, time ranges, reversed,
+//!   pages with a [`Cursor`], fan-out over salt buckets), `increment`.
+//! - [`key`]: the rowkey codec on its own: binary and readable text formats,
+//!   descending parts, reverse timestamps, salts, MD5 prefixes, and a key
+//!   inspector for debugging.
+//! - [`store`]: the [`Store`](store::Store) trait and its backends:
+//!   [`MemoryStore`](store::MemoryStore), in memory with HBase's semantics
+//!   (versions, TTL, delete markers), for tests and development;
+//!   `ThriftStore`, a pooled client of HBase's Thrift2 gateway (feature
+//!   `thrift`, on by default); [`FaultyStore`](store::FaultyStore), which
+//!   fails chosen calls, to test what happens when a write fails half-way.
+//! - [`relation`]: many-to-many lists, trees, inbox fan-out and secondary
+//!   indexes kept across rows, with `verify` and `repair`.
+//!
+//! The guides in the repository's `docs/` cover the design topics (rowkeys,
+//! families, dynamic columns, versions, scans, relations); their code is
+//! compiled and run as doctests of this crate.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

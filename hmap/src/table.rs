@@ -795,8 +795,24 @@ impl<T: HTable, S: Store> Table<T, S> {
         T::key_schema().inspect(row_key).map_err(Self::key_error)
     }
 
+    /// The families `T`'s fields are stored in, each once. Reads name them,
+    /// as HBase clients do: only these cells are fetched, and a family the
+    /// table lacks is the store's [`StoreError::NoSuchFamily`] naming table
+    /// and family (HBase's `NoSuchColumnFamilyException`), as for a put,
+    /// rather than a missing cell.
+    ///
+    /// [`StoreError::NoSuchFamily`]: crate::store::StoreError::NoSuchFamily
+    fn read_families() -> impl Iterator<Item = &'static str> {
+        let fields = T::fields();
+        fields
+            .iter()
+            .enumerate()
+            .filter(move |(i, f)| !f.family.is_empty() && !fields.iter().take(*i).any(|g| g.family == f.family))
+            .map(|(_, f)| f.family)
+    }
+
     fn get_request(row: Bytes) -> Get {
-        Get::new(row).max_versions(T::read_versions())
+        Self::read_families().fold(Get::new(row).max_versions(T::read_versions()), Get::family)
     }
 
     fn decode(result: &RowResult) -> Result<T> {
@@ -804,7 +820,9 @@ impl<T: HTable, S: Store> Table<T, S> {
         T::read_row(key, &RowReader::new(T::TABLE, result))
     }
 
-    /// Reads the row with this key (a tuple of every key part).
+    /// Reads the row with this key (a tuple of every key part). Only the
+    /// families of `T`'s fields are read: a row with no cells in them reads
+    /// as `None`, and a family the table lacks is an error naming it.
     pub fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
         let row = self.row_key(key)?;
         self.get_row(row)
@@ -1078,7 +1096,8 @@ impl<T: HTable, S: Store> Table<T, S> {
                     }
                 }
             }
-            let mut scan = Scan::range(start, stop)
+            let mut scan = Self::read_families()
+                .fold(Scan::range(start, stop), Scan::family)
                 .max_versions(T::read_versions())
                 .time_range(query.time_range)
                 .batch_size(query.batch_size);

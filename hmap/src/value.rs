@@ -18,7 +18,8 @@
 //! | `NaiveDate` | days since 1970-01-01 as `i32` | `Bytes.toBytes((int) localDate.toEpochDay())` |
 //!
 //! Other types choose [`Json`] (serde) or [`Text`] (`Display` / `FromStr`)
-//! with `#[hmap(json)]` or `#[hmap(text)]`.
+//! with `#[hmap(json)]` or `#[hmap(text)]`; a dynamic map chooses for its keys
+//! and its values apart, `#[hmap(dynamic(key = "text", value = "json"))]`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -62,7 +63,7 @@ pub enum ValueError {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no default cell encoding",
     label = "not a cell value",
-    note = "add `#[hmap(json)]` to store it as JSON (serde), or `#[hmap(text)]` to store its Display / FromStr text"
+    note = "add `#[hmap(json)]` to store it as JSON (serde), or `#[hmap(text)]` to store its Display / FromStr text; for a dynamic map's keys or values, `#[hmap(dynamic(key = \"text\", value = \"json\"))]`"
 )]
 pub trait CellValue: Sized {
     /// The bytes of the value.

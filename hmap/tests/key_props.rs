@@ -172,8 +172,8 @@ binary_props! {
     i32_part: i32 = any::<i32>(), Ord::cmp;
     i64_part: i64 = any::<i64>(), Ord::cmp;
     i128_part: i128 = any::<i128>(), Ord::cmp;
-    f32_part: f32 = float32(), f32::total_cmp;
-    f64_part: f64 = float64(), f64::total_cmp;
+    f32_part: f32 = float32(), |a: &f32, b: &f32| (a + 0.0).total_cmp(&(b + 0.0));
+    f64_part: f64 = float64(), |a: &f64, b: &f64| (a + 0.0).total_cmp(&(b + 0.0));
     bool_part: bool = any::<bool>(), Ord::cmp;
     string_part: String = tricky_string(), Ord::cmp;
     vec_part: Vec<u8> = tricky_bytes(), Ord::cmp;
@@ -385,13 +385,14 @@ proptest! {
             .then(b.2.cmp(&a.2))
             .then(b.3.cmp(&a.3))
             .then(a.4.cmp(&b.4))
-            .then(b.5.total_cmp(&a.5));
+            // -0.0 is stored as 0.0 (`+ 0.0` makes it so).
+            .then((b.5 + 0.0).total_cmp(&(a.5 + 0.0)));
         prop_assert_eq!(ka.cmp(&kb), expected);
 
         let back: (String, i64, DateTime<Utc>, Vec<u8>, u32, f64) = s.decode(&ka).unwrap();
         prop_assert_eq!(&back.0, &a.0);
         prop_assert_eq!((back.1, back.2, &back.3, back.4), (a.1, a.2, &a.3, a.4));
-        prop_assert_eq!(back.5.to_bits(), a.5.to_bits());
+        prop_assert_eq!(back.5.to_bits(), (a.5 + 0.0).to_bits());
 
         let prefixes = [
             s.encode_prefix(&()).unwrap(),
@@ -440,6 +441,31 @@ proptest! {
         key[0] = (key[0] + shift) % 16;
         let decoded = s.decode::<String>(&key);
         prop_assert!(matches!(decoded, Err(KeyError::DerivedMismatch { .. })), "{:?}", decoded);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Floats: two keys are equal exactly when `==` says the values are (so -0.0
+// and 0.0 are one key), in both orders.
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn float_keys_are_equal_exactly_when_the_values_are(a in float64(), b in float64(), desc in any::<bool>()) {
+        let spec = PartSpec::new("v", PartKind::F64);
+        let s = schema(KeyFormat::Binary, vec![Segment::Part(if desc { spec.desc() } else { spec })]);
+        let (ka, kb) = (s.encode(&a).unwrap(), s.encode(&b).unwrap());
+        prop_assert_eq!(ka == kb, a == b, "{:?} and {:?}: {:02x?} and {:02x?}", a, b, ka, kb);
+        let back: f64 = s.decode(&ka).unwrap();
+        prop_assert_eq!(s.encode(&back).unwrap(), ka);
+    }
+
+    #[test]
+    fn f32_keys_are_equal_exactly_when_the_values_are(a in float32(), b in float32()) {
+        let s = schema(KeyFormat::Binary, vec![Segment::Part(PartSpec::new("v", PartKind::F32))]);
+        let (ka, kb) = (s.encode(&a).unwrap(), s.encode(&b).unwrap());
+        prop_assert_eq!(ka == kb, a == b, "{:?} and {:?}", a, b);
     }
 }
 

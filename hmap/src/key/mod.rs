@@ -45,7 +45,7 @@
 //! |---|---|
 //! | `u8`..`u128` | big-endian |
 //! | `i8`..`i128` | big-endian with the sign bit flipped |
-//! | `f32`, `f64` | IEEE bits, sign bit set if positive, all bits flipped if negative (NaN is an error; -0.0 sorts before 0.0) |
+//! | `f32`, `f64` | IEEE bits, sign bit set if positive, all bits flipped if negative (NaN is an error; -0.0 is stored as 0.0, which it equals) |
 //! | `bool` | `00` or `01` |
 //! | `String`, `Vec<u8>`, `Bytes` | the bytes, each `00` written `00 FF`, then `00 00` |
 //! | `[u8; N]`, `Uuid` | the raw bytes |

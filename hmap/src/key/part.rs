@@ -613,8 +613,11 @@ signed_part!(i8, u8 => I8, i16, u16 => I16, i32, u32 => I32, i64, u64 => I64, i1
 
 // ---------------------------------------------------------------------------
 // Floats: the IEEE-754 total-order trick. Positive numbers get their sign bit
-// set, negative numbers are complemented, so `f64::total_cmp` order (with -0.0
-// before 0.0) is byte order. NaN is refused: it has no place in a sorted key.
+// set, negative numbers are complemented, so `f64::total_cmp` order is byte
+// order. NaN is refused: it has no place in a sorted key. -0.0 is written as
+// 0.0, since `==` holds them equal and a key lookup must find either; the
+// bytes -0.0 would have are refused when read, so that every key that
+// decodes encodes back to the same bytes.
 
 macro_rules! float_part {
     ($($t:ty, $u:ty => $kind:ident),* $(,)?) => {$(
@@ -625,7 +628,9 @@ macro_rules! float_part {
                 if self.is_nan() {
                     return Err(PartError::NaN);
                 }
-                let bits = self.to_bits();
+                // -0.0 == 0.0: one value, one key.
+                let value = if *self == 0.0 { 0.0 } else { *self };
+                let bits = value.to_bits();
                 let sign = 1 << (<$u>::BITS - 1);
                 let ordered = if bits & sign != 0 { !bits } else { bits | sign };
                 out.extend_from_slice(&ordered.to_be_bytes());
@@ -644,6 +649,9 @@ macro_rules! float_part {
                 let value = <$t>::from_bits(bits);
                 if value.is_nan() {
                     return Err(PartError::NaN);
+                }
+                if value == 0.0 && value.is_sign_negative() {
+                    return Err(PartError::Invalid("-0.0 is not a key: it is stored as 0.0"));
                 }
                 Ok(value)
             }

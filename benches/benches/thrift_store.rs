@@ -4,7 +4,7 @@
 //! Both sides of each pair run in the same process against the same gateway.
 //!
 //! Needs a gateway: `scripts/hbase/hbase start`, then
-//! `HMAP_THRIFT=127.0.0.1:9091 cargo bench --bench thrift_store`. Without
+//! `HMAP_THRIFT=127.0.0.1:9091 cargo bench -p hmap-bench --bench thrift_store`. Without
 //! `HMAP_THRIFT` it says so and measures nothing.
 
 use std::hint::black_box;

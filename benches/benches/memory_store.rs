@@ -2,7 +2,7 @@
 //! work, on 1M rows of one 32-byte cell: batched puts, point gets, and
 //! 1000-row prefix scans. Both sides return owned data.
 //!
-//! Run with `cargo bench --bench memory_store`.
+//! Run with `cargo bench -p hmap-bench --bench memory_store`.
 
 use std::collections::BTreeMap;
 use std::hint::black_box;

@@ -2,7 +2,7 @@
 //! hand-written code that pushes the same bytes.
 //!
 //! The key: `user_id: String` + `at: i64 reverse_ts` + `product_id: u64` +
-//! `quantity: u32 desc`. Run with `cargo bench --bench key_codec`.
+//! `quantity: u32 desc`. Run with `cargo bench -p hmap-bench --bench key_codec`.
 
 use std::hint::black_box;
 

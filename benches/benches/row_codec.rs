@@ -2,7 +2,7 @@
 //! with `#[derive(HTable)]` and with hand-written code that produces the same
 //! mutations and reads the same cells.
 //!
-//! Run with `cargo bench --bench row_codec`.
+//! Run with `cargo bench -p hmap-bench --bench row_codec`.
 
 use std::hint::black_box;
 
