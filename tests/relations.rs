@@ -466,3 +466,53 @@ fn secondary_index_by_city() {
     by_city.rebuild().unwrap();
     assert!(by_city.verify().unwrap().is_consistent());
 }
+
+// ---------------------------------------------------------------------------
+// The clock: hmap's own timestamps stay at the wall clock.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "bulk", family(name = "d"))]
+struct Bulk {
+    #[hmap(key)]
+    id: u64,
+    #[hmap(family = "d")]
+    n: u64,
+}
+
+fn wall_clock_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    i64::try_from(since.as_millis()).expect("milliseconds fit in i64")
+}
+
+/// A bulk write stamps its rows at the wall clock, not one millisecond per
+/// row ahead of it: a delete the server stamps afterwards (another client,
+/// the HBase shell, a raw store call) removes what it wrote.
+#[test]
+fn bulk_write_then_server_stamped_delete_removes_the_row() {
+    const ROWS: u64 = 200_000;
+    let store = hmap_suite::test_store("bulk_write_then_server_stamped_delete");
+    let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
+    bulk.create().unwrap();
+    let rows: Vec<Bulk> = (0..ROWS).map(|id| Bulk { id, n: id * 2 }).collect();
+    bulk.put_many(&rows).unwrap();
+    let after = wall_clock_ms();
+    let key = bulk.row_key(ROWS - 1).unwrap();
+    let stored = store
+        .get("bulk", &hmap::store::Get::new(key.clone()))
+        .unwrap()
+        .expect("the last row was written");
+    let stamp = stored.cells.iter().map(|c| c.timestamp).max().unwrap();
+    println!(
+        "after a {ROWS}-row put_many the last row is stamped {} ms ahead of the wall clock",
+        stamp - after
+    );
+    assert!(stamp <= after + 1, "stamped {} ms ahead of the wall clock", stamp - after);
+    // A delete stamped by the store, as the HBase shell's `deleteall` is.
+    store
+        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()])
+        .unwrap();
+    assert_eq!(bulk.get(ROWS - 1).unwrap(), None, "the server-stamped delete removed the row");
+    assert_eq!(bulk.get(0u64).unwrap(), Some(Bulk { id: 0, n: 0 }));
+}
