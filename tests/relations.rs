@@ -516,3 +516,73 @@ fn bulk_write_then_server_stamped_delete_removes_the_row() {
     assert_eq!(bulk.get(ROWS - 1).unwrap(), None, "the server-stamped delete removed the row");
     assert_eq!(bulk.get(0u64).unwrap(), Some(Bulk { id: 0, n: 0 }));
 }
+
+/// Calls made back to back, many within one millisecond, still take effect
+/// in order: a put after a delete of its row shows, and a dynamic family
+/// replaced twice holds the second map only (each replacement deletes up to
+/// the millisecond before its own).
+#[test]
+fn back_to_back_calls_keep_their_order() {
+    let store = hmap_suite::test_store("back_to_back_calls_keep_their_order");
+    let people = Table::<Person, _>::new(Arc::clone(&store));
+    people.create().unwrap();
+    for n in 0..50u32 {
+        let mut p = person("001", &format!("name{n}"));
+        p.roles = BTreeMap::from([(format!("r{n}"), "x".into())]);
+        people.delete("001").unwrap();
+        people.put(&p).unwrap();
+        assert_eq!(people.get("001").unwrap(), Some(p.clone()), "round {n}");
+        p.roles = BTreeMap::from([(format!("s{n}"), "y".into())]);
+        people.put(&p).unwrap();
+        assert_eq!(people.get("001").unwrap().unwrap().roles, p.roles, "round {n}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Salted scans merge every bucket, or fail.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "reading", salt(buckets = 4, by = [sensor]), family(name = "r"))]
+struct Reading {
+    #[hmap(key)]
+    sensor: u32,
+    #[hmap(key)]
+    seq: u32,
+    value: u32,
+}
+
+/// A bucket's scanner that fails, whether while the merge takes the first
+/// row of each bucket or later, fails the scan: the error is the last item,
+/// never followed by a merge of the other buckets alone.
+#[test]
+fn a_failed_bucket_fails_the_salted_scan() {
+    let store = hmap_suite::test_store("a_failed_bucket_fails_the_salted_scan");
+    Table::<Reading, _>::new(Arc::clone(&store)).create().unwrap();
+    let rows: Vec<Reading> = (0..8u32)
+        .flat_map(|sensor| (0..3u32).map(move |seq| Reading { sensor, seq, value: sensor * 10 + seq }))
+        .collect();
+    Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).unwrap();
+    let faulty = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never).in_scanners());
+    let readings = Table::<Reading, _>::new(Arc::clone(&faulty));
+    // Without faults: every bucket, merged.
+    let all: Vec<Reading> = readings.scan(hmap::Query::all()).unwrap().map(Result::unwrap).collect();
+    assert_eq!(all, rows);
+    // Four calls open the bucket scanners, then one per row fetched: the
+    // merge takes bucket 0's first row, then 1's, then 2's (which fails), ...
+    for (fault, description) in [(7, "while taking each bucket's first row"), (13, "later")] {
+        let calls = faulty.calls();
+        faulty.set_plan(FaultPlan::Call(calls + fault));
+        let items: Vec<hmap::Result<Reading>> = readings.scan(hmap::Query::all()).unwrap().collect();
+        faulty.set_plan(FaultPlan::Never);
+        let errors = items.iter().filter(|r| r.is_err()).count();
+        assert_eq!(errors, 1, "a fault {description}: one error");
+        assert!(
+            items.last().is_some_and(Result::is_err),
+            "a fault {description}: the scan ends with its error, not with {} rows of the other buckets",
+            items.iter().skip_while(|r| r.is_ok()).skip(1).count()
+        );
+        // The rows before the error are in order, as the full merge has them.
+        let before: Vec<&Reading> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(before, rows.iter().take(before.len()).collect::<Vec<_>>());
+    }
+}

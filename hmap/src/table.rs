@@ -1133,6 +1133,7 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(Rows {
             heads: Vec::new(),
             pending_error: None,
+            failed: false,
             scanners,
             reversed: query.reversed,
             skip_salt: skip,
@@ -1178,12 +1179,17 @@ fn range_part_descends(schema: &KeySchema, prefix_len: usize) -> bool {
 }
 
 /// The rows of a query, decoded as they are fetched.
+///
+/// A scan that meets an error (a bucket's scanner failing, on a salted
+/// table) returns it and ends: rows after it would be a partial merge.
 pub struct Rows<'a, T> {
     scanners: Vec<RowScanner<'a>>,
     /// The next row of each bucket's scanner, when merging buckets.
     heads: Vec<Option<RowResult>>,
     /// An error met while refilling a head, returned on the next call.
     pending_error: Option<Error>,
+    /// An error was returned: the scan is over.
+    failed: bool,
     reversed: bool,
     /// Bytes of salt at the start of each key, ignored when merging buckets.
     skip_salt: usize,
@@ -1223,8 +1229,25 @@ impl<T: HTable> Rows<'_, T> {
         }
     }
 
-    /// The next row across the bucket scanners, in key order ignoring the salt.
+    /// The next row across the bucket scanners, in key order ignoring the
+    /// salt; after an error, none.
     fn next_merged(&mut self) -> Option<Result<RowResult>> {
+        if self.failed {
+            return None;
+        }
+        let next = self.merge_step();
+        if matches!(next, Some(Err(_))) {
+            // Every bucket is part of the answer: without the failed one,
+            // the rest would be a partial merge. Drop the scanners (closing
+            // them on a server) and end.
+            self.failed = true;
+            self.scanners.clear();
+            self.heads.clear();
+        }
+        next
+    }
+
+    fn merge_step(&mut self) -> Option<Result<RowResult>> {
         if self.scanners.len() == 1 {
             return self.scanners[0].next().map(|r| r.map_err(Error::from));
         }
@@ -1235,7 +1258,8 @@ impl<T: HTable> Rows<'_, T> {
             for scanner in &mut self.scanners {
                 match scanner.next() {
                     Some(Err(e)) => return Some(Err(e.into())),
-                    head => self.heads.push(head.and_then(std::result::Result::ok)),
+                    Some(Ok(row)) => self.heads.push(Some(row)),
+                    None => self.heads.push(None),
                 }
             }
         }
