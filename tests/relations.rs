@@ -586,3 +586,170 @@ fn a_failed_bucket_fails_the_salted_scan() {
         assert_eq!(before, rows.iter().take(before.len()).collect::<Vec<_>>());
     }
 }
+
+// ---------------------------------------------------------------------------
+// FanOut when its store fails, hangs or panics.
+
+/// A store that runs a hook before each write, and is otherwise `inner`.
+struct Hooked<F> {
+    inner: Arc<dyn Store>,
+    before_write: F,
+}
+
+impl<F: Fn() + Send + Sync> Store for Hooked<F> {
+    fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
+        self.inner.create_table(schema)
+    }
+    fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
+        self.inner.delete_table(table)
+    }
+    fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
+        self.inner.table_exists(table)
+    }
+    fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
+        self.inner.list_tables()
+    }
+    fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
+        self.inner.describe_table(table)
+    }
+    fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
+        self.inner.get(table, get)
+    }
+    fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
+        (self.before_write)();
+        self.inner.mutate(table, rows)
+    }
+    fn scan<'a>(&'a self, table: &str, scan: &hmap::store::Scan) -> hmap::store::Result<hmap::store::RowScanner<'a>> {
+        self.inner.scan(table, scan)
+    }
+    fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        self.inner.check_and_mutate(table, op)
+    }
+    fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
+        self.inner.increment(table, op)
+    }
+}
+
+fn post(recipients: &[Bytes], n: i64) -> Delivery {
+    Delivery {
+        recipients: recipients.to_vec(),
+        value: Bytes::from(format!("post{n}")),
+        timestamp: 1_000 + n,
+    }
+}
+
+/// Runs `f` on a thread of its own and waits at most `limit` for it.
+fn within<T: Send + 'static>(limit: std::time::Duration, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn fan_out_flush_returns_when_the_worker_dies() {
+    let store = hmap_suite::test_store("fan_out_flush_returns_when_the_worker_dies");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    let panicking = Hooked {
+        inner: Arc::clone(&store),
+        before_write: || panic!("a store bug"),
+    };
+    let fanout = Arc::new(FanOut::start(panicking, FanOutConfig::new("wb_inbox", "cf", "sq")));
+    let recipients = [inboxes.row_key("u1").unwrap()];
+    for n in 0..3 {
+        fanout.deliver(post(&recipients, n)).unwrap();
+    }
+    let flushing = Arc::clone(&fanout);
+    let failed = within(std::time::Duration::from_secs(10), move || flushing.flush())
+        .expect("flush returns although the worker died");
+    // Nothing accepted is lost: what the worker did not write is set aside.
+    assert_eq!(failed, 3);
+    assert!(fanout.failed().iter().all(|(_, why)| why.contains("panicked")), "{:?}", fanout.failed());
+    let err = fanout.deliver(post(&recipients, 9)).unwrap_err();
+    assert!(err.to_string().contains("the fan-out worker panicked"), "{err}");
+}
+
+#[test]
+fn dropping_a_fan_out_does_not_wait_for_its_queue() {
+    let store = hmap_suite::test_store("dropping_a_fan_out_does_not_wait_for_its_queue");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    // Writes wait until the gate opens.
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let held = Arc::clone(&gate);
+    let gated = Hooked {
+        inner: Arc::clone(&store),
+        before_write: move || {
+            let (open, changed) = &*held;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = changed.wait(open).unwrap();
+            }
+        },
+    };
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.queue = 2;
+    let fanout = FanOut::start(gated, config);
+    let recipients = [inboxes.row_key("u1").unwrap()];
+    // One being written (held at the gate), two filling the queue.
+    for n in 0..3 {
+        fanout.deliver(post(&recipients, n)).unwrap();
+    }
+    within(std::time::Duration::from_secs(5), move || drop(fanout)).expect("drop returns while writes are held");
+    // The worker goes on in the background and writes the whole queue.
+    let (open, changed) = &*gate;
+    *open.lock().unwrap() = true;
+    changed.notify_all();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let written = inboxes.get("u1").unwrap().map_or(0, |i| i.sq.len());
+        if written == 3 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{written} of 3 deliveries written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
+    let store = hmap_suite::test_store("fan_out_retries_transient_errors_with_backoff");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    let counted = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never));
+    let recipients = [inboxes.row_key("u1").unwrap()];
+
+    // A permanent error (the table does not exist): one attempt, set aside.
+    let mut config = FanOutConfig::new("no_such_inbox", "cf", "sq");
+    config.attempts = 5;
+    config.backoff = std::time::Duration::from_millis(1);
+    let fanout = FanOut::start(Arc::clone(&counted), config);
+    fanout.deliver(post(&recipients, 0)).unwrap();
+    assert_eq!(fanout.flush(), 1);
+    assert_eq!(counted.calls(), 1, "a permanent error is not retried");
+    drop(fanout);
+
+    // Transient errors: every attempt, each after twice the previous wait.
+    counted.set_plan(FaultPlan::Every(1));
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.attempts = 4;
+    config.backoff = std::time::Duration::from_millis(40);
+    let fanout = FanOut::start(Arc::clone(&counted), config);
+    let calls = counted.calls();
+    let started = std::time::Instant::now();
+    fanout.deliver(post(&recipients, 1)).unwrap();
+    assert_eq!(fanout.flush(), 1);
+    let waited = started.elapsed();
+    assert_eq!(counted.calls() - calls, 4, "four attempts");
+    assert!(
+        waited >= std::time::Duration::from_millis(40 + 80 + 160),
+        "backoff 40, 80, 160 ms; waited {waited:?}"
+    );
+    // Once the store is back, the kept delivery goes through.
+    counted.set_plan(FaultPlan::Never);
+    fanout.retry_failed().unwrap();
+    assert_eq!(fanout.flush(), 0);
+    assert_eq!(inboxes.get("u1").unwrap().unwrap().sq.len(), 1);
+}
