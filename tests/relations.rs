@@ -753,3 +753,97 @@ fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
     assert_eq!(fanout.flush(), 0);
     assert_eq!(inboxes.get("u1").unwrap().unwrap().sq.len(), 1);
 }
+
+// ---------------------------------------------------------------------------
+// A tree moved about from several threads at once.
+
+/// Eight threads move twelve nodes of one tree about for a few seconds.
+/// Afterwards, without repair, every node is stored once, its parent lists
+/// it, no list names a node elsewhere, and no parents form a cycle; the
+/// only refusals are moves under a node's own descendant.
+#[test]
+fn concurrent_moves_leave_the_tree_consistent() {
+    const NODES: u64 = 12;
+    let store = hmap_suite::test_store("concurrent_moves_leave_the_tree_consistent");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    let id = |n: u64| format!("{n:03}");
+    for n in 0..NODES {
+        // Four top-level nodes, each with two children.
+        let parent = (n >= 4).then(|| id(n % 4));
+        org.insert(&id(n), &format!("dept {n}"), parent.as_deref()).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let (moved, refused) = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..8u64)
+            .map(|t| {
+                let org = &org;
+                scope.spawn(move || {
+                    let mut rng = hmap_suite::Rng::new(t);
+                    let (mut moved, mut refused) = (0, 0);
+                    while std::time::Instant::now() < deadline {
+                        let node = id(rng.below(NODES));
+                        let parent = match rng.below(NODES + 2) {
+                            p if p < NODES => Some(id(p)),
+                            _ => None,
+                        };
+                        match org.move_node(&node, parent.as_deref()) {
+                            Ok(()) => moved += 1,
+                            Err(e) if e.to_string().contains("under its own descendant") => refused += 1,
+                            Err(e) => panic!("moving {node} under {parent:?}: {e}"),
+                        }
+                    }
+                    (moved, refused)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
+    println!("{moved} moves, {refused} refused");
+    assert!(moved > 0);
+    let report = org.verify().unwrap();
+    assert!(report.is_consistent(), "{report}: {report:?}");
+    // Every node once, under one key, and a path to the top from each.
+    let rows = store.scan("org", &hmap::store::Scan::range("0", "2")).unwrap().count();
+    assert_eq!(rows, NODES as usize, "each node stored under one key");
+    for n in 0..NODES {
+        let path = org.path_to_root(&id(n)).unwrap();
+        assert!(path.last().unwrap().parent.is_none());
+    }
+}
+
+/// Deleting a subtree whose parents form a cycle (damaged data, written
+/// here behind the tree's back) deletes each node once and ends.
+#[test]
+fn deleting_a_subtree_with_a_cycle_ends() {
+    use hmap::store::RowMutation;
+    let store = hmap_suite::test_store("deleting_a_subtree_with_a_cycle_ends");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    org.insert("000", "Board", None).unwrap();
+    org.insert("001", "CEO", Some("000")).unwrap();
+    org.insert("002", "Development", Some("001")).unwrap();
+    org.insert("003", "Dev 1", Some("002")).unwrap();
+    // 001 now names 003 as its parent, and 003 lists it: 001 -> 002 -> 003 -> 001.
+    store
+        .mutate(
+            "org",
+            &[
+                RowMutation::new("1_001").put("i", "p", "003"),
+                RowMutation::new("1_003").put("c", "001", "CEO"),
+            ],
+        )
+        .unwrap();
+    let org = within(std::time::Duration::from_secs(20), move || {
+        org.delete("001", DeleteMode::Subtree).map(|()| org)
+    })
+    .expect("the delete ends")
+    .unwrap();
+    for gone in ["001", "002", "003"] {
+        assert_eq!(org.get(gone).unwrap(), None, "{gone}");
+    }
+    assert!(org.get("000").unwrap().is_some());
+}
