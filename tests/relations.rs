@@ -508,12 +508,20 @@ fn bulk_write_then_server_stamped_delete_removes_the_row() {
         "after a {ROWS}-row put_many the last row is stamped {} ms ahead of the wall clock",
         stamp - after
     );
-    assert!(stamp <= after + 1, "stamped {} ms ahead of the wall clock", stamp - after);
+    assert!(
+        stamp <= after + 1,
+        "stamped {} ms ahead of the wall clock",
+        stamp - after
+    );
     // A delete stamped by the store, as the HBase shell's `deleteall` is.
     store
         .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()])
         .unwrap();
-    assert_eq!(bulk.get(ROWS - 1).unwrap(), None, "the server-stamped delete removed the row");
+    assert_eq!(
+        bulk.get(ROWS - 1).unwrap(),
+        None,
+        "the server-stamped delete removed the row"
+    );
     assert_eq!(bulk.get(0u64).unwrap(), Some(Bulk { id: 0, n: 0 }));
 }
 
@@ -559,7 +567,13 @@ fn a_failed_bucket_fails_the_salted_scan() {
     let store = hmap_suite::test_store("a_failed_bucket_fails_the_salted_scan");
     Table::<Reading, _>::new(Arc::clone(&store)).create().unwrap();
     let rows: Vec<Reading> = (0..8u32)
-        .flat_map(|sensor| (0..3u32).map(move |seq| Reading { sensor, seq, value: sensor * 10 + seq }))
+        .flat_map(|sensor| {
+            (0..3u32).map(move |seq| Reading {
+                sensor,
+                seq,
+                value: sensor * 10 + seq,
+            })
+        })
         .collect();
     Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).unwrap();
     let faulty = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never).in_scanners());
@@ -666,7 +680,11 @@ fn fan_out_flush_returns_when_the_worker_dies() {
         .expect("flush returns although the worker died");
     // Nothing accepted is lost: what the worker did not write is set aside.
     assert_eq!(failed, 3);
-    assert!(fanout.failed().iter().all(|(_, why)| why.contains("panicked")), "{:?}", fanout.failed());
+    assert!(
+        fanout.failed().iter().all(|(_, why)| why.contains("panicked")),
+        "{:?}",
+        fanout.failed()
+    );
     let err = fanout.deliver(post(&recipients, 9)).unwrap_err();
     assert!(err.to_string().contains("the fan-out worker panicked"), "{err}");
 }
@@ -708,7 +726,10 @@ fn dropping_a_fan_out_does_not_wait_for_its_queue() {
         if written == 3 {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "{written} of 3 deliveries written");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{written} of 3 deliveries written"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

@@ -277,9 +277,13 @@ impl Drop for InFlight<'_> {
         let reason = "the fan-out worker panicked while writing; not written".to_string();
         let mut state = self.shared.lock();
         let queued: Vec<Delivery> = state.queue.drain(..).collect();
-        state
-            .failed
-            .extend(self.delivery.take().into_iter().chain(queued).map(|d| (d, reason.clone())));
+        state.failed.extend(
+            self.delivery
+                .take()
+                .into_iter()
+                .chain(queued)
+                .map(|d| (d, reason.clone())),
+        );
         state.pending = 0;
         state.stopped = Some("the fan-out worker panicked".into());
         self.shared.changed.notify_all();
