@@ -868,3 +868,37 @@ fn deleting_a_subtree_with_a_cycle_ends() {
     }
     assert!(org.get("000").unwrap().is_some());
 }
+
+/// A writer that dies holding the tree's lock delays the others by its
+/// lease, no longer; a writer that cannot wait that long fails with a
+/// timeout.
+#[test]
+fn a_dead_writers_lock_expires_with_its_lease() {
+    use std::time::{Duration, Instant};
+    let store = hmap_suite::test_store("a_dead_writers_lock_expires_with_its_lease");
+    let lease = Duration::from_millis(500);
+    Tree::new(Arc::clone(&store), "org").create().unwrap();
+    // A writer whose store panics on writing, after it took the lock.
+    let dying = Tree::new(
+        Hooked {
+            inner: Arc::clone(&store),
+            before_write: || panic!("the writer dies"),
+        },
+        "org",
+    )
+    .with_lock(lease, Duration::from_secs(5));
+    let died = Instant::now();
+    assert!(
+        std::thread::spawn(move || dying.insert("001", "CEO", None))
+            .join()
+            .is_err()
+    );
+    let impatient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_millis(50));
+    let err = impatient.insert("001", "CEO", None).unwrap_err();
+    assert!(matches!(err, hmap::Error::Store(ref e) if e.is_transient()), "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    let patient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_secs(5));
+    patient.insert("001", "CEO", None).unwrap();
+    assert!(died.elapsed() >= lease, "the lease was respected");
+    assert_eq!(patient.get("001").unwrap().unwrap().name, "CEO");
+}
