@@ -466,3 +466,439 @@ fn secondary_index_by_city() {
     by_city.rebuild().unwrap();
     assert!(by_city.verify().unwrap().is_consistent());
 }
+
+// ---------------------------------------------------------------------------
+// The clock: hmap's own timestamps stay at the wall clock.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "bulk", family(name = "d"))]
+struct Bulk {
+    #[hmap(key)]
+    id: u64,
+    #[hmap(family = "d")]
+    n: u64,
+}
+
+fn wall_clock_ms() -> i64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    i64::try_from(since.as_millis()).expect("milliseconds fit in i64")
+}
+
+/// A bulk write stamps its rows at the wall clock, not one millisecond per
+/// row ahead of it: a delete the server stamps afterwards (another client,
+/// the HBase shell, a raw store call) removes what it wrote.
+#[test]
+fn bulk_write_then_server_stamped_delete_removes_the_row() {
+    const ROWS: u64 = 200_000;
+    let store = hmap_suite::test_store("bulk_write_then_server_stamped_delete");
+    let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
+    bulk.create().unwrap();
+    let rows: Vec<Bulk> = (0..ROWS).map(|id| Bulk { id, n: id * 2 }).collect();
+    bulk.put_many(&rows).unwrap();
+    let after = wall_clock_ms();
+    let key = bulk.row_key(ROWS - 1).unwrap();
+    let stored = store
+        .get("bulk", &hmap::store::Get::new(key.clone()))
+        .unwrap()
+        .expect("the last row was written");
+    let stamp = stored.cells.iter().map(|c| c.timestamp).max().unwrap();
+    println!(
+        "after a {ROWS}-row put_many the last row is stamped {} ms ahead of the wall clock",
+        stamp - after
+    );
+    assert!(
+        stamp <= after + 1,
+        "stamped {} ms ahead of the wall clock",
+        stamp - after
+    );
+    // A delete stamped by the store, as the HBase shell's `deleteall` is.
+    store
+        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()])
+        .unwrap();
+    assert_eq!(
+        bulk.get(ROWS - 1).unwrap(),
+        None,
+        "the server-stamped delete removed the row"
+    );
+    assert_eq!(bulk.get(0u64).unwrap(), Some(Bulk { id: 0, n: 0 }));
+}
+
+/// Calls made back to back, many within one millisecond, still take effect
+/// in order: a put after a delete of its row shows, and a dynamic family
+/// replaced twice holds the second map only (each replacement deletes up to
+/// the millisecond before its own).
+#[test]
+fn back_to_back_calls_keep_their_order() {
+    let store = hmap_suite::test_store("back_to_back_calls_keep_their_order");
+    let people = Table::<Person, _>::new(Arc::clone(&store));
+    people.create().unwrap();
+    for n in 0..50u32 {
+        let mut p = person("001", &format!("name{n}"));
+        p.roles = BTreeMap::from([(format!("r{n}"), "x".into())]);
+        people.delete("001").unwrap();
+        people.put(&p).unwrap();
+        assert_eq!(people.get("001").unwrap(), Some(p.clone()), "round {n}");
+        p.roles = BTreeMap::from([(format!("s{n}"), "y".into())]);
+        people.put(&p).unwrap();
+        assert_eq!(people.get("001").unwrap().unwrap().roles, p.roles, "round {n}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Salted scans merge every bucket, or fail.
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "reading", salt(buckets = 4, by = [sensor]), family(name = "r"))]
+struct Reading {
+    #[hmap(key)]
+    sensor: u32,
+    #[hmap(key)]
+    seq: u32,
+    value: u32,
+}
+
+/// A bucket's scanner that fails, whether while the merge takes the first
+/// row of each bucket or later, fails the scan: the error is the last item,
+/// never followed by a merge of the other buckets alone.
+#[test]
+fn a_failed_bucket_fails_the_salted_scan() {
+    let store = hmap_suite::test_store("a_failed_bucket_fails_the_salted_scan");
+    Table::<Reading, _>::new(Arc::clone(&store)).create().unwrap();
+    let rows: Vec<Reading> = (0..8u32)
+        .flat_map(|sensor| {
+            (0..3u32).map(move |seq| Reading {
+                sensor,
+                seq,
+                value: sensor * 10 + seq,
+            })
+        })
+        .collect();
+    Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).unwrap();
+    let faulty = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never).in_scanners());
+    let readings = Table::<Reading, _>::new(Arc::clone(&faulty));
+    // Without faults: every bucket, merged.
+    let all: Vec<Reading> = readings.scan(hmap::Query::all()).unwrap().map(Result::unwrap).collect();
+    assert_eq!(all, rows);
+    // Four calls open the bucket scanners, then one per row fetched: the
+    // merge takes bucket 0's first row, then 1's, then 2's (which fails), ...
+    for (fault, description) in [(7, "while taking each bucket's first row"), (13, "later")] {
+        let calls = faulty.calls();
+        faulty.set_plan(FaultPlan::Call(calls + fault));
+        let items: Vec<hmap::Result<Reading>> = readings.scan(hmap::Query::all()).unwrap().collect();
+        faulty.set_plan(FaultPlan::Never);
+        let errors = items.iter().filter(|r| r.is_err()).count();
+        assert_eq!(errors, 1, "a fault {description}: one error");
+        assert!(
+            items.last().is_some_and(Result::is_err),
+            "a fault {description}: the scan ends with its error, not with {} rows of the other buckets",
+            items.iter().skip_while(|r| r.is_ok()).skip(1).count()
+        );
+        // The rows before the error are in order, as the full merge has them.
+        let before: Vec<&Reading> = items.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(before, rows.iter().take(before.len()).collect::<Vec<_>>());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// FanOut when its store fails, hangs or panics.
+
+/// A store that runs a hook before each write, and is otherwise `inner`.
+struct Hooked<F> {
+    inner: Arc<dyn Store>,
+    before_write: F,
+}
+
+impl<F: Fn() + Send + Sync> Store for Hooked<F> {
+    fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
+        self.inner.create_table(schema)
+    }
+    fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
+        self.inner.delete_table(table)
+    }
+    fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
+        self.inner.table_exists(table)
+    }
+    fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
+        self.inner.list_tables()
+    }
+    fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
+        self.inner.describe_table(table)
+    }
+    fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
+        self.inner.get(table, get)
+    }
+    fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
+        (self.before_write)();
+        self.inner.mutate(table, rows)
+    }
+    fn scan<'a>(&'a self, table: &str, scan: &hmap::store::Scan) -> hmap::store::Result<hmap::store::RowScanner<'a>> {
+        self.inner.scan(table, scan)
+    }
+    fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        self.inner.check_and_mutate(table, op)
+    }
+    fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
+        self.inner.increment(table, op)
+    }
+}
+
+fn post(recipients: &[Bytes], n: i64) -> Delivery {
+    Delivery {
+        recipients: recipients.to_vec(),
+        value: Bytes::from(format!("post{n}")),
+        timestamp: 1_000 + n,
+    }
+}
+
+/// Runs `f` on a thread of its own and waits at most `limit` for it.
+fn within<T: Send + 'static>(limit: std::time::Duration, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn fan_out_flush_returns_when_the_worker_dies() {
+    let store = hmap_suite::test_store("fan_out_flush_returns_when_the_worker_dies");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    let panicking = Hooked {
+        inner: Arc::clone(&store),
+        before_write: || panic!("a store bug"),
+    };
+    let fanout = Arc::new(FanOut::start(panicking, FanOutConfig::new("wb_inbox", "cf", "sq")));
+    let recipients = [inboxes.row_key("u1").unwrap()];
+    for n in 0..3 {
+        fanout.deliver(post(&recipients, n)).unwrap();
+    }
+    let flushing = Arc::clone(&fanout);
+    let failed = within(std::time::Duration::from_secs(10), move || flushing.flush())
+        .expect("flush returns although the worker died");
+    // Nothing accepted is lost: what the worker did not write is set aside.
+    assert_eq!(failed, 3);
+    assert!(
+        fanout.failed().iter().all(|(_, why)| why.contains("panicked")),
+        "{:?}",
+        fanout.failed()
+    );
+    let err = fanout.deliver(post(&recipients, 9)).unwrap_err();
+    assert!(err.to_string().contains("the fan-out worker panicked"), "{err}");
+}
+
+#[test]
+fn dropping_a_fan_out_does_not_wait_for_its_queue() {
+    let store = hmap_suite::test_store("dropping_a_fan_out_does_not_wait_for_its_queue");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    // Writes wait until the gate opens.
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let held = Arc::clone(&gate);
+    let gated = Hooked {
+        inner: Arc::clone(&store),
+        before_write: move || {
+            let (open, changed) = &*held;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = changed.wait(open).unwrap();
+            }
+        },
+    };
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.queue = 2;
+    let fanout = FanOut::start(gated, config);
+    let recipients = [inboxes.row_key("u1").unwrap()];
+    // One being written (held at the gate), two filling the queue.
+    for n in 0..3 {
+        fanout.deliver(post(&recipients, n)).unwrap();
+    }
+    within(std::time::Duration::from_secs(5), move || drop(fanout)).expect("drop returns while writes are held");
+    // The worker goes on in the background and writes the whole queue.
+    let (open, changed) = &*gate;
+    *open.lock().unwrap() = true;
+    changed.notify_all();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let written = inboxes.get("u1").unwrap().map_or(0, |i| i.sq.len());
+        if written == 3 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{written} of 3 deliveries written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
+    let store = hmap_suite::test_store("fan_out_retries_transient_errors_with_backoff");
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().unwrap();
+    let counted = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never));
+    let recipients = [inboxes.row_key("u1").unwrap()];
+
+    // A permanent error (the table does not exist): one attempt, set aside.
+    let mut config = FanOutConfig::new("no_such_inbox", "cf", "sq");
+    config.attempts = 5;
+    config.backoff = std::time::Duration::from_millis(1);
+    let fanout = FanOut::start(Arc::clone(&counted), config);
+    fanout.deliver(post(&recipients, 0)).unwrap();
+    assert_eq!(fanout.flush(), 1);
+    assert_eq!(counted.calls(), 1, "a permanent error is not retried");
+    drop(fanout);
+
+    // Transient errors: every attempt, each after twice the previous wait.
+    counted.set_plan(FaultPlan::Every(1));
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.attempts = 4;
+    config.backoff = std::time::Duration::from_millis(40);
+    let fanout = FanOut::start(Arc::clone(&counted), config);
+    let calls = counted.calls();
+    let started = std::time::Instant::now();
+    fanout.deliver(post(&recipients, 1)).unwrap();
+    assert_eq!(fanout.flush(), 1);
+    let waited = started.elapsed();
+    assert_eq!(counted.calls() - calls, 4, "four attempts");
+    assert!(
+        waited >= std::time::Duration::from_millis(40 + 80 + 160),
+        "backoff 40, 80, 160 ms; waited {waited:?}"
+    );
+    // Once the store is back, the kept delivery goes through.
+    counted.set_plan(FaultPlan::Never);
+    fanout.retry_failed().unwrap();
+    assert_eq!(fanout.flush(), 0);
+    assert_eq!(inboxes.get("u1").unwrap().unwrap().sq.len(), 1);
+}
+
+// ---------------------------------------------------------------------------
+// A tree moved about from several threads at once.
+
+/// Eight threads move twelve nodes of one tree about for a few seconds.
+/// Afterwards, without repair, every node is stored once, its parent lists
+/// it, no list names a node elsewhere, and no parents form a cycle; the
+/// only refusals are moves under a node's own descendant.
+#[test]
+fn concurrent_moves_leave_the_tree_consistent() {
+    const NODES: u64 = 12;
+    let store = hmap_suite::test_store("concurrent_moves_leave_the_tree_consistent");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    let id = |n: u64| format!("{n:03}");
+    for n in 0..NODES {
+        // Four top-level nodes, each with two children.
+        let parent = (n >= 4).then(|| id(n % 4));
+        org.insert(&id(n), &format!("dept {n}"), parent.as_deref()).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let (moved, refused) = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..8u64)
+            .map(|t| {
+                let org = &org;
+                scope.spawn(move || {
+                    let mut rng = hmap_suite::Rng::new(t);
+                    let (mut moved, mut refused) = (0, 0);
+                    while std::time::Instant::now() < deadline {
+                        let node = id(rng.below(NODES));
+                        let parent = match rng.below(NODES + 2) {
+                            p if p < NODES => Some(id(p)),
+                            _ => None,
+                        };
+                        match org.move_node(&node, parent.as_deref()) {
+                            Ok(()) => moved += 1,
+                            Err(e) if e.to_string().contains("under its own descendant") => refused += 1,
+                            Err(e) => panic!("moving {node} under {parent:?}: {e}"),
+                        }
+                    }
+                    (moved, refused)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
+    println!("{moved} moves, {refused} refused");
+    assert!(moved > 0);
+    let report = org.verify().unwrap();
+    assert!(report.is_consistent(), "{report}: {report:?}");
+    // Every node once, under one key, and a path to the top from each.
+    let rows = store.scan("org", &hmap::store::Scan::range("0", "2")).unwrap().count();
+    assert_eq!(rows, NODES as usize, "each node stored under one key");
+    for n in 0..NODES {
+        let path = org.path_to_root(&id(n)).unwrap();
+        assert!(path.last().unwrap().parent.is_none());
+    }
+}
+
+/// Deleting a subtree whose parents form a cycle (damaged data, written
+/// here behind the tree's back) deletes each node once and ends.
+#[test]
+fn deleting_a_subtree_with_a_cycle_ends() {
+    use hmap::store::RowMutation;
+    let store = hmap_suite::test_store("deleting_a_subtree_with_a_cycle_ends");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    org.insert("000", "Board", None).unwrap();
+    org.insert("001", "CEO", Some("000")).unwrap();
+    org.insert("002", "Development", Some("001")).unwrap();
+    org.insert("003", "Dev 1", Some("002")).unwrap();
+    // 001 now names 003 as its parent, and 003 lists it: 001 -> 002 -> 003 -> 001.
+    store
+        .mutate(
+            "org",
+            &[
+                RowMutation::new("1_001").put("i", "p", "003"),
+                RowMutation::new("1_003").put("c", "001", "CEO"),
+            ],
+        )
+        .unwrap();
+    let org = within(std::time::Duration::from_secs(20), move || {
+        org.delete("001", DeleteMode::Subtree).map(|()| org)
+    })
+    .expect("the delete ends")
+    .unwrap();
+    for gone in ["001", "002", "003"] {
+        assert_eq!(org.get(gone).unwrap(), None, "{gone}");
+    }
+    assert!(org.get("000").unwrap().is_some());
+}
+
+/// A writer that dies holding the tree's lock delays the others by its
+/// lease, no longer; a writer that cannot wait that long fails with a
+/// timeout.
+#[test]
+fn a_dead_writers_lock_expires_with_its_lease() {
+    use std::time::{Duration, Instant};
+    let store = hmap_suite::test_store("a_dead_writers_lock_expires_with_its_lease");
+    let lease = Duration::from_millis(500);
+    Tree::new(Arc::clone(&store), "org").create().unwrap();
+    // A writer whose store panics on writing, after it took the lock.
+    let dying = Tree::new(
+        Hooked {
+            inner: Arc::clone(&store),
+            before_write: || panic!("the writer dies"),
+        },
+        "org",
+    )
+    .with_lock(lease, Duration::from_secs(5));
+    let died = Instant::now();
+    assert!(
+        std::thread::spawn(move || dying.insert("001", "CEO", None))
+            .join()
+            .is_err()
+    );
+    let impatient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_millis(50));
+    let err = impatient.insert("001", "CEO", None).unwrap_err();
+    assert!(matches!(err, hmap::Error::Store(ref e) if e.is_transient()), "{err}");
+    assert!(err.to_string().contains("timed out"), "{err}");
+    let patient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_secs(5));
+    patient.insert("001", "CEO", None).unwrap();
+    assert!(died.elapsed() >= lease, "the lease was respected");
+    assert_eq!(patient.get("001").unwrap().unwrap().name, "CEO");
+}

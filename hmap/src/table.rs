@@ -133,7 +133,8 @@ pub struct RowWriter<'a> {
 
 impl<'a> RowWriter<'a> {
     /// A writer for one row, stamping its cells with
-    /// [`next_timestamp`](crate::clock::next_timestamp).
+    /// [`next_timestamp`](crate::clock::next_timestamp). To write several
+    /// rows in one call, take one timestamp and use [`at`](Self::at) for each.
     pub fn new(table: &'static str, row: &'a [u8]) -> Self {
         Self::at(table, row, crate::clock::next_timestamp())
     }
@@ -858,9 +859,9 @@ impl<T: HTable, S: Store> Table<T, S> {
             .collect()
     }
 
-    fn mutation_of(&self, row: &T, only: Option<&[&str]>) -> Result<RowMutation> {
+    fn mutation_of(&self, row: &T, only: Option<&[&str]>, timestamp: i64) -> Result<RowMutation> {
         let key = self.row_key_of(row)?;
-        let mut writer = RowWriter::new(T::TABLE, &key);
+        let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
         writer.only = only;
         row.write_cells(&mut writer)?;
         let mutations = writer.into_mutations();
@@ -871,21 +872,27 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// [`next_timestamp`](crate::clock::next_timestamp), so that within a
     /// process a later write always wins, also over a delete of the same row
     /// in the same millisecond (which a server-stamped put would lose). That
-    /// clock runs ahead of the wall clock by the writes made within one
-    /// millisecond, so stamp raw-store deletes of these cells with it too. An
-    /// `Option` field that is
+    /// clock never runs ahead of the wall clock (a second write in one
+    /// millisecond waits for the next), so a delete the server stamps
+    /// afterwards removes what this wrote. An `Option` field that is
     /// `None` deletes its stored cell (unless marked `keep_on_none`); a
     /// dynamic map replaces its family; counters are left alone. A type with
     /// a `version` field writes only if the stored version is the row's
     /// (else [`Error::Conflict`]), and stores the next version.
     pub fn put(&self, row: &T) -> Result<()> {
-        self.write(row, None).map(|_| ())
+        self.write(row, None, crate::clock::next_timestamp()).map(|_| ())
+    }
+
+    /// [`put`](Self::put) at a timestamp the caller took (a relation
+    /// operation writing several rows at one timestamp).
+    pub(crate) fn put_at(&self, row: &T, timestamp: i64) -> Result<()> {
+        self.write(row, None, timestamp).map(|_| ())
     }
 
     /// [`put`](Self::put), then sets the row's version field to the version
     /// now stored.
     pub fn save(&self, row: &mut T) -> Result<()> {
-        if let Some(version) = self.write(row, None)? {
+        if let Some(version) = self.write(row, None, crate::clock::next_timestamp())? {
             row.set_version(version);
         }
         Ok(())
@@ -893,6 +900,11 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Writes only the named fields of a row (by Rust field name).
     pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+        self.update_at(row, fields, crate::clock::next_timestamp())
+    }
+
+    /// [`update`](Self::update) at a timestamp the caller took.
+    pub(crate) fn update_at(&self, row: &T, fields: &[&str], timestamp: i64) -> Result<()> {
         for name in fields {
             match T::fields().iter().find(|f| f.name == *name) {
                 None => return Err(self.field_error(name, "is not a field of this table")),
@@ -905,7 +917,7 @@ impl<T: HTable, S: Store> Table<T, S> {
                 Some(_) => {}
             }
         }
-        self.write(row, Some(fields)).map(|_| ())
+        self.write(row, Some(fields), timestamp).map(|_| ())
     }
 
     fn field_error(&self, field: &str, reason: &'static str) -> Error {
@@ -917,8 +929,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Writes a row; returns the version stored for versioned types.
-    fn write(&self, row: &T, only: Option<&[&str]>) -> Result<Option<u64>> {
-        let mut mutation = self.mutation_of(row, only)?;
+    fn write(&self, row: &T, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
+        let mut mutation = self.mutation_of(row, only, ts)?;
         let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
         else {
             self.store.mutate(T::TABLE, std::slice::from_ref(&mutation))?;
@@ -929,7 +941,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             family: Bytes::from_static(field.family.as_bytes()),
             qualifier: Bytes::from_static(field.qualifier.as_bytes()),
             value: Bytes::copy_from_slice(&next.to_be_bytes()),
-            timestamp: Some(crate::clock::next_timestamp()),
+            timestamp: Some(ts),
         });
         let expected = (version > 0).then(|| Bytes::copy_from_slice(&version.to_be_bytes()));
         let row_key = mutation.row.clone();
@@ -957,8 +969,11 @@ impl<T: HTable, S: Store> Table<T, S> {
         })
     }
 
-    /// Writes many rows in one call (each row atomically, rows independently).
-    /// Versioned types are written one by one, each checked.
+    /// Writes many rows in one call (each row atomically, rows independently),
+    /// all stamped with one timestamp: give each row once per call (two
+    /// writes of a row at one timestamp are one version, and two maps of a
+    /// dynamic family merge). Versioned types are written one by one, each
+    /// checked.
     pub fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
     where
         T: 'r,
@@ -966,9 +981,10 @@ impl<T: HTable, S: Store> Table<T, S> {
         if T::fields().iter().any(|f| f.role == FieldRole::Version) {
             return rows.into_iter().try_for_each(|r| self.put(r));
         }
+        let ts = crate::clock::next_timestamp();
         let mutations = rows
             .into_iter()
-            .map(|r| self.mutation_of(r, None))
+            .map(|r| self.mutation_of(r, None, ts))
             .collect::<Result<Vec<_>>>()?;
         self.store.mutate(T::TABLE, &mutations)?;
         Ok(())
@@ -982,7 +998,11 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Deletes rows by raw rowkey, in one call.
     pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
-        let ts = crate::clock::next_timestamp();
+        self.delete_rows_at(row_keys, crate::clock::next_timestamp())
+    }
+
+    /// [`delete_rows`](Self::delete_rows) up to a timestamp the caller took.
+    pub(crate) fn delete_rows_at(&self, row_keys: impl IntoIterator<Item = Bytes>, ts: i64) -> Result<()> {
         let mutations: Vec<RowMutation> = row_keys
             .into_iter()
             .map(|k| RowMutation::new(k).push(Mutation::DeleteRow { up_to: Some(ts) }))
@@ -1132,6 +1152,7 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(Rows {
             heads: Vec::new(),
             pending_error: None,
+            failed: false,
             scanners,
             reversed: query.reversed,
             skip_salt: skip,
@@ -1177,12 +1198,17 @@ fn range_part_descends(schema: &KeySchema, prefix_len: usize) -> bool {
 }
 
 /// The rows of a query, decoded as they are fetched.
+///
+/// A scan that meets an error (a bucket's scanner failing, on a salted
+/// table) returns it and ends: rows after it would be a partial merge.
 pub struct Rows<'a, T> {
     scanners: Vec<RowScanner<'a>>,
     /// The next row of each bucket's scanner, when merging buckets.
     heads: Vec<Option<RowResult>>,
     /// An error met while refilling a head, returned on the next call.
     pending_error: Option<Error>,
+    /// An error was returned: the scan is over.
+    failed: bool,
     reversed: bool,
     /// Bytes of salt at the start of each key, ignored when merging buckets.
     skip_salt: usize,
@@ -1222,8 +1248,25 @@ impl<T: HTable> Rows<'_, T> {
         }
     }
 
-    /// The next row across the bucket scanners, in key order ignoring the salt.
+    /// The next row across the bucket scanners, in key order ignoring the
+    /// salt; after an error, none.
     fn next_merged(&mut self) -> Option<Result<RowResult>> {
+        if self.failed {
+            return None;
+        }
+        let next = self.merge_step();
+        if matches!(next, Some(Err(_))) {
+            // Every bucket is part of the answer: without the failed one,
+            // the rest would be a partial merge. Drop the scanners (closing
+            // them on a server) and end.
+            self.failed = true;
+            self.scanners.clear();
+            self.heads.clear();
+        }
+        next
+    }
+
+    fn merge_step(&mut self) -> Option<Result<RowResult>> {
         if self.scanners.len() == 1 {
             return self.scanners[0].next().map(|r| r.map_err(Error::from));
         }
@@ -1234,7 +1277,8 @@ impl<T: HTable> Rows<'_, T> {
             for scanner in &mut self.scanners {
                 match scanner.next() {
                     Some(Err(e)) => return Some(Err(e.into())),
-                    head => self.heads.push(head.and_then(std::result::Result::ok)),
+                    Some(Ok(row)) => self.heads.push(Some(row)),
+                    None => self.heads.push(None),
                 }
             }
         }

@@ -1,8 +1,8 @@
 //! Fan-out on write: a post's reference appended to every follower's inbox
 //! by a background worker (the seeds' weibo inbox).
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -24,13 +24,21 @@ pub struct FanOutConfig {
     pub queue: usize,
     /// Inbox rows written per store call.
     pub batch: usize,
-    /// Attempts per batch before it is set aside as failed.
+    /// Attempts per batch before it is set aside as failed (transient
+    /// errors only: a permanent one sets it aside at once).
     pub attempts: u32,
+    /// The wait before the first retry; it doubles with each attempt, up to
+    /// [`MAX_BACKOFF`](Self::MAX_BACKOFF).
+    pub backoff: Duration,
 }
 
 impl FanOutConfig {
+    /// The longest wait between two attempts of a batch.
+    pub const MAX_BACKOFF: Duration = Duration::from_secs(5);
+
     /// The inbox column `family:qualifier` of `table`, with a queue of 1024
-    /// deliveries, batches of 100 rows and 3 attempts.
+    /// deliveries, batches of 100 rows and 3 attempts, the first retry after
+    /// 20 ms.
     pub fn new(table: &'static str, family: &'static str, qualifier: &'static str) -> Self {
         FanOutConfig {
             table,
@@ -39,6 +47,7 @@ impl FanOutConfig {
             queue: 1024,
             batch: 100,
             attempts: 3,
+            backoff: Duration::from_millis(20),
         }
     }
 }
@@ -57,29 +66,60 @@ pub struct Delivery {
     pub timestamp: i64,
 }
 
+/// The queue and what became of the deliveries, shared by the handle and
+/// the worker under one lock, so that nothing accepted can be lost between
+/// them: what the worker did not write stays queued, or is set aside.
 #[derive(Debug, Default)]
-struct Progress {
-    /// Deliveries accepted and not yet written or set aside.
+struct State {
+    /// Deliveries accepted and not yet taken by the worker.
+    queue: VecDeque<Delivery>,
+    /// Deliveries accepted and not yet written or set aside (queued, and the
+    /// one being written).
     pending: usize,
-    /// Deliveries whose writes failed every attempt: kept to retry.
+    /// Deliveries whose writes failed: kept to retry, with the last error.
     failed: Vec<(Delivery, String)>,
+    /// No more deliveries are accepted; the worker writes the queue and stops.
+    closed: bool,
+    /// Why the worker is not running (it could not start, or panicked).
+    stopped: Option<String>,
 }
 
-type Shared = Arc<(Mutex<Progress>, Condvar)>;
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled whenever the state changes.
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(&self, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(state).unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// Delivers posts to followers' inboxes on a background thread.
 ///
 /// [`deliver`](Self::deliver) queues a post and returns at once (waiting
 /// only while the queue is full); [`flush`](Self::flush) waits until every
-/// queued post is written; [`shutdown`](Self::shutdown) writes what is
-/// queued and stops. A batch that fails every attempt is kept, not dropped:
-/// [`failed`](Self::failed) lists it and [`retry_failed`](Self::retry_failed)
-/// queues it again. Nothing accepted is lost while the process runs; a
-/// process that dies loses what was queued and not yet written, which a
-/// rebuild from the post table can restore.
+/// queued post is written or set aside; [`shutdown`](Self::shutdown) writes
+/// what is queued and stops. Dropping the handle closes the queue without
+/// waiting: the worker writes what is queued in the background, then stops.
+///
+/// Writes that fail with a transient error (the connection, a timeout) are
+/// retried with exponential backoff; a permanent error (a missing table, a
+/// refused request) or the last attempt sets the delivery aside, not
+/// dropped: [`failed`](Self::failed) lists it and
+/// [`retry_failed`](Self::retry_failed) queues it again. Should the worker
+/// die (a store that panics), what it had not written is set aside too, and
+/// `deliver` fails from then on. Nothing accepted is lost while the process
+/// runs; a process that dies loses what was queued and not yet written,
+/// which a rebuild from the post table can restore.
 pub struct FanOut {
-    sender: Option<SyncSender<Delivery>>,
-    shared: Shared,
+    shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
     config: FanOutConfig,
 }
@@ -93,85 +133,103 @@ impl std::fmt::Debug for FanOut {
 impl FanOut {
     /// Starts the worker.
     pub fn start<S: Store + 'static>(store: S, config: FanOutConfig) -> Self {
-        let (sender, receiver) = sync_channel(config.queue.max(1));
-        let shared: Shared = Arc::default();
+        let shared = Arc::new(Shared::default());
         let worker = {
             let shared = Arc::clone(&shared);
             let config = config.clone();
             std::thread::Builder::new()
                 .name(format!("hmap-fanout-{}", config.table))
-                .spawn(move || run(store, config, receiver, shared))
-                .ok()
+                .spawn(move || run(&store, &config, &shared))
         };
-        FanOut {
-            sender: Some(sender),
-            shared,
-            worker,
-            config,
-        }
+        let worker = match worker {
+            Ok(handle) => Some(handle),
+            Err(e) => {
+                shared.lock().stopped = Some(format!("the fan-out worker could not start: {e}"));
+                None
+            }
+        };
+        FanOut { shared, worker, config }
     }
 
-    fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
-        self.shared.0.lock().unwrap_or_else(PoisonError::into_inner)
+    fn not_running(&self, reason: String) -> Error {
+        Error::Store(StoreError::InvalidRequest {
+            table: self.config.table.into(),
+            reason,
+        })
     }
 
     /// Queues a post for its recipients; waits while the queue is full.
+    /// Fails if the worker is not running.
     pub fn deliver(&self, delivery: Delivery) -> Result<()> {
         if delivery.recipients.is_empty() {
             return Ok(());
         }
-        self.progress().pending += 1;
-        let sent = match (&self.sender, &self.worker) {
-            (Some(sender), Some(_)) => sender.send(delivery).is_ok(),
-            _ => false,
-        };
-        if !sent {
-            self.progress().pending -= 1;
-            return Err(Error::Store(StoreError::InvalidRequest {
-                table: self.config.table.into(),
-                reason: "the fan-out worker is not running".into(),
-            }));
+        let mut state = self.shared.lock();
+        loop {
+            if let Some(reason) = &state.stopped {
+                return Err(self.not_running(reason.clone()));
+            }
+            if state.closed {
+                return Err(self.not_running("the fan-out is shut down".into()));
+            }
+            if state.queue.len() < self.config.queue.max(1) {
+                break;
+            }
+            state = self.shared.wait(state);
         }
+        state.queue.push_back(delivery);
+        state.pending += 1;
+        self.shared.changed.notify_all();
         Ok(())
     }
 
-    /// Waits until every queued post is written or set aside as failed;
-    /// returns how many failed.
+    /// Waits until every queued post is written or set aside as failed (at
+    /// once if the worker died: what it left is set aside); returns how many
+    /// are set aside.
     pub fn flush(&self) -> usize {
-        let (lock, done) = &*self.shared;
-        let mut progress = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        while progress.pending > 0 {
-            progress = done.wait(progress).unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.shared.lock();
+        while state.pending > 0 && state.stopped.is_none() {
+            state = self.shared.wait(state);
         }
-        progress.failed.len()
+        state.failed.len()
     }
 
-    /// The deliveries that failed every attempt, with the last error.
+    /// The deliveries that failed, with the last error.
     pub fn failed(&self) -> Vec<(Delivery, String)> {
-        self.progress().failed.clone()
+        self.shared.lock().failed.clone()
     }
 
     /// Queues the failed deliveries again.
     pub fn retry_failed(&self) -> Result<()> {
-        let failed = std::mem::take(&mut self.progress().failed);
-        failed.into_iter().try_for_each(|(d, _)| self.deliver(d))
+        let failed = std::mem::take(&mut self.shared.lock().failed);
+        let mut failed = failed.into_iter();
+        while let Some((delivery, error)) = failed.next() {
+            if let Err(e) = self.deliver(delivery.clone()) {
+                // Keep what could not be queued.
+                let mut state = self.shared.lock();
+                state.failed.push((delivery, error));
+                state.failed.extend(failed);
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Writes everything queued, then stops the worker. Returns the
     /// deliveries that failed.
     pub fn shutdown(mut self) -> Vec<(Delivery, String)> {
-        self.stop();
+        self.close();
+        if let Some(worker) = self.worker.take() {
+            // A worker that panicked has set its deliveries aside already.
+            let _ = worker.join();
+        }
         self.failed()
     }
 
-    fn stop(&mut self) {
-        // Closing the channel lets the worker finish the queue and return.
-        self.sender = None;
-        if let Some(worker) = self.worker.take() {
-            // The worker catches no panics of its own: a store that panics
-            // has already reported more than a join error could add.
-            let _ = worker.join();
-        }
+    /// Accepts no more deliveries; the worker writes the queue and stops.
+    fn close(&self) {
+        self.shared.lock().closed = true;
+        self.shared.changed.notify_all();
     }
 
     /// A page of an inbox, newest first: up to `limit` versions older than
@@ -195,26 +253,80 @@ impl FanOut {
 }
 
 impl Drop for FanOut {
+    /// Closes the queue without waiting: the worker writes what is queued
+    /// in the background, then stops. Call [`shutdown`](FanOut::shutdown) to
+    /// wait for it.
     fn drop(&mut self) {
-        self.stop();
+        self.close();
     }
 }
 
-fn run<S: Store>(store: S, config: FanOutConfig, receiver: Receiver<Delivery>, shared: Shared) {
-    let (lock, done) = &*shared;
-    for delivery in receiver {
-        let outcome = write(&store, &config, &delivery);
-        let mut progress = lock.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Err(e) = outcome {
-            progress.failed.push((delivery, e.to_string()));
+/// The worker's hold on the delivery it is writing: if the worker unwinds
+/// (a store that panics), it sets that delivery and the queue aside and
+/// marks the worker stopped, so that `flush` does not wait for it.
+struct InFlight<'a> {
+    shared: &'a Shared,
+    delivery: Option<Delivery>,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
         }
-        progress.pending -= 1;
-        done.notify_all();
+        let reason = "the fan-out worker panicked while writing; not written".to_string();
+        let mut state = self.shared.lock();
+        let queued: Vec<Delivery> = state.queue.drain(..).collect();
+        state.failed.extend(
+            self.delivery
+                .take()
+                .into_iter()
+                .chain(queued)
+                .map(|d| (d, reason.clone())),
+        );
+        state.pending = 0;
+        state.stopped = Some("the fan-out worker panicked".into());
+        self.shared.changed.notify_all();
     }
 }
 
-/// Writes one delivery in batches, each tried `attempts` times. A retried
-/// batch rewrites the same versions: writes are idempotent.
+fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
+    let mut in_flight = InFlight { shared, delivery: None };
+    loop {
+        {
+            let mut state = shared.lock();
+            loop {
+                if let Some(next) = state.queue.pop_front() {
+                    in_flight.delivery = Some(next);
+                    // Room in the queue for a waiting `deliver`.
+                    shared.changed.notify_all();
+                    break;
+                }
+                if state.closed {
+                    return;
+                }
+                state = shared.wait(state);
+            }
+        }
+        let outcome = match &in_flight.delivery {
+            Some(delivery) => write(store, config, delivery),
+            None => Ok(()),
+        };
+        let mut state = shared.lock();
+        if let (Err(e), Some(delivery)) = (outcome, in_flight.delivery.take()) {
+            state.failed.push((delivery, e.to_string()));
+        }
+        in_flight.delivery = None;
+        state.pending = state.pending.saturating_sub(1);
+        shared.changed.notify_all();
+    }
+}
+
+/// Writes one delivery in batches. A batch that fails with a transient
+/// error is tried again, up to `attempts` times in all, after a backoff
+/// that doubles from `config.backoff` (up to `MAX_BACKOFF`); a permanent
+/// error fails the delivery at once. A retried batch rewrites the same
+/// versions: writes are idempotent.
 fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std::result::Result<(), StoreError> {
     for chunk in delivery.recipients.chunks(config.batch.max(1)) {
         let rows: Vec<RowMutation> = chunk
@@ -228,13 +340,17 @@ fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std
                 )
             })
             .collect();
-        let mut attempt = 0;
+        let mut attempt = 1;
+        let mut backoff = config.backoff;
         loop {
-            attempt += 1;
             match store.mutate(config.table, &rows) {
                 Ok(()) => break,
-                Err(e) if attempt >= config.attempts.max(1) => return Err(e),
-                Err(_) => std::thread::sleep(Duration::from_millis(10 * u64::from(attempt))),
+                Err(e) if !e.is_transient() || attempt >= config.attempts.max(1) => return Err(e),
+                Err(_) => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(FanOutConfig::MAX_BACKOFF);
+                    attempt += 1;
+                }
             }
         }
     }

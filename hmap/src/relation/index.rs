@@ -111,7 +111,7 @@ where
             self.index_table,
             &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
         )?;
-        self.table.put(row)?;
+        self.table.put_at(row, ts)?;
         if let Some(old) = old {
             let old_value = (self.value_of)(&old);
             if old_value != value {
@@ -139,7 +139,7 @@ where
             self.index_table,
             &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
         )?;
-        self.table.update(row, fields)?;
+        self.table.update_at(row, fields, ts)?;
         let now = self.table.get_row(primary.clone())?;
         if let (Some(old), Some(now)) = (old, now) {
             let (old_value, new_value) = ((self.value_of)(&old), (self.value_of)(&now));
@@ -167,7 +167,7 @@ where
             return Ok(());
         };
         let ts = next_timestamp();
-        self.table.delete_rows([primary.clone()])?;
+        self.table.delete_rows_at([primary.clone()], ts)?;
         let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
         self.table
             .store()

@@ -5,7 +5,9 @@
 //! - documents the order of its writes, and which side is authoritative;
 //! - stamps every operation's writes with one timestamp from
 //!   [`next_timestamp`](crate::clock::next_timestamp), so that concurrent
-//!   operations converge to the later one on every row;
+//!   operations converge to the later one on every row ([`Tree`], whose
+//!   moves read before they write, also lets one writer at a time in, by a
+//!   lock stored in its table);
 //! - offers `verify`, which reports each half-written link or dangling
 //!   pointer, and `repair`, which restores agreement from the authoritative
 //!   side.

@@ -1,20 +1,26 @@
 //! One-to-many trees in one table: the seeds' org chart.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use super::Report;
-use crate::clock::next_timestamp;
+use crate::clock::{next_timestamp_after, wall_clock};
 use crate::error::{Error, Result};
 use crate::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment, Width};
 use crate::schema::{FamilySchema, TableSchema};
-use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
+use crate::store::{CheckAndMutate, Get, Mutation, RowMutation, RowResult, Scan, Store, StoreError, prefix_end};
 
 const INFO: &str = "i";
 const NAME: &str = "n";
 const PARENT: &str = "p";
 const CHILDREN: &str = "c";
+/// The row of the writers' lock: not a node key (those are `<0|1>_<id>`).
+const LOCK_ROW: &str = "lock";
+/// The lock's cell, in family `i`.
+const LOCK: &str = "l";
 
 /// A node of a [`Tree`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,10 +58,79 @@ pub enum DeleteMode {
 /// the truth, the parents' child lists mirror them. Writes go to the node
 /// first, then to the parents' lists, all at one timestamp, so
 /// [`repair`](Tree::repair) can rebuild the lists from the nodes.
+///
+/// **One writer at a time.** A move reads the ancestry it must not create
+/// a cycle in, and rewrites rows that another move may be rewriting; two at
+/// once could form a cycle, or leave a node under two keys. So every write
+/// ([`insert`](Tree::insert), [`move_node`](Tree::move_node),
+/// [`delete`](Tree::delete), [`repair`](Tree::repair)) holds the tree's
+/// lock, a lease in the table's `lock` row taken and released by
+/// check-and-mutate, for every thread and process alike. A writer that dies
+/// holding it delays the others by the lease (30 s by default, see
+/// [`with_lock`](Tree::with_lock)). The lock also records the timestamp of
+/// the last operation, and the next one is stamped later (waiting, if its
+/// clock is behind), so operations apply in the order they held the lock.
+/// Reads take no lock.
 pub struct Tree<S> {
     store: S,
     table: &'static str,
     key: &'static KeySchema,
+    lease: Duration,
+    lock_wait: Duration,
+}
+
+/// The writers' lock as stored: `until` (ms, big-endian i64), `last` (the
+/// timestamp of the last operation, likewise), then the holder's token
+/// (empty when free).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LockState {
+    until: i64,
+    last: i64,
+    holder: Bytes,
+}
+
+impl LockState {
+    fn encode(&self) -> Bytes {
+        let mut out = Vec::with_capacity(16 + self.holder.len());
+        out.extend_from_slice(&self.until.to_be_bytes());
+        out.extend_from_slice(&self.last.to_be_bytes());
+        out.extend_from_slice(&self.holder);
+        Bytes::from(out)
+    }
+
+    /// The stored lock; a value it cannot read is a free lock.
+    fn decode(value: &[u8]) -> LockState {
+        let field = |at: usize| {
+            value
+                .get(at..at + 8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map_or(0, i64::from_be_bytes)
+        };
+        LockState {
+            until: field(0),
+            last: field(8),
+            holder: Bytes::copy_from_slice(value.get(16..).unwrap_or_default()),
+        }
+    }
+}
+
+/// The lock, held: what the holder wrote, to release or renew it.
+#[derive(Debug)]
+struct Held {
+    stored: Bytes,
+    state: LockState,
+    taken: Instant,
+}
+
+/// A token no other holder of a tree lock has: the process, a counter, and
+/// the time (for processes on other hosts with the same id).
+fn lock_token() -> Bytes {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    Bytes::from(format!("{}-{n}-{nanos}", std::process::id()))
 }
 
 impl<S> std::fmt::Debug for Tree<S> {
@@ -81,7 +156,157 @@ impl<S: Store> Tree<S> {
             store,
             table,
             key: &TREE_KEY,
+            lease: Duration::from_secs(30),
+            lock_wait: Duration::from_secs(30),
         }
+    }
+
+    /// How long a writer may hold the lock before others may take it over
+    /// (30 s by default; long operations renew it), and how long a writer
+    /// waits for it before failing with a timeout (30 s by default).
+    pub fn with_lock(mut self, lease: Duration, wait: Duration) -> Self {
+        self.lease = lease;
+        self.lock_wait = wait;
+        self
+    }
+
+    fn read_lock(&self) -> std::result::Result<Option<Bytes>, StoreError> {
+        Ok(self
+            .store
+            .get(self.table, &Get::new(LOCK_ROW).column(INFO, LOCK))?
+            .and_then(|r| r.value(INFO, LOCK)))
+    }
+
+    /// Replaces the lock's value if it is still `expected`. Stamped by the
+    /// server, so that it needs no clock agreement: two writes in one
+    /// millisecond are ordered by the server, the later one wins.
+    fn swap_lock(&self, expected: Option<Bytes>, value: Bytes) -> std::result::Result<bool, StoreError> {
+        self.store.check_and_mutate(
+            self.table,
+            &CheckAndMutate::new(RowMutation::new(LOCK_ROW).put(INFO, LOCK, value), INFO, LOCK, expected),
+        )
+    }
+
+    fn lock_timeout(&self, started: Instant) -> Error {
+        Error::Store(StoreError::Timeout {
+            table: self.table.into(),
+            operation: "waiting for the tree's writer lock",
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Takes the writers' lock: waits while another writer holds an
+    /// unexpired lease, up to the lock wait. Transient store errors are
+    /// retried: a take that was applied though its answer was lost is found
+    /// on the next read, by the token.
+    fn lock(&self) -> Result<Held> {
+        let token = lock_token();
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(1);
+        loop {
+            let outcome = self.read_lock().and_then(|stored| {
+                let current = stored.as_deref().map(LockState::decode);
+                if let Some(state) = current.as_ref().filter(|s| s.holder == token) {
+                    return Ok(Some(Held {
+                        stored: stored.clone().unwrap_or_default(),
+                        state: state.clone(),
+                        taken: started,
+                    }));
+                }
+                let last = current.as_ref().map_or(0, |s| s.last);
+                let free = current
+                    .as_ref()
+                    .is_none_or(|s| s.holder.is_empty() || s.until < wall_clock());
+                if !free {
+                    return Ok(None);
+                }
+                let state = LockState {
+                    until: wall_clock().saturating_add(millis(self.lease)),
+                    last,
+                    holder: token.clone(),
+                };
+                let value = state.encode();
+                Ok(self.swap_lock(stored, value.clone())?.then(|| Held {
+                    stored: value,
+                    state,
+                    taken: Instant::now(),
+                }))
+            });
+            match outcome {
+                Ok(Some(held)) => return Ok(held),
+                Ok(None) => {}
+                Err(e) if e.is_transient() => {}
+                Err(e) => return Err(e.into()),
+            }
+            if started.elapsed() >= self.lock_wait {
+                return Err(self.lock_timeout(started));
+            }
+            std::thread::sleep(backoff);
+            backoff = (backoff * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    /// Extends the lease when half of it has passed; fails if another
+    /// writer took the lock over meanwhile.
+    fn renew(&self, held: &mut Held) -> Result<()> {
+        if held.taken.elapsed() < self.lease / 2 {
+            return Ok(());
+        }
+        let state = LockState {
+            until: wall_clock().saturating_add(millis(self.lease)),
+            ..held.state.clone()
+        };
+        let value = state.encode();
+        let taken = Instant::now();
+        if self.swap_lock(Some(held.stored.clone()), value.clone())? {
+            *held = Held {
+                stored: value,
+                state,
+                taken,
+            };
+            return Ok(());
+        }
+        Err(Error::Query {
+            table: self.table,
+            reason: "the writer lock's lease ran out and another writer took it; run verify".into(),
+        })
+    }
+
+    /// Releases the lock, recording `ts` as the last operation's timestamp.
+    /// Transient errors are retried (a release that was applied though its
+    /// answer was lost finds the lock no longer held).
+    fn unlock(&self, held: &Held, ts: i64) -> Result<()> {
+        let free = LockState {
+            until: 0,
+            last: ts.max(held.state.last),
+            holder: Bytes::new(),
+        }
+        .encode();
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(1);
+        loop {
+            match self.swap_lock(Some(held.stored.clone()), free.clone()) {
+                // Not ours any more: released by an attempt whose answer was
+                // lost, or taken over after the lease.
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_transient() && started.elapsed() < self.lock_wait => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_millis(50));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Runs a write holding the lock, stamped later than the last one.
+    fn locked<T>(&self, op: impl FnOnce(&mut Held, i64) -> Result<T>) -> Result<T> {
+        let mut held = self.lock()?;
+        let ts = next_timestamp_after(held.state.last);
+        let result = op(&mut held, ts);
+        let released = self.unlock(&held, ts);
+        let value = result?;
+        released?;
+        Ok(value)
     }
 
     /// Creates the table: family `i` for names and parents, `c` for children.
@@ -187,6 +412,10 @@ impl<S: Store> Tree<S> {
     /// Adds a node: top-level without a parent, else under an existing
     /// parent. Writes the node, then the parent's list.
     pub fn insert(&self, id: &str, name: &str, parent: Option<&str>) -> Result<()> {
+        self.locked(|_, ts| self.insert_locked(id, name, parent, ts))
+    }
+
+    fn insert_locked(&self, id: &str, name: &str, parent: Option<&str>, ts: i64) -> Result<()> {
         if let Some(p) = parent {
             self.require(p)?;
         }
@@ -196,7 +425,6 @@ impl<S: Store> Tree<S> {
                 reason: format!("node {id:?} exists already"),
             });
         }
-        let ts = next_timestamp();
         let node = TreeNode {
             id: id.into(),
             name: name.into(),
@@ -250,6 +478,10 @@ impl<S: Store> Tree<S> {
     /// under the new key, then the old row is deleted; then the new parent
     /// lists it, then the old parent stops listing it.
     pub fn move_node(&self, id: &str, new_parent: Option<&str>) -> Result<()> {
+        self.locked(|_, ts| self.move_locked(id, new_parent, ts))
+    }
+
+    fn move_locked(&self, id: &str, new_parent: Option<&str>, ts: i64) -> Result<()> {
         let mut node = self.require(id)?;
         if let Some(p) = new_parent
             && self.path_to_root(p)?.iter().any(|n| n.id == id)
@@ -262,7 +494,6 @@ impl<S: Store> Tree<S> {
         let old_parent = node.parent.clone();
         let old_key = self.row_key(old_parent.is_none(), id)?;
         node.parent = new_parent.map(str::to_string);
-        let ts = next_timestamp();
         self.write_node(&node, ts)?;
         let new_key = self.row_key(node.parent.is_none(), id)?;
         if new_key != old_key {
@@ -282,33 +513,60 @@ impl<S: Store> Tree<S> {
 
     /// Deletes a node. With children, [`DeleteMode::Refuse`] fails and
     /// [`DeleteMode::Subtree`] deletes them first, deepest first. Each node:
-    /// its row, then its parent's list entry.
+    /// its row (under both keys a cut-off move may have left), then its
+    /// parent's list entry.
     pub fn delete(&self, id: &str, mode: DeleteMode) -> Result<()> {
+        self.locked(|held, ts| self.delete_locked(id, mode, held, ts))
+    }
+
+    fn delete_locked(&self, id: &str, mode: DeleteMode, held: &mut Held, ts: i64) -> Result<()> {
         let node = self.require(id)?;
-        if !node.children.is_empty() {
-            if mode == DeleteMode::Refuse {
-                return Err(Error::Query {
-                    table: self.table,
-                    reason: format!(
-                        "node {id:?} has {} children; delete them or the subtree",
-                        node.children.len()
-                    ),
-                });
-            }
-            for child in node.children.keys() {
-                if self.get(child)?.is_some() {
-                    self.delete(child, DeleteMode::Subtree)?;
+        if mode == DeleteMode::Refuse && !node.children.is_empty() {
+            return Err(Error::Query {
+                table: self.table,
+                reason: format!(
+                    "node {id:?} has {} children; delete them or the subtree",
+                    node.children.len()
+                ),
+            });
+        }
+        // The subtree, parents before children, walked iteratively: a list
+        // that names an ancestor (a cycle in damaged data) is met once.
+        let mut order = Vec::new();
+        let mut seen = BTreeSet::from([node.id.clone()]);
+        let mut next = vec![node];
+        while let Some(node) = next.pop() {
+            let ids: Vec<&str> = node
+                .children
+                .keys()
+                .map(String::as_str)
+                .filter(|c| !seen.contains(*c))
+                .collect();
+            // A listed child whose own pointer names another parent is not
+            // in the subtree: the child is authoritative.
+            for child in self.get_many(&ids)?.into_iter().flatten() {
+                if child.parent.as_deref() == Some(node.id.as_str()) && seen.insert(child.id.clone()) {
+                    next.push(child);
                 }
             }
+            order.push(node);
         }
-        let ts = next_timestamp();
-        let row = self.row_key(node.parent.is_none(), id)?;
-        self.store.mutate(
-            self.table,
-            &[RowMutation::new(row).push(Mutation::DeleteRow { up_to: Some(ts) })],
-        )?;
-        if let Some(p) = &node.parent {
-            self.unlist_child(p, id, ts)?;
+        let root = order.first().map(|n| n.id.clone());
+        for node in order.iter().rev() {
+            self.renew(held)?;
+            let rows = [self.row_key(true, &node.id)?, self.row_key(false, &node.id)?];
+            let deletes: Vec<RowMutation> = rows
+                .into_iter()
+                .map(|row| RowMutation::new(row).push(Mutation::DeleteRow { up_to: Some(ts) }))
+                .collect();
+            self.store.mutate(self.table, &deletes)?;
+            // Parents inside the subtree are deleted next; only the root's
+            // parent stays to be unlisted from.
+            if let Some(p) = &node.parent
+                && (root.as_ref() == Some(&node.id) || !seen.contains(p))
+            {
+                self.unlist_child(p, &node.id, ts)?;
+            }
         }
         Ok(())
     }
@@ -318,7 +576,7 @@ impl<S: Store> Tree<S> {
     fn all_nodes(&self) -> Result<(BTreeMap<String, TreeNode>, Vec<StaleCopy>)> {
         let mut nodes: BTreeMap<String, (TreeNode, i64, Bytes)> = BTreeMap::new();
         let mut stale = Vec::new();
-        for row in self.store.scan(self.table, &Scan::all())? {
+        for row in self.store.scan(self.table, &self.nodes_scan()?)? {
             let row = row?;
             let node = self.node_of(&row)?;
             let at = written_at(&row);
@@ -339,25 +597,38 @@ impl<S: Store> Tree<S> {
         Ok((nodes.into_iter().map(|(id, (n, _, _))| (id, n)).collect(), stale))
     }
 
+    /// Every node row: from the top level's keys to past the others', so
+    /// not the lock's row.
+    fn nodes_scan(&self) -> Result<Scan> {
+        let prefix = |level: u8| {
+            self.key.encode_prefix(&(level,)).map_err(|source| Error::Key {
+                table: self.table,
+                source,
+            })
+        };
+        Ok(Scan::range(prefix(0)?, prefix_end(&prefix(1)?)))
+    }
+
     /// Checks every parent pointer against the parents' lists: children a
     /// parent does not list (`missing`), entries naming a node that is gone
     /// or points elsewhere (`dangling`, also nodes whose parent is gone), and
     /// entries with an old name (`stale`).
     pub fn verify(&self) -> Result<Report> {
-        self.check(false)
+        self.check(None)
     }
 
     /// Rebuilds the child lists from the nodes' parent pointers. Nodes whose
     /// parent is gone are reported, not moved: decide where they belong.
     pub fn repair(&self) -> Result<Report> {
-        self.check(true)
+        self.locked(|_, ts| self.check(Some(ts)))
     }
 
-    fn check(&self, fix: bool) -> Result<Report> {
+    /// Verifies, and with a timestamp (holding the lock), repairs.
+    fn check(&self, fix: Option<i64>) -> Result<Report> {
         let (nodes, copies) = self.all_nodes()?;
         let mut report = Report::default();
         let mut writes = Vec::new();
-        let ts = next_timestamp();
+        let ts = fix.unwrap_or_default();
         for (id, key) in copies {
             report.dangling.push(format!(
                 "{id} also has an older row {}, left by a move",
@@ -418,11 +689,16 @@ impl<S: Store> Tree<S> {
                 }
             }
         }
-        if fix && !writes.is_empty() {
+        if fix.is_some() && !writes.is_empty() {
             self.store.mutate(self.table, &writes)?;
         }
         Ok(report)
     }
+}
+
+/// A duration in milliseconds, for lease arithmetic.
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// When a node's row was written: the timestamp of its name, which every

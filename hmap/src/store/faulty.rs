@@ -48,11 +48,14 @@ struct FaultState {
 ///
 /// Random faults strike before or after at random too; a plan with a call
 /// number strikes `after` for writes when [`FaultyStore::after`] is set.
+/// Opening a scan is a call; with [`FaultyStore::in_scanners`], so is each
+/// row a scanner fetches.
 #[derive(Debug)]
 pub struct FaultyStore<S> {
     inner: S,
     state: Mutex<FaultState>,
     after: bool,
+    in_scanners: bool,
 }
 
 impl<S: Store> FaultyStore<S> {
@@ -71,12 +74,20 @@ impl<S: Store> FaultyStore<S> {
                 faults: 0,
             }),
             after: false,
+            in_scanners: false,
         }
     }
 
     /// Numbered faults strike after the call was applied.
     pub fn after(mut self) -> Self {
         self.after = true;
+        self
+    }
+
+    /// Each row a scanner fetches is a call too: a fault there ends the
+    /// scanner with the error, as a scanner whose server went away does.
+    pub fn in_scanners(mut self) -> Self {
+        self.in_scanners = true;
         self
     }
 
@@ -192,10 +203,22 @@ impl<S: Store> Store for FaultyStore<S> {
         self.call("mutate", |s| s.mutate(table, rows))
     }
     fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
-        match self.roll() {
-            Some(point) => Err(self.fault(point, "scan")),
-            None => self.inner.scan(table, scan),
+        let inner = match self.roll() {
+            Some(point) => return Err(self.fault(point, "scan")),
+            None => self.inner.scan(table, scan)?,
+        };
+        if !self.in_scanners {
+            return Ok(inner);
         }
+        let mut inner = Some(inner);
+        Ok(Box::new(std::iter::from_fn(move || {
+            let scanner = inner.as_mut()?;
+            if let Some(point) = self.roll() {
+                inner = None;
+                return Some(Err(self.fault(point, "a scanner's next rows")));
+            }
+            scanner.next()
+        })))
     }
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         self.call("check_and_mutate", |s| s.check_and_mutate(table, op))
