@@ -10,11 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::check::{check_mutation, check_read, check_row};
+use super::check::{check_increment, check_mutation, check_read, check_row, check_table_name};
 use super::error::{show_column, show_row};
 use super::{
     CheckAndMutate, Column, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store,
-    StoreError, TimeRange,
+    StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -22,8 +22,9 @@ use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
 /// Settings of a [`MemoryStore`].
 #[derive(Clone)]
 pub struct MemoryStoreConfig {
-    /// The largest value accepted, in bytes (HBase's
-    /// `hbase.client.keyvalue.maxsize`, 10 MiB by default).
+    /// The largest cell accepted, in bytes, counted as HBase's region server
+    /// counts it against `hbase.server.keyvalue.maxsize` (10 MiB by
+    /// default): row, family, qualifier and value, plus 24 bytes of framing.
     pub max_value_size: usize,
     /// The clock, in milliseconds since the epoch: the default timestamp of
     /// writes, and what TTLs are measured against. The system clock by default.
@@ -61,7 +62,11 @@ fn system_millis() -> i64 {
 /// - reads return at most `min(requested, VERSIONS)` versions per column, and
 ///   of versions older than the TTL only the newest `MIN_VERSIONS`
 ///   (`ScanWildcardColumnTracker.checkVersion`: a version is kept if
-///   `count <= minVersions || !isExpired(ts)`);
+///   `count <= minVersions || !isExpired(ts)`); a read that names the column
+///   returns one expired version more, the first beyond `MIN_VERSIONS`
+///   (`ExplicitColumnTracker.checkVersions` includes the version at which
+///   `count >= minVersions && isExpired(ts)`, then moves on), until a major
+///   compaction drops it;
 /// - two puts at one timestamp leave one version, the later write
 ///   (`sameAsPreviousTSAndType` in the column trackers);
 /// - delete markers mask every version at or below their timestamp, also puts
@@ -70,7 +75,13 @@ fn system_millis() -> i64 {
 ///   timestamp is visible;
 /// - deleting a column's latest version without a timestamp deletes the newest
 ///   visible version, or, if there is none, places a marker at the current
-///   time (`HRegion.updateDeleteLatestVersionTimestamp`);
+///   time (`HRegion.updateDeleteLatestVersionTimestamp`); every such delete
+///   in one row mutation resolves against the row as it was before it, so
+///   two of one column delete one version (each is its own `Delete` in
+///   HBase's `RowMutations`);
+/// - a check-and-mutate treats an empty expected value as "absent or empty",
+///   and stamps its puts no older than the checked cell
+///   (`HRegion.checkAndMutateInternal`);
 /// - a mutation without timestamps stamps all its cells with one current time
 ///   in milliseconds;
 /// - scanners read at the point they were opened: writes made while a scan is
@@ -79,13 +90,16 @@ fn system_millis() -> i64 {
 ///   (`HRegion.reckonDelta`) and refuses a value that is not 8 bytes ("Field is
 ///   not a long");
 /// - an empty row key, one longer than [`max_row_length`](super::max_row_length), an
-///   unknown table or family, a negative timestamp ("Timestamp cannot be
-///   negative") and a value over the cell size limit
-///   (`hbase.client.keyvalue.maxsize`, 10 MiB) are errors.
+///   illegal table name, an unknown table or family, a negative timestamp
+///   ("Timestamp cannot be negative"), a cell over the cell size limit
+///   (`hbase.server.keyvalue.maxsize`, 10 MiB, counting row, column and
+///   value) and an increment naming a column twice are errors.
 ///
 /// What it does not do: split regions, flush or compact on its own. Masked and
 /// surplus versions stay in memory until [`MemoryStore::major_compact`], as they
-/// would stay in an HBase memstore that was never flushed.
+/// would stay in an HBase memstore that was never flushed, except that a
+/// column holding many more versions than its `VERSIONS` keeps only a few
+/// beyond them once a row mutation ends, as a flush would.
 ///
 /// Thread-safe: each table has its own lock, readers share it.
 #[derive(Debug, Default)]
@@ -240,6 +254,15 @@ impl Selection {
         }
     }
 
+    /// Whether the read names single columns of `family`, rather than
+    /// reading it whole: HBase then uses its `ExplicitColumnTracker`.
+    fn names_columns(&self, family: u16) -> bool {
+        self.families
+            .as_ref()
+            .and_then(|f| f.get(usize::from(family)))
+            .is_some_and(|q| q.as_ref().is_some_and(|q| !q.is_empty()))
+    }
+
     /// One column, newest version first, at any time.
     fn one_column(family_count: usize, family: u16, qualifier: &Bytes, max_versions: u32) -> Selection {
         let mut families = vec![None; family_count];
@@ -333,6 +356,7 @@ impl MemoryStore {
     }
 
     fn table(&self, name: &str) -> Result<Arc<MemTable>> {
+        check_table_name(name)?;
         read_lock(&self.tables)
             .get(name)
             .cloned()
@@ -366,19 +390,14 @@ impl MemTable {
             });
         }
         let mut families: Vec<Option<Vec<Bytes>>> = vec![None; self.schema.families.len()];
-        // A whole family wins over single columns of it, as in HBase's Get.
-        let mut whole = vec![false; families.len()];
-        for column in columns {
+        // A whole family includes single columns of it (see `Column`).
+        for column in selected_columns(columns).iter() {
             let index = usize::from(self.require_family(column.family())?);
             match column {
-                Column::Family(_) => {
-                    whole[index] = true;
-                    families[index] = Some(Vec::new());
-                }
-                Column::Qualifier(_, qualifier) if !whole[index] => {
+                Column::Family(_) => families[index] = Some(Vec::new()),
+                Column::Qualifier(_, qualifier) => {
                     families[index].get_or_insert_with(Vec::new).push(qualifier.clone());
                 }
-                Column::Qualifier(..) => {}
             }
         }
         for qualifiers in families.iter_mut().flatten() {
@@ -425,7 +444,8 @@ fn visit_visible<'r>(
 }
 
 /// One column's versions, newest first: HBase's order of checks in
-/// `UserScanQueryMatcher` and `ScanWildcardColumnTracker`.
+/// `UserScanQueryMatcher`, then `ScanWildcardColumnTracker` or, when the
+/// read names the column, `ExplicitColumnTracker`.
 fn visit_column<'r>(
     fam: &FamilySchema,
     versions: &'r [StoredCell],
@@ -437,6 +457,7 @@ fn visit_column<'r>(
 ) {
     let max_versions = sel.max_versions.min(fam.versions);
     let min_versions = fam.min_versions;
+    let named = versions.first().is_some_and(|c| sel.names_columns(c.family));
     let oldest_unexpired = oldest_unexpired(fam, now);
     let mut count = 0u32;
     let mut previous_ts = None;
@@ -464,7 +485,19 @@ fn visit_column<'r>(
             return;
         }
         count += 1;
-        if count > max_versions || (count > min_versions && expired) {
+        if count > max_versions {
+            return;
+        }
+        if named {
+            // `ExplicitColumnTracker.checkVersions`: the version at which
+            // `count >= minVersions && isExpired` is still included.
+            emit(cell);
+            if count >= min_versions && expired {
+                return;
+            }
+            continue;
+        }
+        if count > min_versions && expired {
             return;
         }
         emit(cell);
@@ -597,9 +630,12 @@ impl StoredRow {
     /// Readers at or after `horizon` (every open scanner, and every later
     /// read) agree on what is dropped: versions overwritten at the same
     /// timestamp, versions masked by a delete marker, expired versions beyond
-    /// `MIN_VERSIONS`, and versions beyond `VERSIONS`. The last is what an
-    /// HBase flush does; before a flush, HBase could still show such a
-    /// version after the newer ones are deleted one by one.
+    /// `MIN_VERSIONS`, and versions beyond `VERSIONS` and
+    /// [`SURPLUS_VERSIONS`] more. This is what an HBase flush does (it keeps
+    /// `VERSIONS` only); until one, HBase shows the surplus versions when
+    /// the newer ones are deleted one by one, and so does this store for the
+    /// newest few. Called once a row mutation is applied, never in its
+    /// middle, since no flush splits an atomic mutation.
     fn prune_column_if_large(&mut self, family: u16, qualifier: &Bytes, fam: &FamilySchema, horizon: u64, now: i64) {
         let start = self
             .cells
@@ -612,6 +648,7 @@ impl StoredRow {
         if len <= versions.saturating_mul(2).saturating_add(8) {
             return;
         }
+        let kept_versions = fam.versions.saturating_add(SURPLUS_VERSIONS);
         let masks = self.masks(family, qualifier, horizon);
         let oldest_unexpired = oldest_unexpired(fam, now);
         let mut count = 0u32;
@@ -630,7 +667,7 @@ impl StoredRow {
                     return false;
                 }
                 count += 1;
-                count <= fam.versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
+                count <= kept_versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
             })
             .collect();
         let mut keep = keep.into_iter();
@@ -643,38 +680,44 @@ impl StoredRow {
     }
 }
 
+/// Versions beyond a family's `VERSIONS` that pruning keeps (see
+/// `StoredRow::prune_column_if_large`): at most `VERSIONS + 4` of the
+/// `2 * VERSIONS + 9` a column may reach, so that pruning still runs at most
+/// once per `VERSIONS + 5` writes.
+const SURPLUS_VERSIONS: u32 = 4;
+
 impl TableData {
-    /// Applies one row's mutations at sequence `seq` and time `now`.
-    fn apply(&mut self, table: &MemTable, row: &Bytes, mutations: &[Mutation], now: i64) {
+    /// Applies one row's mutations at sequence `seq` and time `now`; puts
+    /// without a timestamp get `put_now` (`now`, except after a
+    /// check-and-mutate's check).
+    fn apply(&mut self, table: &MemTable, row: &Bytes, mutations: &[Mutation], now: i64, put_now: i64) {
         self.seq += 1;
         let seq = self.seq;
         let before = seq - 1;
         // Deletes of "the latest version" resolve against the row as it was
-        // before this mutation (HBase prepares delete timestamps first).
-        let mut latest_deletes: Vec<(u16, Bytes, i64)> = Vec::new();
-        for m in mutations {
-            if let Mutation::DeleteCell {
-                family,
-                qualifier,
-                timestamp: None,
-            } = m
-            {
-                let Some(f) = table.family_index(family) else { continue };
-                // The n-th such delete of one column in a mutation targets the
-                // n-th newest version.
-                let nth = 1 + latest_deletes
-                    .iter()
-                    .filter(|(g, q, _)| *g == f && q == qualifier)
-                    .count();
-                let ts = self
-                    .nth_latest(table, row, f, qualifier, nth, before, now)
-                    .unwrap_or(now);
-                latest_deletes.push((f, qualifier.clone(), ts));
-            }
-        }
+        // before this mutation (HBase prepares delete timestamps first), each
+        // on its own: a `RowMutations` holds one `Delete` per delete, and
+        // `HRegion.prepareDeleteTimestamps` counts versions per `Delete`.
+        let latest_deletes: Vec<i64> = mutations
+            .iter()
+            .filter_map(|m| match m {
+                Mutation::DeleteCell {
+                    family,
+                    qualifier,
+                    timestamp: None,
+                } => Some(
+                    table
+                        .family_index(family)
+                        .and_then(|f| self.latest_ts(table, row, f, qualifier, before, now))
+                        .unwrap_or(now),
+                ),
+                _ => None,
+            })
+            .collect();
         let mut latest_deletes = latest_deletes.into_iter();
         let horizon = self.horizon();
         let stored = self.rows.entry(RowKey::new(row.clone())).or_default();
+        let mut written: SmallVec<[(u16, &Bytes); 4]> = SmallVec::new();
         for m in mutations {
             match m {
                 Mutation::Put {
@@ -687,12 +730,13 @@ impl TableData {
                     stored.insert(StoredCell {
                         family: f,
                         qualifier: qualifier.clone(),
-                        ts: timestamp.unwrap_or(now),
+                        ts: timestamp.unwrap_or(put_now),
                         seq,
                         value: value.clone(),
                     });
-                    let fam = &table.schema.families[usize::from(f)];
-                    stored.prune_column_if_large(f, qualifier, fam, horizon, now);
+                    if !written.contains(&(f, qualifier)) {
+                        written.push((f, qualifier));
+                    }
                 }
                 Mutation::DeleteCell {
                     family,
@@ -702,7 +746,7 @@ impl TableData {
                     let Some(f) = table.family_index(family) else { continue };
                     let ts = match timestamp {
                         Some(ts) => *ts,
-                        None => latest_deletes.next().map_or(now, |(_, _, ts)| ts),
+                        None => latest_deletes.next().unwrap_or(now),
                     };
                     stored.mark_column(
                         f,
@@ -749,6 +793,11 @@ impl TableData {
                 }
             }
         }
+        for (f, qualifier) in written {
+            if let Some(fam) = table.schema.families.get(usize::from(f)) {
+                stored.prune_column_if_large(f, qualifier, fam, horizon, now);
+            }
+        }
     }
 
     /// The oldest read point any reader may still use: the oldest open
@@ -757,25 +806,19 @@ impl TableData {
         self.scanners.keys().next().copied().unwrap_or(self.seq)
     }
 
-    /// The timestamp of the `nth` newest visible version of a column, read
-    /// with the family's version limit, as HBase's delete preparation does.
-    #[allow(clippy::too_many_arguments)] // the coordinates of one read
-    fn nth_latest(
+    /// The timestamp of the newest visible version of a column, read with
+    /// the family's version limit, as HBase's delete preparation does.
+    fn latest_ts(
         &self,
         table: &MemTable,
         row: &Bytes,
         family: u16,
         qualifier: &Bytes,
-        nth: usize,
         read_point: u64,
         now: i64,
     ) -> Option<i64> {
-        let stored = self.rows.get(&RowKey::new(row.clone()))?;
-        let max_versions = u32::try_from(nth).unwrap_or(u32::MAX);
-        let sel = Selection::one_column(table.schema.families.len(), family, qualifier, max_versions);
-        let mut seen = Vec::new();
-        visit_visible(&table.schema, stored, &sel, read_point, now, |c| seen.push(c.ts));
-        seen.get(nth - 1).copied()
+        let stored = self.rows.get(&RowKey::new(row.clone()));
+        latest_cell(&table.schema, stored, family, qualifier, read_point, now).map(|c| c.ts)
     }
 }
 
@@ -806,6 +849,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_table(&self, table: &str) -> Result<()> {
+        check_table_name(table)?;
         write_lock(&self.tables)
             .remove(table)
             .map(|_| ())
@@ -813,6 +857,7 @@ impl Store for MemoryStore {
     }
 
     fn table_exists(&self, table: &str) -> Result<bool> {
+        check_table_name(table)?;
         Ok(read_lock(&self.tables).contains_key(table))
     }
 
@@ -873,7 +918,7 @@ impl Store for MemoryStore {
         let now = self.now();
         let mut data = write_lock(&t.data);
         for r in rows {
-            data.apply(&t, &r.row, &r.mutations, now);
+            data.apply(&t, &r.row, &r.mutations, now, now);
         }
         Ok(())
     }
@@ -900,7 +945,7 @@ impl Store for MemoryStore {
             remaining: scan.limit,
             batch_size: scan.batch_size.max(1),
             buffer: VecDeque::new(),
-            done: false,
+            done: scan.is_empty_range(),
             open_scanners: Arc::clone(&self.open_scanners),
         }))
     }
@@ -913,20 +958,23 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         let stored = data.rows.get(&RowKey::new(op.row.clone()));
         let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
-        let passes = match (&op.expected, current) {
-            (None, None) => true,
-            (Some(expected), Some(cell)) => cell.value[..] == expected[..],
-            _ => false,
+        // `HRegion.checkAndMutateInternal`: an empty expected value is
+        // "absent or empty", like no value at all.
+        let passes = match op.expected.as_deref().unwrap_or_default() {
+            b"" => current.is_none_or(|cell| cell.value.is_empty()),
+            expected => current.is_some_and(|cell| cell.value[..] == *expected),
         };
         if passes {
-            data.apply(&t, &op.row, &op.mutations, now);
+            // "ensure write is not eclipsed": puts no older than the checked cell.
+            let put_now = current.map_or(now, |cell| now.max(cell.ts));
+            data.apply(&t, &op.row, &op.mutations, now, put_now);
         }
         Ok(passes)
     }
 
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
         let t = self.table(table)?;
-        check_row(table, &op.row)?;
+        check_increment(&t.schema, &op.row, &op.columns)?;
         let families = op
             .columns
             .iter()
@@ -963,7 +1011,7 @@ impl Store for MemoryStore {
                 timestamp: Some(*ts),
             })
             .collect();
-        data.apply(&t, &op.row, &mutations, now);
+        data.apply(&t, &op.row, &mutations, now, now);
         Ok(writes.into_iter().map(|(_, _, value, _)| value).collect())
     }
 }
@@ -1000,10 +1048,6 @@ impl MemScanner {
             } else {
                 lower = Bound::Excluded(RowKey::new(cursor.clone()));
             }
-        }
-        if !self.stop.is_empty() && self.start >= self.stop {
-            self.done = true;
-            return;
         }
         let range = data.rows.range((lower, upper));
         let rows: Box<dyn Iterator<Item = (&RowKey, &StoredRow)>> = if self.reversed {
