@@ -24,13 +24,19 @@ pub(crate) fn cell_size(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8
     CELL_OVERHEAD + row.len() + family.len() + qualifier.len() + value.len()
 }
 
-/// The table's name is one HBase accepts (see
-/// [`validate_table_name`]): checked before any call, so that an illegal
-/// name gets the same typed error from every backend, and never reaches
-/// HBase's master (a name too long for its file system leaves the master
-/// retrying the table's creation forever).
-pub(crate) fn check_table_name(table: &str) -> Result<()> {
-    validate_table_name(table).map_err(|reason| StoreError::InvalidRequest {
+/// The table's name, after `prefix` (a backend's name prefix, `""` for
+/// none), is one HBase accepts (see [`validate_table_name`]); the error
+/// names `table`. Checked before any call, so that an illegal name gets the
+/// same typed error from every backend and never reaches HBase's master (a
+/// name too long for its file system leaves the master retrying the table's
+/// creation forever).
+pub(crate) fn check_table_name(table: &str, prefix: &str) -> Result<()> {
+    let full = if prefix.is_empty() {
+        std::borrow::Cow::Borrowed(table)
+    } else {
+        std::borrow::Cow::Owned(format!("{prefix}{table}"))
+    };
+    validate_table_name(&full).map_err(|reason| StoreError::InvalidRequest {
         table: table.into(),
         reason,
     })

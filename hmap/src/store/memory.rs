@@ -356,7 +356,7 @@ impl MemoryStore {
     }
 
     fn table(&self, name: &str) -> Result<Arc<MemTable>> {
-        check_table_name(name)?;
+        check_table_name(name, "")?;
         read_lock(&self.tables)
             .get(name)
             .cloned()
@@ -849,7 +849,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_table(&self, table: &str) -> Result<()> {
-        check_table_name(table)?;
+        check_table_name(table, "")?;
         write_lock(&self.tables)
             .remove(table)
             .map(|_| ())
@@ -857,7 +857,7 @@ impl Store for MemoryStore {
     }
 
     fn table_exists(&self, table: &str) -> Result<bool> {
-        check_table_name(table)?;
+        check_table_name(table, "")?;
         Ok(read_lock(&self.tables).contains_key(table))
     }
 

@@ -292,8 +292,7 @@ pub struct Scan {
     /// The lowest row included; empty is the table's start.
     pub start: Bytes,
     /// The first row past the range; empty is the table's end. A stop at or
-    /// below a non-empty start makes the range empty (see [`Scan::range`]
-    /// for a start equal to the stop).
+    /// below the start makes the range empty (see [`Scan::range`]).
     pub stop: Bytes,
     /// Newest rows first.
     pub reversed: bool,
@@ -332,27 +331,26 @@ impl Scan {
 
     /// Rows from `start` (inclusive) to `stop` (exclusive; empty for no end).
     ///
-    /// A range whose start equals its stop reads that one row, as HBase's
-    /// Thrift gateway does: it sets the stop row with `Scan.setStopRow`,
-    /// which keeps "the old behavior that a scan with the same start and
-    /// stop row is a get scan" (`includeStopRow`). The stop is then the
-    /// row just after `start`, so the scan reads that row forward and
-    /// reversed alike. A stop below the start reads nothing.
+    /// The range is half-open however it is given: a stop equal to the
+    /// start, or below it, reads nothing, forward and reversed, as HBase's
+    /// `Scan.withStopRow` (exclusive) reads it. (HBase's Thrift gateway sets
+    /// the stop with the deprecated `Scan.setStopRow` instead, which keeps
+    /// "the old behavior that a scan with the same start and stop row is a
+    /// get scan"; backends do not send such a scan, see
+    /// [`Scan::is_empty_range`].) Code that pages through a range can thus
+    /// move either bound to the last row read, and read nothing once they
+    /// meet.
     ///
     /// ```
     /// use hmap::store::Scan;
     ///
-    /// let one = Scan::range("b", "b");
-    /// assert!(one.contains(b"b") && !one.contains(b"b\0") && !one.contains(b"a"));
+    /// assert!(Scan::range("b", "b").is_empty_range());
+    /// assert!(!Scan::range("b", "b\0").is_empty_range());
     /// ```
     pub fn range(start: impl Into<Bytes>, stop: impl Into<Bytes>) -> Self {
-        let (start, mut stop) = (start.into(), stop.into());
-        if !start.is_empty() && start == stop {
-            stop = Bytes::from([&start[..], &[0]].concat());
-        }
         Scan {
-            start,
-            stop,
+            start: start.into(),
+            stop: stop.into(),
             ..Scan::default()
         }
     }
@@ -394,10 +392,9 @@ impl Scan {
     }
 
     /// Whether the range holds no row at all: its stop is at or below its
-    /// start. A backend answers such a scan with no rows without asking
-    /// storage (HBase's gateway would read a stop equal to the start as a
-    /// get; [`Scan::range`] has already turned that case into a one-row
-    /// range).
+    /// start. Every backend answers such a scan with no rows without asking
+    /// storage: HBase's Thrift gateway would read a stop equal to the start
+    /// as a one-row get (see [`Scan::range`]).
     pub fn is_empty_range(&self) -> bool {
         !self.stop.is_empty() && self.start >= self.stop
     }
