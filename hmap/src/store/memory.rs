@@ -198,21 +198,37 @@ impl PartialOrd for RowKey {
 
 #[derive(Debug, Default, Clone)]
 struct StoredRow {
-    /// Sorted by family, qualifier, timestamp descending, sequence descending.
-    /// The first cell inline: a narrow row needs no allocation of its own,
-    /// and a scan no pointer chase per row.
-    cells: SmallVec<[StoredCell; 1]>,
+    /// Sorted by family, then qualifier. The first column inline: a narrow
+    /// row needs no allocation of its own, and a scan no pointer chase per
+    /// row.
+    columns: SmallVec<[StoredColumn; 1]>,
     family_markers: Vec<FamilyMarker>,
     column_markers: BTreeMap<(u16, Bytes), Vec<ColumnMarker>>,
 }
 
+/// One column's versions.
 #[derive(Debug, Clone)]
-struct StoredCell {
+struct StoredColumn {
     family: u16,
     qualifier: Bytes,
+    /// Oldest first, by timestamp then sequence number, so that a new
+    /// version, usually the newest, is appended: a put costs the same
+    /// however many versions the column holds. Readers walk it backwards.
+    versions: SmallVec<[StoredVersion; 1]>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredVersion {
     ts: i64,
     seq: u64,
     value: Bytes,
+}
+
+/// A version with its column, as reads see it.
+#[derive(Debug, Clone, Copy)]
+struct CellRef<'r> {
+    column: &'r StoredColumn,
+    version: &'r StoredVersion,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -332,13 +348,31 @@ impl MemoryStore {
             time_range: TimeRange::ALL,
         };
         data.rows.retain(|_, row| {
-            let mut kept = Vec::new();
-            visit_visible(&t.schema, row, &all, read_point, now, |cell| kept.push(cell.clone()));
+            let mut kept: SmallVec<[StoredColumn; 1]> = SmallVec::new();
+            visit_visible(&t.schema, row, &all, read_point, now, |cell| {
+                let same = kept
+                    .last()
+                    .is_some_and(|c| c.family == cell.column.family && c.qualifier == cell.column.qualifier);
+                if !same {
+                    kept.push(StoredColumn {
+                        family: cell.column.family,
+                        qualifier: cell.column.qualifier.clone(),
+                        versions: SmallVec::new(),
+                    });
+                }
+                if let Some(column) = kept.last_mut() {
+                    column.versions.push(cell.version.clone());
+                }
+            });
+            // Visited newest first; stored oldest first.
+            for column in &mut kept {
+                column.versions.reverse();
+            }
             *row = StoredRow {
-                cells: kept.into_iter().collect(),
+                columns: kept,
                 ..StoredRow::default()
             };
-            !row.cells.is_empty()
+            !row.columns.is_empty()
         });
         Ok(())
     }
@@ -348,7 +382,12 @@ impl MemoryStore {
     pub fn stored_cells(&self, table: &str) -> Result<usize> {
         let t = self.table(table)?;
         let data = read_lock(&t.data);
-        Ok(data.rows.values().map(|r| r.cells.len()).sum())
+        Ok(data
+            .rows
+            .values()
+            .flat_map(|r| &r.columns)
+            .map(|c| c.versions.len())
+            .sum())
     }
 
     fn now(&self) -> i64 {
@@ -420,18 +459,10 @@ fn visit_visible<'r>(
     sel: &Selection,
     read_point: u64,
     now: i64,
-    mut emit: impl FnMut(&'r StoredCell),
+    mut emit: impl FnMut(CellRef<'r>),
 ) {
-    let cells = &row.cells;
-    let mut i = 0;
-    while i < cells.len() {
-        let (family, qualifier) = (cells[i].family, &cells[i].qualifier);
-        let group_len = cells[i..]
-            .iter()
-            .take_while(|c| c.family == family && c.qualifier == *qualifier)
-            .count();
-        let group = &cells[i..i + group_len];
-        i += group_len;
+    for column in &row.columns {
+        let (family, qualifier) = (column.family, &column.qualifier);
         if !sel.wants(family, qualifier) {
             continue;
         }
@@ -439,29 +470,40 @@ fn visit_visible<'r>(
             continue;
         };
         let masks = row.masks(family, qualifier, read_point);
-        visit_column(fam, group, sel, read_point, now, |ts| masks.masked(ts), &mut emit);
+        let named = sel.names_columns(family);
+        visit_column(
+            fam,
+            column,
+            named,
+            sel,
+            read_point,
+            now,
+            |ts| masks.masked(ts),
+            |version| emit(CellRef { column, version }),
+        );
     }
 }
 
 /// One column's versions, newest first: HBase's order of checks in
 /// `UserScanQueryMatcher`, then `ScanWildcardColumnTracker` or, when the
 /// read names the column, `ExplicitColumnTracker`.
+#[allow(clippy::too_many_arguments)] // one column of one read, and where it goes
 fn visit_column<'r>(
     fam: &FamilySchema,
-    versions: &'r [StoredCell],
+    column: &'r StoredColumn,
+    named: bool,
     sel: &Selection,
     read_point: u64,
     now: i64,
     masked: impl Fn(i64) -> bool,
-    emit: &mut impl FnMut(&'r StoredCell),
+    mut emit: impl FnMut(&'r StoredVersion),
 ) {
     let max_versions = sel.max_versions.min(fam.versions);
     let min_versions = fam.min_versions;
-    let named = versions.first().is_some_and(|c| sel.names_columns(c.family));
     let oldest_unexpired = oldest_unexpired(fam, now);
     let mut count = 0u32;
     let mut previous_ts = None;
-    for cell in versions {
+    for cell in column.versions.iter().rev() {
         if cell.seq > read_point {
             continue;
         }
@@ -516,13 +558,13 @@ fn read_cells(
     visit_visible(&table.schema, row, sel, read_point, now, |c| {
         if cells.is_empty() {
             // One allocation for most rows, none for rows that show nothing.
-            cells.reserve(row.cells.len().min(16));
+            cells.reserve(row.columns.len().min(16));
         }
         cells.push(super::Cell {
-            family: table.family_names[usize::from(c.family)].clone(),
-            qualifier: c.qualifier.clone(),
-            timestamp: c.ts,
-            value: c.value.clone(),
+            family: table.family_names[usize::from(c.column.family)].clone(),
+            qualifier: c.column.qualifier.clone(),
+            timestamp: c.version.ts,
+            value: c.version.value.clone(),
         });
     });
     (!cells.is_empty()).then_some(cells)
@@ -536,12 +578,12 @@ fn latest_cell<'r>(
     qualifier: &Bytes,
     read_point: u64,
     now: i64,
-) -> Option<&'r StoredCell> {
+) -> Option<&'r StoredVersion> {
     let row = row?;
     let sel = Selection::one_column(schema.families.len(), family, qualifier, 1);
     let mut found = None;
     visit_visible(schema, row, &sel, read_point, now, |c| {
-        found.get_or_insert(c);
+        found.get_or_insert(c.version);
     });
     found
 }
@@ -599,21 +641,33 @@ impl StoredRow {
         }
     }
 
-    fn insert(&mut self, cell: StoredCell) {
-        let at = self.cells.partition_point(|c| {
-            (
-                c.family,
-                &c.qualifier[..],
-                std::cmp::Reverse(c.ts),
-                std::cmp::Reverse(c.seq),
-            ) < (
-                cell.family,
-                &cell.qualifier[..],
-                std::cmp::Reverse(cell.ts),
-                std::cmp::Reverse(cell.seq),
-            )
-        });
-        self.cells.insert(at, cell);
+    /// Adds a version to a column: a binary search for the column, another
+    /// for the version's place among the column's, usually the end.
+    fn insert(&mut self, family: u16, qualifier: &Bytes, version: StoredVersion) {
+        let at = self
+            .columns
+            .binary_search_by(|c| (c.family, &c.qualifier[..]).cmp(&(family, &qualifier[..])));
+        let index = match at {
+            Ok(i) => i,
+            Err(i) => {
+                self.columns.insert(
+                    i,
+                    StoredColumn {
+                        family,
+                        qualifier: qualifier.clone(),
+                        versions: SmallVec::new(),
+                    },
+                );
+                i
+            }
+        };
+        let Some(column) = self.columns.get_mut(index) else {
+            return;
+        };
+        let place = column
+            .versions
+            .partition_point(|v| (v.ts, v.seq) <= (version.ts, version.seq));
+        column.versions.insert(place, version);
     }
 
     fn mark_column(&mut self, family: u16, qualifier: &Bytes, marker: ColumnMarker) {
@@ -637,13 +691,13 @@ impl StoredRow {
     /// newest few. Called once a row mutation is applied, never in its
     /// middle, since no flush splits an atomic mutation.
     fn prune_column_if_large(&mut self, family: u16, qualifier: &Bytes, fam: &FamilySchema, horizon: u64, now: i64) {
-        let start = self
-            .cells
-            .partition_point(|c| (c.family, &c.qualifier[..]) < (family, &qualifier[..]));
-        let len = self.cells[start..]
-            .iter()
-            .take_while(|c| c.family == family && c.qualifier[..] == qualifier[..])
-            .count();
+        let Ok(index) = self
+            .columns
+            .binary_search_by(|c| (c.family, &c.qualifier[..]).cmp(&(family, &qualifier[..])))
+        else {
+            return;
+        };
+        let len = self.columns[index].versions.len();
         let versions = usize::try_from(fam.versions).unwrap_or(usize::MAX);
         if len <= versions.saturating_mul(2).saturating_add(8) {
             return;
@@ -653,8 +707,11 @@ impl StoredRow {
         let oldest_unexpired = oldest_unexpired(fam, now);
         let mut count = 0u32;
         let mut previous_ts = None;
-        let keep: Vec<bool> = self.cells[start..start + len]
+        // Decided newest first, as a reader walks the column.
+        let mut keep: Vec<bool> = self.columns[index]
+            .versions
             .iter()
+            .rev()
             .map(|cell| {
                 if cell.seq > horizon {
                     return true;
@@ -670,13 +727,9 @@ impl StoredRow {
                 count <= kept_versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
             })
             .collect();
+        keep.reverse();
         let mut keep = keep.into_iter();
-        let mut index = 0;
-        self.cells.retain(|_| {
-            let in_column = index >= start && index < start + len;
-            index += 1;
-            !in_column || keep.next().unwrap_or(true)
-        });
+        self.columns[index].versions.retain(|_| keep.next().unwrap_or(true));
     }
 }
 
@@ -727,13 +780,15 @@ impl TableData {
                     timestamp,
                 } => {
                     let Some(f) = table.family_index(family) else { continue };
-                    stored.insert(StoredCell {
-                        family: f,
-                        qualifier: qualifier.clone(),
-                        ts: timestamp.unwrap_or(put_now),
-                        seq,
-                        value: value.clone(),
-                    });
+                    stored.insert(
+                        f,
+                        qualifier,
+                        StoredVersion {
+                            ts: timestamp.unwrap_or(put_now),
+                            seq,
+                            value: value.clone(),
+                        },
+                    );
                     if !written.contains(&(f, qualifier)) {
                         written.push((f, qualifier));
                     }
