@@ -988,7 +988,9 @@ pub fn ttl_hides_expired(t: &dyn Target) {
 
 /// With MIN_VERSIONS, the newest versions outlive the TTL.
 /// (RG "Minimum Number of Versions": "keep at least MIN_VERSIONS ... even if
-/// older than TTL"; `ScanWildcardColumnTracker.checkVersion`.)
+/// older than TTL"; `ScanWildcardColumnTracker.checkVersion`.) A read that
+/// names the column gets one expired version more, until a major
+/// compaction: see `min_versions_named_column_keeps_one_expired`.
 pub fn min_versions_outlive_ttl(t: &dyn Target) {
     let tt = table(
         t,
