@@ -42,6 +42,22 @@ pub(crate) fn check_table_name(table: &str, prefix: &str) -> Result<()> {
     })
 }
 
+/// A schema a table can be created with ([`TableSchema::validate`]), whose
+/// name is legal also after `prefix` (a backend's name prefix, `""` for
+/// none).
+pub(crate) fn check_schema(schema: &TableSchema, prefix: &str) -> Result<()> {
+    schema
+        .validate()
+        .and_then(|()| match prefix {
+            "" => Ok(()),
+            _ => validate_table_name(&format!("{prefix}{}", schema.name)),
+        })
+        .map_err(|reason| StoreError::InvalidSchema {
+            table: schema.name.clone(),
+            reason,
+        })
+}
+
 /// A row key is 1 to [`max_row_length`] bytes (HBase: `Mutation.checkRow`,
 /// and the region lookup's `hbase:meta` key).
 pub(crate) fn check_row(table: &str, row: &[u8]) -> Result<()> {

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::check::{check_increment, check_mutation, check_read, check_row, check_table_name};
+use super::check::{check_increment, check_mutation, check_read, check_row, check_schema, check_table_name};
 use super::error::{show_column, show_row};
 use super::{
     CheckAndMutate, Column, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store,
@@ -879,10 +879,7 @@ impl TableData {
 
 impl Store for MemoryStore {
     fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        schema.validate().map_err(|reason| StoreError::InvalidSchema {
-            table: schema.name.clone(),
-            reason,
-        })?;
+        check_schema(schema, "")?;
         let mut tables = write_lock(&self.tables);
         if tables.contains_key(&schema.name) {
             return Err(StoreError::TableExists {
