@@ -211,10 +211,102 @@ struct StoredRow {
 struct StoredColumn {
     family: u16,
     qualifier: Bytes,
-    /// Oldest first, by timestamp then sequence number, so that a new
-    /// version, usually the newest, is appended: a put costs the same
-    /// however many versions the column holds. Readers walk it backwards.
-    versions: SmallVec<[StoredVersion; 1]>,
+    versions: Versions,
+}
+
+/// A column's versions, by timestamp then sequence number, oldest first:
+/// readers walk them backwards.
+///
+/// Few versions (most columns) sit in a sorted list, the first inline; past
+/// [`MANY_VERSIONS`] they move to a B-tree, so that adding one costs
+/// `O(log n)` wherever its timestamp falls, however many the column holds.
+#[derive(Debug, Clone)]
+enum Versions {
+    Few(SmallVec<[StoredVersion; 1]>),
+    Many(BTreeMap<(i64, u64), StoredVersion>),
+}
+
+/// The most versions a column keeps in a sorted list: inserting into it
+/// moves at most this many.
+const MANY_VERSIONS: usize = 64;
+
+impl Default for Versions {
+    fn default() -> Self {
+        Versions::Few(SmallVec::new())
+    }
+}
+
+impl Versions {
+    /// From versions sorted oldest first.
+    fn from_sorted(versions: SmallVec<[StoredVersion; 1]>) -> Self {
+        if versions.len() <= MANY_VERSIONS {
+            return Versions::Few(versions);
+        }
+        Versions::Many(versions.into_iter().map(|v| ((v.ts, v.seq), v)).collect())
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Versions::Few(v) => v.len(),
+            Versions::Many(v) => v.len(),
+        }
+    }
+
+    /// Adds a version. Two at the same timestamp and sequence number (one
+    /// mutation writing a cell twice) keep the later.
+    fn insert(&mut self, version: StoredVersion) {
+        match self {
+            Versions::Few(list) => {
+                let key = (version.ts, version.seq);
+                let place = list.partition_point(|v| (v.ts, v.seq) <= key);
+                if place > 0 && list.get(place - 1).is_some_and(|v| (v.ts, v.seq) == key) {
+                    list[place - 1] = version;
+                } else {
+                    list.insert(place, version);
+                }
+                if list.len() > MANY_VERSIONS {
+                    *self = Versions::from_sorted(std::mem::take(list));
+                }
+            }
+            Versions::Many(tree) => {
+                tree.insert((version.ts, version.seq), version);
+            }
+        }
+    }
+
+    /// Newest first.
+    fn newest_first(&self) -> NewestFirst<'_> {
+        match self {
+            Versions::Few(list) => NewestFirst::Few(list.iter().rev()),
+            Versions::Many(tree) => NewestFirst::Many(tree.values().rev()),
+        }
+    }
+
+    /// Keeps the versions for which `keep`, called oldest first, says so.
+    fn retain(&mut self, mut keep: impl FnMut() -> bool) {
+        match self {
+            Versions::Few(list) => list.retain(|_| keep()),
+            // `BTreeMap::retain` visits in ascending key order.
+            Versions::Many(tree) => tree.retain(|_, _| keep()),
+        }
+    }
+}
+
+/// A column's versions, newest first.
+enum NewestFirst<'r> {
+    Few(std::iter::Rev<std::slice::Iter<'r, StoredVersion>>),
+    Many(std::iter::Rev<std::collections::btree_map::Values<'r, (i64, u64), StoredVersion>>),
+}
+
+impl<'r> Iterator for NewestFirst<'r> {
+    type Item = &'r StoredVersion;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            NewestFirst::Few(it) => it.next(),
+            NewestFirst::Many(it) => it.next(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -357,16 +449,19 @@ impl MemoryStore {
                     kept.push(StoredColumn {
                         family: cell.column.family,
                         qualifier: cell.column.qualifier.clone(),
-                        versions: SmallVec::new(),
+                        versions: Versions::default(),
                     });
                 }
-                if let Some(column) = kept.last_mut() {
-                    column.versions.push(cell.version.clone());
+                if let Some(Versions::Few(list)) = kept.last_mut().map(|c| &mut c.versions) {
+                    list.push(cell.version.clone());
                 }
             });
             // Visited newest first; stored oldest first.
             for column in &mut kept {
-                column.versions.reverse();
+                if let Versions::Few(list) = &mut column.versions {
+                    list.reverse();
+                    column.versions = Versions::from_sorted(std::mem::take(list));
+                }
             }
             *row = StoredRow {
                 columns: kept,
@@ -503,7 +598,7 @@ fn visit_column<'r>(
     let oldest_unexpired = oldest_unexpired(fam, now);
     let mut count = 0u32;
     let mut previous_ts = None;
-    for cell in column.versions.iter().rev() {
+    for cell in column.versions.newest_first() {
         if cell.seq > read_point {
             continue;
         }
@@ -641,8 +736,8 @@ impl StoredRow {
         }
     }
 
-    /// Adds a version to a column: a binary search for the column, another
-    /// for the version's place among the column's, usually the end.
+    /// Adds a version to a column: a binary search for the column, then
+    /// [`Versions::insert`].
     fn insert(&mut self, family: u16, qualifier: &Bytes, version: StoredVersion) {
         let at = self
             .columns
@@ -655,19 +750,15 @@ impl StoredRow {
                     StoredColumn {
                         family,
                         qualifier: qualifier.clone(),
-                        versions: SmallVec::new(),
+                        versions: Versions::default(),
                     },
                 );
                 i
             }
         };
-        let Some(column) = self.columns.get_mut(index) else {
-            return;
-        };
-        let place = column
-            .versions
-            .partition_point(|v| (v.ts, v.seq) <= (version.ts, version.seq));
-        column.versions.insert(place, version);
+        if let Some(column) = self.columns.get_mut(index) {
+            column.versions.insert(version);
+        }
     }
 
     fn mark_column(&mut self, family: u16, qualifier: &Bytes, marker: ColumnMarker) {
@@ -710,8 +801,7 @@ impl StoredRow {
         // Decided newest first, as a reader walks the column.
         let mut keep: Vec<bool> = self.columns[index]
             .versions
-            .iter()
-            .rev()
+            .newest_first()
             .map(|cell| {
                 if cell.seq > horizon {
                     return true;
@@ -729,7 +819,7 @@ impl StoredRow {
             .collect();
         keep.reverse();
         let mut keep = keep.into_iter();
-        self.columns[index].versions.retain(|_| keep.next().unwrap_or(true));
+        self.columns[index].versions.retain(|| keep.next().unwrap_or(true));
     }
 }
 
@@ -1172,7 +1262,7 @@ mod tests {
     use bytes::Bytes;
     use proptest::prelude::*;
 
-    use super::RowKey;
+    use super::{RowKey, StoredVersion, Versions};
 
     fn key() -> impl Strategy<Value = Vec<u8>> {
         // Keys from few bytes, zeros included, so that shared prefixes, zero
@@ -1183,6 +1273,23 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Versions read newest first, whether few or many, in whatever
+        /// order they were added; a second write at one timestamp and
+        /// sequence number replaces the first.
+        #[test]
+        fn versions_read_newest_first(writes in prop::collection::vec((0i64..50, 0u64..4, any::<u8>()), 0..200)) {
+            let mut versions = Versions::default();
+            let mut model = std::collections::BTreeMap::new();
+            for &(ts, seq, value) in &writes {
+                versions.insert(StoredVersion { ts, seq, value: Bytes::from(vec![value]) });
+                model.insert((ts, seq), value);
+            }
+            let read: Vec<(i64, u64, u8)> = versions.newest_first().map(|v| (v.ts, v.seq, v.value[0])).collect();
+            let expected: Vec<(i64, u64, u8)> = model.iter().rev().map(|(&(ts, seq), &v)| (ts, seq, v)).collect();
+            prop_assert_eq!(versions.len(), expected.len());
+            prop_assert_eq!(read, expected);
+        }
 
         #[test]
         fn row_keys_order_like_their_bytes(a in key(), b in key()) {
