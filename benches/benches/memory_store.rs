@@ -2,6 +2,9 @@
 //! work, on 1M rows of one 32-byte cell: batched puts, point gets, and
 //! 1000-row prefix scans. Both sides return owned data.
 //!
+//! Then one column taken to 100,000 versions, one put each: a put's cost
+//! must not grow with the versions the column already holds.
+//!
 //! Run with `cargo bench -p hmap-bench --bench memory_store`.
 
 use std::collections::BTreeMap;
@@ -126,9 +129,44 @@ fn memory_store(c: &mut Criterion) {
     group.finish();
 }
 
+/// Versions of the one column in `versions_of_one_column`.
+const VERSIONS: u32 = 100_000;
+
+/// 100,000 puts of one column, each a row mutation of its own, into a family
+/// that keeps every version (so nothing is pruned): the whole run costs
+/// `VERSIONS` times the first put if a put's cost does not depend on the
+/// versions already stored.
+fn versions_of_one_column(c: &mut Criterion) {
+    let mut group = c.benchmark_group("versions_of_one_column");
+    group.throughput(Throughput::Elements(u64::from(VERSIONS)));
+    group.sample_size(10);
+    let puts: Vec<RowMutation> = (1..=i64::from(VERSIONS))
+        .map(|ts| RowMutation::new("row").put_at("f", "q", ts, value(ts.unsigned_abs())))
+        .collect();
+    group.bench_function("put_100k_versions", |b| {
+        b.iter_batched(
+            || {
+                let store = MemoryStore::new();
+                store
+                    .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(VERSIONS)))
+                    .unwrap();
+                store
+            },
+            |store| {
+                for put in &puts {
+                    store.mutate("t", std::slice::from_ref(put)).unwrap();
+                }
+                store
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30);
-    targets = memory_store
+    targets = memory_store, versions_of_one_column
 }
 criterion_main!(benches);

@@ -280,9 +280,19 @@ impl TableSchema {
     }
 }
 
-/// HBase's table name rules (`TableName.isLegalTableQualifierName`): an
-/// optional `namespace:`, then word characters, `-` and `.`, not starting with
-/// `.` or `-`.
+/// The longest namespace or table qualifier, in bytes: each is the name of
+/// a directory under HBase's root (`data/<namespace>/<qualifier>`), and file
+/// systems refuse longer names (`NAME_MAX` on Linux; HDFS's
+/// `dfs.namenode.fs-limits.max-component-length`). HBase itself sets no
+/// limit: creating a table with a longer name fails in the master, which
+/// retries it forever.
+pub const MAX_TABLE_NAME_PART: usize = 255;
+
+/// HBase's table name rules (`TableName.isLegalTableQualifierName` and
+/// `isLegalNamespaceName`): an optional `namespace:` of word characters,
+/// then a qualifier of word characters, `-` and `.`, not starting with `.`
+/// or `-`, and not `zookeeper`; each part at most [`MAX_TABLE_NAME_PART`]
+/// bytes. Letters and digits are ASCII (HBase also takes other alphabets).
 pub fn validate_table_name(name: &str) -> Result<(), String> {
     let (namespace, qualifier) = match name.split_once(':') {
         Some((ns, q)) => (Some(ns), q),
@@ -299,6 +309,22 @@ pub fn validate_table_name(name: &str) -> Result<(), String> {
         return Err(format!(
             "illegal table name {name:?}: use letters, digits, '_', '-' and '.' (not first), with an optional 'namespace:'"
         ));
+    }
+    if let Some(part) = [namespace, Some(qualifier)]
+        .into_iter()
+        .flatten()
+        .find(|p| p.len() > MAX_TABLE_NAME_PART)
+    {
+        return Err(format!(
+            "illegal table name {:?}... ({} bytes): a namespace or table name holds at most {MAX_TABLE_NAME_PART} bytes, \
+             the longest directory name a file system takes",
+            name.get(..32).unwrap_or(name),
+            part.len()
+        ));
+    }
+    // HBase: "Tables may not be named 'zookeeper'".
+    if qualifier == "zookeeper" {
+        return Err("illegal table name \"zookeeper\": HBase reserves it".into());
     }
     Ok(())
 }

@@ -104,8 +104,10 @@ fn major_compaction_keeps_exactly_what_reads_return() {
 
 #[test]
 fn configured_cell_size_limit() {
+    // Row "r", family "f", qualifier "q" and 24 bytes of framing: 27 bytes
+    // before the value, as HBase counts a cell.
     let store = MemoryStore::with_config(MemoryStoreConfig {
-        max_value_size: 4,
+        max_value_size: 31,
         ..MemoryStoreConfig::default()
     });
     store
@@ -119,9 +121,22 @@ fn configured_cell_size_limit() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "table `t`, row r, column f:q: a 5-byte value exceeds the 4-byte cell limit"
+        "table `t`, row r, column f:q: the cell's 32 bytes (row, column, value and 24 bytes of framing) exceed the 31-byte cell limit"
     );
-    assert!(matches!(err, StoreError::CellTooLarge { size: 5, limit: 4, .. }));
+    assert!(matches!(
+        err,
+        StoreError::CellTooLarge {
+            size: 32,
+            limit: 31,
+            ..
+        }
+    ));
+    // The qualifier counts too: a one-byte longer one and a one-byte shorter
+    // value are refused alike.
+    let err = store
+        .mutate("t", &[RowMutation::new("r").put("f", "qq", "four")])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::CellTooLarge { size: 32, .. }), "{err}");
 }
 
 #[test]
@@ -314,4 +329,35 @@ fn qualifiers_and_values_of_every_size_round_trip() {
         assert!(c.qualifier.iter().all(|&b| b == b'q'));
         assert!(c.value.iter().enumerate().all(|(i, &b)| b == i as u8));
     }
+}
+
+#[test]
+fn named_column_shows_one_expired_version_until_a_major_compaction() {
+    let (_, store) = manual_clock(10_000_000);
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(5).min_versions(1).ttl_secs(60)))
+        .unwrap();
+    store
+        .mutate(
+            "t",
+            &[RowMutation::new("r")
+                .put_at("f", "q", 10_000_000, "fresh")
+                .put_at("f", "q", 5_000_000, "old1")
+                .put_at("f", "q", 4_000_000, "old2")],
+        )
+        .unwrap();
+    let named = Get::new("r").column("f", "q").max_versions(3);
+    assert_eq!(
+        values(&store, "t", named.clone()),
+        vec![
+            (10_000_000, Bytes::from_static(b"fresh")),
+            (5_000_000, Bytes::from_static(b"old1"))
+        ]
+    );
+    // A major compaction keeps what a read of the whole family returns.
+    store.major_compact("t").unwrap();
+    assert_eq!(
+        values(&store, "t", named),
+        vec![(10_000_000, Bytes::from_static(b"fresh"))]
+    );
 }

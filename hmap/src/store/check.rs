@@ -2,10 +2,61 @@
 //! bad input gets the same typed error from each (HBase's client makes the
 //! same checks before it sends).
 
+use bytes::Bytes;
+
 use super::error::{show_column, show_row};
 use super::{Column, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
 use crate::key::Printable;
-use crate::schema::TableSchema;
+use crate::schema::{TableSchema, validate_table_name};
+
+/// What HBase adds to a cell's row, family, qualifier and value when it
+/// checks the cell size limit: a `KeyValue`'s framing (4 bytes of key
+/// length, 4 of value length, 2 of row length, 1 of family length, 8 of
+/// timestamp, 1 of type: `KeyValue.getSerializedSize`) and the 4 bytes
+/// `PrivateCellUtil.estimatedSerializedSizeOf` adds on the region server
+/// (`RSRpcServices.checkCellSizeLimit`, against
+/// `hbase.server.keyvalue.maxsize`).
+pub(crate) const CELL_OVERHEAD: usize = 24;
+
+/// The size of a cell as HBase's region server counts it against the cell
+/// size limit: row, family, qualifier and value, plus [`CELL_OVERHEAD`].
+pub(crate) fn cell_size(row: &[u8], family: &[u8], qualifier: &[u8], value: &[u8]) -> usize {
+    CELL_OVERHEAD + row.len() + family.len() + qualifier.len() + value.len()
+}
+
+/// The table's name, after `prefix` (a backend's name prefix, `""` for
+/// none), is one HBase accepts (see [`validate_table_name`]); the error
+/// names `table`. Checked before any call, so that an illegal name gets the
+/// same typed error from every backend and never reaches HBase's master (a
+/// name too long for its file system leaves the master retrying the table's
+/// creation forever).
+pub(crate) fn check_table_name(table: &str, prefix: &str) -> Result<()> {
+    let full = if prefix.is_empty() {
+        std::borrow::Cow::Borrowed(table)
+    } else {
+        std::borrow::Cow::Owned(format!("{prefix}{table}"))
+    };
+    validate_table_name(&full).map_err(|reason| StoreError::InvalidRequest {
+        table: table.into(),
+        reason,
+    })
+}
+
+/// A schema a table can be created with ([`TableSchema::validate`]), whose
+/// name is legal also after `prefix` (a backend's name prefix, `""` for
+/// none).
+pub(crate) fn check_schema(schema: &TableSchema, prefix: &str) -> Result<()> {
+    schema
+        .validate()
+        .and_then(|()| match prefix {
+            "" => Ok(()),
+            _ => validate_table_name(&format!("{prefix}{}", schema.name)),
+        })
+        .map_err(|reason| StoreError::InvalidSchema {
+            table: schema.name.clone(),
+            reason,
+        })
+}
 
 /// A row key is 1 to [`max_row_length`] bytes (HBase: `Mutation.checkRow`,
 /// and the region lookup's `hbase:meta` key).
@@ -58,13 +109,33 @@ pub(crate) fn check_read(schema: &TableSchema, columns: &[Column], max_versions:
     columns.iter().try_for_each(|c| check_family(schema, c.family()))
 }
 
-/// A row mutation: a valid row, known families, values within the cell
-/// size limit, no negative timestamp.
+/// An increment: a valid row, known families, and no column twice (HBase
+/// would add every amount to the same old value and keep only the last).
+pub(crate) fn check_increment(schema: &TableSchema, row: &[u8], columns: &[(Bytes, Bytes, i64)]) -> Result<()> {
+    check_row(&schema.name, row)?;
+    for (i, (family, qualifier, _)) in columns.iter().enumerate() {
+        check_family(schema, family)?;
+        if columns[..i].iter().any(|(f, q, _)| f == family && q == qualifier) {
+            return Err(StoreError::InvalidRequest {
+                table: schema.name.clone(),
+                reason: format!(
+                    "row {}: column {} appears twice in one increment; add the amounts into one",
+                    show_row(row),
+                    show_column(family, qualifier)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A row mutation: a valid row, known families, cells within the cell
+/// size limit (counted as [`cell_size`]), no negative timestamp.
 pub(crate) fn check_mutation(
     schema: &TableSchema,
     row: &[u8],
     mutations: &[Mutation],
-    max_value_size: usize,
+    max_cell_size: usize,
 ) -> Result<()> {
     check_row(&schema.name, row)?;
     for m in mutations {
@@ -78,13 +149,14 @@ pub(crate) fn check_mutation(
                 timestamp,
                 family,
             } => {
-                if value.len() > max_value_size {
+                let size = cell_size(row, family, qualifier, value);
+                if size > max_cell_size {
                     return Err(StoreError::CellTooLarge {
                         table: schema.name.clone(),
                         row: show_row(row),
                         column: show_column(family, qualifier),
-                        size: value.len(),
-                        limit: max_value_size,
+                        size,
+                        limit: max_cell_size,
                     });
                 }
                 (&qualifier[..], *timestamp)

@@ -45,8 +45,11 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
-    /// A value larger than the backend's cell size limit.
-    #[error("table `{table}`, row {row}, column {column}: a {size}-byte value exceeds the {limit}-byte cell limit")]
+    /// A cell larger than the backend's cell size limit. HBase counts a
+    /// cell's row, family, qualifier and value, and 24 bytes of framing.
+    #[error(
+        "table `{table}`, row {row}, column {column}: the cell's {size} bytes (row, column, value and 24 bytes of framing) exceed the {limit}-byte cell limit"
+    )]
     CellTooLarge {
         /// The table.
         table: String,
@@ -54,7 +57,7 @@ pub enum StoreError {
         row: String,
         /// The column, printable.
         column: String,
-        /// The value's size.
+        /// The cell's size as HBase counts it.
         size: usize,
         /// The limit.
         limit: usize,

@@ -10,11 +10,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::check::{check_mutation, check_read, check_row};
+use super::check::{check_increment, check_mutation, check_read, check_row, check_schema, check_table_name};
 use super::error::{show_column, show_row};
 use super::{
     CheckAndMutate, Column, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store,
-    StoreError, TimeRange,
+    StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -22,8 +22,9 @@ use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
 /// Settings of a [`MemoryStore`].
 #[derive(Clone)]
 pub struct MemoryStoreConfig {
-    /// The largest value accepted, in bytes (HBase's
-    /// `hbase.client.keyvalue.maxsize`, 10 MiB by default).
+    /// The largest cell accepted, in bytes, counted as HBase's region server
+    /// counts it against `hbase.server.keyvalue.maxsize` (10 MiB by
+    /// default): row, family, qualifier and value, plus 24 bytes of framing.
     pub max_value_size: usize,
     /// The clock, in milliseconds since the epoch: the default timestamp of
     /// writes, and what TTLs are measured against. The system clock by default.
@@ -61,7 +62,11 @@ fn system_millis() -> i64 {
 /// - reads return at most `min(requested, VERSIONS)` versions per column, and
 ///   of versions older than the TTL only the newest `MIN_VERSIONS`
 ///   (`ScanWildcardColumnTracker.checkVersion`: a version is kept if
-///   `count <= minVersions || !isExpired(ts)`);
+///   `count <= minVersions || !isExpired(ts)`); a read that names the column
+///   returns one expired version more, the first beyond `MIN_VERSIONS`
+///   (`ExplicitColumnTracker.checkVersions` includes the version at which
+///   `count >= minVersions && isExpired(ts)`, then moves on), until a major
+///   compaction drops it;
 /// - two puts at one timestamp leave one version, the later write
 ///   (`sameAsPreviousTSAndType` in the column trackers);
 /// - delete markers mask every version at or below their timestamp, also puts
@@ -70,7 +75,13 @@ fn system_millis() -> i64 {
 ///   timestamp is visible;
 /// - deleting a column's latest version without a timestamp deletes the newest
 ///   visible version, or, if there is none, places a marker at the current
-///   time (`HRegion.updateDeleteLatestVersionTimestamp`);
+///   time (`HRegion.updateDeleteLatestVersionTimestamp`); every such delete
+///   in one row mutation resolves against the row as it was before it, so
+///   two of one column delete one version (each is its own `Delete` in
+///   HBase's `RowMutations`);
+/// - a check-and-mutate treats an empty expected value as "absent or empty",
+///   and stamps its puts no older than the checked cell
+///   (`HRegion.checkAndMutateInternal`);
 /// - a mutation without timestamps stamps all its cells with one current time
 ///   in milliseconds;
 /// - scanners read at the point they were opened: writes made while a scan is
@@ -79,13 +90,16 @@ fn system_millis() -> i64 {
 ///   (`HRegion.reckonDelta`) and refuses a value that is not 8 bytes ("Field is
 ///   not a long");
 /// - an empty row key, one longer than [`max_row_length`](super::max_row_length), an
-///   unknown table or family, a negative timestamp ("Timestamp cannot be
-///   negative") and a value over the cell size limit
-///   (`hbase.client.keyvalue.maxsize`, 10 MiB) are errors.
+///   illegal table name, an unknown table or family, a negative timestamp
+///   ("Timestamp cannot be negative"), a cell over the cell size limit
+///   (`hbase.server.keyvalue.maxsize`, 10 MiB, counting row, column and
+///   value) and an increment naming a column twice are errors.
 ///
 /// What it does not do: split regions, flush or compact on its own. Masked and
 /// surplus versions stay in memory until [`MemoryStore::major_compact`], as they
-/// would stay in an HBase memstore that was never flushed.
+/// would stay in an HBase memstore that was never flushed, except that a
+/// column holding many more versions than its `VERSIONS` keeps only a few
+/// beyond them once a row mutation ends, as a flush would.
 ///
 /// Thread-safe: each table has its own lock, readers share it.
 #[derive(Debug, Default)]
@@ -184,21 +198,129 @@ impl PartialOrd for RowKey {
 
 #[derive(Debug, Default, Clone)]
 struct StoredRow {
-    /// Sorted by family, qualifier, timestamp descending, sequence descending.
-    /// The first cell inline: a narrow row needs no allocation of its own,
-    /// and a scan no pointer chase per row.
-    cells: SmallVec<[StoredCell; 1]>,
+    /// Sorted by family, then qualifier. The first column inline: a narrow
+    /// row needs no allocation of its own, and a scan no pointer chase per
+    /// row.
+    columns: SmallVec<[StoredColumn; 1]>,
     family_markers: Vec<FamilyMarker>,
     column_markers: BTreeMap<(u16, Bytes), Vec<ColumnMarker>>,
 }
 
+/// One column's versions.
 #[derive(Debug, Clone)]
-struct StoredCell {
+struct StoredColumn {
     family: u16,
     qualifier: Bytes,
+    versions: Versions,
+}
+
+/// A column's versions, by timestamp then sequence number, oldest first:
+/// readers walk them backwards.
+///
+/// Few versions (most columns) sit in a sorted list, the first inline; past
+/// [`MANY_VERSIONS`] they move to a B-tree, so that adding one costs
+/// `O(log n)` wherever its timestamp falls, however many the column holds.
+#[derive(Debug, Clone)]
+enum Versions {
+    Few(SmallVec<[StoredVersion; 1]>),
+    Many(BTreeMap<(i64, u64), StoredVersion>),
+}
+
+/// The most versions a column keeps in a sorted list: inserting into it
+/// moves at most this many.
+const MANY_VERSIONS: usize = 64;
+
+impl Default for Versions {
+    fn default() -> Self {
+        Versions::Few(SmallVec::new())
+    }
+}
+
+impl Versions {
+    /// From versions sorted oldest first.
+    fn from_sorted(versions: SmallVec<[StoredVersion; 1]>) -> Self {
+        if versions.len() <= MANY_VERSIONS {
+            return Versions::Few(versions);
+        }
+        Versions::Many(versions.into_iter().map(|v| ((v.ts, v.seq), v)).collect())
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Versions::Few(v) => v.len(),
+            Versions::Many(v) => v.len(),
+        }
+    }
+
+    /// Adds a version. Two at the same timestamp and sequence number (one
+    /// mutation writing a cell twice) keep the later.
+    fn insert(&mut self, version: StoredVersion) {
+        match self {
+            Versions::Few(list) => {
+                let key = (version.ts, version.seq);
+                let place = list.partition_point(|v| (v.ts, v.seq) <= key);
+                if place > 0 && list.get(place - 1).is_some_and(|v| (v.ts, v.seq) == key) {
+                    list[place - 1] = version;
+                } else {
+                    list.insert(place, version);
+                }
+                if list.len() > MANY_VERSIONS {
+                    *self = Versions::from_sorted(std::mem::take(list));
+                }
+            }
+            Versions::Many(tree) => {
+                tree.insert((version.ts, version.seq), version);
+            }
+        }
+    }
+
+    /// Newest first.
+    fn newest_first(&self) -> NewestFirst<'_> {
+        match self {
+            Versions::Few(list) => NewestFirst::Few(list.iter().rev()),
+            Versions::Many(tree) => NewestFirst::Many(tree.values().rev()),
+        }
+    }
+
+    /// Keeps the versions for which `keep`, called oldest first, says so.
+    fn retain(&mut self, mut keep: impl FnMut() -> bool) {
+        match self {
+            Versions::Few(list) => list.retain(|_| keep()),
+            // `BTreeMap::retain` visits in ascending key order.
+            Versions::Many(tree) => tree.retain(|_, _| keep()),
+        }
+    }
+}
+
+/// A column's versions, newest first.
+enum NewestFirst<'r> {
+    Few(std::iter::Rev<std::slice::Iter<'r, StoredVersion>>),
+    Many(std::iter::Rev<std::collections::btree_map::Values<'r, (i64, u64), StoredVersion>>),
+}
+
+impl<'r> Iterator for NewestFirst<'r> {
+    type Item = &'r StoredVersion;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            NewestFirst::Few(it) => it.next(),
+            NewestFirst::Many(it) => it.next(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct StoredVersion {
     ts: i64,
     seq: u64,
     value: Bytes,
+}
+
+/// A version with its column, as reads see it.
+#[derive(Debug, Clone, Copy)]
+struct CellRef<'r> {
+    column: &'r StoredColumn,
+    version: &'r StoredVersion,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -238,6 +360,15 @@ impl Selection {
             }
             _ => false,
         }
+    }
+
+    /// Whether the read names single columns of `family`, rather than
+    /// reading it whole: HBase then uses its `ExplicitColumnTracker`.
+    fn names_columns(&self, family: u16) -> bool {
+        self.families
+            .as_ref()
+            .and_then(|f| f.get(usize::from(family)))
+            .is_some_and(|q| q.as_ref().is_some_and(|q| !q.is_empty()))
     }
 
     /// One column, newest version first, at any time.
@@ -309,13 +440,34 @@ impl MemoryStore {
             time_range: TimeRange::ALL,
         };
         data.rows.retain(|_, row| {
-            let mut kept = Vec::new();
-            visit_visible(&t.schema, row, &all, read_point, now, |cell| kept.push(cell.clone()));
+            let mut kept: SmallVec<[StoredColumn; 1]> = SmallVec::new();
+            visit_visible(&t.schema, row, &all, read_point, now, |cell| {
+                let same = kept
+                    .last()
+                    .is_some_and(|c| c.family == cell.column.family && c.qualifier == cell.column.qualifier);
+                if !same {
+                    kept.push(StoredColumn {
+                        family: cell.column.family,
+                        qualifier: cell.column.qualifier.clone(),
+                        versions: Versions::default(),
+                    });
+                }
+                if let Some(Versions::Few(list)) = kept.last_mut().map(|c| &mut c.versions) {
+                    list.push(cell.version.clone());
+                }
+            });
+            // Visited newest first; stored oldest first.
+            for column in &mut kept {
+                if let Versions::Few(list) = &mut column.versions {
+                    list.reverse();
+                    column.versions = Versions::from_sorted(std::mem::take(list));
+                }
+            }
             *row = StoredRow {
-                cells: kept.into_iter().collect(),
+                columns: kept,
                 ..StoredRow::default()
             };
-            !row.cells.is_empty()
+            !row.columns.is_empty()
         });
         Ok(())
     }
@@ -325,7 +477,12 @@ impl MemoryStore {
     pub fn stored_cells(&self, table: &str) -> Result<usize> {
         let t = self.table(table)?;
         let data = read_lock(&t.data);
-        Ok(data.rows.values().map(|r| r.cells.len()).sum())
+        Ok(data
+            .rows
+            .values()
+            .flat_map(|r| &r.columns)
+            .map(|c| c.versions.len())
+            .sum())
     }
 
     fn now(&self) -> i64 {
@@ -333,6 +490,7 @@ impl MemoryStore {
     }
 
     fn table(&self, name: &str) -> Result<Arc<MemTable>> {
+        check_table_name(name, "")?;
         read_lock(&self.tables)
             .get(name)
             .cloned()
@@ -366,19 +524,14 @@ impl MemTable {
             });
         }
         let mut families: Vec<Option<Vec<Bytes>>> = vec![None; self.schema.families.len()];
-        // A whole family wins over single columns of it, as in HBase's Get.
-        let mut whole = vec![false; families.len()];
-        for column in columns {
+        // A whole family includes single columns of it (see `Column`).
+        for column in selected_columns(columns).iter() {
             let index = usize::from(self.require_family(column.family())?);
             match column {
-                Column::Family(_) => {
-                    whole[index] = true;
-                    families[index] = Some(Vec::new());
-                }
-                Column::Qualifier(_, qualifier) if !whole[index] => {
+                Column::Family(_) => families[index] = Some(Vec::new()),
+                Column::Qualifier(_, qualifier) => {
                     families[index].get_or_insert_with(Vec::new).push(qualifier.clone());
                 }
-                Column::Qualifier(..) => {}
             }
         }
         for qualifiers in families.iter_mut().flatten() {
@@ -401,18 +554,10 @@ fn visit_visible<'r>(
     sel: &Selection,
     read_point: u64,
     now: i64,
-    mut emit: impl FnMut(&'r StoredCell),
+    mut emit: impl FnMut(CellRef<'r>),
 ) {
-    let cells = &row.cells;
-    let mut i = 0;
-    while i < cells.len() {
-        let (family, qualifier) = (cells[i].family, &cells[i].qualifier);
-        let group_len = cells[i..]
-            .iter()
-            .take_while(|c| c.family == family && c.qualifier == *qualifier)
-            .count();
-        let group = &cells[i..i + group_len];
-        i += group_len;
+    for column in &row.columns {
+        let (family, qualifier) = (column.family, &column.qualifier);
         if !sel.wants(family, qualifier) {
             continue;
         }
@@ -420,27 +565,40 @@ fn visit_visible<'r>(
             continue;
         };
         let masks = row.masks(family, qualifier, read_point);
-        visit_column(fam, group, sel, read_point, now, |ts| masks.masked(ts), &mut emit);
+        let named = sel.names_columns(family);
+        visit_column(
+            fam,
+            column,
+            named,
+            sel,
+            read_point,
+            now,
+            |ts| masks.masked(ts),
+            |version| emit(CellRef { column, version }),
+        );
     }
 }
 
 /// One column's versions, newest first: HBase's order of checks in
-/// `UserScanQueryMatcher` and `ScanWildcardColumnTracker`.
+/// `UserScanQueryMatcher`, then `ScanWildcardColumnTracker` or, when the
+/// read names the column, `ExplicitColumnTracker`.
+#[allow(clippy::too_many_arguments)] // one column of one read, and where it goes
 fn visit_column<'r>(
     fam: &FamilySchema,
-    versions: &'r [StoredCell],
+    column: &'r StoredColumn,
+    named: bool,
     sel: &Selection,
     read_point: u64,
     now: i64,
     masked: impl Fn(i64) -> bool,
-    emit: &mut impl FnMut(&'r StoredCell),
+    mut emit: impl FnMut(&'r StoredVersion),
 ) {
     let max_versions = sel.max_versions.min(fam.versions);
     let min_versions = fam.min_versions;
     let oldest_unexpired = oldest_unexpired(fam, now);
     let mut count = 0u32;
     let mut previous_ts = None;
-    for cell in versions {
+    for cell in column.versions.newest_first() {
         if cell.seq > read_point {
             continue;
         }
@@ -464,7 +622,19 @@ fn visit_column<'r>(
             return;
         }
         count += 1;
-        if count > max_versions || (count > min_versions && expired) {
+        if count > max_versions {
+            return;
+        }
+        if named {
+            // `ExplicitColumnTracker.checkVersions`: the version at which
+            // `count >= minVersions && isExpired` is still included.
+            emit(cell);
+            if count >= min_versions && expired {
+                return;
+            }
+            continue;
+        }
+        if count > min_versions && expired {
             return;
         }
         emit(cell);
@@ -483,13 +653,13 @@ fn read_cells(
     visit_visible(&table.schema, row, sel, read_point, now, |c| {
         if cells.is_empty() {
             // One allocation for most rows, none for rows that show nothing.
-            cells.reserve(row.cells.len().min(16));
+            cells.reserve(row.columns.len().min(16));
         }
         cells.push(super::Cell {
-            family: table.family_names[usize::from(c.family)].clone(),
-            qualifier: c.qualifier.clone(),
-            timestamp: c.ts,
-            value: c.value.clone(),
+            family: table.family_names[usize::from(c.column.family)].clone(),
+            qualifier: c.column.qualifier.clone(),
+            timestamp: c.version.ts,
+            value: c.version.value.clone(),
         });
     });
     (!cells.is_empty()).then_some(cells)
@@ -503,12 +673,12 @@ fn latest_cell<'r>(
     qualifier: &Bytes,
     read_point: u64,
     now: i64,
-) -> Option<&'r StoredCell> {
+) -> Option<&'r StoredVersion> {
     let row = row?;
     let sel = Selection::one_column(schema.families.len(), family, qualifier, 1);
     let mut found = None;
     visit_visible(schema, row, &sel, read_point, now, |c| {
-        found.get_or_insert(c);
+        found.get_or_insert(c.version);
     });
     found
 }
@@ -566,21 +736,29 @@ impl StoredRow {
         }
     }
 
-    fn insert(&mut self, cell: StoredCell) {
-        let at = self.cells.partition_point(|c| {
-            (
-                c.family,
-                &c.qualifier[..],
-                std::cmp::Reverse(c.ts),
-                std::cmp::Reverse(c.seq),
-            ) < (
-                cell.family,
-                &cell.qualifier[..],
-                std::cmp::Reverse(cell.ts),
-                std::cmp::Reverse(cell.seq),
-            )
-        });
-        self.cells.insert(at, cell);
+    /// Adds a version to a column: a binary search for the column, then
+    /// [`Versions::insert`].
+    fn insert(&mut self, family: u16, qualifier: &Bytes, version: StoredVersion) {
+        let at = self
+            .columns
+            .binary_search_by(|c| (c.family, &c.qualifier[..]).cmp(&(family, &qualifier[..])));
+        let index = match at {
+            Ok(i) => i,
+            Err(i) => {
+                self.columns.insert(
+                    i,
+                    StoredColumn {
+                        family,
+                        qualifier: qualifier.clone(),
+                        versions: Versions::default(),
+                    },
+                );
+                i
+            }
+        };
+        if let Some(column) = self.columns.get_mut(index) {
+            column.versions.insert(version);
+        }
     }
 
     fn mark_column(&mut self, family: u16, qualifier: &Bytes, marker: ColumnMarker) {
@@ -597,27 +775,33 @@ impl StoredRow {
     /// Readers at or after `horizon` (every open scanner, and every later
     /// read) agree on what is dropped: versions overwritten at the same
     /// timestamp, versions masked by a delete marker, expired versions beyond
-    /// `MIN_VERSIONS`, and versions beyond `VERSIONS`. The last is what an
-    /// HBase flush does; before a flush, HBase could still show such a
-    /// version after the newer ones are deleted one by one.
+    /// `MIN_VERSIONS`, and versions beyond `VERSIONS` and
+    /// [`SURPLUS_VERSIONS`] more. This is what an HBase flush does (it keeps
+    /// `VERSIONS` only); until one, HBase shows the surplus versions when
+    /// the newer ones are deleted one by one, and so does this store for the
+    /// newest few. Called once a row mutation is applied, never in its
+    /// middle, since no flush splits an atomic mutation.
     fn prune_column_if_large(&mut self, family: u16, qualifier: &Bytes, fam: &FamilySchema, horizon: u64, now: i64) {
-        let start = self
-            .cells
-            .partition_point(|c| (c.family, &c.qualifier[..]) < (family, &qualifier[..]));
-        let len = self.cells[start..]
-            .iter()
-            .take_while(|c| c.family == family && c.qualifier[..] == qualifier[..])
-            .count();
+        let Ok(index) = self
+            .columns
+            .binary_search_by(|c| (c.family, &c.qualifier[..]).cmp(&(family, &qualifier[..])))
+        else {
+            return;
+        };
+        let len = self.columns[index].versions.len();
         let versions = usize::try_from(fam.versions).unwrap_or(usize::MAX);
         if len <= versions.saturating_mul(2).saturating_add(8) {
             return;
         }
+        let kept_versions = fam.versions.saturating_add(SURPLUS_VERSIONS);
         let masks = self.masks(family, qualifier, horizon);
         let oldest_unexpired = oldest_unexpired(fam, now);
         let mut count = 0u32;
         let mut previous_ts = None;
-        let keep: Vec<bool> = self.cells[start..start + len]
-            .iter()
+        // Decided newest first, as a reader walks the column.
+        let mut keep: Vec<bool> = self.columns[index]
+            .versions
+            .newest_first()
             .map(|cell| {
                 if cell.seq > horizon {
                     return true;
@@ -630,51 +814,53 @@ impl StoredRow {
                     return false;
                 }
                 count += 1;
-                count <= fam.versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
+                count <= kept_versions && (count <= fam.min_versions || cell.ts >= oldest_unexpired)
             })
             .collect();
+        keep.reverse();
         let mut keep = keep.into_iter();
-        let mut index = 0;
-        self.cells.retain(|_| {
-            let in_column = index >= start && index < start + len;
-            index += 1;
-            !in_column || keep.next().unwrap_or(true)
-        });
+        self.columns[index].versions.retain(|| keep.next().unwrap_or(true));
     }
 }
 
+/// Versions beyond a family's `VERSIONS` that pruning keeps (see
+/// `StoredRow::prune_column_if_large`): at most `VERSIONS + 4` of the
+/// `2 * VERSIONS + 9` a column may reach, so that pruning still runs at most
+/// once per `VERSIONS + 5` writes.
+const SURPLUS_VERSIONS: u32 = 4;
+
 impl TableData {
-    /// Applies one row's mutations at sequence `seq` and time `now`.
-    fn apply(&mut self, table: &MemTable, row: &Bytes, mutations: &[Mutation], now: i64) {
+    /// Applies one row's mutations at sequence `seq` and time `now`; puts
+    /// without a timestamp get `put_now` (`now`, except after a
+    /// check-and-mutate's check).
+    fn apply(&mut self, table: &MemTable, row: &Bytes, mutations: &[Mutation], now: i64, put_now: i64) {
         self.seq += 1;
         let seq = self.seq;
         let before = seq - 1;
         // Deletes of "the latest version" resolve against the row as it was
-        // before this mutation (HBase prepares delete timestamps first).
-        let mut latest_deletes: Vec<(u16, Bytes, i64)> = Vec::new();
-        for m in mutations {
-            if let Mutation::DeleteCell {
-                family,
-                qualifier,
-                timestamp: None,
-            } = m
-            {
-                let Some(f) = table.family_index(family) else { continue };
-                // The n-th such delete of one column in a mutation targets the
-                // n-th newest version.
-                let nth = 1 + latest_deletes
-                    .iter()
-                    .filter(|(g, q, _)| *g == f && q == qualifier)
-                    .count();
-                let ts = self
-                    .nth_latest(table, row, f, qualifier, nth, before, now)
-                    .unwrap_or(now);
-                latest_deletes.push((f, qualifier.clone(), ts));
-            }
-        }
+        // before this mutation (HBase prepares delete timestamps first), each
+        // on its own: a `RowMutations` holds one `Delete` per delete, and
+        // `HRegion.prepareDeleteTimestamps` counts versions per `Delete`.
+        let latest_deletes: Vec<i64> = mutations
+            .iter()
+            .filter_map(|m| match m {
+                Mutation::DeleteCell {
+                    family,
+                    qualifier,
+                    timestamp: None,
+                } => Some(
+                    table
+                        .family_index(family)
+                        .and_then(|f| self.latest_ts(table, row, f, qualifier, before, now))
+                        .unwrap_or(now),
+                ),
+                _ => None,
+            })
+            .collect();
         let mut latest_deletes = latest_deletes.into_iter();
         let horizon = self.horizon();
         let stored = self.rows.entry(RowKey::new(row.clone())).or_default();
+        let mut written: SmallVec<[(u16, &Bytes); 4]> = SmallVec::new();
         for m in mutations {
             match m {
                 Mutation::Put {
@@ -684,15 +870,18 @@ impl TableData {
                     timestamp,
                 } => {
                     let Some(f) = table.family_index(family) else { continue };
-                    stored.insert(StoredCell {
-                        family: f,
-                        qualifier: qualifier.clone(),
-                        ts: timestamp.unwrap_or(now),
-                        seq,
-                        value: value.clone(),
-                    });
-                    let fam = &table.schema.families[usize::from(f)];
-                    stored.prune_column_if_large(f, qualifier, fam, horizon, now);
+                    stored.insert(
+                        f,
+                        qualifier,
+                        StoredVersion {
+                            ts: timestamp.unwrap_or(put_now),
+                            seq,
+                            value: value.clone(),
+                        },
+                    );
+                    if !written.contains(&(f, qualifier)) {
+                        written.push((f, qualifier));
+                    }
                 }
                 Mutation::DeleteCell {
                     family,
@@ -702,7 +891,7 @@ impl TableData {
                     let Some(f) = table.family_index(family) else { continue };
                     let ts = match timestamp {
                         Some(ts) => *ts,
-                        None => latest_deletes.next().map_or(now, |(_, _, ts)| ts),
+                        None => latest_deletes.next().unwrap_or(now),
                     };
                     stored.mark_column(
                         f,
@@ -749,6 +938,11 @@ impl TableData {
                 }
             }
         }
+        for (f, qualifier) in written {
+            if let Some(fam) = table.schema.families.get(usize::from(f)) {
+                stored.prune_column_if_large(f, qualifier, fam, horizon, now);
+            }
+        }
     }
 
     /// The oldest read point any reader may still use: the oldest open
@@ -757,34 +951,25 @@ impl TableData {
         self.scanners.keys().next().copied().unwrap_or(self.seq)
     }
 
-    /// The timestamp of the `nth` newest visible version of a column, read
-    /// with the family's version limit, as HBase's delete preparation does.
-    #[allow(clippy::too_many_arguments)] // the coordinates of one read
-    fn nth_latest(
+    /// The timestamp of the newest visible version of a column, read with
+    /// the family's version limit, as HBase's delete preparation does.
+    fn latest_ts(
         &self,
         table: &MemTable,
         row: &Bytes,
         family: u16,
         qualifier: &Bytes,
-        nth: usize,
         read_point: u64,
         now: i64,
     ) -> Option<i64> {
-        let stored = self.rows.get(&RowKey::new(row.clone()))?;
-        let max_versions = u32::try_from(nth).unwrap_or(u32::MAX);
-        let sel = Selection::one_column(table.schema.families.len(), family, qualifier, max_versions);
-        let mut seen = Vec::new();
-        visit_visible(&table.schema, stored, &sel, read_point, now, |c| seen.push(c.ts));
-        seen.get(nth - 1).copied()
+        let stored = self.rows.get(&RowKey::new(row.clone()));
+        latest_cell(&table.schema, stored, family, qualifier, read_point, now).map(|c| c.ts)
     }
 }
 
 impl Store for MemoryStore {
     fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        schema.validate().map_err(|reason| StoreError::InvalidSchema {
-            table: schema.name.clone(),
-            reason,
-        })?;
+        check_schema(schema, "")?;
         let mut tables = write_lock(&self.tables);
         if tables.contains_key(&schema.name) {
             return Err(StoreError::TableExists {
@@ -806,6 +991,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_table(&self, table: &str) -> Result<()> {
+        check_table_name(table, "")?;
         write_lock(&self.tables)
             .remove(table)
             .map(|_| ())
@@ -813,6 +999,7 @@ impl Store for MemoryStore {
     }
 
     fn table_exists(&self, table: &str) -> Result<bool> {
+        check_table_name(table, "")?;
         Ok(read_lock(&self.tables).contains_key(table))
     }
 
@@ -873,7 +1060,7 @@ impl Store for MemoryStore {
         let now = self.now();
         let mut data = write_lock(&t.data);
         for r in rows {
-            data.apply(&t, &r.row, &r.mutations, now);
+            data.apply(&t, &r.row, &r.mutations, now, now);
         }
         Ok(())
     }
@@ -900,7 +1087,7 @@ impl Store for MemoryStore {
             remaining: scan.limit,
             batch_size: scan.batch_size.max(1),
             buffer: VecDeque::new(),
-            done: false,
+            done: scan.is_empty_range(),
             open_scanners: Arc::clone(&self.open_scanners),
         }))
     }
@@ -913,20 +1100,23 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         let stored = data.rows.get(&RowKey::new(op.row.clone()));
         let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
-        let passes = match (&op.expected, current) {
-            (None, None) => true,
-            (Some(expected), Some(cell)) => cell.value[..] == expected[..],
-            _ => false,
+        // `HRegion.checkAndMutateInternal`: an empty expected value is
+        // "absent or empty", like no value at all.
+        let passes = match op.expected.as_deref().unwrap_or_default() {
+            b"" => current.is_none_or(|cell| cell.value.is_empty()),
+            expected => current.is_some_and(|cell| cell.value[..] == *expected),
         };
         if passes {
-            data.apply(&t, &op.row, &op.mutations, now);
+            // "ensure write is not eclipsed": puts no older than the checked cell.
+            let put_now = current.map_or(now, |cell| now.max(cell.ts));
+            data.apply(&t, &op.row, &op.mutations, now, put_now);
         }
         Ok(passes)
     }
 
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
         let t = self.table(table)?;
-        check_row(table, &op.row)?;
+        check_increment(&t.schema, &op.row, &op.columns)?;
         let families = op
             .columns
             .iter()
@@ -963,7 +1153,7 @@ impl Store for MemoryStore {
                 timestamp: Some(*ts),
             })
             .collect();
-        data.apply(&t, &op.row, &mutations, now);
+        data.apply(&t, &op.row, &mutations, now, now);
         Ok(writes.into_iter().map(|(_, _, value, _)| value).collect())
     }
 }
@@ -1000,10 +1190,6 @@ impl MemScanner {
             } else {
                 lower = Bound::Excluded(RowKey::new(cursor.clone()));
             }
-        }
-        if !self.stop.is_empty() && self.start >= self.stop {
-            self.done = true;
-            return;
         }
         let range = data.rows.range((lower, upper));
         let rows: Box<dyn Iterator<Item = (&RowKey, &StoredRow)>> = if self.reversed {
@@ -1076,7 +1262,7 @@ mod tests {
     use bytes::Bytes;
     use proptest::prelude::*;
 
-    use super::RowKey;
+    use super::{RowKey, StoredVersion, Versions};
 
     fn key() -> impl Strategy<Value = Vec<u8>> {
         // Keys from few bytes, zeros included, so that shared prefixes, zero
@@ -1087,6 +1273,23 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Versions read newest first, whether few or many, in whatever
+        /// order they were added; a second write at one timestamp and
+        /// sequence number replaces the first.
+        #[test]
+        fn versions_read_newest_first(writes in prop::collection::vec((0i64..50, 0u64..4, any::<u8>()), 0..200)) {
+            let mut versions = Versions::default();
+            let mut model = std::collections::BTreeMap::new();
+            for &(ts, seq, value) in &writes {
+                versions.insert(StoredVersion { ts, seq, value: Bytes::from(vec![value]) });
+                model.insert((ts, seq), value);
+            }
+            let read: Vec<(i64, u64, u8)> = versions.newest_first().map(|v| (v.ts, v.seq, v.value[0])).collect();
+            let expected: Vec<(i64, u64, u8)> = model.iter().rev().map(|(&(ts, seq), &v)| (ts, seq, v)).collect();
+            prop_assert_eq!(versions.len(), expected.len());
+            prop_assert_eq!(read, expected);
+        }
 
         #[test]
         fn row_keys_order_like_their_bytes(a in key(), b in key()) {

@@ -116,6 +116,16 @@ impl RowResult {
 }
 
 /// A column selection: a whole family, or one column.
+///
+/// A read's columns are a set: it returns every cell that any of them
+/// selects. A whole family therefore includes every single column of it
+/// listed beside it, whatever the order. (HBase's Java `Get` and `Scan`, and
+/// so its Thrift gateway, depend on the order instead: `addColumn` after
+/// `addFamily` narrows the family to that column, `addFamily` after
+/// `addColumn` widens it again. [`Get::family`], [`Get::column`] and their
+/// [`Scan`] twins keep the list free of such pairs, and
+/// [`selected_columns`] removes them from a list built by hand, so that
+/// every backend reads the same cells.)
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Column {
     /// Every column of a family.
@@ -131,6 +141,32 @@ impl Column {
             Column::Family(f) | Column::Qualifier(f, _) => f,
         }
     }
+}
+
+/// A read's columns without the single columns of a family that is also
+/// selected whole: the same cells, in a form that every backend reads alike
+/// (see [`Column`]). Borrows when there is nothing to remove.
+///
+/// ```
+/// use hmap::store::{Column, selected_columns};
+///
+/// let columns = [
+///     Column::Family("a".into()),
+///     Column::Qualifier("a".into(), "r".into()),
+///     Column::Qualifier("b".into(), "s".into()),
+/// ];
+/// assert_eq!(
+///     selected_columns(&columns)[..],
+///     [Column::Family("a".into()), Column::Qualifier("b".into(), "s".into())]
+/// );
+/// ```
+pub fn selected_columns(columns: &[Column]) -> std::borrow::Cow<'_, [Column]> {
+    let whole = |family: &Bytes| columns.iter().any(|c| matches!(c, Column::Family(f) if f == family));
+    let redundant = |c: &Column| matches!(c, Column::Qualifier(f, _) if whole(f));
+    if !columns.iter().any(redundant) {
+        return std::borrow::Cow::Borrowed(columns);
+    }
+    std::borrow::Cow::Owned(columns.iter().filter(|c| !redundant(c)).cloned().collect())
 }
 
 /// Timestamps from `min` (inclusive) to `max` (exclusive), as HBase's
@@ -181,16 +217,25 @@ impl Default for TimeRange {
 /// versions, which time range.
 macro_rules! read_options {
     () => {
-        /// Also read this family.
+        /// Also read this family: every column of it, also those selected
+        /// one by one before or after (see [`Column`]).
         pub fn family(mut self, family: impl Into<Bytes>) -> Self {
-            self.columns.push(Column::Family(family.into()));
+            let family = family.into();
+            self.columns
+                .retain(|c| !matches!(c, Column::Qualifier(f, _) if *f == family));
+            if !self.columns.contains(&Column::Family(family.clone())) {
+                self.columns.push(Column::Family(family));
+            }
             self
         }
 
-        /// Also read this column.
+        /// Also read this column; nothing changes if its family is selected
+        /// whole (see [`Column`]).
         pub fn column(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>) -> Self {
-            self.columns
-                .push(Column::Qualifier(family.into(), qualifier.into()));
+            let family = family.into();
+            if !self.columns.contains(&Column::Family(family.clone())) {
+                self.columns.push(Column::Qualifier(family, qualifier.into()));
+            }
             self
         }
 
@@ -213,7 +258,7 @@ macro_rules! read_options {
 pub struct Get {
     /// The row key.
     pub row: Bytes,
-    /// The columns to read; empty reads every family.
+    /// The columns to read, a set (see [`Column`]); empty reads every family.
     pub columns: Vec<Column>,
     /// Versions per column, at most the family's `VERSIONS` (default 1).
     pub max_versions: u32,
@@ -246,11 +291,12 @@ impl Get {
 pub struct Scan {
     /// The lowest row included; empty is the table's start.
     pub start: Bytes,
-    /// The first row past the range; empty is the table's end.
+    /// The first row past the range; empty is the table's end. A stop at or
+    /// below the start makes the range empty (see [`Scan::range`]).
     pub stop: Bytes,
     /// Newest rows first.
     pub reversed: bool,
-    /// The columns to read; empty reads every family.
+    /// The columns to read, a set (see [`Column`]); empty reads every family.
     pub columns: Vec<Column>,
     /// Versions per column, at most the family's `VERSIONS` (default 1).
     pub max_versions: u32,
@@ -284,6 +330,23 @@ impl Scan {
     }
 
     /// Rows from `start` (inclusive) to `stop` (exclusive; empty for no end).
+    ///
+    /// The range is half-open however it is given: a stop equal to the
+    /// start, or below it, reads nothing, forward and reversed, as HBase's
+    /// `Scan.withStopRow` (exclusive) reads it. (HBase's Thrift gateway sets
+    /// the stop with the deprecated `Scan.setStopRow` instead, which keeps
+    /// "the old behavior that a scan with the same start and stop row is a
+    /// get scan"; backends do not send such a scan, see
+    /// [`Scan::is_empty_range`].) Code that pages through a range can thus
+    /// move either bound to the last row read, and read nothing once they
+    /// meet.
+    ///
+    /// ```
+    /// use hmap::store::Scan;
+    ///
+    /// assert!(Scan::range("b", "b").is_empty_range());
+    /// assert!(!Scan::range("b", "b\0").is_empty_range());
+    /// ```
     pub fn range(start: impl Into<Bytes>, stop: impl Into<Bytes>) -> Self {
         Scan {
             start: start.into(),
@@ -326,6 +389,14 @@ impl Scan {
     /// Whether `row` is in the scan's range.
     pub fn contains(&self, row: &[u8]) -> bool {
         row >= &self.start[..] && (self.stop.is_empty() || row < &self.stop[..])
+    }
+
+    /// Whether the range holds no row at all: its stop is at or below its
+    /// start. Every backend answers such a scan with no rows without asking
+    /// storage: HBase's Thrift gateway would read a stop equal to the start
+    /// as a one-row get (see [`Scan::range`]).
+    pub fn is_empty_range(&self) -> bool {
+        !self.stop.is_empty() && self.start >= self.stop
     }
 }
 
@@ -521,6 +592,17 @@ pub struct CheckAndMutate {
     /// The qualifier of the checked column.
     pub qualifier: Bytes,
     /// The value expected; `None` expects the column to be absent.
+    ///
+    /// An empty value and `None` mean the same, as in HBase: "absent or
+    /// empty". A check for `Some("")` passes when the column is absent, and
+    /// a check for `None` passes when it holds an empty value
+    /// (`HRegion.checkAndMutateInternal`: `valueIsNull` is a null *or empty*
+    /// comparator value, and then an empty cell matches).
+    ///
+    /// When the check passes, puts without a timestamp are stamped no older
+    /// than the checked cell, `max(now, checked cell's timestamp)`, so that a
+    /// checked cell from the future does not hide the write (HBase: "ensure
+    /// write is not eclipsed", HBASE-14054).
     pub expected: Option<Bytes>,
     /// The changes applied, atomically, when the check passes.
     pub mutations: Vec<Mutation>,
@@ -546,6 +628,11 @@ impl CheckAndMutate {
 
 /// Adds to counter columns of one row atomically. A counter is an 8-byte
 /// big-endian `i64` cell, as HBase stores it; a missing one starts at 0.
+///
+/// Each column may appear once: an increment naming a column twice is
+/// refused with [`StoreError::InvalidRequest`] before anything is sent.
+/// (HBase adds each amount to the same old value, keeps the last sum, and
+/// answers with a cell per amount.)
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Increment {
     /// The row.
