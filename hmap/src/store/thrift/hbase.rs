@@ -1,51 +1,138 @@
 //! The subset of HBase's Thrift2 service (`THBaseService`, from
 //! `org/apache/hadoop/hbase/thrift2/hbase.thrift` in the `hbase-thrift` jar)
 //! that hmap uses: each struct written with the field ids and types of that
-//! IDL, each result read back skipping what hmap does not need.
-
-use std::io;
+//! IDL, each result read back with its fields' types checked against it
+//! (a field of another type is a [`DecodeError::WrongType`], never a default),
+//! its required fields required, and fields hmap does not know skipped, so
+//! that newer gateways with more fields still work.
 
 use bytes::Bytes;
 
-use super::protocol::{Decoder, Encoder, TType, invalid};
+use super::codec::{DecodeError, Encoder, Reader, TType};
 use crate::schema::{BloomType, Compression, FamilySchema, TableSchema};
 use crate::store::{Cell, Column, Get, Mutation, RowResult, Scan, TimeRange};
 
-/// A reply: the value, or the message of a `TIOError` / `TIllegalArgument`.
-pub type Reply<T> = Result<T, String>;
+/// What decoding gives: a value, or why the bytes are not a valid reply.
+pub type Decoded<T> = Result<T, DecodeError>;
 
-/// Reads a result struct: field 0 the value (absent for `void`), fields 1
-/// and 2 the declared exceptions (each `{1: string message, ...}`).
-pub fn read_reply<T>(
-    d: &mut Decoder<'_>,
-    success: impl FnOnce(&mut Decoder<'_>, TType) -> io::Result<T>,
-) -> io::Result<Reply<Option<T>>> {
+/// An exception a call declares (`throws` in the IDL), sent as field 1 or 2
+/// of its result struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerException {
+    /// `1: TIOError io { 1: optional string message, 2: optional bool canRetry }`:
+    /// HBase failed; `message` is the Java exception's message.
+    Io {
+        /// The message, if sent.
+        message: Option<String>,
+        /// `false` for HBase's `DoNotRetryIOException`s, if sent.
+        can_retry: Option<bool>,
+    },
+    /// `2: TIllegalArgument ia { 1: optional string message }` (scanner
+    /// calls): the arguments were refused.
+    IllegalArgument {
+        /// The message, if sent.
+        message: Option<String>,
+    },
+}
+
+/// Reads a result struct after its message header: field 0 the value, if
+/// `success` is given (with the type the IDL declares for it), fields 1 and
+/// 2 the declared exceptions, other fields skipped. Fails on trailing bytes.
+fn read_result<T>(
+    r: &mut Reader,
+    mut success: Option<(TType, &mut dyn FnMut(&mut Reader) -> Decoded<T>)>,
+) -> Decoded<Result<Option<T>, ServerException>> {
     let mut value = None;
     let mut error = None;
-    let mut success = Some(success);
-    while let Some((kind, id)) = d.field()? {
-        match id {
-            0 => match success.take() {
-                Some(f) => value = Some(f(d, kind)?),
-                None => d.skip(kind)?,
-            },
-            1 | 2 if kind == TType::Struct => {
-                let mut message = String::from("(no message)");
-                while let Some((k, fid)) = d.field()? {
-                    match (fid, k) {
-                        (1, TType::String) => message = d.string()?,
-                        _ => d.skip(k)?,
-                    }
-                }
-                error = Some(message);
+    r.enter()?;
+    while let Some((kind, id)) = r.field()? {
+        match (id, success.as_mut()) {
+            (0, Some((expected, read))) => {
+                r.expect("the result", *expected, kind)?;
+                value = Some(read(r)?);
             }
-            _ => d.skip(kind)?,
+            (1, _) => {
+                r.expect("the TIOError", TType::Struct, kind)?;
+                error = Some(read_io_error(r)?);
+            }
+            (2, _) => {
+                r.expect("the TIllegalArgument", TType::Struct, kind)?;
+                error = Some(ServerException::IllegalArgument {
+                    message: read_message_only(r)?,
+                });
+            }
+            _ => r.skip(kind)?,
         }
     }
+    r.leave();
+    r.finish()?;
     Ok(match error {
-        Some(message) => Err(message),
+        Some(e) => Err(e),
         None => Ok(value),
     })
+}
+
+/// The result of a call declared to return a `kind` value, read by `read`.
+/// A reply with neither a value nor an exception is a
+/// [`DecodeError::MissingResult`], as Thrift's own clients treat it.
+pub fn reply<T>(
+    mut r: Reader,
+    kind: TType,
+    mut read: impl FnMut(&mut Reader) -> Decoded<T>,
+) -> Decoded<Result<T, ServerException>> {
+    match read_result(&mut r, Some((kind, &mut read)))? {
+        Ok(Some(value)) => Ok(Ok(value)),
+        Ok(None) => Err(DecodeError::MissingResult),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
+/// The result of a `void` call.
+pub fn void(mut r: Reader) -> Decoded<Result<(), ServerException>> {
+    Ok(read_result::<()>(&mut r, None)?.map(|_| ()))
+}
+
+fn read_io_error(r: &mut Reader) -> Decoded<ServerException> {
+    let (mut message, mut can_retry) = (None, None);
+    r.enter()?;
+    while let Some((kind, id)) = r.field()? {
+        match id {
+            1 => {
+                r.expect("TIOError.message", TType::String, kind)?;
+                message = Some(lossy(r.binary()?));
+            }
+            2 => {
+                r.expect("TIOError.canRetry", TType::Bool, kind)?;
+                can_retry = Some(r.bool()?);
+            }
+            _ => r.skip(kind)?,
+        }
+    }
+    r.leave();
+    Ok(ServerException::Io { message, can_retry })
+}
+
+/// `{ 1: optional string message }`, other fields skipped.
+fn read_message_only(r: &mut Reader) -> Decoded<Option<String>> {
+    let mut message = None;
+    r.enter()?;
+    while let Some((kind, id)) = r.field()? {
+        match id {
+            1 => {
+                r.expect("the exception's message", TType::String, kind)?;
+                message = Some(lossy(r.binary()?));
+            }
+            _ => r.skip(kind)?,
+        }
+    }
+    r.leave();
+    Ok(message)
+}
+
+/// A message for people: a Java string is UTF-8 on the wire, but a broken
+/// one is still worth showing.
+fn lossy(b: Bytes) -> String {
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 // ---------------------------------------------------------------------------
@@ -57,24 +144,6 @@ pub fn struct_list<T>(e: &mut Encoder, id: i16, items: &[T], mut each: impl FnMu
     e.list(TType::Struct, items.len());
     for item in items {
         each(e, item);
-    }
-}
-
-/// A `bool` result (`false` if the gateway sent another type).
-pub fn read_bool(d: &mut Decoder<'_>, kind: TType) -> io::Result<bool> {
-    if kind == TType::Bool {
-        d.bool()
-    } else {
-        d.skip(kind).map(|_| false)
-    }
-}
-
-/// An `i32` result (0 if the gateway sent another type).
-pub fn read_i32(d: &mut Decoder<'_>, kind: TType) -> io::Result<i32> {
-    if kind == TType::I32 {
-        d.i32()
-    } else {
-        d.skip(kind).map(|_| 0)
     }
 }
 
@@ -154,6 +223,9 @@ pub fn scan(e: &mut Encoder, s: &Scan, start: &[u8], stop: &[u8]) {
 const DELETE_COLUMN: i32 = 0;
 const DELETE_COLUMNS: i32 = 1;
 const DELETE_FAMILY: i32 = 2;
+
+/// `TCompareOp.EQUAL`.
+pub const COMPARE_EQUAL: i32 = 2;
 
 /// One mutation as a `TMutation` union member: `1: TPut` or `2: TDelete`.
 fn mutation(e: &mut Encoder, row: &[u8], m: &Mutation) {
@@ -330,140 +402,250 @@ pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSche
 // ---------------------------------------------------------------------------
 // Reading
 
-/// A TResult; `None` when it holds no cell (HBase's empty Result).
-pub fn result(d: &mut Decoder<'_>) -> io::Result<Option<RowResult>> {
-    let mut row = Bytes::new();
-    let mut cells = Vec::new();
-    while let Some((kind, id)) = d.field()? {
-        match (id, kind) {
-            (1, TType::String) => row = Bytes::from(d.binary()?),
-            (2, TType::List) => cells = read_list(d, column_value)?,
-            _ => d.skip(kind)?,
+/// Reads a struct: `field` gets each field's id, type and the reader; it
+/// returns `false` for a field it does not know, which is skipped.
+fn read_struct(r: &mut Reader, mut field: impl FnMut(&mut Reader, i16, TType) -> Decoded<bool>) -> Decoded<()> {
+    r.enter()?;
+    while let Some((kind, id)) = r.field()? {
+        if !field(r, id, kind)? {
+            r.skip(kind)?;
         }
     }
+    r.leave();
+    Ok(())
+}
+
+/// A required field, or [`DecodeError::MissingField`].
+fn required<T>(value: Option<T>, what: &'static str, id: i16) -> Decoded<T> {
+    value.ok_or(DecodeError::MissingField { what, id })
+}
+
+/// A `list<struct>`, each element read by `each`. The declared count is
+/// checked against the bytes left, each element taking at least
+/// `min_size` bytes, before room for it is reserved.
+fn read_list<T>(r: &mut Reader, min_size: usize, mut each: impl FnMut(&mut Reader) -> Decoded<T>) -> Decoded<Vec<T>> {
+    let at = r.pos();
+    let (elem, len) = r.list(min_size)?;
+    if len > 0 {
+        r.expect("a list's element", TType::Struct, elem).map_err(|e| match e {
+            DecodeError::WrongType { what, expected, got, .. } => DecodeError::WrongType {
+                what,
+                expected,
+                got,
+                at,
+            },
+            other => other,
+        })?;
+    }
+    let mut items = Vec::with_capacity(len);
+    r.enter()?;
+    for _ in 0..len {
+        items.push(each(r)?);
+    }
+    r.leave();
+    Ok(items)
+}
+
+/// The fewest bytes of a TColumnValue: three required binary fields (a
+/// 3-byte header and a 4-byte length each) and the stop.
+const MIN_COLUMN_VALUE: usize = 3 * 7 + 1;
+/// The fewest bytes of a TResult: its required list's header and the stop.
+const MIN_RESULT: usize = 3 + 5 + 1;
+
+/// A TResult { 1: optional binary row, 2: required list<TColumnValue> };
+/// `None` when it holds no cell (HBase's empty Result). Every binary is a
+/// slice of the reply's buffer.
+pub fn result(r: &mut Reader) -> Decoded<Option<RowResult>> {
+    let mut row = Bytes::new();
+    let mut cells = None;
+    read_struct(r, |r, id, kind| {
+        match id {
+            1 => {
+                r.expect("TResult.row", TType::String, kind)?;
+                row = r.binary()?;
+            }
+            2 => {
+                r.expect("TResult.columnValues", TType::List, kind)?;
+                cells = Some(read_list(r, MIN_COLUMN_VALUE, column_value)?);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    })?;
+    let cells = required(cells, "TResult", 2)?;
     Ok((!cells.is_empty()).then_some(RowResult { row, cells }))
 }
 
-fn column_value(d: &mut Decoder<'_>) -> io::Result<Cell> {
-    let (mut family, mut qualifier, mut value, mut timestamp) = (Vec::new(), Vec::new(), Vec::new(), 0);
-    while let Some((kind, id)) = d.field()? {
-        match (id, kind) {
-            (1, TType::String) => family = d.binary()?,
-            (2, TType::String) => qualifier = d.binary()?,
-            (3, TType::String) => value = d.binary()?,
-            (4, TType::I64) => timestamp = d.i64()?,
-            _ => d.skip(kind)?,
+/// A TColumnValue { 1: family, 2: qualifier, 3: value (all required),
+/// 4: optional i64 timestamp }.
+fn column_value(r: &mut Reader) -> Decoded<Cell> {
+    let (mut family, mut qualifier, mut value, mut timestamp) = (None, None, None, 0);
+    read_struct(r, |r, id, kind| {
+        match id {
+            1 => {
+                r.expect("TColumnValue.family", TType::String, kind)?;
+                family = Some(r.binary()?);
+            }
+            2 => {
+                r.expect("TColumnValue.qualifier", TType::String, kind)?;
+                qualifier = Some(r.binary()?);
+            }
+            3 => {
+                r.expect("TColumnValue.value", TType::String, kind)?;
+                value = Some(r.binary()?);
+            }
+            4 => {
+                r.expect("TColumnValue.timestamp", TType::I64, kind)?;
+                timestamp = r.i64()?;
+            }
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
     Ok(Cell {
-        family: Bytes::from(family),
-        qualifier: Bytes::from(qualifier),
+        family: required(family, "TColumnValue", 1)?,
+        qualifier: required(qualifier, "TColumnValue", 2)?,
         timestamp,
-        value: Bytes::from(value),
+        value: required(value, "TColumnValue", 3)?,
     })
 }
 
 /// A list of TResult, one per get (empty ones as `None`).
-pub fn results(d: &mut Decoder<'_>) -> io::Result<Vec<Option<RowResult>>> {
-    read_list(d, result)
+pub fn results(r: &mut Reader) -> Decoded<Vec<Option<RowResult>>> {
+    read_list(r, MIN_RESULT, result)
 }
 
-/// A `list<struct>`, each element read by `each`.
-fn read_list<T>(d: &mut Decoder<'_>, mut each: impl FnMut(&mut Decoder<'_>) -> io::Result<T>) -> io::Result<Vec<T>> {
-    let (_, len) = d.list()?;
-    // The length comes from the wire: allocate as elements arrive.
-    let mut items = Vec::with_capacity(len.min(1024));
-    for _ in 0..len {
-        items.push(each(d)?);
-    }
-    Ok(items)
-}
-
-/// A struct's binary field `id` (empty if absent); other fields skipped.
-fn read_binary_field(d: &mut Decoder<'_>, id: i16) -> io::Result<Bytes> {
-    let mut value = Bytes::new();
-    while let Some((kind, fid)) = d.field()? {
-        match (fid, kind) {
-            (f, TType::String) if f == id => value = Bytes::from(d.binary()?),
-            _ => d.skip(kind)?,
-        }
-    }
-    Ok(value)
-}
-
-/// The rows of a `list<TDelete>` (the deletes `deleteMultiple` could not apply).
-pub fn read_delete_rows(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
-    read_list(d, |d| read_binary_field(d, 1))
-}
-
-/// The start keys of a `list<THRegionLocation>`
-/// (`{1: TServerName, 2: THRegionInfo {3: startKey}}`), in the gateway's order.
-pub fn read_region_starts(d: &mut Decoder<'_>) -> io::Result<Vec<Bytes>> {
-    read_list(d, |d| {
-        let mut start = Bytes::new();
-        while let Some((kind, id)) = d.field()? {
-            match (id, kind) {
-                (2, TType::Struct) => start = read_binary_field(d, 3)?,
-                _ => d.skip(kind)?,
+/// The rows of a `list<TDelete>` (`{1: required binary row, ...}`): the
+/// deletes `deleteMultiple` could not apply.
+pub fn delete_rows(r: &mut Reader) -> Decoded<Vec<Bytes>> {
+    read_list(r, 8, |r| {
+        let mut row = None;
+        read_struct(r, |r, id, kind| {
+            if id != 1 {
+                return Ok(false);
             }
-        }
-        Ok(start)
+            r.expect("TDelete.row", TType::String, kind)?;
+            row = Some(r.binary()?);
+            Ok(true)
+        })?;
+        required(row, "TDelete", 1)
     })
 }
 
-/// A `list<TTableName>`, each as [`read_table_name`] gives it.
-pub fn read_table_names(d: &mut Decoder<'_>) -> io::Result<Vec<String>> {
-    read_list(d, read_table_name)
+/// The start keys of a `list<THRegionLocation>` (`{1: required TServerName,
+/// 2: required THRegionInfo {3: optional binary startKey}}`), in the
+/// gateway's order; a region without a start key starts at the beginning.
+pub fn region_starts(r: &mut Reader) -> Decoded<Vec<Bytes>> {
+    read_list(r, 1, |r| {
+        let mut start = None;
+        read_struct(r, |r, id, kind| {
+            if id != 2 {
+                return Ok(false);
+            }
+            r.expect("THRegionLocation.regionInfo", TType::Struct, kind)?;
+            let mut key = Bytes::new();
+            read_struct(r, |r, id, kind| {
+                if id != 3 {
+                    return Ok(false);
+                }
+                r.expect("THRegionInfo.startKey", TType::String, kind)?;
+                key = r.binary()?;
+                Ok(true)
+            })?;
+            start = Some(key);
+            Ok(true)
+        })?;
+        required(start, "THRegionLocation", 2)
+    })
 }
 
-/// A TTableName as `ns:table`, or `table` in the default namespace.
-fn read_table_name(d: &mut Decoder<'_>) -> io::Result<String> {
-    let (mut ns, mut qualifier) = (Vec::new(), Vec::new());
-    while let Some((kind, id)) = d.field()? {
-        match (id, kind) {
-            (1, TType::String) => ns = d.binary()?,
-            (2, TType::String) => qualifier = d.binary()?,
-            _ => d.skip(kind)?,
+/// A `list<TTableName>`, each as [`table_name_of`] gives it.
+pub fn table_names(r: &mut Reader) -> Decoded<Vec<String>> {
+    read_list(r, 8, table_name_of)
+}
+
+/// A TTableName { 1: optional binary ns, 2: required binary qualifier } as
+/// `ns:table`, or `table` in the default namespace.
+fn table_name_of(r: &mut Reader) -> Decoded<String> {
+    let (mut ns, mut qualifier) = (None, None);
+    read_struct(r, |r, id, kind| {
+        match id {
+            1 => {
+                r.expect("TTableName.ns", TType::String, kind)?;
+                ns = Some(utf8(r, "TTableName.ns")?);
+            }
+            2 => {
+                r.expect("TTableName.qualifier", TType::String, kind)?;
+                qualifier = Some(utf8(r, "TTableName.qualifier")?);
+            }
+            _ => return Ok(false),
         }
-    }
-    let qualifier = String::from_utf8(qualifier).map_err(|_| invalid("table name is not UTF-8"))?;
-    Ok(match String::from_utf8(ns) {
-        Ok(ns) if !ns.is_empty() && ns != "default" => format!("{ns}:{qualifier}"),
+        Ok(true)
+    })?;
+    let qualifier = required(qualifier, "TTableName", 2)?;
+    Ok(match ns {
+        Some(ns) if !ns.is_empty() && ns != "default" => format!("{ns}:{qualifier}"),
         _ => qualifier,
     })
 }
 
-pub fn read_table_descriptor(d: &mut Decoder<'_>) -> io::Result<TableSchema> {
+fn utf8(r: &mut Reader, what: &'static str) -> Decoded<String> {
+    r.string(what)
+}
+
+/// A TTableDescriptor { 1: required TTableName, 2: optional
+/// list<TColumnFamilyDescriptor> }, families sorted by name.
+pub fn table_descriptor_of(r: &mut Reader) -> Decoded<TableSchema> {
     let mut schema = TableSchema::new("");
-    while let Some((kind, id)) = d.field()? {
-        match (id, kind) {
-            (1, TType::Struct) => schema.name = read_table_name(d)?,
-            (2, TType::List) => schema.families = read_list(d, read_family)?,
-            _ => d.skip(kind)?,
+    let mut named = false;
+    read_struct(r, |r, id, kind| {
+        match id {
+            1 => {
+                r.expect("TTableDescriptor.tableName", TType::Struct, kind)?;
+                schema.name = table_name_of(r)?;
+                named = true;
+            }
+            2 => {
+                r.expect("TTableDescriptor.columns", TType::List, kind)?;
+                schema.families = read_list(r, 8, family)?;
+            }
+            _ => return Ok(false),
         }
-    }
+        Ok(true)
+    })?;
+    required(named.then_some(()), "TTableDescriptor", 1)?;
     schema.families.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(schema)
 }
 
-fn read_family(d: &mut Decoder<'_>) -> io::Result<FamilySchema> {
+/// A TColumnFamilyDescriptor: the options hmap's schema has.
+fn family(r: &mut Reader) -> Decoded<FamilySchema> {
     let mut f = FamilySchema::new("");
+    let mut named = false;
     let positive = |v: i32| u32::try_from(v).unwrap_or(0);
-    while let Some((kind, id)) = d.field()? {
-        match (id, kind) {
-            (1, TType::String) => {
-                f.name = String::from_utf8(d.binary()?).map_err(|_| invalid("family name is not UTF-8"))?;
+    read_struct(r, |r, id, kind| {
+        let expected = match id {
+            1 => TType::String,
+            4 | 5 | 6 | 10 | 11 | 13 => TType::I32,
+            14 | 20 => TType::Bool,
+            _ => return Ok(false),
+        };
+        r.expect("a TColumnFamilyDescriptor field", expected, kind)?;
+        match id {
+            1 => {
+                f.name = utf8(r, "TColumnFamilyDescriptor.name")?;
+                named = true;
             }
-            (4, TType::I32) => f.block_size = positive(d.i32()?),
-            (5, TType::I32) => {
-                f.bloom = match d.i32()? {
+            4 => f.block_size = positive(r.i32()?),
+            5 => {
+                f.bloom = match r.i32()? {
                     0 => BloomType::None,
                     2 => BloomType::RowCol,
                     _ => BloomType::Row,
                 }
             }
-            (6, TType::I32) => {
-                f.compression = match d.i32()? {
+            6 => {
+                f.compression = match r.i32()? {
                     0 => Compression::Lzo,
                     1 => Compression::Gz,
                     3 => Compression::Snappy,
@@ -473,13 +655,14 @@ fn read_family(d: &mut Decoder<'_>) -> io::Result<FamilySchema> {
                     _ => Compression::None,
                 }
             }
-            (10, TType::I32) => f.versions = positive(d.i32()?),
-            (11, TType::I32) => f.min_versions = positive(d.i32()?),
-            (13, TType::I32) => f.ttl_secs = positive(d.i32()?),
-            (14, TType::Bool) => f.block_cache = d.bool()?,
-            (20, TType::Bool) => f.in_memory = d.bool()?,
-            _ => d.skip(kind)?,
+            10 => f.versions = positive(r.i32()?),
+            11 => f.min_versions = positive(r.i32()?),
+            13 => f.ttl_secs = positive(r.i32()?),
+            14 => f.block_cache = r.bool()?,
+            _ => f.in_memory = r.bool()?,
         }
-    }
+        Ok(true)
+    })?;
+    required(named.then_some(()), "TColumnFamilyDescriptor", 1)?;
     Ok(f)
 }
