@@ -774,7 +774,7 @@ impl Store for ThriftStore {
         );
         let row = match result {
             Ok(row) => row,
-            Err(StoreError::Server { message, .. }) if message.contains("not a long") => {
+            Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
                 return Err(StoreError::NotACounter {
                     table: table.into(),
                     row: super::error::show_row(&op.row),
@@ -783,12 +783,7 @@ impl Store for ThriftStore {
                         .first()
                         .map(|(f, q, _)| super::error::show_column(f, q))
                         .unwrap_or_default(),
-                    len: message
-                        .split("it's ")
-                        .nth(1)
-                        .and_then(|r| r.split_whitespace().next())
-                        .and_then(|n| n.parse().ok())
-                        .unwrap_or(0),
+                    len: not_a_counter(&message).unwrap_or(0),
                 });
             }
             Err(e) => return Err(e),
@@ -804,10 +799,19 @@ fn server_type(r: Reader) -> Decoded<std::result::Result<i32, ServerException>> 
 
 /// The simple name of the Java exception class that leads `message`, and
 /// the rest of its first line: `org.apache.hadoop.hbase.TableExistsException: t`
-/// gives `("TableExistsException", "t")`. `None` when the message does not
-/// start with a qualified class name.
+/// gives `("TableExistsException", "t")`. The message of a batch that failed
+/// (HBase's `RetriesExhaustedWithDetailsException`, `Failed 1 action: ...`)
+/// gives its first cause. `None` when the message does not start with a
+/// qualified class name.
 fn java_exception(message: &str) -> Option<(&str, &str)> {
-    let line = message.lines().next().unwrap_or_default();
+    let mut line = message.lines().next().unwrap_or_default();
+    if let Some(rest) = line.strip_prefix("Failed ")
+        && let Some((count, cause)) = rest.split_once(": ")
+        && let Some(n) = count.strip_suffix(" actions").or_else(|| count.strip_suffix(" action"))
+        && n.bytes().all(|b| b.is_ascii_digit())
+    {
+        line = cause;
+    }
     let (class, detail) = line.split_once(':').unwrap_or((line, ""));
     let (package, simple) = class.rsplit_once('.')?;
     let identifier = |s: &str| {
@@ -819,6 +823,20 @@ fn java_exception(message: &str) -> Option<(&str, &str)> {
         && identifier(simple)
         && simple.starts_with(|c: char| c.is_ascii_uppercase());
     is_class.then_some((simple, detail.trim()))
+}
+
+/// The length HBase reports for an increment of a cell that is no counter:
+/// `DoNotRetryIOException: Field is not a long, it's N bytes wide`
+/// (`HRegion.MutationBatchOperation.getLongValue`).
+fn not_a_counter(message: &str) -> Option<usize> {
+    let ("DoNotRetryIOException", detail) = java_exception(message)? else {
+        return None;
+    };
+    detail
+        .strip_prefix("Field is not a long, it's ")?
+        .strip_suffix(" bytes wide")?
+        .parse()
+        .ok()
 }
 
 /// The new value of each counter of `op`, from the cells of `reply`: each
