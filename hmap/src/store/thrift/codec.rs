@@ -778,8 +778,7 @@ pub fn open_reply(
     name: &'static str,
     seq: i32,
 ) -> Result<Result<Reader, ApplicationException>, DecodeError> {
-    let mut r = Reader::new(message);
-    let (reply_name, kind, reply_seq) = r.message()?;
+    let (reply_name, reply_seq, opened) = open_any_reply(message)?;
     if reply_seq != seq || reply_name != name.as_bytes() {
         return Err(DecodeError::WrongReply {
             name: String::from_utf8_lossy(&reply_name).into_owned(),
@@ -788,8 +787,16 @@ pub fn open_reply(
             expected_seq: seq,
         });
     }
-    match kind {
-        REPLY => Ok(Ok(r)),
+    Ok(opened)
+}
+
+/// Opens a reply to whatever call it names: `(method, sequence id, what
+/// [`open_reply`] gives)`.
+pub fn open_any_reply(message: Bytes) -> Result<(Bytes, i32, Result<Reader, ApplicationException>), DecodeError> {
+    let mut r = Reader::new(message);
+    let (reply_name, kind, reply_seq) = r.message()?;
+    let opened = match kind {
+        REPLY => Ok(r),
         EXCEPTION => {
             // TApplicationException { 1: string message, 2: i32 type }
             let mut e = ApplicationException::default();
@@ -809,10 +816,11 @@ pub fn open_reply(
             }
             r.leave();
             r.finish()?;
-            Ok(Err(e))
+            Err(e)
         }
-        other => Err(DecodeError::UnexpectedMessage { kind: other }),
-    }
+        other => return Err(DecodeError::UnexpectedMessage { kind: other }),
+    };
+    Ok((reply_name, reply_seq, opened))
 }
 
 #[cfg(test)]

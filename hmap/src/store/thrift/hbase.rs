@@ -1096,3 +1096,65 @@ mod tests {
         assert_eq!(bytes, golden!("call_increment"));
     }
 }
+
+#[cfg(test)]
+mod mutation {
+    //! A bounded mutation loop over the golden replies, so that `cargo test`
+    //! exercises the decoder on broken input even where cargo-fuzz does not
+    //! run (it needs nightly; see `fuzz/`).
+
+    use crate::store::thrift::fuzz_reply;
+
+    const GOLDEN: [&[u8]; 8] = [
+        include_bytes!("golden/get_row.bin"),
+        include_bytes!("golden/get_multiple.bin"),
+        include_bytes!("golden/table_descriptor.bin"),
+        include_bytes!("golden/region_locations.bin"),
+        include_bytes!("golden/table_names.bin"),
+        include_bytes!("golden/delete_multiple_failed.bin"),
+        include_bytes!("golden/get_io_error.bin"),
+        include_bytes!("golden/application_exception.bin"),
+    ];
+
+    /// xorshift64*: deterministic, so a failure repeats.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    #[test]
+    fn mutated_golden_replies_never_panic() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..30_000 {
+            let golden = GOLDEN[rng.below(GOLDEN.len())];
+            let mut data = vec![rng.next() as u8];
+            data.extend_from_slice(golden);
+            for _ in 0..=rng.below(4) {
+                let at = 1 + rng.below(data.len() - 1);
+                match rng.below(5) {
+                    0 => data[at] ^= 1 << rng.below(8),
+                    1 => data[at] = [0, 0x7f, 0x80, 0xff, 12, 13, 15][rng.below(7)],
+                    2 => data.truncate(at),
+                    3 => data.insert(at, rng.next() as u8),
+                    _ => {
+                        // A length or count made huge or negative.
+                        let end = (at + 4).min(data.len());
+                        data[at..end].fill(if rng.below(2) == 0 { 0x7f } else { 0xff });
+                    }
+                }
+                if data.len() < 2 {
+                    break;
+                }
+            }
+            fuzz_reply(&data);
+        }
+    }
+}

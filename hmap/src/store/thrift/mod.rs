@@ -792,6 +792,66 @@ impl Store for ThriftStore {
     }
 }
 
+/// Feeds `data` to the reply decoder, for the fuzz target
+/// (`fuzz/fuzz_targets/decode_reply.rs`) and the mutation test: its first
+/// byte picks a result reader and the size of the pieces the skim is fed,
+/// the rest is the message. Panics only where the decoder breaks its own
+/// promises: the skim must agree with itself whether fed whole or in pieces,
+/// never claim more bytes than it was given, and the decoder must accept
+/// nothing the skim refused. Not part of hmap's API.
+#[doc(hidden)]
+pub fn fuzz_reply(data: &[u8]) {
+    use self::codec::{Skim, Skimmed};
+    let Some((&which, bytes)) = data.split_first() else {
+        return;
+    };
+    let whole = Skim::new().advance(bytes);
+    let step = usize::from(which % 7) + 1;
+    let mut skim = Skim::new();
+    let mut end = 0;
+    let pieces = loop {
+        end = (end + step).min(bytes.len());
+        match skim.advance(bytes.get(..end).unwrap_or_default()) {
+            Ok(Skimmed::NeedMore(_)) if end < bytes.len() => continue,
+            other => break other,
+        }
+    };
+    // A message that is not binary Thrift shows the bytes there were.
+    let same = |a: &std::result::Result<Skimmed, DecodeError>| match a {
+        Err(DecodeError::NotBinary { .. }) => Err(DecodeError::NotBinary { start: Vec::new() }),
+        other => other.clone(),
+    };
+    assert_eq!(same(&whole), same(&pieces), "the skim differs when fed in pieces of {step}");
+    let message = match whole {
+        Ok(Skimmed::Done(len)) => {
+            assert!(len <= bytes.len(), "the skim claims {len} of {} bytes", bytes.len());
+            Bytes::copy_from_slice(bytes.get(..len).unwrap_or_default())
+        }
+        // An incomplete or refused message: the decoder must refuse it too.
+        _ => Bytes::copy_from_slice(bytes),
+    };
+    let decoded = codec::open_any_reply(message).and_then(|(_, _, opened)| {
+        let Ok(r) = opened else { return Ok(()) };
+        match which % 9 {
+            0 => hbase::reply(r, TType::Struct, hbase::result).map(drop),
+            1 => hbase::reply(r, TType::List, hbase::results).map(drop),
+            2 => hbase::reply(r, TType::Bool, Reader::bool).map(drop),
+            3 => hbase::reply(r, TType::I32, Reader::i32).map(drop),
+            4 => hbase::void(r).map(drop),
+            5 => hbase::reply(r, TType::Struct, hbase::table_descriptor_of).map(drop),
+            6 => hbase::reply(r, TType::List, hbase::region_starts).map(drop),
+            7 => hbase::reply(r, TType::List, hbase::table_names).map(drop),
+            _ => hbase::reply(r, TType::List, hbase::delete_rows).map(drop),
+        }
+    });
+    if decoded.is_ok() {
+        assert!(
+            matches!(whole, Ok(Skimmed::Done(_))),
+            "decoded a message the skim did not accept: {whole:?}"
+        );
+    }
+}
+
 /// The reply of `getThriftServerType`: `TThriftServerType`, an `i32` enum.
 fn server_type(r: Reader) -> Decoded<std::result::Result<i32, ServerException>> {
     hbase::reply(r, TType::I32, Reader::i32)
