@@ -53,9 +53,7 @@ fn a_dribbling_gateway_times_out_at_the_call_deadline() {
     let store = store(addr, Duration::from_secs(1));
     let err = within(Duration::from_millis(1600), || store.table_exists("t")).unwrap_err();
     match &err {
-        StoreError::Timeout {
-            operation, elapsed, ..
-        } => {
+        StoreError::Timeout { operation, elapsed, .. } => {
             assert_eq!(*operation, "tableExists");
             assert!(*elapsed >= Duration::from_secs(1), "{elapsed:?}");
             assert!(*elapsed < Duration::from_millis(1500), "{elapsed:?}");
@@ -138,7 +136,10 @@ fn a_truncated_reply_is_a_connection_error() {
         reply.truncate(reply.len() - 3);
         Act::SendAndClose(reply)
     });
-    let err = within(Duration::from_secs(5), || store(addr, Duration::from_secs(5)).table_exists("t")).unwrap_err();
+    let err = within(Duration::from_secs(5), || {
+        store(addr, Duration::from_secs(5)).table_exists("t")
+    })
+    .unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
 
@@ -154,7 +155,10 @@ fn garbage_says_the_gateway_may_speak_another_protocol() {
 fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
     // A framed or compact gateway reads hmap's call as garbage and closes.
     let addr = fake::start(|_, _| Act::Close);
-    let err = within(Duration::from_secs(5), || store(addr, Duration::from_secs(5)).table_exists("t")).unwrap_err();
+    let err = within(Duration::from_secs(5), || {
+        store(addr, Duration::from_secs(5)).table_exists("t")
+    })
+    .unwrap_err();
     match &err {
         StoreError::Connection { message, .. } => {
             assert!(message.contains("framed transport"), "{message}");
@@ -239,7 +243,11 @@ fn increment_reply_cells_are_matched_by_column() {
         "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["c"])),
         _ => {
             let mut m = Msg::reply(method, seq);
-            m.field(STRUCT, 0).field(STRING, 1).string(b"r").field(LIST, 2).list(STRUCT, 2);
+            m.field(STRUCT, 0)
+                .field(STRING, 1)
+                .string(b"r")
+                .field(LIST, 2)
+                .list(STRUCT, 2);
             fake::column_value(&mut m, "c", "x", &12i64.to_be_bytes());
             fake::column_value(&mut m, "c", "y", &11i64.to_be_bytes());
             Act::Send(m.stop().stop().done())
@@ -251,8 +259,6 @@ fn increment_reply_cells_are_matched_by_column() {
         .expect("increment");
     assert_eq!(values, vec![11, 12]);
     // A column the reply lacks is an error naming it.
-    let err = store
-        .increment("t", &Increment::new("r").add("c", "z", 1))
-        .unwrap_err();
+    let err = store.increment("t", &Increment::new("r").add("c", "z", 1)).unwrap_err();
     assert!(err.to_string().contains("c:z"), "{err}");
 }

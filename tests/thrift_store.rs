@@ -152,7 +152,10 @@ fn a_new_versioned_row_with_deletes_saves() {
     profiles.save(&mut p).expect("save again");
     assert_eq!(profiles.get("u1").expect("get"), Some(p.clone()));
     // A second "new" row of the same key is a conflict, not a silent overwrite.
-    let mut again = Profile { version: 0, ..p.clone() };
+    let mut again = Profile {
+        version: 0,
+        ..p.clone()
+    };
     assert!(profiles.save(&mut again).is_err());
     store.delete_table("profile").expect("delete");
 }

@@ -43,7 +43,9 @@ pub fn start(script: impl Fn(&str, i32) -> Act + Send + Sync + 'static) -> Socke
 
 fn serve(mut stream: TcpStream, script: &(dyn Fn(&str, i32) -> Act + Send + Sync)) {
     loop {
-        let Some((method, seq)) = read_call(&mut stream) else { return };
+        let Some((method, seq)) = read_call(&mut stream) else {
+            return;
+        };
         match script(&method, seq) {
             Act::Send(bytes) => {
                 if stream.write_all(&bytes).is_err() {

@@ -975,7 +975,10 @@ mod tests {
         let mut e = header("get");
         e.field(TType::String, 0);
         e.i32(-1);
-        assert!(matches!(skim_all(&e.buf), Err(DecodeError::NegativeLength { len: -1, .. })));
+        assert!(matches!(
+            skim_all(&e.buf),
+            Err(DecodeError::NegativeLength { len: -1, .. })
+        ));
         let mut r = Reader::new(Bytes::from(e.buf));
         r.message().unwrap();
         r.field().unwrap();

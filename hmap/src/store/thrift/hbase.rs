@@ -35,12 +35,15 @@ pub enum ServerException {
     },
 }
 
+/// Reads a value of a result.
+type ReadValue<'a, T> = dyn FnMut(&mut Reader) -> Decoded<T> + 'a;
+
 /// Reads a result struct after its message header: field 0 the value, if
 /// `success` is given (with the type the IDL declares for it), fields 1 and
 /// 2 the declared exceptions, other fields skipped. Fails on trailing bytes.
 fn read_result<T>(
     r: &mut Reader,
-    mut success: Option<(TType, &mut dyn FnMut(&mut Reader) -> Decoded<T>)>,
+    mut success: Option<(TType, &mut ReadValue<'_, T>)>,
 ) -> Decoded<Result<Option<T>, ServerException>> {
     let mut value = None;
     let mut error = None;
@@ -428,7 +431,9 @@ fn read_list<T>(r: &mut Reader, min_size: usize, mut each: impl FnMut(&mut Reade
     let (elem, len) = r.list(min_size)?;
     if len > 0 {
         r.expect("a list's element", TType::Struct, elem).map_err(|e| match e {
-            DecodeError::WrongType { what, expected, got, .. } => DecodeError::WrongType {
+            DecodeError::WrongType {
+                what, expected, got, ..
+            } => DecodeError::WrongType {
                 what,
                 expected,
                 got,
@@ -789,13 +794,20 @@ mod tests {
             })
         );
         assert_eq!(
-            reply(open("getScannerRows", golden!("scanner_rows_illegal")), TType::List, results).unwrap(),
+            reply(
+                open("getScannerRows", golden!("scanner_rows_illegal")),
+                TType::List,
+                results
+            )
+            .unwrap(),
             Err(ServerException::IllegalArgument {
                 message: Some("Invalid scanner Id".into()),
             })
         );
         assert_eq!(
-            codec::open_reply(golden!("application_exception"), "get", 1).unwrap().unwrap_err(),
+            codec::open_reply(golden!("application_exception"), "get", 1)
+                .unwrap()
+                .unwrap_err(),
             ApplicationException {
                 message: "Invalid method name: 'get'".into(),
                 kind: 1,
@@ -806,15 +818,27 @@ mod tests {
     #[test]
     fn scalar_results() {
         assert_eq!(
-            reply(open("checkAndMutate", golden!("check_and_mutate_true")), TType::Bool, Reader::bool),
+            reply(
+                open("checkAndMutate", golden!("check_and_mutate_true")),
+                TType::Bool,
+                Reader::bool
+            ),
             Ok(Ok(true))
         );
         assert_eq!(
-            reply(open("tableExists", golden!("table_exists_false")), TType::Bool, Reader::bool),
+            reply(
+                open("tableExists", golden!("table_exists_false")),
+                TType::Bool,
+                Reader::bool
+            ),
             Ok(Ok(false))
         );
         assert_eq!(
-            reply(open("getThriftServerType", golden!("server_type")), TType::I32, Reader::i32),
+            reply(
+                open("getThriftServerType", golden!("server_type")),
+                TType::I32,
+                Reader::i32
+            ),
             Ok(Ok(2))
         );
         assert_eq!(
@@ -882,7 +906,11 @@ mod tests {
             Ok(Ok(vec!["a".to_string(), "app:b".into(), "c".into()]))
         );
         assert_eq!(
-            reply(open("deleteMultiple", golden!("delete_multiple_failed")), TType::List, delete_rows),
+            reply(
+                open("deleteMultiple", golden!("delete_multiple_failed")),
+                TType::List,
+                delete_rows
+            ),
             Ok(Ok(vec![Bytes::from_static(b"r9")]))
         );
     }
@@ -931,11 +959,25 @@ mod tests {
                 "{kind:?} as bool: {got:?}"
             );
         }
-        for (kind, bytes) in [(TType::Bool, &[1][..]), (TType::I64, &[0; 8]), (TType::List, &[12, 0, 0, 0, 0])] {
+        for (kind, bytes) in [
+            (TType::Bool, &[1][..]),
+            (TType::I64, &[0; 8]),
+            (TType::List, &[12, 0, 0, 0, 0]),
+        ] {
             let got = reply(open("get", result_of("get", kind, bytes)), TType::Struct, result);
-            assert!(matches!(got, Err(DecodeError::WrongType { .. })), "{kind:?} as TResult: {got:?}");
-            let got = reply(open("openScanner", result_of("openScanner", kind, bytes)), TType::I32, Reader::i32);
-            assert!(matches!(got, Err(DecodeError::WrongType { .. })), "{kind:?} as i32: {got:?}");
+            assert!(
+                matches!(got, Err(DecodeError::WrongType { .. })),
+                "{kind:?} as TResult: {got:?}"
+            );
+            let got = reply(
+                open("openScanner", result_of("openScanner", kind, bytes)),
+                TType::I32,
+                Reader::i32,
+            );
+            assert!(
+                matches!(got, Err(DecodeError::WrongType { .. })),
+                "{kind:?} as i32: {got:?}"
+            );
         }
         // A cell's value as an i32, a row as a list: wrong inside a struct too.
         let mut e = Encoder::default();

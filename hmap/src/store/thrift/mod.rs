@@ -31,9 +31,7 @@ use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
 use self::hbase::{Decoded, ServerException};
 use self::transport::{Connection, Deadline, Failure};
 use super::check::{check_family, check_mutation, check_read, check_row};
-use super::{
-    CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError,
-};
+use super::{CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError};
 use crate::schema::TableSchema;
 
 /// Settings of a [`ThriftStore`].
@@ -329,7 +327,11 @@ impl ThriftStore {
 
     /// One attempt: `Ok` with the call's outcome once a reply arrived,
     /// `Err` when the connection failed.
-    fn attempt<T, A, D>(&self, spec: &CallSpec<'_, A, D>, deadline: &Deadline) -> std::result::Result<Result<T>, Failure>
+    fn attempt<T, A, D>(
+        &self,
+        spec: &CallSpec<'_, A, D>,
+        deadline: &Deadline,
+    ) -> std::result::Result<Result<T>, Failure>
     where
         A: Fn(&mut Encoder),
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
@@ -373,7 +375,11 @@ impl ThriftStore {
             },
             Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
             Failure::Io { error, replied } => {
-                let hint = if replied { String::new() } else { format!(" ({WIRE_HINT})") };
+                let hint = if replied {
+                    String::new()
+                } else {
+                    format!(" ({WIRE_HINT})")
+                };
                 let closed = matches!(
                     error.kind(),
                     std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
@@ -511,14 +517,13 @@ impl ThriftStore {
     /// `RegionLocator.getStartKeys`. A table created from a salted key's
     /// schema has one region per bucket.
     pub fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>> {
-        let mut starts = self
-            .call(
-                table,
-                "getAllRegionLocations",
-                true,
-                |e| e.binary_field(1, self.wire(table).as_bytes()),
-                |r| hbase::reply(r, TType::List, hbase::region_starts),
-            )?;
+        let mut starts = self.call(
+            table,
+            "getAllRegionLocations",
+            true,
+            |e| e.binary_field(1, self.wire(table).as_bytes()),
+            |r| hbase::reply(r, TType::List, hbase::region_starts),
+        )?;
         starts.sort();
         Ok(starts)
     }
@@ -653,17 +658,16 @@ impl Store for ThriftStore {
         if gets.is_empty() {
             return Ok(Vec::new());
         }
-        let results = self
-            .call(
-                table,
-                "getMultiple",
-                true,
-                |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    hbase::struct_list(e, 2, gets, hbase::get);
-                },
-                |r| hbase::reply(r, TType::List, hbase::results),
-            )?;
+        let results = self.call(
+            table,
+            "getMultiple",
+            true,
+            |e| {
+                e.binary_field(1, self.wire(table).as_bytes());
+                hbase::struct_list(e, 2, gets, hbase::get);
+            },
+            |r| hbase::reply(r, TType::List, hbase::results),
+        )?;
         if results.len() != gets.len() {
             return Err(StoreError::Server {
                 table: table.into(),
@@ -821,7 +825,11 @@ pub fn fuzz_reply(data: &[u8]) {
         Err(DecodeError::NotBinary { .. }) => Err(DecodeError::NotBinary { start: Vec::new() }),
         other => other.clone(),
     };
-    assert_eq!(same(&whole), same(&pieces), "the skim differs when fed in pieces of {step}");
+    assert_eq!(
+        same(&whole),
+        same(&pieces),
+        "the skim differs when fed in pieces of {step}"
+    );
     let message = match whole {
         Ok(Skimmed::Done(len)) => {
             assert!(len <= bytes.len(), "the skim claims {len} of {} bytes", bytes.len());
@@ -1006,18 +1014,16 @@ impl ThriftScanner<'_> {
         let wanted = self.remaining.map_or(self.batch, |r| {
             self.batch.min(i32::try_from(r.max(1)).unwrap_or(i32::MAX))
         });
-        let rows = self
-            .store
-            .call(
-                &self.table,
-                "getScannerRows",
-                false,
-                |e| {
-                    e.i32_field(1, self.id);
-                    e.i32_field(2, wanted);
-                },
-                |r| hbase::reply(r, TType::List, hbase::results),
-            )?;
+        let rows = self.store.call(
+            &self.table,
+            "getScannerRows",
+            false,
+            |e| {
+                e.i32_field(1, self.id);
+                e.i32_field(2, wanted);
+            },
+            |r| hbase::reply(r, TType::List, hbase::results),
+        )?;
         if rows.is_empty() {
             self.done = true;
         }
@@ -1112,6 +1118,64 @@ mod tests {
                 ("puts", vec!["f"]),
             ]
         );
+    }
+
+    #[test]
+    fn java_exceptions_are_read_from_the_head_of_the_message() {
+        assert_eq!(
+            java_exception("org.apache.hadoop.hbase.TableExistsException: t\n\tat X.java:1"),
+            Some(("TableExistsException", "t"))
+        );
+        // A failed batch: its first cause.
+        assert_eq!(
+            java_exception(
+                "Failed 1 action: org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: \
+                 Column family g does not exist in region t: 1 time, servers with issues: h,1,2"
+            )
+            .map(|(class, _)| class),
+            Some("NoSuchColumnFamilyException")
+        );
+        // Only at the head, and only a qualified class name.
+        assert_eq!(java_exception("t"), None);
+        assert_eq!(
+            java_exception("a value mentions org.apache.hadoop.hbase.TableNotFoundException: t"),
+            None
+        );
+        assert_eq!(java_exception("version 2.6: broken"), None);
+        assert_eq!(
+            not_a_counter(
+                "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's 3 bytes wide\n\tat"
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            not_a_counter("java.io.IOException: Field is not a long, it's 3 bytes wide"),
+            None
+        );
+    }
+
+    #[test]
+    fn increment_values_are_taken_by_column_not_position() {
+        let op = Increment::new("r").add("c", "y", 1).add("c", "x", 2);
+        let cell = |q: &str, v: i64| super::super::Cell {
+            family: Bytes::from_static(b"c"),
+            qualifier: Bytes::copy_from_slice(q.as_bytes()),
+            timestamp: 1,
+            value: Bytes::copy_from_slice(&v.to_be_bytes()),
+        };
+        let reply = RowResult {
+            row: Bytes::from_static(b"r"),
+            cells: vec![cell("x", 12), cell("y", 11)],
+        };
+        assert_eq!(counters("t", &op, reply.clone()).unwrap(), vec![11, 12]);
+        // A column asked twice takes a cell of its own each time.
+        let twice = Increment::new("r").add("c", "x", 1).add("c", "x", 1);
+        let both = RowResult {
+            cells: vec![cell("x", 1), cell("x", 2)],
+            ..reply.clone()
+        };
+        assert_eq!(counters("t", &twice, both).unwrap(), vec![1, 2]);
+        assert!(counters("t", &twice, reply).is_err());
     }
 
     #[test]

@@ -30,15 +30,15 @@ impl Deadline {
         let start = Instant::now();
         Deadline {
             start,
-            end: start.checked_add(limit).unwrap_or(start + Duration::from_secs(365 * 24 * 3600)),
+            end: start
+                .checked_add(limit)
+                .unwrap_or(start + Duration::from_secs(365 * 24 * 3600)),
         }
     }
 
     /// The time left, or `None` once it has passed.
     pub fn remaining(&self) -> Option<Duration> {
-        self.end
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
+        self.end.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())
     }
 
     /// How long the call has run.
@@ -134,7 +134,12 @@ impl Connection {
 
     /// Sends `request` and reads one whole reply message, all before
     /// `deadline`; no single read waits longer than `read_timeout`.
-    pub fn round_trip(&mut self, request: &[u8], deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+    pub fn round_trip(
+        &mut self,
+        request: &[u8],
+        deadline: &Deadline,
+        read_timeout: Duration,
+    ) -> Result<Bytes, Failure> {
         self.send(request, deadline)?;
         let reply = self.receive(deadline, read_timeout)?;
         self.replied = true;
@@ -156,9 +161,7 @@ impl Connection {
     fn send(&mut self, mut request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
         while !request.is_empty() {
             let timeout = deadline.timeout(Duration::MAX)?;
-            self.stream
-                .set_write_timeout(Some(timeout))
-                .map_err(|e| self.io(e))?;
+            self.stream.set_write_timeout(Some(timeout)).map_err(|e| self.io(e))?;
             match self.stream.write(request) {
                 Ok(0) => {
                     return Err(self.io(io::ErrorKind::WriteZero.into()));
@@ -192,9 +195,7 @@ impl Connection {
     /// One read into the buffer's tail.
     fn fill(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<(), Failure> {
         let timeout = deadline.timeout(read_timeout)?;
-        self.stream
-            .set_read_timeout(Some(timeout))
-            .map_err(|e| self.io(e))?;
+        self.stream.set_read_timeout(Some(timeout)).map_err(|e| self.io(e))?;
         let filled = self.buf.len();
         let want = filled.clamp(MIN_READ, MAX_READ);
         // std's `Read` cannot fill uninitialised memory: the read's room is
