@@ -1455,43 +1455,6 @@ pub fn check_absent_after_delete(t: &dyn Target) {
     assert!(applied);
 }
 
-/// A check for absence guards deletes as well as puts, all applied at once:
-/// how hmap's typed layer saves a new row of a versioned type, deleting its
-/// `None` columns and replacing its dynamic families. (HBase:
-/// `Table.checkAndMutate(row, family).qualifier(q).ifNotExists().thenMutate(RowMutations)`;
-/// over Thrift2, `checkAndMutate` with the empty value, which HBase's region
-/// reads as "absent", `HRegion.checkAndMutateInternal`.)
-pub fn check_absent_guards_deletes(t: &dyn Target) {
-    let tt = ab_table(t, "check_absent_guards_deletes");
-    // Leftovers of an earlier life of the row: an optional column, and an
-    // entry of a dynamic family.
-    put(
-        &tt,
-        vec![RowMutation::new("r").put_at("a", "opt", 5, "stale").put_at("b", "k1", 5, "x")],
-    );
-    let save = |version: &'static str| {
-        RowMutation::new("r")
-            .delete_column_up_to("a", "opt", 10)
-            .delete_family_up_to("b", 9)
-            .put_at("b", "k2", 10, "y")
-            .put_at("b", "ver", 10, version)
-    };
-    let applied = t
-        .store()
-        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("1"), "b", "ver", None))
-        .unwrap();
-    assert!(applied);
-    let saved = vec![cell("b", "k2", 10, "y"), cell("b", "ver", 10, "1")];
-    assert_eq!(get_cells(&tt, Get::new("r")), saved);
-    // Saved once: a second "new row" finds the version column and changes nothing.
-    let applied = t
-        .store()
-        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("2"), "b", "ver", None))
-        .unwrap();
-    assert!(!applied);
-    assert_eq!(get_cells(&tt, Get::new("r")), saved);
-}
-
 // ---------------------------------------------------------------------------
 // Increments
 
@@ -1637,6 +1600,47 @@ pub fn concurrent_increments(t: &dyn Target) {
             .unwrap(),
         vec![200]
     );
+}
+
+/// A check for absence guards deletes as well as puts, all applied at once:
+/// how hmap's typed layer saves a new row of a versioned type, deleting its
+/// `None` columns and replacing its dynamic families. (HBase:
+/// `Table.checkAndMutate(row, family).qualifier(q).ifNotExists().thenMutate(RowMutations)`;
+/// over Thrift2, `checkAndMutate` with the empty value, which HBase's region
+/// reads as "absent", `HRegion.checkAndMutateInternal`.)
+pub fn check_absent_guards_deletes(t: &dyn Target) {
+    let tt = ab_table(t, "check_absent_guards_deletes");
+    // Leftovers of an earlier life of the row: an optional column, and an
+    // entry of a dynamic family.
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r")
+                .put_at("a", "opt", 5, "stale")
+                .put_at("b", "k1", 5, "x"),
+        ],
+    );
+    let save = |version: &'static str| {
+        RowMutation::new("r")
+            .delete_column_up_to("a", "opt", 10)
+            .delete_family_up_to("b", 9)
+            .put_at("b", "k2", 10, "y")
+            .put_at("b", "ver", 10, version)
+    };
+    let applied = t
+        .store()
+        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("1"), "b", "ver", None))
+        .unwrap();
+    assert!(applied);
+    let saved = vec![cell("b", "k2", 10, "y"), cell("b", "ver", 10, "1")];
+    assert_eq!(get_cells(&tt, Get::new("r")), saved);
+    // Saved once: a second "new row" finds the version column and changes nothing.
+    let applied = t
+        .store()
+        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("2"), "b", "ver", None))
+        .unwrap();
+    assert!(!applied);
+    assert_eq!(get_cells(&tt, Get::new("r")), saved);
 }
 
 /// Every case, by name, in the order they are defined: `for_each_case!`
