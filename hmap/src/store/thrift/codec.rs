@@ -28,6 +28,11 @@ pub const MAX_DEPTH: usize = 64;
 /// The longest method name accepted in a reply header; HBase's are short.
 const MAX_NAME: usize = 1024;
 
+/// The longest message accepted: 1 GiB, ten times libthrift's default
+/// `maxMessageSize` (100 MB), which HBase's own Java clients read with. A
+/// value declared to end beyond it is refused at once, not waited for.
+pub const MAX_MESSAGE: usize = 1 << 30;
+
 /// Thrift field and element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -373,6 +378,15 @@ impl Skim {
     /// same bytes as before, with more at the end).
     pub fn advance(&mut self, buf: &[u8]) -> Result<Skimmed, DecodeError> {
         loop {
+            if self.pos > MAX_MESSAGE {
+                return Err(DecodeError::TooLong {
+                    what: "the message",
+                    len: self.pos,
+                    needed: self.pos as u64,
+                    left: MAX_MESSAGE,
+                    at: self.pos,
+                });
+            }
             if !self.header {
                 match self.header(buf)? {
                     Some(len) => {
@@ -484,6 +498,7 @@ impl Skim {
             TType::String => {
                 let Some(len) = be_i32(rest, 0) else { return Ok(None) };
                 let len = length(len, at)?;
+                self.within_limit("a string", len, 4 + len, at)?;
                 Ok((have - 4 >= len).then_some(4 + len))
             }
             TType::Struct => {
@@ -496,8 +511,11 @@ impl Skim {
                 };
                 let elem = element_type(elem, len, at)?;
                 let count = length(len, at + 1)?;
+                // Each element takes at least its type's least size.
+                let least = count.saturating_mul(elem.min_size()).saturating_add(5);
+                self.within_limit("a list", count, least, at)?;
                 if let Some(size) = elem.fixed_size() {
-                    let total = 5 + count * size;
+                    let total = count.saturating_mul(size).saturating_add(5);
                     return Ok((have >= total).then_some(total));
                 }
                 self.push(
@@ -516,8 +534,12 @@ impl Skim {
                 let key = element_type(key, len, at)?;
                 let value = element_type(value, len, at)?;
                 let count = length(len, at + 2)?;
+                let least = count
+                    .saturating_mul(key.min_size() + value.min_size())
+                    .saturating_add(6);
+                self.within_limit("a map", count, least, at)?;
                 if let (Some(k), Some(v)) = (key.fixed_size(), value.fixed_size()) {
-                    let total = 6 + count * (k + v);
+                    let total = count.saturating_mul(k + v).saturating_add(6);
                     return Ok((have >= total).then_some(total));
                 }
                 self.push(
@@ -533,6 +555,21 @@ impl Skim {
             // Fixed sizes are handled above; a `STOP` value is nothing.
             _ => Ok(Some(0)),
         }
+    }
+
+    /// Refuses a value of `size` bytes at `at` that would end the message
+    /// beyond [`MAX_MESSAGE`].
+    fn within_limit(&self, what: &'static str, len: usize, size: usize, at: usize) -> Result<(), DecodeError> {
+        if at.saturating_add(size) > MAX_MESSAGE {
+            return Err(DecodeError::TooLong {
+                what,
+                len,
+                needed: size as u64,
+                left: MAX_MESSAGE.saturating_sub(at),
+                at,
+            });
+        }
+        Ok(())
     }
 
     fn push(&mut self, frame: Frame, at: usize) -> Result<(), DecodeError> {
@@ -968,6 +1005,23 @@ mod tests {
         r.enter().unwrap();
         r.field().unwrap();
         assert!(matches!(r.list(0), Err(DecodeError::TooLong { len: 1_000_000, .. })));
+    }
+
+    #[test]
+    fn values_declared_beyond_the_message_limit_are_refused_at_once() {
+        let mut e = header("get");
+        e.field(TType::String, 0);
+        e.i32(i32::MAX);
+        assert!(matches!(skim_all(&e.buf), Err(DecodeError::TooLong { .. })));
+        let mut e = header("get");
+        e.field(TType::List, 0);
+        e.list(TType::I64, i32::MAX as usize);
+        assert!(matches!(skim_all(&e.buf), Err(DecodeError::TooLong { .. })));
+        // Within the limit, the skim waits for the bytes.
+        let mut e = header("get");
+        e.field(TType::String, 0);
+        e.i32(1 << 20);
+        assert!(matches!(skim_all(&e.buf), Ok(Skimmed::NeedMore(_))));
     }
 
     #[test]

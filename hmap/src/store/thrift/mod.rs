@@ -191,15 +191,16 @@ impl ThriftStore {
 
     /// Checks that the gateway answers, and that it is a Thrift2 one.
     pub fn ping(&self) -> Result<()> {
-        let kind = self.call("", "getThriftServerType", true, |_| {}, server_type);
-        match kind {
+        let not_thrift2 = |why: String| StoreError::Connection {
+            endpoint: self.config.address.clone(),
+            message: format!("not a Thrift2 gateway ({why}); hmap needs `hbase thrift2`"),
+            source: None,
+        };
+        match self.call("", "getThriftServerType", true, |_| {}, server_type) {
             Ok(2) => Ok(()),
-            // A Thrift1 gateway does not know the method.
-            Ok(_) | Err(StoreError::Server { .. }) => Err(StoreError::Connection {
-                endpoint: self.config.address.clone(),
-                message: format!("not a Thrift2 gateway ({kind:?}); hmap needs `hbase thrift2`"),
-                source: None,
-            }),
+            Ok(other) => Err(not_thrift2(format!("server type {other}"))),
+            // An older gateway may not know the method.
+            Err(StoreError::Server { message, .. }) => Err(not_thrift2(message)),
             Err(e) => Err(e),
         }
     }
