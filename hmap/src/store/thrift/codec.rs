@@ -785,6 +785,15 @@ impl Reader {
             return Err(not_binary(&self.buf));
         }
         let name = self.binary()?;
+        if name.len() > MAX_NAME {
+            return Err(DecodeError::TooLong {
+                what: "a method name",
+                len: name.len(),
+                needed: name.len() as u64,
+                left: MAX_NAME,
+                at: 4,
+            });
+        }
         let seq = self.i32()?;
         Ok((name, (version & 0xFF) as u8, seq))
     }
@@ -1022,6 +1031,20 @@ mod tests {
         e.field(TType::String, 0);
         e.i32(1 << 20);
         assert!(matches!(skim_all(&e.buf), Ok(Skimmed::NeedMore(_))));
+    }
+
+    /// Found by the fuzzer: the skim refused a 1028-byte method name, the
+    /// reader took it.
+    #[test]
+    fn skim_and_reader_agree_on_long_method_names() {
+        for len in [MAX_NAME, MAX_NAME + 1] {
+            let mut e = Encoder::default();
+            e.message(&"m".repeat(len), REPLY, 1);
+            e.stop();
+            let skimmed = skim_all(&e.buf);
+            let read = Reader::new(Bytes::from(e.buf)).message();
+            assert_eq!(skimmed.is_ok(), read.is_ok(), "{len}: {skimmed:?} / {read:?}");
+        }
     }
 
     #[test]
