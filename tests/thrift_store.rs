@@ -173,7 +173,10 @@ fn increment_values_follow_the_request_order() {
                 .family(hmap::schema::FamilySchema::new("b")),
         )
         .expect("create");
-    let op = hmap::store::Increment::new("r").add("b", "y", 4).add("a", "x", 3).add("b", "w", -2);
+    let op = hmap::store::Increment::new("r")
+        .add("b", "y", 4)
+        .add("a", "x", 3)
+        .add("b", "w", -2);
     assert_eq!(store.increment("t", &op).expect("increment"), vec![4, 3, -2]);
     assert_eq!(store.increment("t", &op).expect("increment"), vec![8, 6, -4]);
     store.delete_table("t").expect("delete");

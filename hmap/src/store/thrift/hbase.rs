@@ -577,11 +577,11 @@ fn table_name_of(r: &mut Reader) -> Decoded<String> {
         match id {
             1 => {
                 r.expect("TTableName.ns", TType::String, kind)?;
-                ns = Some(utf8(r, "TTableName.ns")?);
+                ns = Some(r.string("TTableName.ns")?);
             }
             2 => {
                 r.expect("TTableName.qualifier", TType::String, kind)?;
-                qualifier = Some(utf8(r, "TTableName.qualifier")?);
+                qualifier = Some(r.string("TTableName.qualifier")?);
             }
             _ => return Ok(false),
         }
@@ -592,10 +592,6 @@ fn table_name_of(r: &mut Reader) -> Decoded<String> {
         Some(ns) if !ns.is_empty() && ns != "default" => format!("{ns}:{qualifier}"),
         _ => qualifier,
     })
-}
-
-fn utf8(r: &mut Reader, what: &'static str) -> Decoded<String> {
-    r.string(what)
 }
 
 /// A TTableDescriptor { 1: required TTableName, 2: optional
@@ -638,7 +634,7 @@ fn family(r: &mut Reader) -> Decoded<FamilySchema> {
         r.expect("a TColumnFamilyDescriptor field", expected, kind)?;
         match id {
             1 => {
-                f.name = utf8(r, "TColumnFamilyDescriptor.name")?;
+                f.name = r.string("TColumnFamilyDescriptor.name")?;
                 named = true;
             }
             4 => f.block_size = positive(r.i32()?),
