@@ -1956,6 +1956,48 @@ pub fn cell_size_counts_row_and_column(t: &dyn Target) {
     assert_eq!(get_cells(&tt, Get::new("row"))[0].timestamp, 1);
 }
 
+/// A check for absence guards deletes as well as puts, all applied at once:
+/// how hmap's typed layer saves a new row of a versioned type, deleting its
+/// `None` columns and replacing its dynamic families. (HBase:
+/// `Table.checkAndMutate(row, family).qualifier(q).ifNotExists().thenMutate(RowMutations)`;
+/// over Thrift2, `checkAndMutate` with the empty value, which HBase's region
+/// reads as "absent", `HRegion.checkAndMutateInternal`.)
+pub fn check_absent_guards_deletes(t: &dyn Target) {
+    let tt = ab_table(t, "check_absent_guards_deletes");
+    // Leftovers of an earlier life of the row: an optional column, and an
+    // entry of a dynamic family.
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r")
+                .put_at("a", "opt", 5, "stale")
+                .put_at("b", "k1", 5, "x"),
+        ],
+    );
+    let save = |version: &'static str| {
+        RowMutation::new("r")
+            .delete_column_up_to("a", "opt", 10)
+            .delete_family_up_to("b", 9)
+            .put_at("b", "k2", 10, "y")
+            .put_at("b", "ver", 10, version)
+    };
+    let applied = t
+        .store()
+        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("1"), "b", "ver", None))
+        .unwrap();
+    assert!(applied);
+    let saved = vec![cell("b", "k2", 10, "y"), cell("b", "ver", 10, "1")];
+    assert_eq!(get_cells(&tt, Get::new("r")), saved);
+    // Saved once: a second "new row" finds the version column and changes nothing.
+    let applied = t
+        .store()
+        .check_and_mutate(&tt.name, &CheckAndMutate::new(save("2"), "b", "ver", None))
+        .unwrap();
+    assert!(!applied);
+    assert_eq!(get_cells(&tt, Get::new("r")), saved);
+}
+
+
 /// Every case, by name, in the order they are defined: `for_each_case!`
 /// expands a macro once per name.
 #[macro_export]
@@ -2055,6 +2097,7 @@ macro_rules! for_each_case {
             illegal_table_name_fails,
             table_name_length_limit,
             cell_size_counts_row_and_column,
+            check_absent_guards_deletes,
         }
     };
 }

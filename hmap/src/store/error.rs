@@ -128,6 +128,21 @@ pub enum StoreError {
         /// The server's message.
         message: String,
     },
+    /// The server's reply breaks the wire protocol or the service's
+    /// definition: a value of another type than declared, nesting or a length
+    /// beyond limits, bytes that are not a message at all (another protocol
+    /// or transport). Whether a write was applied is unknown.
+    #[error("{operation} on table `{table}`: the reply of {endpoint} is invalid: {message}")]
+    Protocol {
+        /// The server address.
+        endpoint: String,
+        /// The table.
+        table: String,
+        /// The call.
+        operation: &'static str,
+        /// What is wrong with the reply.
+        message: String,
+    },
 }
 
 impl StoreError {
@@ -144,7 +159,8 @@ impl StoreError {
             | StoreError::NotACounter { table, .. }
             | StoreError::InvalidRequest { table, .. }
             | StoreError::Timeout { table, .. }
-            | StoreError::Server { table, .. } => Some(table),
+            | StoreError::Server { table, .. }
+            | StoreError::Protocol { table, .. } => Some(table),
             StoreError::Connection { .. } => None,
         }
     }

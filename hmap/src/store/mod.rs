@@ -34,6 +34,10 @@ pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
 pub use thrift::{ThriftConfig, ThriftStore};
+// For the fuzz target only (`fuzz/fuzz_targets/decode_reply.rs`).
+#[cfg(feature = "thrift")]
+#[doc(hidden)]
+pub use thrift::fuzz_reply as __fuzz_thrift_reply;
 
 use crate::schema::TableSchema;
 

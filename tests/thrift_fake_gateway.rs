@@ -1,0 +1,264 @@
+//! `ThriftStore` against a fake gateway on 127.0.0.1 that sends what a real
+//! one never does: bytes one at a time, structs nested 40,000 deep, lists of
+//! 2^31-1 STOP elements, results of the wrong type, truncated replies,
+//! garbage, exceptions. Each call must end with a typed error within its
+//! deadline: no panic, no hang, no stack overflow. Needs no HBase.
+
+#[path = "support/fake_gateway.rs"]
+mod fake;
+
+use std::time::{Duration, Instant};
+
+use fake::{Act, BOOL, I32, LIST, MAP, Msg, STRING, STRUCT};
+use hmap::store::{CheckAndMutate, Increment, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+
+/// A store on `addr` whose calls may take `call_timeout` each.
+fn store(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftStore {
+    let mut config = ThriftConfig::new(addr.to_string());
+    config.pool_size = 2;
+    config.connect_timeout = Duration::from_secs(1);
+    config.call_timeout = call_timeout;
+    ThriftStore::with_config(config)
+}
+
+/// Runs `f`, checking it ends within `limit`.
+fn within<T>(limit: Duration, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    assert!(took < limit, "took {took:?}, more than {limit:?}");
+    out
+}
+
+/// A valid `tableExists` reply.
+fn exists_reply(seq: i32, exists: bool) -> Vec<u8> {
+    Msg::reply("tableExists", seq)
+        .field(BOOL, 0)
+        .byte(u8::from(exists))
+        .stop()
+        .done()
+}
+
+fn expect_protocol_error(result: Result<impl std::fmt::Debug, StoreError>) -> String {
+    match result {
+        Err(e @ StoreError::Protocol { .. }) => e.to_string(),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_dribbling_gateway_times_out_at_the_call_deadline() {
+    // One byte every 200 ms: each read is quick, the reply takes seconds.
+    let addr = fake::start(|_, seq| Act::Dribble(exists_reply(seq, true), Duration::from_millis(200)));
+    let store = store(addr, Duration::from_secs(1));
+    let err = within(Duration::from_millis(1600), || store.table_exists("t")).unwrap_err();
+    match &err {
+        StoreError::Timeout { operation, elapsed, .. } => {
+            assert_eq!(*operation, "tableExists");
+            assert!(*elapsed >= Duration::from_secs(1), "{elapsed:?}");
+            assert!(*elapsed < Duration::from_millis(1500), "{elapsed:?}");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(err.is_transient());
+    assert!(err.to_string().contains("timed out after 1."), "{err}");
+}
+
+#[test]
+fn waiting_for_a_pooled_connection_counts_against_the_deadline() {
+    let addr = fake::start(|_, _| Act::Silent(Duration::from_secs(10)));
+    let mut config = ThriftConfig::new(addr.to_string());
+    config.pool_size = 1;
+    config.call_timeout = Duration::from_secs(1);
+    let store = ThriftStore::with_config(config);
+    std::thread::scope(|s| {
+        let holder = s.spawn(|| store.table_exists("a"));
+        std::thread::sleep(Duration::from_millis(100));
+        let waiter = within(Duration::from_millis(1500), || store.table_exists("b"));
+        assert!(matches!(waiter, Err(StoreError::Timeout { .. })), "{waiter:?}");
+        let held = holder.join().expect("no panic");
+        assert!(matches!(held, Err(StoreError::Timeout { .. })), "{held:?}");
+    });
+}
+
+#[test]
+fn structs_nested_40000_deep_are_a_protocol_error_not_a_stack_overflow() {
+    let addr = fake::start(|method, seq| {
+        let mut m = Msg::reply(method, seq);
+        for _ in 0..40_000 {
+            m.field(STRUCT, 0);
+        }
+        Act::Send(m.done())
+    });
+    let store = store(addr, Duration::from_secs(5));
+    let message = expect_protocol_error(within(Duration::from_secs(5), || store.table_exists("t")));
+    assert!(message.contains("deeper than 64"), "{message}");
+}
+
+#[test]
+fn containers_of_stop_elements_declared_huge_are_refused_at_once() {
+    for elems in [vec![0u8], vec![0, 0], vec![0x7f], vec![STRING, 0x55]] {
+        let kind = if elems.len() == 2 { MAP } else { LIST };
+        let addr = fake::start(move |method, seq| {
+            let mut m = Msg::reply(method, seq);
+            m.field(kind, 0);
+            for &e in &elems {
+                m.byte(e);
+            }
+            m.i32(i32::MAX);
+            Act::Send(m.done())
+        });
+        let store = store(addr, Duration::from_secs(5));
+        expect_protocol_error(within(Duration::from_millis(500), || store.table_exists("t")));
+    }
+}
+
+#[test]
+fn results_of_the_wrong_type_are_protocol_errors() {
+    // tableExists answering an i32: not `false`.
+    let addr = fake::start(|method, seq| Act::Send(Msg::reply(method, seq).field(I32, 0).i32(1).stop().done()));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    assert!(message.contains("I32"), "{message}");
+
+    // checkAndMutate answering an i32: not a failed check.
+    let addr = fake::start(|method, seq| match method {
+        "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["f"])),
+        _ => Act::Send(Msg::reply(method, seq).field(I32, 0).i32(0).stop().done()),
+    });
+    let op = CheckAndMutate::new(RowMutation::new("r").put("f", "q", "v"), "f", "q", Some("old".into()));
+    expect_protocol_error(store(addr, Duration::from_secs(5)).check_and_mutate("t", &op));
+}
+
+#[test]
+fn a_truncated_reply_is_a_connection_error() {
+    let addr = fake::start(|_, seq| {
+        let mut reply = exists_reply(seq, true);
+        reply.truncate(reply.len() - 3);
+        Act::SendAndClose(reply)
+    });
+    let err = within(Duration::from_secs(5), || {
+        store(addr, Duration::from_secs(5)).table_exists("t")
+    })
+    .unwrap_err();
+    assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
+}
+
+#[test]
+fn garbage_says_the_gateway_may_speak_another_protocol() {
+    let addr = fake::start(|_, _| Act::Send(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    assert!(message.contains("framed transport"), "{message}");
+    assert!(message.contains("compact"), "{message}");
+}
+
+#[test]
+fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
+    // A framed or compact gateway reads hmap's call as garbage and closes.
+    let addr = fake::start(|_, _| Act::Close);
+    let err = within(Duration::from_secs(5), || {
+        store(addr, Duration::from_secs(5)).table_exists("t")
+    })
+    .unwrap_err();
+    match &err {
+        StoreError::Connection { message, .. } => {
+            assert!(message.contains("framed transport"), "{message}");
+            assert!(!message.contains("failed to fill whole buffer"), "{message}");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_reply_to_another_call_is_a_protocol_error() {
+    let addr = fake::start(|_, seq| Act::Send(exists_reply(seq + 1, true)));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    assert!(message.contains("reply to"), "{message}");
+}
+
+/// A reply to `method` #`seq` carrying a TIOError with `message`.
+fn io_error(method: &str, seq: i32, message: &str) -> Vec<u8> {
+    Msg::reply(method, seq)
+        .field(STRUCT, 1)
+        .field(STRING, 1)
+        .string(message.as_bytes())
+        .field(BOOL, 2)
+        .byte(0)
+        .stop()
+        .stop()
+        .done()
+}
+
+#[test]
+fn exceptions_are_mapped_from_their_fields() {
+    // A TIOError whose Java exception is TableExistsException.
+    let addr = fake::start(|method, seq| {
+        Act::Send(io_error(
+            method,
+            seq,
+            "org.apache.hadoop.hbase.TableExistsException: t\n\tat Somewhere(X.java:1)",
+        ))
+    });
+    let schema = hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f"));
+    let err = store(addr, Duration::from_secs(5)).create_table(&schema).unwrap_err();
+    assert!(matches!(err, StoreError::TableExists { .. }), "{err:?}");
+
+    // A message that only mentions an exception's name is not that exception.
+    let addr = fake::start(|method, seq| {
+        Act::Send(io_error(
+            method,
+            seq,
+            "java.io.IOException: a value mentions TableNotFoundException",
+        ))
+    });
+    let err = store(addr, Duration::from_secs(5)).table_exists("t").unwrap_err();
+    assert!(matches!(err, StoreError::Server { .. }), "{err:?}");
+
+    // TIllegalArgument (field 2 of getScannerRows' result): a refused request.
+    let addr = fake::start(|method, seq| match method {
+        "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["f"])),
+        "openScanner" => Act::Send(Msg::reply(method, seq).field(I32, 0).i32(7).stop().done()),
+        "getScannerRows" => Act::Send(
+            Msg::reply(method, seq)
+                .field(STRUCT, 2)
+                .field(STRING, 1)
+                .string(b"Invalid scanner Id")
+                .stop()
+                .stop()
+                .done(),
+        ),
+        _ => Act::Send(Msg::reply(method, seq).stop().done()),
+    });
+    let store = store(addr, Duration::from_secs(5));
+    let first = store.scan("t", &Scan::all()).expect("scanner").next().expect("an item");
+    match first {
+        Err(StoreError::InvalidRequest { reason, .. }) => assert!(reason.contains("Invalid scanner Id"), "{reason}"),
+        other => panic!("expected an invalid request, got {other:?}"),
+    }
+}
+
+#[test]
+fn increment_reply_cells_are_matched_by_column() {
+    // The reply lists cells sorted by column, not in the order asked.
+    let addr = fake::start(|method, seq| match method {
+        "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["c"])),
+        _ => {
+            let mut m = Msg::reply(method, seq);
+            m.field(STRUCT, 0)
+                .field(STRING, 1)
+                .string(b"r")
+                .field(LIST, 2)
+                .list(STRUCT, 2);
+            fake::column_value(&mut m, "c", "x", &12i64.to_be_bytes());
+            fake::column_value(&mut m, "c", "y", &11i64.to_be_bytes());
+            Act::Send(m.stop().stop().done())
+        }
+    });
+    let store = store(addr, Duration::from_secs(5));
+    let values = store
+        .increment("t", &Increment::new("r").add("c", "y", 1).add("c", "x", 2))
+        .expect("increment");
+    assert_eq!(values, vec![11, 12]);
+    // A column the reply lacks is an error naming it.
+    let err = store.increment("t", &Increment::new("r").add("c", "z", 1)).unwrap_err();
+    assert!(err.to_string().contains("c:z"), "{err}");
+}
