@@ -65,6 +65,46 @@ fn purchase() -> Purchase {
     }
 }
 
+/// Runs `f`, returning what it returned and the warnings it logged.
+fn logged<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    use std::sync::Mutex;
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Level, Metadata};
+
+    #[derive(Default)]
+    struct Warnings(Mutex<Vec<String>>);
+    struct Message(String);
+    impl Visit for Message {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                self.0 = format!("{value:?}");
+            }
+        }
+    }
+    impl tracing::Subscriber for Warnings {
+        fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+            *metadata.level() == Level::WARN
+        }
+        fn new_span(&self, _: &Attributes<'_>) -> Id {
+            Id::from_u64(1)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            self.0.lock().unwrap().push(message.0);
+        }
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+    let warnings = Arc::new(Warnings::default());
+    let result = tracing::subscriber::with_default(Arc::clone(&warnings), f);
+    let logged = warnings.0.lock().unwrap().clone();
+    (result, logged)
+}
+
 fn mismatch(err: Error) -> Vec<SchemaDifference> {
     match err {
         Error::SchemaMismatch { table, diff } => {
@@ -193,7 +233,14 @@ fn unrecorded_layout_and_extra_families_open() {
         .push(FamilySchema::new("z").compression(Compression::None));
     store.create_table(&schema).expect("create by hand");
     let purchases = Table::<Purchase, _>::new(&store);
-    assert!(!purchases.create_if_missing().expect("opens"));
+    let (opened, warnings) = logged(|| purchases.create_if_missing());
+    assert!(!opened.expect("opens"));
+    assert_eq!(
+        warnings,
+        [format!(
+            "table `purchases` records no key layout (hmap did not create it); rows are read as `{LAYOUT}`"
+        )]
+    );
     let diff = purchases.check_schema().expect("opens");
     assert!(diff.is_compatible());
     assert_eq!(
