@@ -324,6 +324,15 @@ pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSche
         e.bool_field(20, f.in_memory);
         e.stop();
     });
+    if !schema.metadata.is_empty() {
+        // 3: optional map<binary, binary> attributes
+        e.field(TType::Map, 3);
+        e.map(TType::String, TType::String, schema.metadata.len());
+        for (key, value) in &schema.metadata {
+            e.string(key.as_bytes());
+            e.string(value.as_bytes());
+        }
+    }
     e.stop();
 }
 
@@ -439,11 +448,30 @@ pub fn read_table_descriptor(d: &mut Decoder<'_>) -> io::Result<TableSchema> {
         match (id, kind) {
             (1, TType::Struct) => schema.name = read_table_name(d)?,
             (2, TType::List) => schema.families = read_list(d, read_family)?,
+            (3, TType::Map) => schema.metadata = read_attributes(d)?,
             _ => d.skip(kind)?,
         }
     }
     schema.families.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(schema)
+}
+
+/// TTableDescriptor's `3: optional map<binary, binary> attributes`, as
+/// text (bytes that are not UTF-8 replaced).
+fn read_attributes(d: &mut Decoder<'_>) -> io::Result<std::collections::BTreeMap<String, String>> {
+    let (key, value, len) = d.map()?;
+    let mut attributes = std::collections::BTreeMap::new();
+    for _ in 0..len {
+        if (key, value) != (TType::String, TType::String) {
+            d.skip(key)?;
+            d.skip(value)?;
+            continue;
+        }
+        let k = String::from_utf8_lossy(&d.binary()?).into_owned();
+        let v = String::from_utf8_lossy(&d.binary()?).into_owned();
+        attributes.insert(k, v);
+    }
+    Ok(attributes)
 }
 
 fn read_family(d: &mut Decoder<'_>) -> io::Result<FamilySchema> {

@@ -453,6 +453,31 @@ impl Store for ThriftStore {
         Ok(())
     }
 
+    /// `disableTable`, then `truncateTable` with `preserveSplits`; HBase
+    /// enables the table again.
+    fn truncate_table(&self, table: &str) -> Result<()> {
+        if !self.table_exists(table)? {
+            return Err(StoreError::TableNotFound { table: table.into() });
+        }
+        let by_name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
+        match self.call(table, "disableTable", false, by_name, |d, k| d.skip(k)) {
+            // Disabled already: truncating is what is left.
+            Ok(_) | Err(StoreError::Server { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.call(
+            table,
+            "truncateTable",
+            false,
+            |e| {
+                hbase::table_name(e, 1, &self.wire(table));
+                e.bool_field(2, true);
+            },
+            |d, k| d.skip(k),
+        )?;
+        Ok(())
+    }
+
     fn table_exists(&self, table: &str) -> Result<bool> {
         let exists = self.call(
             table,

@@ -96,6 +96,12 @@ impl Encoder {
         self.buf.push(elem as u8);
         self.i32(len as i32);
     }
+    /// A map header: key type, value type and length.
+    pub fn map(&mut self, key: TType, value: TType, len: usize) {
+        self.buf.push(key as u8);
+        self.buf.push(value as u8);
+        self.i32(len as i32);
+    }
 
     // Field shorthands.
     pub fn bool_field(&mut self, id: i16, v: bool) {
@@ -170,6 +176,17 @@ impl Decoder<'_> {
         let elem = TType::from_byte(self.byte()?)?;
         let len = self.i32()?;
         Ok((elem, usize::try_from(len).map_err(|_| invalid("negative list length"))?))
+    }
+    /// A map header: key type, value type and length.
+    pub fn map(&mut self) -> io::Result<(TType, TType, usize)> {
+        let key = TType::from_byte(self.byte()?)?;
+        let value = TType::from_byte(self.byte()?)?;
+        let len = self.i32()?;
+        Ok((
+            key,
+            value,
+            usize::try_from(len).map_err(|_| invalid("negative map length"))?,
+        ))
     }
     /// Skips a value of any type.
     pub fn skip(&mut self, kind: TType) -> io::Result<()> {
