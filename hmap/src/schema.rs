@@ -237,7 +237,9 @@ pub struct TableSchema {
     /// The table's metadata: key-value attributes of its descriptor (HBase's
     /// `TableDescriptor.getValue`, the shell's `METADATA`), kept with the
     /// table and read back by `describe_table`. hmap records the key layout
-    /// under [`KEY_LAYOUT_ATTRIBUTE`].
+    /// under [`KEY_LAYOUT_ATTRIBUTE`]. HBase adds attributes of its own to
+    /// every table (2.6: `IS_META`, `hbase.store.file-tracker.impl`), which
+    /// `ThriftStore` reports as they are and `MemoryStore` does not invent.
     pub metadata: BTreeMap<String, String>,
 }
 
