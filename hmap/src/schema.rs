@@ -728,3 +728,52 @@ impl<'a, I: Iterator<Item = &'a SchemaDifference> + Clone> fmt::Display for Show
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_statement_quotes_metadata_as_ruby_strings() {
+        let schema = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "text '_': id: string")
+            .metadata("note", r"a\b");
+        assert_eq!(
+            schema.to_string(),
+            r"create 't', {NAME => 'f', VERSIONS => 1}, METADATA => {'hmap.key' => 'text \'_\': id: string', 'note' => 'a\\b'}"
+        );
+    }
+
+    #[test]
+    fn declared_metadata_is_compared_and_the_table_s_own_ignored() {
+        let declared = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "binary: id: u64")
+            .metadata("owner", "shop")
+            .metadata("tier", "gold");
+        let live = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "binary: id: u64")
+            .metadata("IS_META", "false")
+            .metadata("tier", "silver");
+        let diff = SchemaDiff::between(&declared, &live);
+        assert_eq!(
+            diff.differences,
+            [
+                SchemaDifference::Metadata {
+                    key: "owner".into(),
+                    declared: "shop".into(),
+                    live: None,
+                },
+                SchemaDifference::Metadata {
+                    key: "tier".into(),
+                    declared: "gold".into(),
+                    live: Some("silver".into()),
+                },
+            ]
+        );
+        assert!(!diff.is_compatible());
+        assert!(SchemaDiff::between(&declared, &declared).is_empty());
+    }
+}
