@@ -1997,6 +1997,77 @@ pub fn check_absent_guards_deletes(t: &dyn Target) {
     assert_eq!(get_cells(&tt, Get::new("r")), saved);
 }
 
+// ---------------------------------------------------------------------------
+// Table metadata and truncation
+
+/// Creates `prefix + case` afresh from a whole schema (its name replaced).
+fn table_from<'a>(t: &'a dyn Target, case: &str, mut schema: TableSchema) -> TestTable<'a> {
+    let store = t.store();
+    schema.name = format!("{}{case}", t.table_prefix());
+    if store.table_exists(&schema.name).expect("table_exists") {
+        store.delete_table(&schema.name).expect("delete a leftover table");
+    }
+    store.create_table(&schema).expect("create_table");
+    TestTable {
+        store,
+        name: schema.name,
+    }
+}
+
+/// A table's metadata set at creation is what `describe` reports, quotes
+/// and backslashes included. (HBase: `TableDescriptor.getValue`, the shell's
+/// `METADATA`; Thrift2 IDL: `TTableDescriptor.attributes`, field 3.)
+pub fn table_metadata_round_trips(t: &dyn Target) {
+    let schema = TableSchema::new("")
+        .family(FamilySchema::new("a"))
+        .metadata("hmap.key", "text '_': uid: string + seq: u32 width 4")
+        .metadata("team", "it's a \\ test");
+    let tt = table_from(t, "table_metadata_round_trips", schema.clone());
+    let live = t.store().describe_table(&tt.name).unwrap();
+    for (key, value) in &schema.metadata {
+        assert_eq!(live.metadata.get(key), Some(value), "{key}");
+    }
+    assert_eq!(live.key_layout(), Some("text '_': uid: string + seq: u32 width 4"));
+}
+
+/// Truncating a table deletes its rows and keeps its families, options,
+/// metadata and split points; writes go on. (HBase: `Admin.truncateTable`
+/// with `preserveSplits`, the shell's `truncate_preserve`; Thrift2 IDL:
+/// `truncateTable`.)
+pub fn truncate_keeps_schema_and_splits(t: &dyn Target) {
+    let schema = TableSchema::new("")
+        .family(FamilySchema::new("a").versions(3).ttl_secs(86_400))
+        .family(FamilySchema::new("b"))
+        .split_keys(keys(&["m"]))
+        .metadata("hmap.key", "binary: id: string");
+    let tt = table_from(t, "truncate_keeps_schema_and_splits", schema);
+    put(
+        &tt,
+        vec![
+            RowMutation::new("a1").put_at("a", "q", 1, "v"),
+            RowMutation::new("z1").put_at("b", "q", 1, "v"),
+        ],
+    );
+    let before = t.store().describe_table(&tt.name).unwrap();
+    t.store().truncate_table(&tt.name).unwrap();
+    assert!(t.store().table_exists(&tt.name).unwrap());
+    assert_eq!(scan_keys(&tt, Scan::all()), Vec::<Bytes>::new());
+    assert_eq!(t.store().describe_table(&tt.name).unwrap(), before);
+    put(&tt, vec![RowMutation::new("b2").put_at("b", "q", 2, "w")]);
+    assert_eq!(get_cells(&tt, Get::new("b2")), vec![cell("b", "q", 2, "w")]);
+}
+
+/// Truncating a missing table fails with `TableNotFound`.
+/// (HBase: `TableNotFoundException`.)
+pub fn truncate_missing_table_fails(t: &dyn Target) {
+    let name = format!("{}truncate_missing_table_fails_never_created", t.table_prefix());
+    let _ = t.store().delete_table(&name);
+    let err = t.store().truncate_table(&name).unwrap_err();
+    assert!(
+        matches!(err, StoreError::TableNotFound { ref table } if *table == name),
+        "{err}"
+    );
+}
 
 /// Every case, by name, in the order they are defined: `for_each_case!`
 /// expands a macro once per name.
@@ -2098,6 +2169,9 @@ macro_rules! for_each_case {
             table_name_length_limit,
             cell_size_counts_row_and_column,
             check_absent_guards_deletes,
+            table_metadata_round_trips,
+            truncate_keeps_schema_and_splits,
+            truncate_missing_table_fails,
         }
     };
 }

@@ -293,7 +293,8 @@ fn sale_schema_and_key_inspector() {
     let schema = Sale::table_schema();
     assert_eq!(
         schema.to_string(),
-        "create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}"
+        "create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}, \
+         METADATA => {'hmap.key' => 'binary: user_id: string + at: datetime reverse_ts + product_id: u64'}"
     );
     let key = sales.row_key(("bob", at(2), 20u64)).unwrap();
     let shown = sales.inspect_key(&key).unwrap();
@@ -629,7 +630,7 @@ fn optimistic_versions_and_counters() {
     let err = accounts.save(&mut mine).unwrap_err();
     assert_eq!(
         err.to_string(),
-        r"table `account`, row a1\x00\x00: version conflict: the row was read at version 1, it is now at 2"
+        r#"table `account`, row a1\x00\x00 (id="a1"): version conflict: the row was read at version 1, it is now at 2"#
     );
     assert_eq!(accounts.get("a1").unwrap().unwrap().balance, 50);
 

@@ -78,6 +78,42 @@ fn salted_table_is_pre_split_one_region_per_bucket() {
     store.delete_table("reading").expect("delete");
 }
 
+/// A salted table truncated keeps its regions (one per bucket), its
+/// recorded key layout and its families; only the rows go. `describe`
+/// returns the metadata hmap wrote, and the attributes HBase adds itself.
+#[test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
+fn truncate_keeps_regions_and_the_key_layout() {
+    let store = gateway("truncate", 2);
+    let readings = Table::<Reading, _>::new(&store);
+    readings.create().expect("create");
+    let regions = store.region_start_keys("reading").expect("regions");
+    assert_eq!(regions.len(), 8);
+    let rows: Vec<Reading> = (0..16)
+        .map(|i| Reading {
+            sensor: i,
+            at: i64::from(i),
+            value: f64::from(i),
+        })
+        .collect();
+    readings.put_many(&rows).expect("put");
+    let described = store.describe_table("reading").expect("describe");
+    assert_eq!(described.key_layout(), Reading::table_schema().key_layout());
+    // HBase 2.6 records these of its own on every table.
+    assert_eq!(described.metadata.get("IS_META").map(String::as_str), Some("false"));
+    assert!(described.metadata.contains_key("hbase.store.file-tracker.impl"));
+
+    readings.truncate().expect("truncate");
+    assert_eq!(store.scan("reading", &Scan::all()).expect("scan").count(), 0);
+    assert_eq!(store.region_start_keys("reading").expect("regions"), regions);
+    assert_eq!(store.describe_table("reading").expect("describe"), described);
+    readings.check_schema().expect("the table still fits");
+    readings.put_many(&rows).expect("the table is enabled again");
+    assert_eq!(store.scan("reading", &Scan::all()).expect("scan").count(), 16);
+    readings.drop().expect("drop");
+    assert!(!readings.exists().expect("exists"));
+}
+
 #[test]
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
 fn one_pooled_connection_serves_many_threads() {

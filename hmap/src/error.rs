@@ -1,4 +1,5 @@
 use crate::key::KeyError;
+use crate::schema::SchemaDiff;
 use crate::store::StoreError;
 use crate::value::ValueError;
 
@@ -84,6 +85,16 @@ pub enum Error {
         field: String,
         /// Why it cannot be used.
         reason: &'static str,
+    },
+    /// The live table does not match the struct: families missing, family
+    /// options that differ, another key layout. The diff lists every
+    /// difference, also those reported for information only.
+    #[error("table `{table}` does not match its struct: {}", .diff.show_errors())]
+    SchemaMismatch {
+        /// The table.
+        table: &'static str,
+        /// Every difference.
+        diff: Box<SchemaDiff>,
     },
     /// A query that cannot run as asked.
     #[error("table `{table}`: invalid query: {reason}")]

@@ -32,7 +32,8 @@
 //!     // What hmap creates, in the HBase shell's words:
 //!     assert_eq!(
 //!         Sale::table_schema().to_string(),
-//!         "create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}"
+//!         "create 'sale', {NAME => 'n', VERSIONS => 1, COMPRESSION => 'SNAPPY'}, \
+//!          METADATA => {'hmap.key' => 'binary: user_id: string + at: datetime reverse_ts + product_id: u64'}"
 //!     );
 //!     let sales = Table::<Sale, _>::new(MemoryStore::new());
 //!     sales.create()?;
@@ -67,7 +68,10 @@
 //!   options (`VERSIONS`, `TTL`, `COMPRESSION`...), cell codecs (Java's
 //!   `Bytes.toBytes`, JSON, text), dynamic columns, multi-version cells,
 //!   counters, optimistic versions. Its documentation lists every attribute.
-//! - [`Table`]: `create`, `put`, `update`, `get`, `get_many`, `delete`,
+//! - [`Table`]: `create`, `create_if_missing` and `check_schema` (the
+//!   struct checked against the live table: families, options, the key
+//!   layout hmap records with the table), `truncate`, `drop`, `put`,
+//!   `update`, `get`, `get_many`, `delete`,
 //!   `scan` over a [`Query`] (prefixes, ranges, time ranges, reversed,
 //!   pages with a [`Cursor`], fan-out over salt buckets), `increment`.
 //! - [`key`]: the rowkey codec on its own: binary and readable text formats,
@@ -84,7 +88,8 @@
 //!
 //! The guides in the repository's `docs/` cover the design topics (rowkeys,
 //! families, dynamic columns, versions, scans, relations); their code is
-//! compiled and run as doctests of this crate.
+//! compiled and run as doctests of this crate; `docs/schemas.md` says what
+//! is checked when a table is opened.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -154,3 +159,6 @@ struct RelationsGuideDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/guide.md")]
 struct GettingStartedDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/schemas.md")]
+struct SchemasGuideDoctests;

@@ -6,6 +6,7 @@
 //! a row bloom filter, no compression. (Older books, and the seeds, say three
 //! versions: that was HBase 0.94 and earlier.)
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use bytes::Bytes;
@@ -216,7 +217,13 @@ impl FamilySchema {
     }
 }
 
-/// A table: its name, column families and initial split points.
+/// The table attribute in which hmap records a table's key layout when it
+/// creates the table: [`KeySchema::fingerprint`](crate::key::KeySchema::fingerprint)
+/// of the struct's key. The HBase shell shows it in `describe` as
+/// `METADATA => {'hmap.key' => '...'}`.
+pub const KEY_LAYOUT_ATTRIBUTE: &str = "hmap.key";
+
+/// A table: its name, column families, initial split points and metadata.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct TableSchema {
@@ -227,6 +234,13 @@ pub struct TableSchema {
     /// Row keys at which the table is split into regions when it is created
     /// (a salted table is split at each bucket).
     pub split_keys: Vec<Bytes>,
+    /// The table's metadata: key-value attributes of its descriptor (HBase's
+    /// `TableDescriptor.getValue`, the shell's `METADATA`), kept with the
+    /// table and read back by `describe_table`. hmap records the key layout
+    /// under [`KEY_LAYOUT_ATTRIBUTE`]. HBase adds attributes of its own to
+    /// every table (2.6: `IS_META`, `hbase.store.file-tracker.impl`), which
+    /// `ThriftStore` reports as they are and `MemoryStore` does not invent.
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl TableSchema {
@@ -236,7 +250,19 @@ impl TableSchema {
             name: name.into(),
             families: Vec::new(),
             split_keys: Vec::new(),
+            metadata: BTreeMap::new(),
         }
+    }
+
+    /// Sets a metadata attribute.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// The key layout recorded in the metadata, if any.
+    pub fn key_layout(&self) -> Option<&str> {
+        self.metadata.get(KEY_LAYOUT_ATTRIBUTE).map(String::as_str)
     }
 
     /// Adds a column family.
@@ -331,35 +357,13 @@ pub fn validate_table_name(name: &str) -> Result<(), String> {
 
 impl fmt::Display for TableSchema {
     /// The HBase shell statement that creates the table, naming `VERSIONS`
-    /// and every option that differs from HBase's default:
+    /// and every option that differs from HBase's default, then the split
+    /// points and the metadata:
     /// `create 'sale', {NAME => 'n', VERSIONS => 1, TTL => 2592000, COMPRESSION => 'SNAPPY'}`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let default = FamilySchema::new("");
         write!(f, "create '{}'", self.name)?;
         for fam in &self.families {
-            write!(f, ", {{NAME => '{}', VERSIONS => {}", fam.name, fam.versions)?;
-            if fam.min_versions != default.min_versions {
-                write!(f, ", MIN_VERSIONS => {}", fam.min_versions)?;
-            }
-            if fam.ttl_secs != default.ttl_secs {
-                write!(f, ", TTL => {}", fam.ttl_secs)?;
-            }
-            if fam.block_size != default.block_size {
-                write!(f, ", BLOCKSIZE => {}", fam.block_size)?;
-            }
-            if fam.block_cache != default.block_cache {
-                write!(f, ", BLOCKCACHE => '{}'", fam.block_cache)?;
-            }
-            if fam.in_memory != default.in_memory {
-                write!(f, ", IN_MEMORY => '{}'", fam.in_memory)?;
-            }
-            if fam.bloom != default.bloom {
-                write!(f, ", BLOOMFILTER => '{}'", fam.bloom.as_str())?;
-            }
-            if fam.compression != default.compression {
-                write!(f, ", COMPRESSION => '{}'", fam.compression.as_str())?;
-            }
-            f.write_str("}")?;
+            write!(f, ", {}", ShellFamily(fam))?;
         }
         if !self.split_keys.is_empty() {
             f.write_str(", SPLITS => [")?;
@@ -380,6 +384,422 @@ impl fmt::Display for TableSchema {
             }
             f.write_str("]")?;
         }
+        if !self.metadata.is_empty() {
+            f.write_str(", METADATA => {")?;
+            for (i, (key, value)) in self.metadata.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{} => {}", RubyQuoted(key), RubyQuoted(value))?;
+            }
+            f.write_str("}")?;
+        }
         Ok(())
+    }
+}
+
+/// A family as the HBase shell writes it: `{NAME => 'n', VERSIONS => 1, ...}`,
+/// `VERSIONS` and every option that differs from HBase's default.
+struct ShellFamily<'a>(&'a FamilySchema);
+
+impl fmt::Display for ShellFamily<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fam = self.0;
+        let default = FamilySchema::new("");
+        write!(f, "{{NAME => {}, VERSIONS => {}", RubyQuoted(&fam.name), fam.versions)?;
+        for option in FamilyOption::ALL {
+            if option != FamilyOption::Versions && option.value(fam) != option.value(&default) {
+                write!(f, ", {} => {}", option.as_str(), option.value(fam))?;
+            }
+        }
+        f.write_str("}")
+    }
+}
+
+/// A Ruby single-quoted string: `\` and `'` escaped.
+struct RubyQuoted<'a>(&'a str);
+
+impl fmt::Display for RubyQuoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("'")?;
+        for c in self.0.chars() {
+            if matches!(c, '\\' | '\'') {
+                f.write_str("\\")?;
+            }
+            fmt::Write::write_char(f, c)?;
+        }
+        f.write_str("'")
+    }
+}
+
+/// A family option `describe` reads back, by its HBase name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FamilyOption {
+    /// `VERSIONS`
+    Versions,
+    /// `MIN_VERSIONS`
+    MinVersions,
+    /// `TTL`
+    Ttl,
+    /// `BLOCKSIZE`
+    BlockSize,
+    /// `BLOCKCACHE`
+    BlockCache,
+    /// `IN_MEMORY`
+    InMemory,
+    /// `BLOOMFILTER`
+    Bloom,
+    /// `COMPRESSION`
+    Compression,
+}
+
+impl FamilyOption {
+    /// Every option, in the order the HBase shell lists them.
+    pub const ALL: [FamilyOption; 8] = [
+        FamilyOption::Versions,
+        FamilyOption::MinVersions,
+        FamilyOption::Ttl,
+        FamilyOption::BlockSize,
+        FamilyOption::BlockCache,
+        FamilyOption::InMemory,
+        FamilyOption::Bloom,
+        FamilyOption::Compression,
+    ];
+
+    /// The name HBase uses (`VERSIONS`, `TTL`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyOption::Versions => "VERSIONS",
+            FamilyOption::MinVersions => "MIN_VERSIONS",
+            FamilyOption::Ttl => "TTL",
+            FamilyOption::BlockSize => "BLOCKSIZE",
+            FamilyOption::BlockCache => "BLOCKCACHE",
+            FamilyOption::InMemory => "IN_MEMORY",
+            FamilyOption::Bloom => "BLOOMFILTER",
+            FamilyOption::Compression => "COMPRESSION",
+        }
+    }
+
+    /// The option's value in a family, as the HBase shell writes it
+    /// (`3`, `'true'`, `'SNAPPY'`).
+    pub fn value(self, family: &FamilySchema) -> String {
+        match self {
+            FamilyOption::Versions => family.versions.to_string(),
+            FamilyOption::MinVersions => family.min_versions.to_string(),
+            FamilyOption::Ttl => family.ttl_secs.to_string(),
+            FamilyOption::BlockSize => family.block_size.to_string(),
+            FamilyOption::BlockCache => format!("'{}'", family.block_cache),
+            FamilyOption::InMemory => format!("'{}'", family.in_memory),
+            FamilyOption::Bloom => format!("'{}'", family.bloom.as_str()),
+            FamilyOption::Compression => format!("'{}'", family.compression.as_str()),
+        }
+    }
+}
+
+impl fmt::Display for FamilyOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One way a live table differs from the schema a struct declares.
+///
+/// [`is_error`](Self::is_error) tells the differences that make the struct
+/// read or write the table wrongly (a missing family, another key layout)
+/// from those reported for information (a family only the table has).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SchemaDifference {
+    /// The struct declares a family the table lacks.
+    MissingFamily(FamilySchema),
+    /// The table has a family the struct does not declare (informational).
+    ExtraFamily {
+        /// The family.
+        family: String,
+    },
+    /// A family option differs.
+    FamilyOption {
+        /// The family.
+        family: String,
+        /// The option.
+        option: FamilyOption,
+        /// Its value in the struct's schema, as the shell writes it.
+        declared: String,
+        /// Its value in the table.
+        live: String,
+    },
+    /// The table was created for another key layout: rows written by one
+    /// cannot be read by the other.
+    KeyLayout {
+        /// The struct's layout ([`KeySchema::fingerprint`](crate::key::KeySchema::fingerprint)).
+        declared: String,
+        /// The layout recorded in the table's metadata.
+        recorded: String,
+    },
+    /// The table records no key layout: hmap did not create it
+    /// (informational; record one with the shell's `alter`).
+    KeyLayoutNotRecorded {
+        /// The struct's layout.
+        declared: String,
+    },
+    /// A metadata attribute the schema declares that the table lacks or
+    /// holds with another value (other than the key layout).
+    Metadata {
+        /// The attribute.
+        key: String,
+        /// The declared value.
+        declared: String,
+        /// The table's value, if it has the attribute.
+        live: Option<String>,
+    },
+}
+
+impl SchemaDifference {
+    /// Whether the difference makes the struct unfit for the table, rather
+    /// than being reported for information.
+    pub fn is_error(&self) -> bool {
+        !matches!(
+            self,
+            SchemaDifference::ExtraFamily { .. } | SchemaDifference::KeyLayoutNotRecorded { .. }
+        )
+    }
+}
+
+impl fmt::Display for SchemaDifference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchemaDifference::MissingFamily(fam) => {
+                write!(f, "family `{}` is missing (declared {})", fam.name, ShellFamily(fam))
+            }
+            SchemaDifference::ExtraFamily { family } => {
+                write!(f, "the table has family `{family}`, which the struct does not declare")
+            }
+            SchemaDifference::FamilyOption {
+                family,
+                option,
+                declared,
+                live,
+            } => write!(
+                f,
+                "family `{family}`: {option} is {live} in the table, {declared} in the struct"
+            ),
+            SchemaDifference::KeyLayout { declared, recorded } => write!(
+                f,
+                "the table was created for another key layout: its rows are `{recorded}`, the struct's are `{declared}`"
+            ),
+            SchemaDifference::KeyLayoutNotRecorded { declared } => write!(
+                f,
+                "the table records no key layout (hmap did not create it); the struct's is `{declared}`"
+            ),
+            SchemaDifference::Metadata { key, declared, live } => match live {
+                Some(live) => write!(
+                    f,
+                    "metadata `{key}` is {live:?} in the table, {declared:?} in the struct"
+                ),
+                None => write!(f, "metadata `{key}` is missing ({declared:?} in the struct)"),
+            },
+        }
+    }
+}
+
+/// Every difference between the schema a struct declares and a live table's
+/// ([`SchemaDiff::between`]): what `Table::create_if_missing` and
+/// `Table::check_schema` report, and what a migration acts on.
+///
+/// Split points are not compared: regions split and merge as a table grows.
+///
+/// ```
+/// use hmap::schema::{FamilyOption, FamilySchema, SchemaDiff, SchemaDifference, TableSchema};
+///
+/// let declared = TableSchema::new("user")
+///     .family(FamilySchema::new("i").versions(3))
+///     .family(FamilySchema::new("x"));
+/// let live = TableSchema::new("user")
+///     .family(FamilySchema::new("i"))
+///     .family(FamilySchema::new("old"));
+/// let diff = SchemaDiff::between(&declared, &live);
+/// assert!(!diff.is_compatible());
+/// assert_eq!(
+///     diff.differences,
+///     [
+///         SchemaDifference::FamilyOption {
+///             family: "i".into(),
+///             option: FamilyOption::Versions,
+///             declared: "3".into(),
+///             live: "1".into(),
+///         },
+///         SchemaDifference::MissingFamily(FamilySchema::new("x")),
+///         SchemaDifference::ExtraFamily { family: "old".into() },
+///     ]
+/// );
+/// assert_eq!(
+///     diff.to_string(),
+///     "table `user`: family `i`: VERSIONS is 1 in the table, 3 in the struct; \
+///      family `x` is missing (declared {NAME => 'x', VERSIONS => 1}); \
+///      the table has family `old`, which the struct does not declare"
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct SchemaDiff {
+    /// The table.
+    pub table: String,
+    /// The differences: per declared family in declaration order (missing,
+    /// or its options one by one), then the table's extra families, then
+    /// the key layout and other metadata.
+    pub differences: Vec<SchemaDifference>,
+}
+
+impl SchemaDiff {
+    /// Compares a declared schema with a live one (as `describe_table`
+    /// returns it): families, their options, and the declared metadata,
+    /// including the key layout.
+    pub fn between(declared: &TableSchema, live: &TableSchema) -> SchemaDiff {
+        let mut differences = Vec::new();
+        for fam in &declared.families {
+            let Some(found) = live.find_family(fam.name.as_bytes()) else {
+                differences.push(SchemaDifference::MissingFamily(fam.clone()));
+                continue;
+            };
+            for option in FamilyOption::ALL {
+                let (declared, live) = (option.value(fam), option.value(found));
+                if declared != live {
+                    differences.push(SchemaDifference::FamilyOption {
+                        family: fam.name.clone(),
+                        option,
+                        declared,
+                        live,
+                    });
+                }
+            }
+        }
+        for fam in &live.families {
+            if declared.find_family(fam.name.as_bytes()).is_none() {
+                differences.push(SchemaDifference::ExtraFamily {
+                    family: fam.name.clone(),
+                });
+            }
+        }
+        for (key, value) in &declared.metadata {
+            let found = live.metadata.get(key);
+            if found == Some(value) {
+                continue;
+            }
+            differences.push(match (key.as_str(), found) {
+                (KEY_LAYOUT_ATTRIBUTE, None) => SchemaDifference::KeyLayoutNotRecorded {
+                    declared: value.clone(),
+                },
+                (KEY_LAYOUT_ATTRIBUTE, Some(recorded)) => SchemaDifference::KeyLayout {
+                    declared: value.clone(),
+                    recorded: recorded.clone(),
+                },
+                (_, found) => SchemaDifference::Metadata {
+                    key: key.clone(),
+                    declared: value.clone(),
+                    live: found.cloned(),
+                },
+            });
+        }
+        SchemaDiff {
+            table: declared.name.clone(),
+            differences,
+        }
+    }
+
+    /// Whether the schemas agree exactly (informational differences aside
+    /// too).
+    pub fn is_empty(&self) -> bool {
+        self.differences.is_empty()
+    }
+
+    /// Whether no difference is an error: the struct can use the table.
+    pub fn is_compatible(&self) -> bool {
+        self.errors().next().is_none()
+    }
+
+    /// The differences that are errors.
+    pub fn errors(&self) -> impl Iterator<Item = &SchemaDifference> + Clone {
+        self.differences.iter().filter(|d| d.is_error())
+    }
+
+    /// The errors alone, shown as `Display` shows them all.
+    pub fn show_errors(&self) -> impl fmt::Display + '_ {
+        ShowDifferences(self.errors())
+    }
+}
+
+impl fmt::Display for SchemaDiff {
+    /// `table `user`: ` and the differences separated by `; `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "table `{}`: ", self.table)?;
+        if self.differences.is_empty() {
+            return f.write_str("no differences");
+        }
+        ShowDifferences(self.differences.iter()).fmt(f)
+    }
+}
+
+/// Differences separated by `; `.
+struct ShowDifferences<I>(I);
+
+impl<'a, I: Iterator<Item = &'a SchemaDifference> + Clone> fmt::Display for ShowDifferences<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.clone().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_statement_quotes_metadata_as_ruby_strings() {
+        let schema = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "text '_': id: string")
+            .metadata("note", r"a\b");
+        assert_eq!(
+            schema.to_string(),
+            r"create 't', {NAME => 'f', VERSIONS => 1}, METADATA => {'hmap.key' => 'text \'_\': id: string', 'note' => 'a\\b'}"
+        );
+    }
+
+    #[test]
+    fn declared_metadata_is_compared_and_the_table_s_own_ignored() {
+        let declared = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "binary: id: u64")
+            .metadata("owner", "shop")
+            .metadata("tier", "gold");
+        let live = TableSchema::new("t")
+            .family(FamilySchema::new("f"))
+            .metadata(KEY_LAYOUT_ATTRIBUTE, "binary: id: u64")
+            .metadata("IS_META", "false")
+            .metadata("tier", "silver");
+        let diff = SchemaDiff::between(&declared, &live);
+        assert_eq!(
+            diff.differences,
+            [
+                SchemaDifference::Metadata {
+                    key: "owner".into(),
+                    declared: "shop".into(),
+                    live: None,
+                },
+                SchemaDifference::Metadata {
+                    key: "tier".into(),
+                    declared: "gold".into(),
+                    live: Some("silver".into()),
+                },
+            ]
+        );
+        assert!(!diff.is_compatible());
+        assert!(SchemaDiff::between(&declared, &declared).is_empty());
     }
 }

@@ -8,9 +8,10 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::key::{FromKeyTuple, KeyError, KeyInspection, KeySchema, KeyTuple, Order, Printable, Segment, Transform};
-use crate::schema::{FamilySchema, TableSchema};
+use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, SchemaDiff, SchemaDifference, TableSchema};
 use crate::store::{
-    CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, RowScanner, Scan, Store, TimeRange, prefix_end,
+    CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, RowScanner, Scan, Store, StoreError, TimeRange,
+    prefix_end,
 };
 use crate::value::{Codec, Native, Versioned};
 
@@ -81,12 +82,17 @@ pub trait HTable: Sized {
     /// Sets the optimistic-concurrency version.
     fn set_version(&mut self, _version: u64) {}
 
-    /// The schema that creates the table: its families, and split points
-    /// at each salt bucket for a salted key.
+    /// The schema that creates the table: its families, split points at
+    /// each salt bucket for a salted key, and the key layout's
+    /// [fingerprint](KeySchema::fingerprint) in the metadata (under
+    /// [`KEY_LAYOUT_ATTRIBUTE`]).
     fn table_schema() -> TableSchema {
         let mut schema = TableSchema::new(Self::TABLE);
         schema.families = Self::families();
         schema.split_keys = salt_split_keys(Self::key_schema());
+        schema
+            .metadata
+            .insert(KEY_LAYOUT_ATTRIBUTE.into(), Self::key_schema().fingerprint());
         schema
     }
 
@@ -129,6 +135,8 @@ pub struct RowWriter<'a> {
     mutations: Vec<Mutation>,
     /// Only these fields, for partial updates.
     only: Option<&'a [&'a str]>,
+    /// The table's key layout, to show a row's parts in errors.
+    key: Option<&'static KeySchema>,
 }
 
 impl<'a> RowWriter<'a> {
@@ -147,6 +155,7 @@ impl<'a> RowWriter<'a> {
             timestamp,
             mutations: Vec::new(),
             only: None,
+            key: None,
         }
     }
 
@@ -163,7 +172,7 @@ impl<'a> RowWriter<'a> {
     fn encode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], value: &T) -> Result<Bytes> {
         C::encode(value).map_err(|source| Error::Encode {
             table: self.table,
-            row: Printable(self.row).to_string(),
+            row: show_typed_row(self.key, self.row),
             column: format!("{family}:{}", Printable(qualifier)),
             source,
         })
@@ -228,7 +237,7 @@ impl<'a> RowWriter<'a> {
         for (k, v) in entries {
             let qualifier = KC::encode(k).map_err(|source| Error::Encode {
                 table: self.table,
-                row: Printable(self.row).to_string(),
+                row: show_typed_row(self.key, self.row),
                 column: format!("{family}:<key>"),
                 source,
             })?;
@@ -269,12 +278,18 @@ impl<'a> RowWriter<'a> {
 pub struct RowReader<'a> {
     table: &'static str,
     result: &'a RowResult,
+    /// The table's key layout, to show the row's parts in errors.
+    key: Option<&'static KeySchema>,
 }
 
 impl<'a> RowReader<'a> {
     /// A reader over a stored row.
     pub fn new(table: &'static str, result: &'a RowResult) -> Self {
-        RowReader { table, result }
+        RowReader {
+            table,
+            result,
+            key: None,
+        }
     }
 
     /// The row key.
@@ -403,7 +418,7 @@ impl<'a> RowReader<'a> {
     fn missing(&self, family: &str, qualifier: &str) -> Error {
         Error::MissingCell {
             table: self.table,
-            row: Printable(&self.result.row).to_string(),
+            row: show_typed_row(self.key, &self.result.row),
             column: format!("{family}:{qualifier}"),
         }
     }
@@ -411,7 +426,7 @@ impl<'a> RowReader<'a> {
     fn decode<C: Codec<T>, T>(&self, family: &str, qualifier: &[u8], bytes: &[u8]) -> Result<T> {
         C::decode(bytes).map_err(|source| Error::Decode {
             table: self.table,
-            row: Printable(&self.result.row).to_string(),
+            row: show_typed_row(self.key, &self.result.row),
             column: format!("{family}:{}", Printable(qualifier)),
             source,
         })
@@ -479,6 +494,25 @@ impl<'a> RowReader<'a> {
     pub fn version(&self, family: &str, qualifier: &str) -> Result<u64> {
         Ok(self.optional::<Native, u64>(family, qualifier)?.unwrap_or(0))
     }
+}
+
+/// A row for an error message: printable (cut after 64 bytes), then its
+/// key parts when the table's key layout decodes them:
+/// `u1\x00\x7F... (uid="u1", ts=2026-11-22T10:00:00.000Z, pid=7)`. Called on
+/// error paths only.
+#[cold]
+fn show_typed_row(key: Option<&KeySchema>, row: &[u8]) -> String {
+    let mut shown = crate::store::show_row(row);
+    if let Some(parts) = key.and_then(|k| k.inspect(row).ok()) {
+        shown.push_str(" (");
+        let parts = parts.0.iter().filter_map(|seg| match seg {
+            crate::key::InspectedSegment::Part { name, value } => Some(format!("{name}={value}")),
+            _ => None,
+        });
+        shown.push_str(&parts.collect::<Vec<_>>().join(", "));
+        shown.push(')');
+    }
+    shown
 }
 
 /// Slice equality, inlined for the short slices qualifiers and families
@@ -755,6 +789,21 @@ impl<T: HTable, S: Store> Table<T, S> {
         &self.store
     }
 
+    /// A store error about one of `rows`, with that row's key parts shown
+    /// next to its bytes.
+    #[cold]
+    fn store_error<'r>(mut e: StoreError, rows: impl IntoIterator<Item = &'r [u8]>) -> Error {
+        if let StoreError::InvalidRow { row: shown, .. }
+        | StoreError::CellTooLarge { row: shown, .. }
+        | StoreError::NegativeTimestamp { row: shown, .. }
+        | StoreError::NotACounter { row: shown, .. } = &mut e
+            && let Some(row) = rows.into_iter().find(|r| crate::store::show_row(r) == *shown)
+        {
+            *shown = show_typed_row(Some(T::key_schema()), row);
+        }
+        Error::Store(e)
+    }
+
     fn key_error(source: KeyError) -> Error {
         Error::Key {
             table: T::TABLE,
@@ -770,12 +819,101 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Creates the table unless it exists; returns whether it created it.
+    ///
+    /// A table that exists is checked as [`check_schema`](Self::check_schema)
+    /// does: if it lacks a family of `T`, has other family options, or was
+    /// created for another key layout, the result is
+    /// [`Error::SchemaMismatch`] listing every difference.
     pub fn create_if_missing(&self) -> Result<bool> {
-        if self.store.table_exists(T::TABLE)? {
-            return Ok(false);
+        if !self.store.table_exists(T::TABLE)? {
+            match self.create() {
+                Ok(()) => return Ok(true),
+                // Created by someone else in between: check theirs.
+                Err(Error::Store(StoreError::TableExists { .. })) => {}
+                Err(e) => return Err(e),
+            }
         }
-        self.create()?;
-        Ok(true)
+        self.check_schema()?;
+        Ok(false)
+    }
+
+    /// Compares `T`'s schema with the live table's, reading only: every
+    /// difference, errors and informational ones alike (see
+    /// [`SchemaDiff`]). Fails only if the table cannot be described.
+    pub fn schema_diff(&self) -> Result<SchemaDiff> {
+        let live = self.store.describe_table(T::TABLE)?;
+        Ok(SchemaDiff::between(&T::table_schema(), &live))
+    }
+
+    /// Checks that the live table fits `T`, reading only, as an application
+    /// may at startup: [`Error::SchemaMismatch`] lists every difference if
+    /// any is an error (a family missing, a family option that differs,
+    /// another key layout); otherwise the diff is returned, holding the
+    /// informational differences (families only the table has, no recorded
+    /// key layout). A table whose key layout hmap did not record opens, with
+    /// a warning logged through `tracing`.
+    ///
+    /// ```
+    /// use hmap::schema::{FamilySchema, TableSchema};
+    /// use hmap::store::{MemoryStore, Store};
+    /// use hmap::{Error, HTable, Table};
+    ///
+    /// #[derive(HTable)]
+    /// #[hmap(table = "user", family(name = "i", versions = 3))]
+    /// struct User {
+    ///     #[hmap(key)]
+    ///     id: String,
+    ///     #[hmap(family = "i")]
+    ///     name: String,
+    /// }
+    ///
+    /// let store = MemoryStore::new();
+    /// // Made by hand, with one version and no recorded key layout.
+    /// store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
+    /// let users = Table::<User, _>::new(&store);
+    /// let err = users.check_schema().unwrap_err();
+    /// assert!(matches!(err, Error::SchemaMismatch { .. }));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "table `user` does not match its struct: family `i`: VERSIONS is 1 in the table, 3 in the struct"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_schema(&self) -> Result<SchemaDiff> {
+        let diff = self.schema_diff()?;
+        if !diff.is_compatible() {
+            return Err(Error::SchemaMismatch {
+                table: T::TABLE,
+                diff: Box::new(diff),
+            });
+        }
+        for d in &diff.differences {
+            if let SchemaDifference::KeyLayoutNotRecorded { declared } = d {
+                tracing::warn!(
+                    table = T::TABLE,
+                    "table `{}` records no key layout (hmap did not create it); rows are read as `{declared}`",
+                    T::TABLE
+                );
+            }
+        }
+        Ok(diff)
+    }
+
+    /// Whether the table exists.
+    pub fn exists(&self) -> Result<bool> {
+        Ok(self.store.table_exists(T::TABLE)?)
+    }
+
+    /// Deletes the table and every row in it (on HBase: disables, then
+    /// deletes it).
+    pub fn drop(&self) -> Result<()> {
+        Ok(self.store.delete_table(T::TABLE)?)
+    }
+
+    /// Deletes every row, keeping the table, its schema and its split
+    /// points ([`Store::truncate_table`]).
+    pub fn truncate(&self) -> Result<()> {
+        Ok(self.store.truncate_table(T::TABLE)?)
     }
 
     /// The rowkey of a key value (a tuple of every key part).
@@ -818,7 +956,11 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     fn decode(result: &RowResult) -> Result<T> {
         let key: T::Key = T::key_schema().decode(&result.row).map_err(Self::key_error)?;
-        T::read_row(key, &RowReader::new(T::TABLE, result))
+        let reader = RowReader {
+            key: Some(T::key_schema()),
+            ..RowReader::new(T::TABLE, result)
+        };
+        T::read_row(key, &reader)
     }
 
     /// Reads the row with this key (a tuple of every key part). Only the
@@ -863,6 +1005,7 @@ impl<T: HTable, S: Store> Table<T, S> {
         let key = self.row_key_of(row)?;
         let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
         writer.only = only;
+        writer.key = Some(T::key_schema());
         row.write_cells(&mut writer)?;
         let mutations = writer.into_mutations();
         Ok(RowMutation { row: key, mutations })
@@ -933,7 +1076,9 @@ impl<T: HTable, S: Store> Table<T, S> {
         let mut mutation = self.mutation_of(row, only, ts)?;
         let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
         else {
-            self.store.mutate(T::TABLE, std::slice::from_ref(&mutation))?;
+            self.store
+                .mutate(T::TABLE, std::slice::from_ref(&mutation))
+                .map_err(|e| Self::store_error(e, [&mutation.row[..]]))?;
             return Ok(None);
         };
         let next = version + 1;
@@ -945,10 +1090,13 @@ impl<T: HTable, S: Store> Table<T, S> {
         });
         let expected = (version > 0).then(|| Bytes::copy_from_slice(&version.to_be_bytes()));
         let row_key = mutation.row.clone();
-        let applied = self.store.check_and_mutate(
-            T::TABLE,
-            &CheckAndMutate::new(mutation, field.family, field.qualifier, expected),
-        )?;
+        let applied = self
+            .store
+            .check_and_mutate(
+                T::TABLE,
+                &CheckAndMutate::new(mutation, field.family, field.qualifier, expected),
+            )
+            .map_err(|e| Self::store_error(e, [&row_key[..]]))?;
         if applied {
             return Ok(Some(next));
         }
@@ -963,7 +1111,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             .map(u64::from_be_bytes);
         Err(Error::Conflict {
             table: T::TABLE,
-            row: Printable(&row_key).to_string(),
+            row: show_typed_row(Some(T::key_schema()), &row_key),
             expected: version,
             found: stored.map_or_else(|| "absent".into(), |v| v.to_string()),
         })
@@ -986,7 +1134,9 @@ impl<T: HTable, S: Store> Table<T, S> {
             .into_iter()
             .map(|r| self.mutation_of(r, None, ts))
             .collect::<Result<Vec<_>>>()?;
-        self.store.mutate(T::TABLE, &mutations)?;
+        self.store
+            .mutate(T::TABLE, &mutations)
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
         Ok(())
     }
 
@@ -1007,7 +1157,9 @@ impl<T: HTable, S: Store> Table<T, S> {
             .into_iter()
             .map(|k| RowMutation::new(k).push(Mutation::DeleteRow { up_to: Some(ts) }))
             .collect();
-        self.store.mutate(T::TABLE, &mutations)?;
+        self.store
+            .mutate(T::TABLE, &mutations)
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
         Ok(())
     }
 
@@ -1023,7 +1175,11 @@ impl<T: HTable, S: Store> Table<T, S> {
         let row = self.row_key(key)?;
         let values = self
             .store
-            .increment(T::TABLE, &Increment::new(row).add(info.family, info.qualifier, amount))?;
+            .increment(
+                T::TABLE,
+                &Increment::new(row.clone()).add(info.family, info.qualifier, amount),
+            )
+            .map_err(|e| Self::store_error(e, [&row[..]]))?;
         Ok(values.first().copied().unwrap_or_default())
     }
 

@@ -409,3 +409,46 @@ fn every_vector_decodes_back() {
         .unwrap();
     assert_eq!(id, 7);
 }
+
+/// The key layout's fingerprint, which tables hmap creates keep in their
+/// metadata: every kind of segment and modifier, pinned.
+#[test]
+fn fingerprints_are_stable() {
+    let text = KeySchema::new(
+        KeyFormat::text(),
+        vec![
+            Segment::Salt {
+                buckets: 16,
+                by: vec![0, 1].into(),
+            },
+            Segment::HashPrefix { len: 4, of: 0 },
+            Segment::Literal(b"u".as_slice().into()),
+            Segment::Part(PartSpec::new("uid", PartKind::Str).reversed()),
+            Segment::Part(PartSpec::new("seq", PartKind::U32).width(Width::Fixed(4)).desc()),
+            Segment::Part(PartSpec::new("at", PartKind::DateTime).reverse_ts()),
+            Segment::Part(PartSpec::new("n", PartKind::U64).width(Width::Variable)),
+        ],
+    )
+    .expect("valid schema");
+    assert_eq!(
+        text.fingerprint(),
+        "text '_': salt(16 by uid, seq) + md5(uid)[..4] + \"u\" + uid: string reversed + \
+         seq: u32 desc width 4 + at: datetime reverse_ts + n: u64 unpadded"
+    );
+    let binary = KeySchema::new(
+        KeyFormat::Binary,
+        vec![
+            Segment::Part(PartSpec::new("id", PartKind::FixedBytes(16))),
+            Segment::Part(PartSpec::new("day", PartKind::Date).desc()),
+            Segment::Part(PartSpec::new("u", PartKind::Uuid)),
+        ],
+    )
+    .expect("valid schema");
+    assert_eq!(binary.fingerprint(), "binary: id: [u8; 16] + day: date desc + u: uuid");
+    let unseparated = KeySchema::new(
+        KeyFormat::Text { separator: None },
+        vec![Segment::Part(PartSpec::new("n", PartKind::U8))],
+    )
+    .expect("valid schema");
+    assert_eq!(unseparated.fingerprint(), "text: n: u8");
+}

@@ -553,8 +553,52 @@ pub(crate) fn salt_text_width(buckets: u16) -> usize {
     digits.max(2)
 }
 
+impl KeySchema {
+    /// The key layout as one readable line, the same as `Display`: what hmap
+    /// records in a table's metadata (under
+    /// [`KEY_LAYOUT_ATTRIBUTE`](crate::schema::KEY_LAYOUT_ATTRIBUTE)) when it
+    /// creates the table, and compares with the struct's when it opens it.
+    ///
+    /// The format is stable: tables keep it for as long as they live. Any
+    /// change to it would be recorded under another attribute name. It is
+    /// the key format, `: `, then the segments in key order joined by ` + `:
+    ///
+    /// - format: `binary`, `text '_'` (the separator), or `text` (none);
+    /// - a part: `name: kind`, then ` desc`, ` reverse_ts` or ` reversed`,
+    ///   then ` width N` or ` unpadded` for a text width other than the
+    ///   natural one; kinds are `u8`..`u128`, `i8`..`i128`, `f32`, `f64`,
+    ///   `bool`, `string`, `bytes`, `[u8; N]`, `uuid`, `datetime`, `date`;
+    /// - a salt: `salt(BUCKETS by PART, PART)`;
+    /// - a hash prefix: `md5(PART)[..LEN]`;
+    /// - a literal: its bytes in double quotes, `\xHH` for bytes that are
+    ///   not printable ASCII.
+    ///
+    /// Everything that changes the bytes of a key is in it, and the part
+    /// names too: renaming a key field is reported as another layout.
+    ///
+    /// ```
+    /// use hmap::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment};
+    ///
+    /// let schema = KeySchema::new(KeyFormat::Binary, vec![
+    ///     Segment::Salt { buckets: 8, by: vec![0].into() },
+    ///     Segment::Part(PartSpec::new("uid", PartKind::Str)),
+    ///     Segment::Part(PartSpec::new("ts", PartKind::DateTime).reverse_ts()),
+    ///     Segment::Part(PartSpec::new("pid", PartKind::U64)),
+    /// ])?;
+    /// assert_eq!(
+    ///     schema.fingerprint(),
+    ///     "binary: salt(8 by uid) + uid: string + ts: datetime reverse_ts + pid: u64"
+    /// );
+    /// # Ok::<(), hmap::key::KeyError>(())
+    /// ```
+    pub fn fingerprint(&self) -> String {
+        self.to_string()
+    }
+}
+
 impl fmt::Display for KeySchema {
-    /// A one-line description: `salt(16 by user_id) + user_id: string + at: datetime reverse_ts`.
+    /// A one-line description, the key's [fingerprint](KeySchema::fingerprint):
+    /// `binary: salt(16 by user_id) + user_id: string + at: datetime reverse_ts`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let parts: Vec<&PartSpec> = self.parts().collect();
         let name = |i: usize| parts.get(i).map_or("?", |p| &p.name);

@@ -184,6 +184,9 @@ impl<S: Store> Store for FaultyStore<S> {
     fn delete_table(&self, table: &str) -> Result<()> {
         self.call("delete_table", |s| s.delete_table(table))
     }
+    fn truncate_table(&self, table: &str) -> Result<()> {
+        self.call("truncate_table", |s| s.truncate_table(table))
+    }
     fn table_exists(&self, table: &str) -> Result<bool> {
         self.call("table_exists", |s| s.table_exists(table))
     }

@@ -998,6 +998,12 @@ impl Store for MemoryStore {
             .ok_or_else(|| StoreError::TableNotFound { table: table.into() })
     }
 
+    /// Clears the rows; the schema, with its split keys, stays.
+    fn truncate_table(&self, table: &str) -> Result<()> {
+        write_lock(&self.table(table)?.data).rows.clear();
+        Ok(())
+    }
+
     fn table_exists(&self, table: &str) -> Result<bool> {
         check_table_name(table, "")?;
         Ok(read_lock(&self.tables).contains_key(table))

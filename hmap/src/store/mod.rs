@@ -30,6 +30,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 pub use error::StoreError;
+pub(crate) use error::show_row;
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
@@ -677,6 +678,19 @@ pub trait Store: Send + Sync {
     /// Deletes a table and its data.
     fn delete_table(&self, table: &str) -> Result<()>;
 
+    /// Deletes every row of a table, keeping the table, its schema and its
+    /// split points (HBase: `truncate_preserve`). Fails with
+    /// [`StoreError::TableNotFound`] if it does not exist.
+    ///
+    /// The default recreates the table from [`describe_table`](Self::describe_table),
+    /// which keeps the split points only if it reports them; backends
+    /// override it.
+    fn truncate_table(&self, table: &str) -> Result<()> {
+        let schema = self.describe_table(table)?;
+        self.delete_table(table)?;
+        self.create_table(&schema)
+    }
+
     /// Whether the table exists.
     fn table_exists(&self, table: &str) -> Result<bool>;
 
@@ -717,6 +731,9 @@ macro_rules! forward_store {
             }
             fn delete_table(&self, table: &str) -> Result<()> {
                 (**self).delete_table(table)
+            }
+            fn truncate_table(&self, table: &str) -> Result<()> {
+                (**self).truncate_table(table)
             }
             fn table_exists(&self, table: &str) -> Result<bool> {
                 (**self).table_exists(table)

@@ -290,6 +290,11 @@ impl Encoder {
         self.buf.push(elem as u8);
         self.i32(i32::try_from(len).unwrap_or(i32::MAX));
     }
+    pub fn map(&mut self, key: TType, value: TType, len: usize) {
+        self.buf.push(key as u8);
+        self.buf.push(value as u8);
+        self.i32(i32::try_from(len).unwrap_or(i32::MAX));
+    }
 
     // Field shorthands.
     pub fn bool_field(&mut self, id: i16, v: bool) {
@@ -716,6 +721,18 @@ impl Reader {
         Ok((elem, count))
     }
 
+    /// A map header: key type, value type and count, the count checked
+    /// against the bytes left as [`list`](Self::list) checks it.
+    pub fn map(&mut self) -> Result<(TType, TType, usize), DecodeError> {
+        let at = self.pos;
+        let (key, value, len) = (self.byte()?, self.byte()?, self.i32()?);
+        let key = element_type(key, len, at)?;
+        let value = element_type(value, len, at)?;
+        let count = length(len, at + 2)?;
+        self.check_count("a map", count, key.min_size() + value.min_size(), at)?;
+        Ok((key, value, count))
+    }
+
     fn check_count(&self, what: &'static str, count: usize, each: usize, at: usize) -> Result<(), DecodeError> {
         let needed = count as u64 * each as u64;
         if needed > self.left() as u64 {
@@ -751,12 +768,7 @@ impl Reader {
                 self.leave();
             }
             TType::Map => {
-                let at = self.pos;
-                let (key, value, len) = (self.byte()?, self.byte()?, self.i32()?);
-                let key = element_type(key, len, at)?;
-                let value = element_type(value, len, at)?;
-                let count = length(len, at + 2)?;
-                self.check_count("a map", count, key.min_size() + value.min_size(), at)?;
+                let (key, value, count) = self.map()?;
                 self.enter()?;
                 for _ in 0..count {
                     self.skip(key)?;

@@ -6,6 +6,8 @@
 //! its required fields required, and fields hmap does not know skipped, so
 //! that newer gateways with more fields still work.
 
+use std::collections::BTreeMap;
+
 use bytes::Bytes;
 
 use super::codec::{DecodeError, Encoder, Reader, TType};
@@ -402,6 +404,15 @@ pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSche
         e.bool_field(20, f.in_memory);
         e.stop();
     });
+    if !schema.metadata.is_empty() {
+        // 3: optional map<binary, binary> attributes
+        e.field(TType::Map, 3);
+        e.map(TType::String, TType::String, schema.metadata.len());
+        for (key, value) in &schema.metadata {
+            e.string(key.as_bytes());
+            e.string(value.as_bytes());
+        }
+    }
     e.stop();
 }
 
@@ -598,7 +609,8 @@ fn table_name_of(r: &mut Reader) -> Decoded<String> {
 }
 
 /// A TTableDescriptor { 1: required TTableName, 2: optional
-/// list<TColumnFamilyDescriptor> }, families sorted by name.
+/// list<TColumnFamilyDescriptor>, 3: optional map<binary, binary>
+/// attributes }, families sorted by name.
 pub fn table_descriptor_of(r: &mut Reader) -> Decoded<TableSchema> {
     let mut schema = TableSchema::new("");
     let mut named = false;
@@ -613,6 +625,10 @@ pub fn table_descriptor_of(r: &mut Reader) -> Decoded<TableSchema> {
                 r.expect("TTableDescriptor.columns", TType::List, kind)?;
                 schema.families = read_list(r, 8, family)?;
             }
+            3 => {
+                r.expect("TTableDescriptor.attributes", TType::Map, kind)?;
+                schema.metadata = attributes(r)?;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -620,6 +636,33 @@ pub fn table_descriptor_of(r: &mut Reader) -> Decoded<TableSchema> {
     required(named.then_some(()), "TTableDescriptor", 1)?;
     schema.families.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(schema)
+}
+
+/// TTableDescriptor's `3: optional map<binary, binary> attributes`, as
+/// text (bytes that are not UTF-8 replaced).
+fn attributes(r: &mut Reader) -> Decoded<BTreeMap<String, String>> {
+    let at = r.pos();
+    let (key, value, len) = r.map()?;
+    let mut attributes = BTreeMap::new();
+    if len == 0 {
+        return Ok(attributes);
+    }
+    for (what, got) in [("an attribute's key", key), ("an attribute's value", value)] {
+        if got != TType::String {
+            return Err(DecodeError::WrongType {
+                what,
+                expected: TType::String,
+                got,
+                at,
+            });
+        }
+    }
+    for _ in 0..len {
+        let k = String::from_utf8_lossy(&r.binary()?).into_owned();
+        let v = String::from_utf8_lossy(&r.binary()?).into_owned();
+        attributes.insert(k, v);
+    }
+    Ok(attributes)
 }
 
 /// A TColumnFamilyDescriptor: the options hmap's schema has.
@@ -884,6 +927,9 @@ mod tests {
         assert!(!cf.block_cache);
         assert!(cf.in_memory);
         assert_eq!(schema.families[0].versions, 1);
+        // TTableDescriptor.attributes, as HBase's own classes wrote them.
+        assert_eq!(schema.metadata.len(), 1);
+        assert_eq!(schema.metadata.get("OWNER").map(String::as_str), Some("me"));
     }
 
     #[test]

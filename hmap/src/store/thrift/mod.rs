@@ -473,6 +473,18 @@ impl ThriftStore {
         Ok(schema)
     }
 
+    /// Disables a table before it is deleted or truncated: `TableNotFound`
+    /// when there is none, and a table disabled already is fine.
+    fn disable_existing(&self, table: &str) -> Result<()> {
+        if !self.table_exists(table)? {
+            return Err(StoreError::TableNotFound { table: table.into() });
+        }
+        match self.call_void(table, "disableTable", |e| hbase::table_name(e, 1, &self.wire(table))) {
+            Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     fn forget_schema(&self, table: &str) {
         self.schemas
             .lock()
@@ -567,16 +579,18 @@ impl Store for ThriftStore {
     fn delete_table(&self, table: &str) -> Result<()> {
         check_table_name(table, &self.config.table_prefix)?;
         self.forget_schema(table);
-        if !self.table_exists(table)? {
-            return Err(StoreError::TableNotFound { table: table.into() });
-        }
-        let by_name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
-        match self.call_void(table, "disableTable", by_name) {
-            // Disabled already: deleting is what is left.
-            Ok(_) | Err(StoreError::Server { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        self.call_void(table, "deleteTable", by_name)
+        self.disable_existing(table)?;
+        self.call_void(table, "deleteTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+    }
+
+    /// `disableTable`, then `truncateTable` with `preserveSplits`; HBase
+    /// enables the table again.
+    fn truncate_table(&self, table: &str) -> Result<()> {
+        self.disable_existing(table)?;
+        self.call_void(table, "truncateTable", |e| {
+            hbase::table_name(e, 1, &self.wire(table));
+            e.bool_field(2, true);
+        })
     }
 
     fn table_exists(&self, table: &str) -> Result<bool> {
