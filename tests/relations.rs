@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use hmap::clock::next_timestamp;
+use hmap::clock::{RowSet, next_timestamp};
 use hmap::relation::{DeleteMode, Delivery, FanOut, FanOutConfig, Index, ManyToMany, Tree};
 use hmap::store::{FaultPlan, FaultyStore, Store};
 use hmap::{HTable, Table, Versioned};
@@ -276,8 +276,8 @@ fn weibo_follows_and_inbox_fan_out() {
     let mut posted = Vec::new();
     for (author, text) in [("002", "hello"), ("001", "hi"), ("002", "again")] {
         let fans = follows.lefts_of(&author.to_string()).unwrap();
-        let recipients = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
-        let ts = next_timestamp();
+        let recipients: Vec<Bytes> = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
+        let ts = next_timestamp(&RowSet::of_rows("wb_inbox", recipients.iter().map(|r| &r[..])));
         posted.push((author, text, ts));
         fanout
             .deliver(Delivery {
