@@ -546,6 +546,47 @@ fn back_to_back_calls_keep_their_order() {
     }
 }
 
+/// The clock orders calls per row: threads deleting then writing their own
+/// rows in a tight loop (one row each, and a batch of rows each through
+/// `delete_rows` and `put_many`), while the others do the same on other
+/// rows, never lose a put, though calls on different rows share
+/// milliseconds.
+#[test]
+fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
+    const THREADS: u64 = 4;
+    const ROUNDS: u64 = 100;
+    const BATCH: u64 = 20;
+    let store = hmap_suite::test_store("delete_then_put_in_a_tight_loop");
+    let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
+    bulk.create().unwrap();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let bulk = &bulk;
+            s.spawn(move || {
+                let own = t * 1_000;
+                let batch: Vec<u64> = (1..=BATCH).map(|i| own + i).collect();
+                let batch_keys: Vec<Bytes> = batch.iter().map(|id| bulk.row_key(*id).unwrap()).collect();
+                for round in 0..ROUNDS {
+                    bulk.delete(own).unwrap();
+                    let row = Bulk { id: own, n: round };
+                    bulk.put(&row).unwrap();
+                    assert_eq!(bulk.get(own).unwrap(), Some(row), "thread {t}, round {round}");
+
+                    bulk.delete_rows(batch_keys.clone()).unwrap();
+                    let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
+                    bulk.put_many(&rows).unwrap();
+                    let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).unwrap();
+                    assert_eq!(
+                        stored,
+                        rows.into_iter().map(Some).collect::<Vec<_>>(),
+                        "thread {t}, round {round}"
+                    );
+                }
+            });
+        }
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Salted scans merge every bucket, or fail.
 

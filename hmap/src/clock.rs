@@ -203,20 +203,16 @@ impl Time for WallClock {
         wall_clock()
     }
 
-    /// Sleeps towards `at`, in short steps so that a clock that is adjusted
-    /// meanwhile is followed.
+    /// Sleeps until the wall clock reads `at`, at most 10 ms at a time so
+    /// that a clock that is adjusted meanwhile is followed.
     fn wait_until(&self, at: i64) {
-        let ahead = at.saturating_sub(wall_clock());
-        if ahead <= 0 {
-            return;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let target = Duration::from_millis(u64::try_from(at).unwrap_or(0));
+        if let Some(ahead) = target.checked_sub(now) {
+            std::thread::sleep(ahead.min(Duration::from_millis(10)));
         }
-        // Within the millisecond: a short sleep, as the clock is read again.
-        let step = if ahead <= 1 {
-            Duration::from_micros(100)
-        } else {
-            Duration::from_millis(u64::try_from(ahead.min(10)).unwrap_or(10))
-        };
-        std::thread::sleep(step);
     }
 }
 
