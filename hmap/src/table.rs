@@ -136,8 +136,7 @@ impl<'a> RowWriter<'a> {
     /// A writer for one row, stamping its cells with
     /// [`next_timestamp`](crate::clock::next_timestamp) for this row. To
     /// write several rows in one call, take one timestamp for all of them
-    /// (a [`RowSet`] of every row) and use
-    /// [`at`](Self::at) for each.
+    /// (a [`RowSet`] of every row) and use [`at`](Self::at) for each.
     pub fn new(table: &'static str, row: &'a [u8]) -> Self {
         Self::at(table, row, crate::clock::next_timestamp(&RowSet::of(table, row)))
     }
