@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use hmap::clock::next_timestamp;
+use hmap::clock::{RowSet, next_timestamp};
 use hmap::relation::{DeleteMode, Delivery, FanOut, FanOutConfig, Index, ManyToMany, Tree};
 use hmap::store::{FaultPlan, FaultyStore, Store};
 use hmap::{HTable, Table, Versioned};
@@ -276,8 +276,8 @@ fn weibo_follows_and_inbox_fan_out() {
     let mut posted = Vec::new();
     for (author, text) in [("002", "hello"), ("001", "hi"), ("002", "again")] {
         let fans = follows.lefts_of(&author.to_string()).unwrap();
-        let recipients = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
-        let ts = next_timestamp();
+        let recipients: Vec<Bytes> = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
+        let ts = next_timestamp(&RowSet::of_rows("wb_inbox", recipients.iter().map(|r| &r[..])));
         posted.push((author, text, ts));
         fanout
             .deliver(Delivery {
@@ -544,6 +544,47 @@ fn back_to_back_calls_keep_their_order() {
         people.put(&p).unwrap();
         assert_eq!(people.get("001").unwrap().unwrap().roles, p.roles, "round {n}");
     }
+}
+
+/// The clock orders calls per row: threads deleting then writing their own
+/// rows in a tight loop (one row each, and a batch of rows each through
+/// `delete_rows` and `put_many`), while the others do the same on other
+/// rows, never lose a put, though calls on different rows share
+/// milliseconds.
+#[test]
+fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
+    const THREADS: u64 = 4;
+    const ROUNDS: u64 = 100;
+    const BATCH: u64 = 20;
+    let store = hmap_suite::test_store("delete_then_put_in_a_tight_loop");
+    let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
+    bulk.create().unwrap();
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let bulk = &bulk;
+            s.spawn(move || {
+                let own = t * 1_000;
+                let batch: Vec<u64> = (1..=BATCH).map(|i| own + i).collect();
+                let batch_keys: Vec<Bytes> = batch.iter().map(|id| bulk.row_key(*id).unwrap()).collect();
+                for round in 0..ROUNDS {
+                    bulk.delete(own).unwrap();
+                    let row = Bulk { id: own, n: round };
+                    bulk.put(&row).unwrap();
+                    assert_eq!(bulk.get(own).unwrap(), Some(row), "thread {t}, round {round}");
+
+                    bulk.delete_rows(batch_keys.clone()).unwrap();
+                    let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
+                    bulk.put_many(&rows).unwrap();
+                    let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).unwrap();
+                    assert_eq!(
+                        stored,
+                        rows.into_iter().map(Some).collect::<Vec<_>>(),
+                        "thread {t}, round {round}"
+                    );
+                }
+            });
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------

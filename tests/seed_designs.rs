@@ -665,7 +665,11 @@ fn deletes_and_missing_cells() {
             "sale",
             // Stamped by hmap's clock, as the typed writes are, so that it
             // is later than they are.
-            &[hmap::store::RowMutation::new(key.clone()).delete_column_up_to("n", "q", hmap::clock::next_timestamp())],
+            &[hmap::store::RowMutation::new(key.clone()).delete_column_up_to(
+                "n",
+                "q",
+                hmap::clock::next_timestamp(&hmap::clock::RowSet::of("sale", &key)),
+            )],
         )
         .unwrap();
     let err = sales.get(("bob", at(2), 20u64)).unwrap_err();
@@ -677,7 +681,7 @@ fn deletes_and_missing_cells() {
         "{err}"
     );
     // A cell of the wrong width, likewise, written after the delete.
-    let later = hmap::clock::next_timestamp();
+    let later = hmap::clock::next_timestamp(&hmap::clock::RowSet::of("sale", &key));
     store
         .mutate(
             "sale",

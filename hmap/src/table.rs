@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 
 use bytes::Bytes;
 
+use crate::clock::RowSet;
 use crate::error::{Error, Result};
 use crate::key::{FromKeyTuple, KeyError, KeyInspection, KeySchema, KeyTuple, Order, Printable, Segment, Transform};
 use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, SchemaDiff, SchemaDifference, TableSchema};
@@ -141,10 +142,11 @@ pub struct RowWriter<'a> {
 
 impl<'a> RowWriter<'a> {
     /// A writer for one row, stamping its cells with
-    /// [`next_timestamp`](crate::clock::next_timestamp). To write several
-    /// rows in one call, take one timestamp and use [`at`](Self::at) for each.
+    /// [`next_timestamp`](crate::clock::next_timestamp) for this row. To
+    /// write several rows in one call, take one timestamp for all of them
+    /// (a [`RowSet`] of every row) and use [`at`](Self::at) for each.
     pub fn new(table: &'static str, row: &'a [u8]) -> Self {
-        Self::at(table, row, crate::clock::next_timestamp())
+        Self::at(table, row, crate::clock::next_timestamp(&RowSet::of(table, row)))
     }
 
     /// A writer for one row, stamping its cells with `timestamp`.
@@ -1001,8 +1003,10 @@ impl<T: HTable, S: Store> Table<T, S> {
             .collect()
     }
 
-    fn mutation_of(&self, row: &T, only: Option<&[&str]>, timestamp: i64) -> Result<RowMutation> {
-        let key = self.row_key_of(row)?;
+    /// A row's cells as one mutation of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of), computed by the caller before it
+    /// took `timestamp` for that row).
+    fn mutation_of(&self, row: &T, key: Bytes, only: Option<&[&str]>, timestamp: i64) -> Result<RowMutation> {
         let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
         writer.only = only;
         writer.key = Some(T::key_schema());
@@ -1015,27 +1019,37 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// [`next_timestamp`](crate::clock::next_timestamp), so that within a
     /// process a later write always wins, also over a delete of the same row
     /// in the same millisecond (which a server-stamped put would lose). That
-    /// clock never runs ahead of the wall clock (a second write in one
-    /// millisecond waits for the next), so a delete the server stamps
+    /// clock never runs ahead of the wall clock (a second write of the row in
+    /// one millisecond waits for the next), so a delete the server stamps
     /// afterwards removes what this wrote. An `Option` field that is
     /// `None` deletes its stored cell (unless marked `keep_on_none`); a
     /// dynamic map replaces its family; counters are left alone. A type with
     /// a `version` field writes only if the stored version is the row's
     /// (else [`Error::Conflict`]), and stores the next version.
     pub fn put(&self, row: &T) -> Result<()> {
-        self.write(row, None, crate::clock::next_timestamp()).map(|_| ())
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        self.write(row, key, None, ts).map(|_| ())
     }
 
-    /// [`put`](Self::put) at a timestamp the caller took (a relation
-    /// operation writing several rows at one timestamp).
-    pub(crate) fn put_at(&self, row: &T, timestamp: i64) -> Result<()> {
-        self.write(row, None, timestamp).map(|_| ())
+    /// [`put`](Self::put) of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for
+    /// it (a relation operation writing several rows at one timestamp).
+    pub(crate) fn put_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<()> {
+        self.write(row, key, None, timestamp).map(|_| ())
+    }
+
+    /// A timestamp for a call writing the row `key` of this table.
+    fn next_timestamp_of(&self, key: &[u8]) -> i64 {
+        crate::clock::next_timestamp(&RowSet::of(T::TABLE, key))
     }
 
     /// [`put`](Self::put), then sets the row's version field to the version
     /// now stored.
     pub fn save(&self, row: &mut T) -> Result<()> {
-        if let Some(version) = self.write(row, None, crate::clock::next_timestamp())? {
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        if let Some(version) = self.write(row, key, None, ts)? {
             row.set_version(version);
         }
         Ok(())
@@ -1043,11 +1057,21 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Writes only the named fields of a row (by Rust field name).
     pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
-        self.update_at(row, fields, crate::clock::next_timestamp())
+        self.check_update_fields(fields)?;
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        self.write(row, key, Some(fields), ts).map(|_| ())
     }
 
-    /// [`update`](Self::update) at a timestamp the caller took.
-    pub(crate) fn update_at(&self, row: &T, fields: &[&str], timestamp: i64) -> Result<()> {
+    /// [`update`](Self::update) of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for it.
+    pub(crate) fn update_at(&self, row: &T, key: Bytes, fields: &[&str], timestamp: i64) -> Result<()> {
+        self.check_update_fields(fields)?;
+        self.write(row, key, Some(fields), timestamp).map(|_| ())
+    }
+
+    /// Checks that `fields` name fields an update may write.
+    fn check_update_fields(&self, fields: &[&str]) -> Result<()> {
         for name in fields {
             match T::fields().iter().find(|f| f.name == *name) {
                 None => return Err(self.field_error(name, "is not a field of this table")),
@@ -1060,7 +1084,7 @@ impl<T: HTable, S: Store> Table<T, S> {
                 Some(_) => {}
             }
         }
-        self.write(row, Some(fields), timestamp).map(|_| ())
+        Ok(())
     }
 
     fn field_error(&self, field: &str, reason: &'static str) -> Error {
@@ -1072,8 +1096,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Writes a row; returns the version stored for versioned types.
-    fn write(&self, row: &T, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
-        let mut mutation = self.mutation_of(row, only, ts)?;
+    fn write(&self, row: &T, key: Bytes, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
+        let mut mutation = self.mutation_of(row, key, only, ts)?;
         let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
         else {
             self.store
@@ -1129,10 +1153,14 @@ impl<T: HTable, S: Store> Table<T, S> {
         if T::fields().iter().any(|f| f.role == FieldRole::Version) {
             return rows.into_iter().try_for_each(|r| self.put(r));
         }
-        let ts = crate::clock::next_timestamp();
+        let rows = rows
+            .into_iter()
+            .map(|r| Ok((r, self.row_key_of(r)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|(_, k)| &k[..])));
         let mutations = rows
             .into_iter()
-            .map(|r| self.mutation_of(r, None, ts))
+            .map(|(r, key)| self.mutation_of(r, key, None, ts))
             .collect::<Result<Vec<_>>>()?;
         self.store
             .mutate(T::TABLE, &mutations)
@@ -1148,7 +1176,9 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Deletes rows by raw rowkey, in one call.
     pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
-        self.delete_rows_at(row_keys, crate::clock::next_timestamp())
+        let row_keys: Vec<Bytes> = row_keys.into_iter().collect();
+        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, row_keys.iter().map(|k| &k[..])));
+        self.delete_rows_at(row_keys, ts)
     }
 
     /// [`delete_rows`](Self::delete_rows) up to a timestamp the caller took.

@@ -61,8 +61,9 @@ pub struct Delivery {
     /// The post's reference (its rowkey).
     pub value: Bytes,
     /// The version: the post's time. Two deliveries to one inbox at one
-    /// timestamp are one version, so give each post its own
-    /// ([`next_timestamp`](crate::clock::next_timestamp) does).
+    /// timestamp are one version, so give each post its own for its
+    /// recipients ([`next_timestamp`](crate::clock::next_timestamp) of a
+    /// [`RowSet`](crate::clock::RowSet) of the inbox rows does).
     pub timestamp: i64,
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use bytes::Bytes;
 
 use super::Report;
-use crate::clock::next_timestamp;
+use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::{FromKeyPart, KeyFormat, KeyPart, KeySchema, PartKind, PartSpec, Printable, Segment};
 use crate::schema::{FamilySchema, TableSchema};
@@ -105,21 +105,26 @@ where
         let primary = self.table.row_key_of(row)?;
         let old = self.table.get_row(primary.clone())?;
         let value = (self.value_of)(row);
-        let ts = next_timestamp();
-        let store = self.table.store();
-        store.mutate(
-            self.index_table,
-            &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
-        )?;
-        self.table.put_at(row, ts)?;
-        if let Some(old) = old {
-            let old_value = (self.value_of)(&old);
-            if old_value != value {
-                store.mutate(
-                    self.index_table,
-                    &[self.delete_entry(self.entry_key(&old_value, &primary)?, ts)],
-                )?;
+        let entry = self.entry_key(&value, &primary)?;
+        let stale = match old {
+            Some(old) => {
+                let old_value = (self.value_of)(&old);
+                (old_value != value)
+                    .then(|| self.entry_key(&old_value, &primary))
+                    .transpose()?
             }
+            None => None,
+        };
+        let mut rows = RowSet::of(T::TABLE, &primary).with(self.index_table, &entry);
+        if let Some(stale) = &stale {
+            rows.insert(self.index_table, stale);
+        }
+        let ts = next_timestamp(&rows);
+        let store = self.table.store();
+        store.mutate(self.index_table, &[self.put_entry(entry, ts)])?;
+        self.table.put_at(row, primary, ts)?;
+        if let Some(stale) = stale {
+            store.mutate(self.index_table, &[self.delete_entry(stale, ts)])?;
         }
         Ok(())
     }
@@ -128,33 +133,37 @@ where
     pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
         let primary = self.table.row_key_of(row)?;
         let old = self.table.get_row(primary.clone())?;
-        let ts = next_timestamp();
         let store = self.table.store();
         // Which fields the value depends on is not known here, so: write an
         // entry for the row's value first (the new value, if the update
         // changes it), update, read the row back, then remove whichever of
-        // the old and the speculative entries does not match it.
+        // the old and the speculative entries does not match it. The
+        // timestamp covers the row and both entries.
         let value = (self.value_of)(row);
-        store.mutate(
-            self.index_table,
-            &[self.put_entry(self.entry_key(&value, &primary)?, ts)],
-        )?;
-        self.table.update_at(row, fields, ts)?;
-        let now = self.table.get_row(primary.clone())?;
-        if let (Some(old), Some(now)) = (old, now) {
-            let (old_value, new_value) = ((self.value_of)(&old), (self.value_of)(&now));
+        let entry = self.entry_key(&value, &primary)?;
+        let old = old
+            .map(|old| {
+                let old_value = (self.value_of)(&old);
+                self.entry_key(&old_value, &primary)
+                    .map(|old_entry| (old_value, old_entry))
+            })
+            .transpose()?;
+        let mut rows = RowSet::of(T::TABLE, &primary).with(self.index_table, &entry);
+        if let Some((_, old_entry)) = &old {
+            rows.insert(self.index_table, old_entry);
+        }
+        let ts = next_timestamp(&rows);
+        store.mutate(self.index_table, &[self.put_entry(entry.clone(), ts)])?;
+        self.table.update_at(row, primary.clone(), fields, ts)?;
+        let now = self.table.get_row(primary)?;
+        if let (Some((old_value, old_entry)), Some(now)) = (old, now) {
+            let new_value = (self.value_of)(&now);
             if old_value != new_value {
-                store.mutate(
-                    self.index_table,
-                    &[self.delete_entry(self.entry_key(&old_value, &primary)?, ts)],
-                )?;
+                store.mutate(self.index_table, &[self.delete_entry(old_entry, ts)])?;
             }
             if new_value != value {
                 // The update did not touch the value's fields after all.
-                store.mutate(
-                    self.index_table,
-                    &[self.delete_entry(self.entry_key(&value, &primary)?, ts)],
-                )?;
+                store.mutate(self.index_table, &[self.delete_entry(entry, ts)])?;
             }
         }
         Ok(())
@@ -166,9 +175,9 @@ where
         let Some(old) = self.table.get_row(primary.clone())? else {
             return Ok(());
         };
-        let ts = next_timestamp();
-        self.table.delete_rows_at([primary.clone()], ts)?;
         let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
+        let ts = next_timestamp(&RowSet::of(T::TABLE, &primary).with(self.index_table, &entry));
+        self.table.delete_rows_at([primary], ts)?;
         self.table
             .store()
             .mutate(self.index_table, &[self.delete_entry(entry, ts)])?;
@@ -232,17 +241,24 @@ where
             expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
         }
         let stored: BTreeSet<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
-        let ts = next_timestamp();
-        let mut writes = Vec::new();
-        for key in expected.difference(&stored) {
-            report.missing.push(format!("no entry {}", Printable(key)));
-            writes.push(self.put_entry(key.clone(), ts));
-        }
-        for key in stored.difference(&expected) {
-            report.dangling.push(format!("entry {} matches no row", Printable(key)));
-            writes.push(self.delete_entry(key.clone(), ts));
-        }
-        if fix && !writes.is_empty() {
+        let missing: Vec<&Bytes> = expected.difference(&stored).collect();
+        let dangling: Vec<&Bytes> = stored.difference(&expected).collect();
+        report.missing = missing
+            .iter()
+            .map(|key| format!("no entry {}", Printable(key)))
+            .collect();
+        report.dangling = dangling
+            .iter()
+            .map(|key| format!("entry {} matches no row", Printable(key)))
+            .collect();
+        if fix && !(missing.is_empty() && dangling.is_empty()) {
+            let rows = RowSet::of_rows(self.index_table, missing.iter().chain(&dangling).map(|k| &k[..]));
+            let ts = next_timestamp(&rows);
+            let writes: Vec<RowMutation> = missing
+                .into_iter()
+                .map(|key| self.put_entry(key.clone(), ts))
+                .chain(dangling.into_iter().map(|key| self.delete_entry(key.clone(), ts)))
+                .collect();
             self.table.store().mutate(self.index_table, &writes)?;
         }
         Ok(report)
@@ -250,26 +266,25 @@ where
 
     /// Deletes every entry and indexes the table afresh.
     pub fn rebuild(&self) -> Result<()> {
-        let ts = next_timestamp();
-        let stale: Vec<RowMutation> = self
-            .entries(None)?
-            .into_iter()
-            .map(|(k, _, _)| self.delete_entry(k, ts))
-            .collect();
+        let stale: Vec<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
         let store = self.table.store();
         if !stale.is_empty() {
-            store.mutate(self.index_table, &stale)?;
+            let ts = next_timestamp(&RowSet::of_rows(self.index_table, stale.iter().map(|k| &k[..])));
+            let deletes: Vec<RowMutation> = stale.into_iter().map(|k| self.delete_entry(k, ts)).collect();
+            store.mutate(self.index_table, &deletes)?;
         }
-        // Entries are written after the deletes' timestamp, so they show.
-        let ts = next_timestamp();
+        // Entries are stamped after the deletes' timestamp (the clock orders
+        // calls on a common row), so they show.
         let mut fresh = Vec::new();
         for row in self.table.scan(Query::all())? {
             let row = row?;
             let primary = self.table.row_key_of(&row)?;
-            fresh.push(self.put_entry(self.entry_key(&(self.value_of)(&row), &primary)?, ts));
+            fresh.push(self.entry_key(&(self.value_of)(&row), &primary)?);
         }
         if !fresh.is_empty() {
-            store.mutate(self.index_table, &fresh)?;
+            let ts = next_timestamp(&RowSet::of_rows(self.index_table, fresh.iter().map(|k| &k[..])));
+            let puts: Vec<RowMutation> = fresh.into_iter().map(|k| self.put_entry(k, ts)).collect();
+            store.mutate(self.index_table, &puts)?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use super::{Report, Side};
-use crate::clock::next_timestamp;
+use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::KeyTuple;
 use crate::store::{Get, Mutation, RowMutation, Scan, Store};
@@ -17,8 +17,9 @@ use crate::value::CellValue;
 /// left ids (`persons:<pid>=name` on a role).
 ///
 /// **The left side is authoritative.** Every operation takes one timestamp
-/// from [`next_timestamp`] and writes the left row first, then the right
-/// rows, both at that timestamp (puts at it, deletes up to it). So:
+/// from [`next_timestamp`] for all the rows it writes, and writes the left
+/// row first, then the right rows, both at that timestamp (puts at it,
+/// deletes up to it). So:
 /// - concurrent operations on one pair converge: each row ends with the
 ///   operation of the later timestamp, whatever order they reached it in;
 /// - an operation cut off half-way leaves the left side written and the
@@ -143,15 +144,14 @@ where
     }
 
     fn write_link(&self, left: &L::Key, right: &R::Key, on_left: &str, on_right: &str) -> Result<()> {
-        let ts = next_timestamp();
+        let (left_row, right_row) = self.pair_rows(left, right)?;
+        let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
         let put = |family: &'static str, qualifier: Bytes, value: &str| Mutation::Put {
             family: Bytes::from_static(family.as_bytes()),
             qualifier,
             value: Bytes::copy_from_slice(value.as_bytes()),
             timestamp: Some(ts),
         };
-        let left_row = self.left.row_key(left.clone())?;
-        let right_row = self.right.row_key(right.clone())?;
         self.store().mutate(
             L::TABLE,
             &[RowMutation::new(left_row).push(put(self.left_family, right.to_cell(), on_left))],
@@ -163,11 +163,15 @@ where
         Ok(())
     }
 
+    /// The rows of a left and a right entity.
+    fn pair_rows(&self, left: &L::Key, right: &R::Key) -> Result<(Bytes, Bytes)> {
+        Ok((self.left.row_key(left.clone())?, self.right.row_key(right.clone())?))
+    }
+
     /// Removes a link. Removing a missing link is harmless.
     pub fn unlink(&self, left: &L::Key, right: &R::Key) -> Result<()> {
-        let ts = next_timestamp();
-        let left_row = self.left.row_key(left.clone())?;
-        let right_row = self.right.row_key(right.clone())?;
+        let (left_row, right_row) = self.pair_rows(left, right)?;
+        let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
         self.store().mutate(
             L::TABLE,
             &[RowMutation::new(left_row).delete_column_up_to(self.left_family, right.to_cell(), ts)],
@@ -223,24 +227,20 @@ where
     /// Deletes a left entity and removes it from every right list that
     /// names it: the left row first, then the lists.
     pub fn delete_left(&self, left: &L::Key) -> Result<()> {
-        let rights = self.rights_of(left)?;
-        let ts = next_timestamp();
         let left_row = self.left.row_key(left.clone())?;
+        let right_rows = self.right_rows(self.rights_of(left)?)?;
+        let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
+        rows.insert(L::TABLE, &left_row);
+        let ts = next_timestamp(&rows);
         self.store().mutate(
             L::TABLE,
             &[RowMutation::new(left_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
         )?;
         let qualifier = left.to_cell();
-        let mirrors = rights
-            .iter()
-            .map(|(r, _)| {
-                Ok(RowMutation::new(self.right.row_key(r.clone())?).delete_column_up_to(
-                    self.right_family,
-                    qualifier.clone(),
-                    ts,
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mirrors: Vec<RowMutation> = right_rows
+            .into_iter()
+            .map(|r| RowMutation::new(r).delete_column_up_to(self.right_family, qualifier.clone(), ts))
+            .collect();
         self.store().mutate(R::TABLE, &mirrors)?;
         Ok(())
     }
@@ -248,21 +248,17 @@ where
     /// Deletes a right entity and removes it from every left list that names
     /// it: the lists first, then the row.
     pub fn delete_right(&self, right: &R::Key) -> Result<()> {
-        let lefts = self.lefts_of(right)?;
-        let ts = next_timestamp();
-        let qualifier = right.to_cell();
-        let entries = lefts
-            .iter()
-            .map(|(l, _)| {
-                Ok(RowMutation::new(self.left.row_key(l.clone())?).delete_column_up_to(
-                    self.left_family,
-                    qualifier.clone(),
-                    ts,
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.store().mutate(L::TABLE, &entries)?;
         let right_row = self.right.row_key(right.clone())?;
+        let left_rows = self.left_rows(self.lefts_of(right)?)?;
+        let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
+        rows.insert(R::TABLE, &right_row);
+        let ts = next_timestamp(&rows);
+        let qualifier = right.to_cell();
+        let entries: Vec<RowMutation> = left_rows
+            .into_iter()
+            .map(|l| RowMutation::new(l).delete_column_up_to(self.left_family, qualifier.clone(), ts))
+            .collect();
+        self.store().mutate(L::TABLE, &entries)?;
         self.store().mutate(
             R::TABLE,
             &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
@@ -278,19 +274,13 @@ where
             return Ok(());
         };
         let value = label(&entity);
-        let ts = next_timestamp();
-        let rows = self
-            .rights_of(left)?
-            .iter()
-            .map(|(r, _)| {
-                Ok(RowMutation::new(self.right.row_key(r.clone())?).put_at(
-                    self.right_family,
-                    left.to_cell(),
-                    ts,
-                    value.clone(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let right_rows = self.right_rows(self.rights_of(left)?)?;
+        let ts = next_timestamp(&RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..])));
+        let qualifier = left.to_cell();
+        let rows: Vec<RowMutation> = right_rows
+            .into_iter()
+            .map(|r| RowMutation::new(r).put_at(self.right_family, qualifier.clone(), ts, value.clone()))
+            .collect();
         self.store().mutate(R::TABLE, &rows)?;
         Ok(())
     }
@@ -302,21 +292,25 @@ where
             return Ok(());
         };
         let value = label(&entity);
-        let ts = next_timestamp();
-        let rows = self
-            .lefts_of(right)?
-            .iter()
-            .map(|(l, _)| {
-                Ok(RowMutation::new(self.left.row_key(l.clone())?).put_at(
-                    self.left_family,
-                    right.to_cell(),
-                    ts,
-                    value.clone(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let left_rows = self.left_rows(self.lefts_of(right)?)?;
+        let ts = next_timestamp(&RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..])));
+        let qualifier = right.to_cell();
+        let rows: Vec<RowMutation> = left_rows
+            .into_iter()
+            .map(|l| RowMutation::new(l).put_at(self.left_family, qualifier.clone(), ts, value.clone()))
+            .collect();
         self.store().mutate(L::TABLE, &rows)?;
         Ok(())
+    }
+
+    /// The rows of the right entities a list names.
+    fn right_rows(&self, listed: Vec<(R::Key, String)>) -> Result<Vec<Bytes>> {
+        listed.into_iter().map(|(r, _)| self.right.row_key(r)).collect()
+    }
+
+    /// The rows of the left entities a list names.
+    fn left_rows(&self, listed: Vec<(L::Key, String)>) -> Result<Vec<Bytes>> {
+        listed.into_iter().map(|(l, _)| self.left.row_key(l)).collect()
     }
 
     /// Every link as one side stores it, `(left, right) -> value`.
@@ -391,8 +385,9 @@ where
         let left = self.scan_side(L::TABLE, self.left_family, false)?;
         let right = self.scan_side(R::TABLE, self.right_family, true)?;
         let mut report = Report::default();
-        let ts = next_timestamp();
-        let mut writes = Vec::new();
+        // The fixes, as (right row, left id, the value to write or `None`
+        // to remove); stamped once all their rows are known.
+        let mut fixes = Vec::new();
         for (pair, value) in &left {
             let expected = self.expected_right_value(&pair.0, value)?;
             let fix = match right.get(pair) {
@@ -407,26 +402,23 @@ where
                 Some(_) => false,
             };
             if fix {
-                writes.push(RowMutation::new(self.right.row_key(pair.1.clone())?).put_at(
-                    self.right_family,
-                    pair.0.to_cell(),
-                    ts,
-                    expected,
-                ));
+                fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
             }
         }
         for pair in right.keys() {
             if !left.contains_key(pair) {
                 report.dangling.push(describe(pair, Side::Right));
-                writes.push(
-                    RowMutation::new(self.right.row_key(pair.1.clone())?).delete_column_up_to(
-                        self.right_family,
-                        pair.0.to_cell(),
-                        ts,
-                    ),
-                );
+                fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), None));
             }
         }
+        let ts = next_timestamp(&RowSet::of_rows(R::TABLE, fixes.iter().map(|(row, _, _)| &row[..])));
+        let writes: Vec<RowMutation> = fixes
+            .into_iter()
+            .map(|(row, qualifier, value)| match value {
+                Some(value) => RowMutation::new(row).put_at(self.right_family, qualifier, ts, value),
+                None => RowMutation::new(row).delete_column_up_to(self.right_family, qualifier, ts),
+            })
+            .collect();
         if !writes.is_empty() {
             self.store().mutate(R::TABLE, &writes)?;
         }

@@ -4,8 +4,8 @@
 //! can be cut off half-way. Each helper here:
 //! - documents the order of its writes, and which side is authoritative;
 //! - stamps every operation's writes with one timestamp from
-//!   [`next_timestamp`](crate::clock::next_timestamp), so that concurrent
-//!   operations converge to the later one on every row ([`Tree`], whose
+//!   [`next_timestamp`](crate::clock::next_timestamp) for all the rows it
+//!   writes, so that concurrent operations converge to the later one on every row ([`Tree`], whose
 //!   moves read before they write, also lets one writer at a time in, by a
 //!   lock stored in its table);
 //! - offers `verify`, which reports each half-written link or dangling

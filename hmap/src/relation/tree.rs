@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::Report;
-use crate::clock::{next_timestamp_after, wall_clock};
+use crate::clock::{RowSet, next_timestamp_after, wall_clock};
 use crate::error::{Error, Result};
 use crate::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment, Width};
 use crate::schema::{FamilySchema, TableSchema};
@@ -70,6 +70,10 @@ pub enum DeleteMode {
 /// [`with_lock`](Tree::with_lock)). The lock also records the timestamp of
 /// the last operation, and the next one is stamped later (waiting, if its
 /// clock is behind), so operations apply in the order they held the lock.
+/// (In the process, an operation is stamped as a write of the `lock` row:
+/// the rows it writes are known only once it holds the lock, and every
+/// write of the tree holds it, so the lock row and the recorded floor order
+/// them all.)
 /// Reads take no lock.
 pub struct Tree<S> {
     store: S,
@@ -301,7 +305,7 @@ impl<S: Store> Tree<S> {
     /// Runs a write holding the lock, stamped later than the last one.
     fn locked<T>(&self, op: impl FnOnce(&mut Held, i64) -> Result<T>) -> Result<T> {
         let mut held = self.lock()?;
-        let ts = next_timestamp_after(held.state.last);
+        let ts = next_timestamp_after(&RowSet::of(self.table, LOCK_ROW.as_bytes()), held.state.last);
         let result = op(&mut held, ts);
         let released = self.unlock(&held, ts);
         let value = result?;
