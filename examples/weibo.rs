@@ -41,10 +41,10 @@ pub struct User {
     #[hmap(family = "i", column = "pc", counter)]
     pub posts: i64,
     /// follow:<uid>=name
-    #[hmap(family = "follow", dynamic)]
+    #[hmap(family = "follow", dynamic, relation)]
     pub follows: BTreeMap<String, String>,
     /// fans:<uid>=name
-    #[hmap(family = "fans", dynamic)]
+    #[hmap(family = "fans", dynamic, relation)]
     pub fans: BTreeMap<String, String>,
 }
 

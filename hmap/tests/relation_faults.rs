@@ -17,7 +17,7 @@ use proptest::prelude::*;
 struct Shop {
     #[hmap(key)]
     id: String,
-    #[hmap(family = "item", dynamic)]
+    #[hmap(family = "item", dynamic, relation)]
     items: BTreeMap<String, String>,
 }
 
@@ -26,7 +26,7 @@ struct Shop {
 struct Item {
     #[hmap(key)]
     id: String,
-    #[hmap(family = "shop", dynamic)]
+    #[hmap(family = "shop", dynamic, relation)]
     shops: BTreeMap<String, String>,
 }
 
