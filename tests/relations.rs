@@ -670,6 +670,56 @@ fn org_chart() {
     assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
 }
 
+/// Issue 11: a node whose parent row is gone, a child list naming a node
+/// that is gone, and a row holding only a child list are found by `verify`
+/// and fixed by `repair` (the orphan, with its subtree, moves to the top
+/// level).
+#[test]
+fn tree_repair_handles_missing_nodes() {
+    let store = hmap_suite::test_store("tree_repair_handles_missing_nodes");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    org.insert("001", "CEO", None).unwrap();
+    org.insert("002", "Development", Some("001")).unwrap();
+    org.insert("003", "Dev 1", Some("002")).unwrap();
+    org.insert("005", "Team 5", Some("003")).unwrap();
+    org.insert("004", "Sales", Some("001")).unwrap();
+    // Behind the tree's back: 002's row deleted, and a row holding only a
+    // child list.
+    store
+        .mutate(
+            "org",
+            &[
+                RowMutation::new("1_002").delete_row(),
+                RowMutation::new("1_777").put("c", "888", "ghost"),
+            ],
+        )
+        .unwrap();
+    let report = org.verify().unwrap();
+    let mut absent = report.absent.clone();
+    absent.sort();
+    assert_eq!(
+        absent,
+        [
+            "001 lists 002, which is gone",
+            "003 names parent 002, which is gone: repair moves it to the top level",
+            "row 1_777 holds only a child list, no node",
+        ],
+        "{report:?}"
+    );
+    assert!(org.get("777").unwrap().is_none());
+    let repaired = org.repair().unwrap();
+    assert_eq!(repaired.absent.len(), 3, "{repaired:?}");
+    assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
+    let top: Vec<String> = org.top_level().unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(top, ["001", "003"]);
+    let path: Vec<String> = org.path_to_root("005").unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(path, ["005", "003"]);
+    assert_eq!(org.get("001").unwrap().unwrap().children.len(), 1);
+    assert!(store.get("org", &Get::new("1_003")).unwrap().is_none());
+    assert!(store.get("org", &Get::new("1_777")).unwrap().is_none());
+}
+
 // ---------------------------------------------------------------------------
 // A secondary index.
 
@@ -733,6 +783,34 @@ fn secondary_index_by_city() {
     assert_eq!(ids("Xian"), [9]);
     by_city.rebuild().unwrap();
     assert!(by_city.verify().unwrap().is_consistent());
+}
+
+/// Issue 11: an index entry whose row was deleted behind the index's back
+/// is reported as `absent` by `verify` and removed by `repair`.
+#[test]
+fn index_repair_removes_entries_of_deleted_rows() {
+    let store = hmap_suite::test_store("index_repair_removes_entries_of_deleted_rows");
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    by_city.table().create().unwrap();
+    by_city.create().unwrap();
+    by_city.put(&account(1, "a@x", "Hangzhou")).unwrap();
+    by_city.put(&account(2, "b@x", "Hangzhou")).unwrap();
+    by_city.table().delete(1u64).unwrap();
+    let report = by_city.verify().unwrap();
+    assert_eq!(report.absent.len(), 1, "{report:?}");
+    assert!(report.absent[0].contains("is gone"), "{report:?}");
+    assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
+    assert_eq!(by_city.repair().unwrap().absent.len(), 1);
+    assert!(
+        by_city.verify().unwrap().is_consistent(),
+        "{}",
+        by_city.verify().unwrap()
+    );
+    let entries = store
+        .scan("account_by_city", &hmap::store::Scan::all())
+        .unwrap()
+        .count();
+    assert_eq!(entries, 1);
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 //! Secondary indexes: a table from a field's value to the rows that hold it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
@@ -212,13 +212,14 @@ where
             .collect())
     }
 
-    /// Compares the index with the table: rows without an entry (`missing`)
-    /// and entries whose row is gone or holds another value (`dangling`).
+    /// Compares the index with the table: rows without an entry (`missing`),
+    /// entries whose row holds another value (`dangling`) and entries whose
+    /// row is gone (`absent`).
     pub fn verify(&self) -> Result<Report> {
         self.check(false)
     }
 
-    /// Adds the missing entries and removes the dangling ones.
+    /// Adds the missing entries and removes the dangling and absent ones.
     pub fn repair(&self) -> Result<Report> {
         self.check(true)
     }
@@ -226,20 +227,34 @@ where
     fn check(&self, fix: bool) -> Result<Report> {
         let mut report = Report::default();
         let mut expected = BTreeSet::new();
+        let mut rows = BTreeSet::new();
         for row in self.table.scan(Query::all())? {
             let row = row?;
             let primary = self.table.row_key_of(&row)?;
             expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
+            rows.insert(primary);
         }
-        let stored: BTreeSet<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
+        let stored: BTreeMap<Bytes, Bytes> = self
+            .entries(None)?
+            .into_iter()
+            .map(|(k, _, primary)| (k, primary))
+            .collect();
         let ts = next_timestamp();
         let mut writes = Vec::new();
-        for key in expected.difference(&stored) {
+        for key in expected.iter().filter(|k| !stored.contains_key(*k)) {
             report.missing.push(format!("no entry {}", Printable(key)));
             writes.push(self.put_entry(key.clone(), ts));
         }
-        for key in stored.difference(&expected) {
-            report.dangling.push(format!("entry {} matches no row", Printable(key)));
+        for (key, primary) in stored.iter().filter(|(k, _)| !expected.contains(*k)) {
+            if rows.contains(primary) {
+                report
+                    .dangling
+                    .push(format!("entry {}: its row holds another value", Printable(key)));
+            } else {
+                report
+                    .absent
+                    .push(format!("entry {}: row {} is gone", Printable(key), Printable(primary)));
+            }
             writes.push(self.delete_entry(key.clone(), ts));
         }
         if fix && !writes.is_empty() {
