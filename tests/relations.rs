@@ -571,6 +571,16 @@ fn weibo_follows_and_inbox_fan_out() {
     );
     // 001 follows only 002.
     assert_eq!(inboxes.get("001").unwrap().unwrap().sq.len(), 2);
+    // 003 unfollows 002: 002's posts leave 003's inbox.
+    follows.unlink(&"003".into(), &"002".into()).unwrap();
+    let removed = FanOut::remove_from_inbox(&*store, &config, inboxes.row_key("003").unwrap(), |v| {
+        v.starts_with(b"002:")
+    })
+    .unwrap();
+    assert_eq!(removed, 2);
+    let inbox = inboxes.get("003").unwrap().unwrap();
+    let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
+    assert_eq!(refs, ["001:hi"]);
     assert!(fanout.shutdown().is_empty());
 }
 
