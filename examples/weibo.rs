@@ -116,10 +116,6 @@ impl Weibo {
         })
     }
 
-    pub fn follow(&self, who: &str, whom: &str) -> hmap::Result<()> {
-        self.follows.link(&who.to_string(), &whom.to_string())
-    }
-
     /// Many follows at once: one batched get per side checks that the
     /// users exist and reads their names, one call per side writes the
     /// lists.
