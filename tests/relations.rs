@@ -324,6 +324,17 @@ fn repair_holds_an_emptied_authoritative_list() {
     assert_eq!(report.dangling.len(), 2, "{report:?}");
     assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
     assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+
+    // One entry left on the right is what an unlink cut off after its
+    // first write leaves: repaired as dangling, not held.
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    store
+        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")])
+        .unwrap();
+    let report = rel.repair().unwrap();
+    assert_eq!((report.dangling.len(), report.held.len()), (1, 0), "{report:?}");
+    assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
 }
 
 /// Issue 17: a plain delete of a linked entity is refused with an error

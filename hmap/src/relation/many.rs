@@ -448,8 +448,8 @@ where
     /// only the right side has (`dangling`), labels that differ from the
     /// entities' (`stale`), entries naming an entity that does not exist
     /// and rows holding only a list (`absent`), and left entities whose
-    /// list is empty while right rows still name them (`held`: see
-    /// [`Emptied`]). Reads both tables whole: a maintenance task, not a
+    /// list is empty while two or more right rows still name them (`held`:
+    /// see [`Emptied`]). Reads both tables whole: a maintenance task, not a
     /// request path.
     pub fn verify(&self) -> Result<Report> {
         self.examine(Emptied::Hold, false)
@@ -478,11 +478,12 @@ where
     /// removes those the left does not have, rewrites stale labels, and
     /// removes (from both sides) entries naming an entity that does not
     /// exist, which also removes rows holding only a list. A left entity
-    /// whose whole list is empty while right rows name it is left as it is
-    /// and reported in `held`: an ordinary unlink leaves no such thing
-    /// behind, so its list was probably wiped (by a put of the entity
-    /// before its family was marked `relation`), and copying the empty list
-    /// would make the loss permanent. Choose with
+    /// whose whole list is empty while two or more right rows name it is
+    /// left as it is and reported in `held`: an operation cut off half-way
+    /// leaves at most one such entry per entity, so its list was probably
+    /// wiped (by a put of the entity before its family was marked
+    /// `relation`, or a raw family delete), and copying the empty list would
+    /// make the loss permanent. Choose with
     /// [`repair_with`](Self::repair_with). Returns what it found (and
     /// fixed).
     pub fn repair(&self) -> Result<Report> {
@@ -543,8 +544,19 @@ where
                 expected,
             ));
         }
+        // Right entries per left entity whose list is empty: one is what an
+        // unlink or a `delete_right` cut off half-way leaves; more is a list
+        // that was wiped. (A left type that is nothing but its lists has no
+        // put that could wipe one, and its `delete_left` cut off half-way
+        // looks the same: never held.)
+        let mut unlisted: BTreeMap<&L::Key, usize> = BTreeMap::new();
+        if left_entities.is_some() {
+            for (l, _) in right.keys().filter(|p| !gone(p) && !listed.contains(&p.0)) {
+                *unlisted.entry(l).or_default() += 1;
+            }
+        }
         for (pair, value) in right.iter().filter(|(p, _)| !gone(p) && !left.contains_key(p)) {
-            if listed.contains(&pair.0) {
+            if unlisted.get(&pair.0).is_none_or(|n| *n < 2) {
                 report.dangling.push(describe(pair, Side::Right));
                 right_writes.push(self.unmirror(pair, ts)?);
                 continue;
@@ -594,7 +606,8 @@ where
 }
 
 /// What [`ManyToMany::repair_with`] does with a left entity whose list is
-/// empty while right rows still name it.
+/// empty while two or more right rows still name it (one is what an
+/// operation cut off half-way leaves, and is repaired as `dangling`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Emptied {
