@@ -360,6 +360,11 @@ fn a_plain_delete_of_a_linked_entity_is_refused() {
     }
     let err = rel.right().delete("100").unwrap_err();
     assert!(matches!(&err, Error::Linked { table: "role", .. }), "{err}");
+    // So is a delete through a secondary index of the table.
+    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone()).unwrap();
+    by_name.create().unwrap();
+    let err = by_name.delete("001").unwrap_err();
+    assert!(matches!(&err, Error::Linked { table: "person", .. }), "{err}");
     assert!(rel.left().get("001").unwrap().is_some());
     assert!(rel.verify().unwrap().is_consistent());
     rel.unlink(&"001".into(), &"100".into()).unwrap();

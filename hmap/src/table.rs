@@ -1013,7 +1013,9 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Deletes rows by raw rowkey, in one call; refuses (deleting none) if
-    /// a relation links any of them, as [`delete`](Self::delete) does.
+    /// a relation links any of them, as [`delete`](Self::delete) does. For
+    /// a type with relation families that check is one batched get before
+    /// the delete.
     pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
         let rows: Vec<Bytes> = row_keys.into_iter().collect();
         self.refuse_linked(&rows)?;
@@ -1030,7 +1032,7 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// [`Error::Linked`] if a relation family of one of these rows holds an
     /// entry (one batched get; none for a type without relation families).
-    fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
+    pub(crate) fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
         let families: Vec<&'static str> = Self::relation_families().collect();
         if families.is_empty() || rows.is_empty() {
             return Ok(());

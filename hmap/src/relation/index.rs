@@ -160,12 +160,14 @@ where
         Ok(())
     }
 
-    /// Deletes a row (by key) and its index entry: the row first.
+    /// Deletes a row (by key) and its index entry: the row first. A row a
+    /// relation links is refused, as by [`Table::delete`].
     pub fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
         let primary = self.table.row_key(key)?;
         let Some(old) = self.table.get_row(primary.clone())? else {
             return Ok(());
         };
+        self.table.refuse_linked(std::slice::from_ref(&primary))?;
         let ts = next_timestamp();
         self.table.delete_rows_at([primary.clone()], ts)?;
         let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
