@@ -28,7 +28,10 @@ pub use many::{Emptied, ManyToMany};
 pub use tree::{DeleteMode, Tree, TreeNode};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
+/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent` and `held`
+/// did.)
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// Entries the authoritative side has and the other lacks.
     pub missing: Vec<String>,
