@@ -150,10 +150,7 @@ fn link_needs_both_entities() {
     let rel = person_role(&store);
     rel.left().put(&person("001", "Xiaohei")).unwrap();
     let err = rel.link(&"001".into(), &"999".into()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "table `role`: no entity with key 999; link existing entities"
-    );
+    assert_eq!(err.to_string(), "table `role`: no entity with key 999");
     assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
 }
 
@@ -679,6 +676,12 @@ fn org_chart() {
     let path: Vec<String> = org.path_to_root("003").unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(path, ["003", "002", "001"]);
 
+    // A parent that does not exist is a typed error naming it.
+    let err = org.insert("010", "Nowhere", Some("999")).unwrap_err();
+    assert!(
+        matches!(&err, hmap::Error::NoSuchEntity { table: "org", key } if key == "999"),
+        "{err}"
+    );
     // Moves: within a level, to the top (a new rowkey), and refused cycles.
     org.move_node("004", Some("005")).unwrap();
     assert_eq!(org.get("002").unwrap().unwrap().children.len(), 1);

@@ -94,8 +94,9 @@ pub enum Error {
         reason: String,
     },
     /// A relation was asked to link an entity that does not exist (no row,
-    /// or a row holding only relation lists).
-    #[error("table `{table}`: no entity with key {key}; link existing entities")]
+    /// or a row holding only relation lists), or a tree to use a node that
+    /// does not exist.
+    #[error("table `{table}`: no entity with key {key}")]
     NoSuchEntity {
         /// The table.
         table: &'static str,

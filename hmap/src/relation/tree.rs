@@ -374,9 +374,9 @@ impl<S: Store> Tree<S> {
     }
 
     fn require(&self, id: &str) -> Result<TreeNode> {
-        self.get(id)?.ok_or_else(|| Error::Query {
+        self.get(id)?.ok_or_else(|| Error::NoSuchEntity {
             table: self.table,
-            reason: format!("no node {id:?}"),
+            key: id.to_string(),
         })
     }
 
