@@ -27,7 +27,7 @@ pub struct Person {
     pub name: String,
     #[hmap(family = "cf1")]
     pub age: u32,
-    #[hmap(family = "cf2", dynamic)]
+    #[hmap(family = "cf2", dynamic, relation)]
     pub roles: BTreeMap<String, String>,
 }
 
@@ -38,7 +38,7 @@ pub struct Role {
     pub rid: String,
     #[hmap(family = "cf1")]
     pub name: String,
-    #[hmap(family = "cf2", dynamic)]
+    #[hmap(family = "cf2", dynamic, relation)]
     pub persons: BTreeMap<String, String>,
 }
 

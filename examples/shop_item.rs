@@ -31,7 +31,7 @@ pub struct Shop {
     #[hmap(family = "info")]
     pub regdate: NaiveDate,
     /// item:<item_id>=type
-    #[hmap(family = "item", dynamic)]
+    #[hmap(family = "item", dynamic, relation)]
     pub items: BTreeMap<String, String>,
 }
 
@@ -49,7 +49,7 @@ pub struct Item {
     #[hmap(family = "info")]
     pub title: String,
     /// shop:<shop_id>=type
-    #[hmap(family = "shop", dynamic)]
+    #[hmap(family = "shop", dynamic, relation)]
     pub shops: BTreeMap<String, String>,
 }
 

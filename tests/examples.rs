@@ -70,6 +70,13 @@ fn weibo_timelines_are_correct_and_newest_first() {
             "{line} vs {author}: {content}"
         );
     }
+    // Unfollowing the first user u042 follows takes that user's posts out
+    // of u042's inbox.
+    let whom = followed.iter().min().expect("u042 follows someone");
+    let theirs = data.posts.iter().filter(|(u, _, _)| u == whom).count();
+    assert!(theirs > 0, "{whom} wrote no posts: the check would be empty");
+    let line = format!("removed {theirs} of {whom}'s posts from u042's inbox; the timeline still shows {whom}: false");
+    assert!(out.lines().any(|l| l == line), "{line}\n{out}");
     // Own posts: u042's, newest first, two pages of three.
     let mut own: Vec<&(String, i64, String)> = data.posts.iter().filter(|(u, _, _)| u == "u042").collect();
     own.sort_by_key(|p| std::cmp::Reverse(p.1));

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use hmap::clock::{RowSet, next_timestamp};
-use hmap::relation::{DeleteMode, Delivery, FanOut, FanOutConfig, Index, ManyToMany, Tree};
-use hmap::store::{FaultPlan, FaultyStore, Store};
-use hmap::{HTable, Table, Versioned};
+use hmap::relation::{DeleteMode, Delivery, Emptied, FanOut, FanOutConfig, Index, ManyToMany, Tree};
+use hmap::store::{FaultPlan, FaultyStore, Get, RowMutation, Store};
+use hmap::{Error, HTable, Table, Versioned};
 
 #[derive(HTable, Debug, Clone, PartialEq)]
 #[hmap(table = "person", family(name = "cf1"), family(name = "cf2"))]
@@ -21,7 +21,7 @@ struct Person {
     #[hmap(family = "cf1")]
     age: u32,
     /// cf2:<rid>=role name
-    #[hmap(family = "cf2", dynamic)]
+    #[hmap(family = "cf2", dynamic, relation)]
     roles: BTreeMap<String, String>,
 }
 
@@ -33,7 +33,7 @@ struct Role {
     #[hmap(family = "cf1")]
     name: String,
     /// cf2:<pid>=person name
-    #[hmap(family = "cf2", dynamic)]
+    #[hmap(family = "cf2", dynamic, relation)]
     persons: BTreeMap<String, String>,
 }
 
@@ -55,6 +55,19 @@ fn role(rid: &str, name: &str) -> Role {
 }
 
 type PersonRole<S> = ManyToMany<Person, Role, S>;
+
+/// The person table with its roles as a plain dynamic field, which a put
+/// replaces.
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "person", family(name = "cf1"), family(name = "cf2"))]
+struct PlainPerson {
+    #[hmap(key)]
+    pid: String,
+    #[hmap(family = "cf1")]
+    name: String,
+    #[hmap(family = "cf2", dynamic)]
+    roles: BTreeMap<String, String>,
+}
 
 fn person_role(store: &Arc<dyn Store>) -> PersonRole<Arc<dyn Store>> {
     let rel = ManyToMany::new(Arc::clone(store), "cf2", "cf2")
@@ -137,11 +150,279 @@ fn link_needs_both_entities() {
     let rel = person_role(&store);
     rel.left().put(&person("001", "Xiaohei")).unwrap();
     let err = rel.link(&"001".into(), &"999".into()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "table `role`: invalid query: no row with id 999: link existing entities"
-    );
+    assert_eq!(err.to_string(), "table `role`: no entity with key 999");
     assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
+}
+
+/// The stored rowkey of a single-part string key.
+fn row(key: &str) -> Bytes {
+    Table::<Person, Arc<dyn Store>>::new(Arc::new(hmap::store::MemoryStore::new()))
+        .row_key(key)
+        .unwrap()
+}
+
+/// Whether a raw row has any cell at all.
+fn raw_row_exists(store: &Arc<dyn Store>, table: &str, key: &str) -> bool {
+    store.get(table, &Get::new(row(key))).unwrap().is_some()
+}
+
+fn assert_no_such_entity(err: Error, want_table: &str, want_row: &str) {
+    match err {
+        Error::NoSuchEntity { table, key } => assert_eq!((table, key.as_str()), (want_table, want_row)),
+        other => panic!("expected NoSuchEntity for {want_table} {want_row}, got {other}"),
+    }
+}
+
+/// Issue 11: every link form, with or without labels, refuses an entity
+/// that does not exist on either side, and writes nothing: no row holding
+/// only the relation family is left behind.
+#[test]
+fn every_link_form_refuses_a_missing_entity() {
+    let store = hmap_suite::test_store("every_link_form_refuses_a_missing_entity");
+    let labelled = person_role(&store);
+    let plain: PersonRole<_> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
+    labelled.left().put(&person("001", "Xiaohei")).unwrap();
+    labelled.right().put(&role("100", "monitor")).unwrap();
+    for rel in [&labelled, &plain] {
+        assert_no_such_entity(rel.link(&"001".into(), &"999".into()).unwrap_err(), "role", "999");
+        assert_no_such_entity(rel.link(&"998".into(), &"100".into()).unwrap_err(), "person", "998");
+        assert_no_such_entity(
+            rel.link_with(&"001".into(), &"999".into(), "x").unwrap_err(),
+            "role",
+            "999",
+        );
+        assert_no_such_entity(
+            rel.link_with(&"998".into(), &"100".into(), "x").unwrap_err(),
+            "person",
+            "998",
+        );
+        // One missing entity among many pairs: nothing is written.
+        let pairs = [("001".to_string(), "100".to_string()), ("001".into(), "999".into())];
+        assert_no_such_entity(rel.link_many(&pairs).unwrap_err(), "role", "999");
+    }
+    assert!(!raw_row_exists(&store, "role", "999"));
+    assert!(!raw_row_exists(&store, "person", "998"));
+    assert!(labelled.rights_of(&"001".into()).unwrap().is_empty());
+    assert!(labelled.lefts_of(&"100".into()).unwrap().is_empty());
+    // A row holding only a relation's list is no entity either.
+    store
+        .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")])
+        .unwrap();
+    assert_no_such_entity(plain.link(&"001".into(), &"997".into()).unwrap_err(), "role", "997");
+}
+
+/// `link_many` writes every pair, with the labels, one call per side.
+#[test]
+fn link_many_links_every_pair() {
+    let store = hmap_suite::test_store("link_many_links_every_pair");
+    let rel = person_role(&store);
+    rel.left()
+        .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
+        .unwrap();
+    rel.right()
+        .put_many(&[role("100", "monitor"), role("200", "soldier")])
+        .unwrap();
+    let pairs: Vec<(String, String)> = [("001", "100"), ("001", "200"), ("002", "200")]
+        .iter()
+        .map(|(l, r)| (l.to_string(), r.to_string()))
+        .collect();
+    rel.link_many(&pairs).unwrap();
+    assert_eq!(
+        rel.rights_of(&"001".into()).unwrap(),
+        [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
+    );
+    assert_eq!(
+        rel.lefts_of(&"200".into()).unwrap(),
+        [("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())]
+    );
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+}
+
+/// Issue 17: a put of a freshly built entity (its lists empty) keeps the
+/// links a relation owns; so do put_many and save; an update of the list
+/// is refused.
+#[test]
+fn a_put_of_an_entity_keeps_its_links() {
+    let store = hmap_suite::test_store("a_put_of_an_entity_keeps_its_links");
+    let rel = person_role(&store);
+    rel.left().put(&person("001", "Xiaohei")).unwrap();
+    rel.right().put(&role("100", "monitor")).unwrap();
+    rel.link(&"001".into(), &"100".into()).unwrap();
+
+    rel.left().put(&person("001", "Xiaohei the second")).unwrap();
+    rel.left().put_many(&[person("001", "Xiaohei the third")]).unwrap();
+    rel.right().put(&role("100", "captain")).unwrap();
+    let p = rel.left().get("001").unwrap().unwrap();
+    assert_eq!(p.name, "Xiaohei the third");
+    assert_eq!(p.roles, BTreeMap::from([("100".into(), "monitor".into())]));
+    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
+    let err = rel.left().update(&p, &["roles"]).unwrap_err();
+    assert!(matches!(err, Error::Field { table: "person", .. }), "{err}");
+    // The labels are stale (renames), not lost.
+    let report = rel.verify().unwrap();
+    assert!(
+        report.missing.is_empty() && report.dangling.is_empty() && report.held.is_empty(),
+        "{report:?}"
+    );
+}
+
+/// A relation over a family that is a plain dynamic field (which a put
+/// replaces) is a typed error at its first link.
+#[test]
+fn a_relation_over_a_plain_dynamic_family_is_refused() {
+    let store = hmap_suite::test_store("a_relation_over_a_plain_dynamic_family_is_refused");
+    let rel: ManyToMany<PlainPerson, Role, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
+    rel.left().create().unwrap();
+    rel.right().create().unwrap();
+    let err = rel.link(&"001".into(), &"100".into()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Field { table: "person", field, .. } if field == "roles"),
+        "{err}"
+    );
+}
+
+/// Issue 17: a wiped authoritative list (as an old plain put left it) is
+/// not copied to the other side by `repair`: it is held, and restored or
+/// dropped only when asked.
+#[test]
+fn repair_holds_an_emptied_authoritative_list() {
+    let store = hmap_suite::test_store("repair_holds_an_emptied_authoritative_list");
+    let rel = person_role(&store);
+    rel.left().put(&person("001", "Xiaohei")).unwrap();
+    rel.right()
+        .put_many(&[role("100", "monitor"), role("200", "soldier")])
+        .unwrap();
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    rel.link(&"001".into(), &"200".into()).unwrap();
+    let wipe = || {
+        store
+            .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")])
+            .unwrap()
+    };
+    wipe();
+    let report = rel.verify().unwrap();
+    assert_eq!(report.held.len(), 2, "{report:?}");
+    assert!(report.dangling.is_empty(), "{report:?}");
+    let report = rel.repair().unwrap();
+    assert_eq!(report.held.len(), 2, "{report:?}");
+    assert!(report.held[0].contains("Emptied::Restore"), "{}", report.held[0]);
+    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
+
+    let report = rel.repair_with(Emptied::Restore).unwrap();
+    assert_eq!(report.missing.len(), 2, "{report:?}");
+    assert_eq!(
+        rel.rights_of(&"001".into()).unwrap(),
+        [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
+    );
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+
+    wipe();
+    let report = rel.repair_with(Emptied::Drop).unwrap();
+    assert_eq!(report.dangling.len(), 2, "{report:?}");
+    assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+
+    // One entry left on the right is what an unlink cut off after its
+    // first write leaves: repaired as dangling, not held.
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    store
+        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")])
+        .unwrap();
+    let report = rel.repair().unwrap();
+    assert_eq!((report.dangling.len(), report.held.len()), (1, 0), "{report:?}");
+    assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+}
+
+/// Issue 17: a plain delete of a linked entity is refused with an error
+/// naming the relation's delete; once unlinked, it deletes.
+#[test]
+fn a_plain_delete_of_a_linked_entity_is_refused() {
+    let store = hmap_suite::test_store("a_plain_delete_of_a_linked_entity_is_refused");
+    let rel = person_role(&store);
+    rel.left().put(&person("001", "Xiaohei")).unwrap();
+    rel.right().put(&role("100", "monitor")).unwrap();
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    for err in [
+        rel.left().delete("001").unwrap_err(),
+        rel.left()
+            .delete_rows([rel.left().row_key("001").unwrap()])
+            .unwrap_err(),
+    ] {
+        assert!(
+            matches!(&err, Error::Linked { table: "person", row, family: "cf2" } if row.starts_with("001")),
+            "{err}"
+        );
+        assert!(err.to_string().contains("delete_left"), "{err}");
+    }
+    let err = rel.right().delete("100").unwrap_err();
+    assert!(matches!(&err, Error::Linked { table: "role", .. }), "{err}");
+    // So is a delete through a secondary index of the table.
+    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone()).unwrap();
+    by_name.create().unwrap();
+    let err = by_name.delete("001").unwrap_err();
+    assert!(matches!(&err, Error::Linked { table: "person", .. }), "{err}");
+    assert!(rel.left().get("001").unwrap().is_some());
+    assert!(rel.verify().unwrap().is_consistent());
+    rel.unlink(&"001".into(), &"100".into()).unwrap();
+    rel.left().delete("001").unwrap();
+    assert_eq!(rel.left().get("001").unwrap(), None);
+}
+
+/// Issue 11: links naming an entity that does not exist (either side) and
+/// rows holding only a list are reported by `verify` and removed by
+/// `repair`.
+#[test]
+fn repair_removes_links_to_missing_entities() {
+    let store = hmap_suite::test_store("repair_removes_links_to_missing_entities");
+    let rel = person_role(&store);
+    rel.left().put(&person("001", "Xiaohei")).unwrap();
+    rel.right().put(&role("100", "monitor")).unwrap();
+    rel.link(&"001".into(), &"100".into()).unwrap();
+    // What the old `link_with` left: 001 -> 999 where role 999 never
+    // existed (its row holds only the list), and 777 -> 100 where person
+    // 777 never existed; and a role deleted behind the relation's back.
+    rel.right().put(&role("300", "cook")).unwrap();
+    rel.link(&"001".into(), &"300".into()).unwrap();
+    store
+        .mutate(
+            "person",
+            &[
+                RowMutation::new(row("001")).put("cf2", "999", ""),
+                RowMutation::new(row("777")).put("cf2", "100", ""),
+            ],
+        )
+        .unwrap();
+    store
+        .mutate(
+            "role",
+            &[
+                RowMutation::new(row("999")).put("cf2", "001", "Xiaohei"),
+                RowMutation::new(row("100")).put("cf2", "777", ""),
+                RowMutation::new(row("300")).delete_family("cf1"),
+            ],
+        )
+        .unwrap();
+    let report = rel.verify().unwrap();
+    // 001->999 on both sides, 777->100 on both sides, 001->300 on both.
+    assert_eq!(report.absent.len(), 6, "{report:?}");
+    assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
+    assert!(
+        report.absent.iter().any(|a| a.contains("no right entity 999")),
+        "{report:?}"
+    );
+    assert!(
+        report.absent.iter().any(|a| a.contains("no left entity 777")),
+        "{report:?}"
+    );
+    let repaired = rel.repair().unwrap();
+    assert_eq!(repaired.absent, report.absent);
+    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    assert!(!raw_row_exists(&store, "role", "999"));
+    assert!(!raw_row_exists(&store, "person", "777"));
+    assert!(!raw_row_exists(&store, "role", "300"));
+    assert_eq!(names(&rel.rights_of(&"001".into()).unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
 }
 
 #[derive(HTable, Debug, Clone, PartialEq)]
@@ -151,7 +432,7 @@ struct Shop {
     id: String,
     #[hmap(family = "info")]
     name: String,
-    #[hmap(family = "item", dynamic)]
+    #[hmap(family = "item", dynamic, relation)]
     items: BTreeMap<String, String>,
 }
 
@@ -162,7 +443,7 @@ struct Item {
     id: String,
     #[hmap(family = "info")]
     title: String,
-    #[hmap(family = "shop", dynamic)]
+    #[hmap(family = "shop", dynamic, relation)]
     shops: BTreeMap<String, String>,
 }
 
@@ -222,10 +503,10 @@ struct User {
     #[hmap(family = "cf1")]
     name: String,
     /// cf2:<uid>=name: whom this user follows
-    #[hmap(family = "cf2", dynamic)]
+    #[hmap(family = "cf2", dynamic, relation)]
     follows: BTreeMap<String, String>,
     /// cf3:<uid>=name: who follows this user
-    #[hmap(family = "cf3", dynamic)]
+    #[hmap(family = "cf3", dynamic, relation)]
     fans: BTreeMap<String, String>,
 }
 
@@ -303,6 +584,16 @@ fn weibo_follows_and_inbox_fan_out() {
     );
     // 001 follows only 002.
     assert_eq!(inboxes.get("001").unwrap().unwrap().sq.len(), 2);
+    // 003 unfollows 002: 002's posts leave 003's inbox.
+    follows.unlink(&"003".into(), &"002".into()).unwrap();
+    let removed = FanOut::remove_from_inbox(&*store, &config, inboxes.row_key("003").unwrap(), |v| {
+        v.starts_with(b"002:")
+    })
+    .unwrap();
+    assert_eq!(removed, 2);
+    let inbox = inboxes.get("003").unwrap().unwrap();
+    let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
+    assert_eq!(refs, ["001:hi"]);
     assert!(fanout.shutdown().is_empty());
 }
 
@@ -385,6 +676,12 @@ fn org_chart() {
     let path: Vec<String> = org.path_to_root("003").unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(path, ["003", "002", "001"]);
 
+    // A parent that does not exist is a typed error naming it.
+    let err = org.insert("010", "Nowhere", Some("999")).unwrap_err();
+    assert!(
+        matches!(&err, hmap::Error::NoSuchEntity { table: "org", key } if key == "999"),
+        "{err}"
+    );
     // Moves: within a level, to the top (a new rowkey), and refused cycles.
     org.move_node("004", Some("005")).unwrap();
     assert_eq!(org.get("002").unwrap().unwrap().children.len(), 1);
@@ -400,6 +697,56 @@ fn org_chart() {
     assert!(org.get("003").unwrap().is_none());
     assert!(org.get("001").unwrap().unwrap().children.is_empty());
     assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
+}
+
+/// Issue 11: a node whose parent row is gone, a child list naming a node
+/// that is gone, and a row holding only a child list are found by `verify`
+/// and fixed by `repair` (the orphan, with its subtree, moves to the top
+/// level).
+#[test]
+fn tree_repair_handles_missing_nodes() {
+    let store = hmap_suite::test_store("tree_repair_handles_missing_nodes");
+    let org = Tree::new(Arc::clone(&store), "org");
+    org.create().unwrap();
+    org.insert("001", "CEO", None).unwrap();
+    org.insert("002", "Development", Some("001")).unwrap();
+    org.insert("003", "Dev 1", Some("002")).unwrap();
+    org.insert("005", "Team 5", Some("003")).unwrap();
+    org.insert("004", "Sales", Some("001")).unwrap();
+    // Behind the tree's back: 002's row deleted, and a row holding only a
+    // child list.
+    store
+        .mutate(
+            "org",
+            &[
+                RowMutation::new("1_002").delete_row(),
+                RowMutation::new("1_777").put("c", "888", "ghost"),
+            ],
+        )
+        .unwrap();
+    let report = org.verify().unwrap();
+    let mut absent = report.absent.clone();
+    absent.sort();
+    assert_eq!(
+        absent,
+        [
+            "001 lists 002, which is gone",
+            "003 names parent 002, which is gone: repair moves it to the top level",
+            "row 1_777 holds only a child list, no node",
+        ],
+        "{report:?}"
+    );
+    assert!(org.get("777").unwrap().is_none());
+    let repaired = org.repair().unwrap();
+    assert_eq!(repaired.absent.len(), 3, "{repaired:?}");
+    assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
+    let top: Vec<String> = org.top_level().unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(top, ["001", "003"]);
+    let path: Vec<String> = org.path_to_root("005").unwrap().into_iter().map(|n| n.id).collect();
+    assert_eq!(path, ["005", "003"]);
+    assert_eq!(org.get("001").unwrap().unwrap().children.len(), 1);
+    assert!(store.get("org", &Get::new("1_003")).unwrap().is_none());
+    assert!(store.get("org", &Get::new("1_777")).unwrap().is_none());
 }
 
 // ---------------------------------------------------------------------------
@@ -467,6 +814,34 @@ fn secondary_index_by_city() {
     assert!(by_city.verify().unwrap().is_consistent());
 }
 
+/// Issue 11: an index entry whose row was deleted behind the index's back
+/// is reported as `absent` by `verify` and removed by `repair`.
+#[test]
+fn index_repair_removes_entries_of_deleted_rows() {
+    let store = hmap_suite::test_store("index_repair_removes_entries_of_deleted_rows");
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    by_city.table().create().unwrap();
+    by_city.create().unwrap();
+    by_city.put(&account(1, "a@x", "Hangzhou")).unwrap();
+    by_city.put(&account(2, "b@x", "Hangzhou")).unwrap();
+    by_city.table().delete(1u64).unwrap();
+    let report = by_city.verify().unwrap();
+    assert_eq!(report.absent.len(), 1, "{report:?}");
+    assert!(report.absent[0].contains("is gone"), "{report:?}");
+    assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
+    assert_eq!(by_city.repair().unwrap().absent.len(), 1);
+    assert!(
+        by_city.verify().unwrap().is_consistent(),
+        "{}",
+        by_city.verify().unwrap()
+    );
+    let entries = store
+        .scan("account_by_city", &hmap::store::Scan::all())
+        .unwrap()
+        .count();
+    assert_eq!(entries, 1);
+}
+
 // ---------------------------------------------------------------------------
 // The clock: hmap's own timestamps stay at the wall clock.
 
@@ -532,10 +907,14 @@ fn bulk_write_then_server_stamped_delete_removes_the_row() {
 #[test]
 fn back_to_back_calls_keep_their_order() {
     let store = hmap_suite::test_store("back_to_back_calls_keep_their_order");
-    let people = Table::<Person, _>::new(Arc::clone(&store));
+    let people = Table::<PlainPerson, _>::new(Arc::clone(&store));
     people.create().unwrap();
     for n in 0..50u32 {
-        let mut p = person("001", &format!("name{n}"));
+        let mut p = PlainPerson {
+            pid: "001".into(),
+            name: format!("name{n}"),
+            roles: BTreeMap::new(),
+        };
         p.roles = BTreeMap::from([(format!("r{n}"), "x".into())]);
         people.delete("001").unwrap();
         people.put(&p).unwrap();

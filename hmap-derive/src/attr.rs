@@ -13,7 +13,7 @@ const CONTAINER_ATTRS: &str =
     "`table`, `crate`, `text_key`, `separator`, `key_prefix`, `salt(...)`, `hash_prefix(...)` or `family(...)`";
 const FAMILY_ATTRS: &str =
     "`name`, `versions`, `min_versions`, `ttl`, `block_size`, `block_cache`, `in_memory`, `bloom` or `compression`";
-const FIELD_ATTRS: &str = "`key`, `desc`, `reverse_ts`, `reversed`, `width`, `unpadded`, `family`, `column`, `json`, `text`, `keep_on_none`, `dynamic`, `versions`, `version`, `counter` or `skip`";
+const FIELD_ATTRS: &str = "`key`, `desc`, `reverse_ts`, `reversed`, `width`, `unpadded`, `family`, `column`, `json`, `text`, `keep_on_none`, `dynamic`, `relation`, `versions`, `version`, `counter` or `skip`";
 
 /// A `salt(buckets = N, by = [a, b])` attribute.
 pub struct Salt {
@@ -76,6 +76,8 @@ pub struct Field {
     pub dynamic_key: Option<LitStr>,
     /// `dynamic(value = "json")`: the codec of the map's values.
     pub dynamic_value: Option<LitStr>,
+    /// `relation`: a dynamic family that a relation helper owns.
+    pub relation: Option<Span>,
     pub versions: Option<Span>,
     pub version: Option<Span>,
     pub counter: Option<Span>,
@@ -347,6 +349,7 @@ impl Field {
                             parse_dynamic(cx, &meta, &mut f.dynamic_key, &mut f.dynamic_value)?;
                         }
                     }
+                    Some("relation") => flag(&mut f.relation),
                     Some("versions") => flag(&mut f.versions),
                     Some("version") => flag(&mut f.version),
                     Some("counter") => flag(&mut f.counter),

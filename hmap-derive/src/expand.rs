@@ -112,6 +112,9 @@ fn expand(m: &Model<'_>) -> TokenStream {
         let (family, qualifier, role) = match &f.role {
             Role::Key(_) => (String::new(), String::new(), quote!(Key)),
             Role::Cell { family, column, .. } => (family.clone(), column.clone(), quote!(Cell)),
+            Role::Dynamic {
+                family, relation: true, ..
+            } => (family.clone(), String::new(), quote!(Relation)),
             Role::Dynamic { family, .. } => (family.clone(), String::new(), quote!(Dynamic)),
             Role::Versions { family, column, .. } => (family.clone(), column.clone(), quote!(Versions)),
             Role::Version { family, column } => (family.clone(), column.clone(), quote!(Version)),
@@ -149,12 +152,16 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 let (c, ty) = (codec_at(*c, f.ty.span()), f.ty);
                 quote_spanned!(ty.span()=> w.cell::<#c, #ty>(#family, #column, &self.#id)?;)
             }
+            // A relation helper writes a relation family; a put of the entity
+            // leaves it alone.
+            Role::Dynamic { relation: true, .. } => return None,
             Role::Dynamic {
                 family,
                 key_ty,
                 value_ty,
                 key_codec,
                 value_codec,
+                ..
             } => {
                 let kc = codec_at(*key_codec, key_ty.span());
                 let vc = codec_at(*value_codec, value_ty.span());
@@ -227,6 +234,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
                 value_ty,
                 key_codec,
                 value_codec,
+                ..
             } => {
                 let kc = codec_at(*key_codec, key_ty.span());
                 let vc = codec_at(*value_codec, value_ty.span());

@@ -41,6 +41,9 @@ pub enum Role<'a> {
         key_codec: Codec,
         /// The codec of the map's values.
         value_codec: Codec,
+        /// `relation`: a relation helper owns the family, so that writes of
+        /// the entity leave it alone.
+        relation: bool,
     },
     Versions {
         family: String,
@@ -255,6 +258,14 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         }
     };
     let column = a.column.as_ref().map_or_else(|| ident.to_string(), LitStr::value);
+    if let (Some(span), None) = (a.relation, a.dynamic) {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`relation` marks a dynamic family that a relation helper owns: write `#[hmap(dynamic, relation)]` on `{ident}`, or remove `relation`"
+            ),
+        ));
+    }
     if a.dynamic.is_some() {
         if a.column.is_some() {
             cx.error_at(
@@ -283,6 +294,7 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
                 value_ty,
                 key_codec,
                 value_codec,
+                relation: a.relation.is_some(),
             },
             None => {
                 cx.error_at(

@@ -104,4 +104,27 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A relation was asked to link an entity that does not exist (no row,
+    /// or a row holding only relation lists), or a tree to use a node that
+    /// does not exist.
+    #[error("table `{table}`: no entity with key {key}")]
+    NoSuchEntity {
+        /// The table.
+        table: &'static str,
+        /// The entity's key, printable.
+        key: String,
+    },
+    /// A plain delete of a row that a relation links: deleting it would
+    /// leave its id in its partners' lists.
+    #[error(
+        "table `{table}`, row {row}: the row is linked (family `{family}` is not empty); delete it through its relation (`ManyToMany::delete_left` or `delete_right`), which also removes it from its partners' lists"
+    )]
+    Linked {
+        /// The table.
+        table: &'static str,
+        /// The row, printable.
+        row: String,
+        /// The relation family that holds links.
+        family: &'static str,
+    },
 }

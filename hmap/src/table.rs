@@ -26,6 +26,12 @@ pub enum FieldRole {
     Cell,
     /// A map whose keys are the qualifiers of a family (`item:<item_id>=type`).
     Dynamic,
+    /// A dynamic family that a relation helper owns (`#[hmap(dynamic,
+    /// relation)]`): read like [`Dynamic`](Self::Dynamic), but written only
+    /// by the relation (its `link`, `unlink`, deletes and repair). A put of
+    /// the entity leaves it alone, an update refuses it, and a delete of a
+    /// row whose relation family is not empty is refused.
+    Relation,
     /// The newest versions of one cell, with their timestamps.
     Versions,
     /// The optimistic-concurrency version: writes check it.
@@ -1081,6 +1087,12 @@ impl<T: HTable, S: Store> Table<T, S> {
                 Some(f) if f.role == FieldRole::Counter => {
                     return Err(self.field_error(name, "is a counter; use `increment`"));
                 }
+                Some(f) if f.role == FieldRole::Relation => {
+                    return Err(self.field_error(
+                        name,
+                        "is a relation's list; change it with the relation's `link` and `unlink`",
+                    ));
+                }
                 Some(_) => {}
             }
         }
@@ -1168,17 +1180,92 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(())
     }
 
-    /// Deletes the row with this key.
+    /// Deletes the row with this key. A row that a relation links (one of
+    /// its `#[hmap(dynamic, relation)]` families is not empty) is not
+    /// deleted: [`Error::Linked`] names the family, and the relation's
+    /// delete (`ManyToMany::delete_left`/`delete_right`) removes the row
+    /// and its id from the partners' lists.
     pub fn delete(&self, key: impl KeyTuple) -> Result<()> {
         let row = self.row_key(key)?;
         self.delete_rows([row])
     }
 
-    /// Deletes rows by raw rowkey, in one call.
+    /// Deletes rows by raw rowkey, in one call; refuses (deleting none) if
+    /// a relation links any of them, as [`delete`](Self::delete) does. For
+    /// a type with relation families that check is one batched get before
+    /// the delete.
     pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
-        let row_keys: Vec<Bytes> = row_keys.into_iter().collect();
-        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, row_keys.iter().map(|k| &k[..])));
-        self.delete_rows_at(row_keys, ts)
+        let rows: Vec<Bytes> = row_keys.into_iter().collect();
+        self.refuse_linked(&rows)?;
+        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|k| &k[..])));
+        self.delete_rows_at(rows, ts)
+    }
+
+    /// The families that relation helpers own (`#[hmap(dynamic, relation)]`).
+    pub(crate) fn relation_families() -> impl Iterator<Item = &'static str> {
+        T::fields()
+            .iter()
+            .filter(|f| f.role == FieldRole::Relation)
+            .map(|f| f.family)
+    }
+
+    /// [`Error::Linked`] if a relation family of one of these rows holds an
+    /// entry (one batched get; none for a type without relation families).
+    pub(crate) fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
+        let families: Vec<&'static str> = Self::relation_families().collect();
+        if families.is_empty() || rows.is_empty() {
+            return Ok(());
+        }
+        let gets: Vec<Get> = rows
+            .iter()
+            .map(|row| families.iter().fold(Get::new(row.clone()), |g, f| g.family(*f)))
+            .collect();
+        for (row, result) in rows.iter().zip(self.store.get_many(T::TABLE, &gets)?) {
+            let Some(result) = result else { continue };
+            if let Some(family) = families.iter().find(|f| result.family(f.as_bytes()).next().is_some()) {
+                return Err(Error::Linked {
+                    table: T::TABLE,
+                    row: Printable(row).to_string(),
+                    family,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The families that hold an entity's own fields: those of `T`'s fields
+    /// but its relation families. Empty for a type that is nothing but its
+    /// lists, whose existence cannot be told.
+    pub(crate) fn entity_families() -> Vec<&'static str> {
+        let mut families: Vec<&'static str> = T::fields()
+            .iter()
+            .filter(|f| !matches!(f.role, FieldRole::Key | FieldRole::Relation))
+            .map(|f| f.family)
+            .collect();
+        families.sort_unstable();
+        families.dedup();
+        families
+    }
+
+    /// Which of these rows hold an entity: a cell in a family of `T`'s
+    /// fields other than its relation families (a row holding only a
+    /// relation's list is no entity). One batched get. Every row of a type
+    /// that is nothing but its relation lists counts as existing.
+    pub(crate) fn rows_exist(&self, rows: &[Bytes]) -> Result<Vec<bool>> {
+        let families = Self::entity_families();
+        if families.is_empty() {
+            return Ok(vec![true; rows.len()]);
+        }
+        let gets: Vec<Get> = rows
+            .iter()
+            .map(|row| families.iter().fold(Get::new(row.clone()), |g, f| g.family(*f)))
+            .collect();
+        Ok(self
+            .store
+            .get_many(T::TABLE, &gets)?
+            .iter()
+            .map(|r| r.as_ref().is_some_and(|r| !r.cells.is_empty()))
+            .collect())
     }
 
     /// [`delete_rows`](Self::delete_rows) up to a timestamp the caller took.

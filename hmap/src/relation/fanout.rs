@@ -10,6 +10,7 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::store::{Get, RowMutation, RowResult, Store, StoreError, TimeRange};
+use crate::table::{HTable, Table};
 
 /// Where a [`FanOut`] writes, and how hard it tries.
 #[derive(Debug, Clone)]
@@ -250,6 +251,58 @@ impl FanOut {
         Ok(row
             .map(|r| r.cells.into_iter().map(|c| (c.timestamp, c.value)).collect())
             .unwrap_or_default())
+    }
+
+    /// A page of a timeline: the rows of `posts` that an inbox names (each
+    /// delivery's value being a post's rowkey), newest first, as
+    /// `(timestamp, post)`: one get of the inbox page and one batched get
+    /// of the posts. Up to `limit` deliveries older than `before` (the last
+    /// page's last timestamp); those whose post is gone are left out, so a
+    /// page may be shorter than `limit` before the end.
+    pub fn read_timeline<T: HTable, S: Store>(
+        posts: &Table<T, S>,
+        config: &FanOutConfig,
+        inbox: Bytes,
+        limit: u32,
+        before: Option<i64>,
+    ) -> Result<Vec<(i64, T)>> {
+        let refs = Self::read_inbox(posts.store(), config, inbox, limit, before)?;
+        let rows = posts.get_many_rows(refs.iter().map(|(_, key)| key.clone()))?;
+        Ok(refs
+            .into_iter()
+            .zip(rows)
+            .filter_map(|((at, _), row)| Some((at, row?)))
+            .collect())
+    }
+
+    /// Removes from an inbox every delivery whose value `remove` picks (the
+    /// posts of a user just unfollowed): one get of all its versions, then
+    /// one call deleting each picked version. Returns how many it removed.
+    /// A delivery still queued for the inbox is not seen: flush first.
+    pub fn remove_from_inbox<S: Store + ?Sized>(
+        store: &S,
+        config: &FanOutConfig,
+        inbox: Bytes,
+        remove: impl Fn(&[u8]) -> bool,
+    ) -> Result<usize> {
+        // HBase's largest `maxVersions` (a Java int).
+        const ALL_VERSIONS: u32 = 0x7fff_ffff;
+        let get = Get::new(inbox.clone())
+            .column(config.family, config.qualifier)
+            .max_versions(ALL_VERSIONS);
+        let Some(row) = store.get(config.table, &get)? else {
+            return Ok(0);
+        };
+        let mut m = RowMutation::new(inbox);
+        let mut removed = 0;
+        for cell in row.cells.iter().filter(|c| remove(&c.value)) {
+            m = m.delete_version(config.family, config.qualifier, cell.timestamp);
+            removed += 1;
+        }
+        if removed > 0 {
+            store.mutate(config.table, &[m])?;
+        }
+        Ok(removed)
     }
 }
 

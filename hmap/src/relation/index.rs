@@ -1,6 +1,6 @@
 //! Secondary indexes: a table from a field's value to the rows that hold it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
@@ -169,12 +169,14 @@ where
         Ok(())
     }
 
-    /// Deletes a row (by key) and its index entry: the row first.
+    /// Deletes a row (by key) and its index entry: the row first. A row a
+    /// relation links is refused, as by [`Table::delete`].
     pub fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
         let primary = self.table.row_key(key)?;
         let Some(old) = self.table.get_row(primary.clone())? else {
             return Ok(());
         };
+        self.table.refuse_linked(std::slice::from_ref(&primary))?;
         let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
         let ts = next_timestamp(&RowSet::of(T::TABLE, &primary).with(self.index_table, &entry));
         self.table.delete_rows_at([primary], ts)?;
@@ -221,13 +223,14 @@ where
             .collect())
     }
 
-    /// Compares the index with the table: rows without an entry (`missing`)
-    /// and entries whose row is gone or holds another value (`dangling`).
+    /// Compares the index with the table: rows without an entry (`missing`),
+    /// entries whose row holds another value (`dangling`) and entries whose
+    /// row is gone (`absent`).
     pub fn verify(&self) -> Result<Report> {
         self.check(false)
     }
 
-    /// Adds the missing entries and removes the dangling ones.
+    /// Adds the missing entries and removes the dangling and absent ones.
     pub fn repair(&self) -> Result<Report> {
         self.check(true)
     }
@@ -235,29 +238,45 @@ where
     fn check(&self, fix: bool) -> Result<Report> {
         let mut report = Report::default();
         let mut expected = BTreeSet::new();
+        let mut rows = BTreeSet::new();
         for row in self.table.scan(Query::all())? {
             let row = row?;
             let primary = self.table.row_key_of(&row)?;
             expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
+            rows.insert(primary);
         }
-        let stored: BTreeSet<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
-        let missing: Vec<&Bytes> = expected.difference(&stored).collect();
-        let dangling: Vec<&Bytes> = stored.difference(&expected).collect();
-        report.missing = missing
-            .iter()
-            .map(|key| format!("no entry {}", Printable(key)))
+        let stored: BTreeMap<Bytes, Bytes> = self
+            .entries(None)?
+            .into_iter()
+            .map(|(k, _, primary)| (k, primary))
             .collect();
-        report.dangling = dangling
-            .iter()
-            .map(|key| format!("entry {} matches no row", Printable(key)))
-            .collect();
-        if fix && !(missing.is_empty() && dangling.is_empty()) {
-            let rows = RowSet::of_rows(self.index_table, missing.iter().chain(&dangling).map(|k| &k[..]));
-            let ts = next_timestamp(&rows);
-            let writes: Vec<RowMutation> = missing
+        let mut to_put = Vec::new();
+        let mut to_delete = Vec::new();
+        for key in expected.iter().filter(|k| !stored.contains_key(*k)) {
+            report.missing.push(format!("no entry {}", Printable(key)));
+            to_put.push(key.clone());
+        }
+        for (key, primary) in stored.iter().filter(|(k, _)| !expected.contains(*k)) {
+            if rows.contains(primary) {
+                report
+                    .dangling
+                    .push(format!("entry {}: its row holds another value", Printable(key)));
+            } else {
+                report
+                    .absent
+                    .push(format!("entry {}: row {} is gone", Printable(key), Printable(primary)));
+            }
+            to_delete.push(key.clone());
+        }
+        if fix && !(to_put.is_empty() && to_delete.is_empty()) {
+            let ts = next_timestamp(&RowSet::of_rows(
+                self.index_table,
+                to_put.iter().chain(&to_delete).map(|k| &k[..]),
+            ));
+            let writes: Vec<RowMutation> = to_put
                 .into_iter()
-                .map(|key| self.put_entry(key.clone(), ts))
-                .chain(dangling.into_iter().map(|key| self.delete_entry(key.clone(), ts)))
+                .map(|key| self.put_entry(key, ts))
+                .chain(to_delete.into_iter().map(|key| self.delete_entry(key, ts)))
                 .collect();
             self.table.store().mutate(self.index_table, &writes)?;
         }

@@ -1,6 +1,6 @@
 //! Many-to-many links kept in two tables (person/role, shop/item).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
@@ -9,7 +9,7 @@ use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::KeyTuple;
 use crate::store::{Get, Mutation, RowMutation, Scan, Store};
-use crate::table::{HTable, Table};
+use crate::table::{FieldRole, HTable, Table};
 use crate::value::CellValue;
 
 /// A many-to-many relation stored twice: each left row lists its right ids
@@ -109,57 +109,137 @@ where
         self.left.store()
     }
 
-    fn missing_entity(&self, table: &'static str, id: String) -> Error {
-        Error::Query {
-            table,
-            reason: format!("no row with id {id}: link existing entities"),
+    /// [`Error::Field`] if a family of this relation is a plain dynamic
+    /// field of its type: a put of the entity would replace the list.
+    fn check_owned(&self) -> Result<()> {
+        fn plain<T: HTable>(family: &str) -> Result<()> {
+            match T::fields()
+                .iter()
+                .find(|f| f.family == family && f.role == FieldRole::Dynamic)
+            {
+                Some(f) => Err(Error::Field {
+                    table: T::TABLE,
+                    field: f.name.into(),
+                    reason: "holds a relation's list but is a plain dynamic field, which a put of the entity replaces: mark it `#[hmap(dynamic, relation)]`",
+                }),
+                None => Ok(()),
+            }
+        }
+        plain::<L>(self.left_family)?;
+        plain::<R>(self.right_family)
+    }
+
+    /// [`Error::NoSuchEntity`] for the first of these keys whose entity does
+    /// not exist (one batched get).
+    fn require<T: HTable>(table: &Table<T, S>, keys: &[&T::Key]) -> Result<()>
+    where
+        T::Key: KeyTuple + CellValue + Clone,
+    {
+        let rows = keys
+            .iter()
+            .map(|k| table.row_key((*k).clone()))
+            .collect::<Result<Vec<_>>>()?;
+        match keys.iter().zip(table.rows_exist(&rows)?).find(|(_, exists)| !exists) {
+            Some((key, _)) => Err(Error::NoSuchEntity {
+                table: T::TABLE,
+                key: show(*key),
+            }),
+            None => Ok(()),
         }
     }
 
     /// Links a left and a right entity, with the labels of
     /// [`with_labels`](Self::with_labels) (empty without them). Both must
-    /// exist. Linking twice is harmless.
+    /// exist, else [`Error::NoSuchEntity`] names the table and the row.
+    /// Linking twice is harmless.
     pub fn link(&self, left: &L::Key, right: &R::Key) -> Result<()> {
-        let (on_left, on_right) = match (self.left_label, self.right_label) {
-            (Some(label_left), Some(label_right)) => {
-                let l = self
-                    .left
-                    .get(left.clone())?
-                    .ok_or_else(|| self.missing_entity(L::TABLE, show(left)))?;
-                let r = self
-                    .right
-                    .get(right.clone())?
-                    .ok_or_else(|| self.missing_entity(R::TABLE, show(right)))?;
-                (label_right(&r), label_left(&l))
-            }
-            _ => (String::new(), String::new()),
-        };
-        self.write_link(left, right, &on_left, &on_right)
+        self.link_many_with(&[(left.clone(), right.clone())], None)
     }
 
     /// Links a left and a right entity with a value of the link itself (a
-    /// shop/item link's type), stored in both lists.
+    /// shop/item link's type), stored in both lists. Both must exist, as
+    /// for [`link`](Self::link).
     pub fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()> {
-        self.write_link(left, right, value, value)
+        self.link_many_with(&[(left.clone(), right.clone())], Some(value))
     }
 
-    fn write_link(&self, left: &L::Key, right: &R::Key, on_left: &str, on_right: &str) -> Result<()> {
-        let (left_row, right_row) = self.pair_rows(left, right)?;
-        let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
-        let put = |family: &'static str, qualifier: Bytes, value: &str| Mutation::Put {
-            family: Bytes::from_static(family.as_bytes()),
-            qualifier,
-            value: Bytes::copy_from_slice(value.as_bytes()),
-            timestamp: Some(ts),
+    /// Links many pairs at once, as [`link`](Self::link) does one: every
+    /// entity's existence (and, with labels, its label) is read in one
+    /// batched get per side, then all the left rows are written in one
+    /// call and all the right rows in another, at one timestamp. If an
+    /// entity does not exist nothing is written. Give each pair once.
+    pub fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()> {
+        self.link_many_with(pairs, None)
+    }
+
+    fn link_many_with(&self, pairs: &[(L::Key, R::Key)], value: Option<&str>) -> Result<()> {
+        self.check_owned()?;
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let lefts: Vec<&L::Key> = pairs
+            .iter()
+            .map(|(l, _)| l)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let rights: Vec<&R::Key> = pairs
+            .iter()
+            .map(|(_, r)| r)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        Self::require(&self.left, &lefts)?;
+        Self::require(&self.right, &rights)?;
+        let labels = match (value, self.left_label, self.right_label) {
+            (None, Some(label_left), Some(label_right)) => {
+                let l = self.left.get_many(lefts.iter().map(|k| (*k).clone()))?;
+                let r = self.right.get_many(rights.iter().map(|k| (*k).clone()))?;
+                let l: BTreeMap<&L::Key, String> = lefts
+                    .iter()
+                    .zip(l)
+                    .filter_map(|(k, e)| Some((*k, label_left(&e?))))
+                    .collect();
+                let r: BTreeMap<&R::Key, String> = rights
+                    .iter()
+                    .zip(r)
+                    .filter_map(|(k, e)| Some((*k, label_right(&e?))))
+                    .collect();
+                Some((l, r))
+            }
+            _ => None,
         };
-        self.store().mutate(
-            L::TABLE,
-            &[RowMutation::new(left_row).push(put(self.left_family, right.to_cell(), on_left))],
-        )?;
-        self.store().mutate(
-            R::TABLE,
-            &[RowMutation::new(right_row).push(put(self.right_family, left.to_cell(), on_right))],
-        )?;
+        let value = value.unwrap_or_default();
+        let rows = pairs
+            .iter()
+            .map(|(left, right)| Ok((self.left.row_key(left.clone())?, self.right.row_key(right.clone())?)))
+            .collect::<Result<Vec<(Bytes, Bytes)>>>()?;
+        let mut stamped = RowSet::new();
+        for (left_row, right_row) in &rows {
+            stamped.insert(L::TABLE, left_row);
+            stamped.insert(R::TABLE, right_row);
+        }
+        let ts = next_timestamp(&stamped);
+        // One mutation per row, however many pairs name it.
+        let mut on_left: BTreeMap<Bytes, RowMutation> = BTreeMap::new();
+        let mut on_right: BTreeMap<Bytes, RowMutation> = BTreeMap::new();
+        for ((left, right), (left_row, right_row)) in pairs.iter().zip(rows) {
+            let (lv, rv) = match &labels {
+                Some((l, r)) => (
+                    r.get(right).map_or(value, String::as_str),
+                    l.get(left).map_or(value, String::as_str),
+                ),
+                None => (value, value),
+            };
+            let m = on_left.remove(&left_row).unwrap_or_else(|| RowMutation::new(left_row.clone()));
+            on_left.insert(left_row, m.put_at(self.left_family, right.to_cell(), ts, lv.to_string()));
+            let m = on_right.remove(&right_row).unwrap_or_else(|| RowMutation::new(right_row.clone()));
+            on_right.insert(right_row, m.put_at(self.right_family, left.to_cell(), ts, rv.to_string()));
+        }
+        let on_left: Vec<RowMutation> = on_left.into_values().collect();
+        let on_right: Vec<RowMutation> = on_right.into_values().collect();
+        self.store().mutate(L::TABLE, &on_left)?;
+        self.store().mutate(R::TABLE, &on_right)?;
         Ok(())
     }
 
@@ -342,30 +422,39 @@ where
         Ok(links)
     }
 
-    /// Compares both sides: links the right side lacks, links only the right
-    /// side has, and (with labels) labels that differ from the entities'.
-    /// Reads both tables whole: a maintenance task, not a request path.
+    /// The keys of every row of a table that holds an entity (a cell
+    /// outside its relation families); `None` for a type that is nothing
+    /// but its relation lists, whose existence cannot be told.
+    fn entity_keys<T: HTable>(&self) -> Result<Option<BTreeSet<T::Key>>>
+    where
+        T::Key: Ord,
+    {
+        let families = Table::<T, S>::entity_families();
+        if families.is_empty() {
+            return Ok(None);
+        }
+        let scan = families.into_iter().fold(Scan::all(), Scan::family);
+        let mut keys = BTreeSet::new();
+        for row in self.store().scan(T::TABLE, &scan)? {
+            let row = row?;
+            let key = T::key_schema().decode(&row.row).map_err(|source| Error::Key {
+                table: T::TABLE,
+                source,
+            })?;
+            keys.insert(key);
+        }
+        Ok(Some(keys))
+    }
+
+    /// Compares both sides: links the right side lacks (`missing`), links
+    /// only the right side has (`dangling`), labels that differ from the
+    /// entities' (`stale`), entries naming an entity that does not exist
+    /// and rows holding only a list (`absent`), and left entities whose
+    /// list is empty while two or more right rows still name them (`held`:
+    /// see [`Emptied`]). Reads both tables whole: a maintenance task, not a
+    /// request path.
     pub fn verify(&self) -> Result<Report> {
-        let left = self.scan_side(L::TABLE, self.left_family, false)?;
-        let right = self.scan_side(R::TABLE, self.right_family, true)?;
-        let mut report = Report::default();
-        for (pair, value) in &left {
-            match right.get(pair) {
-                None => report.missing.push(describe(pair, Side::Right)),
-                Some(mirror) => {
-                    let expected = self.expected_right_value(&pair.0, value)?;
-                    if expected != *mirror {
-                        report.stale.push(describe(pair, Side::Right));
-                    }
-                }
-            }
-        }
-        for pair in right.keys() {
-            if !left.contains_key(pair) {
-                report.dangling.push(describe(pair, Side::Right));
-            }
-        }
-        Ok(report)
+        self.examine(Emptied::Hold, false)
     }
 
     /// The value the right side should hold for a link: the left entity's
@@ -378,52 +467,165 @@ where
         }
     }
 
+    /// The value the left side should hold for a link, from the right
+    /// side's: the right entity's label with labels, else the link's value.
+    fn expected_left_value(&self, right: &R::Key, right_value: &str) -> Result<String> {
+        match self.right_label {
+            Some(label) => Ok(self.right.get(right.clone())?.map(|r| label(&r)).unwrap_or_default()),
+            None => Ok(right_value.to_string()),
+        }
+    }
+
     /// Makes the right side mirror the left: writes the links it lacks,
-    /// removes those the left does not have, and rewrites stale labels.
-    /// Returns what it found (and fixed).
+    /// removes those the left does not have, rewrites stale labels, and
+    /// removes (from both sides) entries naming an entity that does not
+    /// exist, which also removes rows holding only a list. A left entity
+    /// whose whole list is empty while two or more right rows name it is
+    /// left as it is and reported in `held`: an operation cut off half-way
+    /// leaves at most one such entry per entity, so its list was probably
+    /// wiped (by a put of the entity before its family was marked
+    /// `relation`, or a raw family delete), and copying the empty list would
+    /// make the loss permanent. Choose with
+    /// [`repair_with`](Self::repair_with). Returns what it found (and
+    /// fixed).
     pub fn repair(&self) -> Result<Report> {
+        self.examine(Emptied::Hold, true)
+    }
+
+    /// [`repair`](Self::repair), doing `emptied` with left entities whose
+    /// list is empty while right rows name them.
+    pub fn repair_with(&self, emptied: Emptied) -> Result<Report> {
+        self.examine(emptied, true)
+    }
+
+    fn examine(&self, emptied: Emptied, fix: bool) -> Result<Report> {
         let left = self.scan_side(L::TABLE, self.left_family, false)?;
         let right = self.scan_side(R::TABLE, self.right_family, true)?;
+        let left_entities = self.entity_keys::<L>()?;
+        let right_entities = self.entity_keys::<R>()?;
+        let listed: BTreeSet<&L::Key> = left.keys().map(|(l, _)| l).collect();
+        let left_exists = |l: &L::Key| left_entities.as_ref().is_none_or(|e| e.contains(l));
+        let right_exists = |r: &R::Key| right_entities.as_ref().is_none_or(|e| e.contains(r));
+        let gone = |(l, r): &(L::Key, R::Key)| !left_exists(l) || !right_exists(r);
+        let absent = |(l, r): &(L::Key, R::Key), side: Side| {
+            if left_exists(l) {
+                format!("{} -> {}: no right entity {} ({side} side)", show(l), show(r), show(r))
+            } else {
+                format!("{} -> {}: no left entity {} ({side} side)", show(l), show(r), show(l))
+            }
+        };
         let mut report = Report::default();
-        // The fixes, as (right row, left id, the value to write or `None`
-        // to remove); stamped once all their rows are known.
-        let mut fixes = Vec::new();
-        for (pair, value) in &left {
+        // The fixes, as (row, qualifier, the value to write or `None` to
+        // remove) per side; stamped once all their rows are known.
+        let mut left_fixes: Vec<Fix> = Vec::new();
+        let mut right_fixes: Vec<Fix> = Vec::new();
+        for pair in left.keys().filter(|p| gone(p)) {
+            report.absent.push(absent(pair, Side::Left));
+            left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), None));
+        }
+        for pair in right.keys().filter(|p| gone(p)) {
+            report.absent.push(absent(pair, Side::Right));
+            right_fixes.push(self.unmirror(pair)?);
+        }
+        for (pair, value) in left.iter().filter(|(p, _)| !gone(p)) {
             let expected = self.expected_right_value(&pair.0, value)?;
-            let fix = match right.get(pair) {
-                None => {
-                    report.missing.push(describe(pair, Side::Right));
-                    true
-                }
-                Some(mirror) if *mirror != expected => {
-                    report.stale.push(describe(pair, Side::Right));
-                    true
-                }
-                Some(_) => false,
-            };
-            if fix {
-                fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
+            match right.get(pair) {
+                None => report.missing.push(describe(pair, Side::Right)),
+                Some(mirror) if *mirror != expected => report.stale.push(describe(pair, Side::Right)),
+                Some(_) => continue,
+            }
+            right_fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
+        }
+        // Right entries per left entity whose list is empty: one is what an
+        // unlink or a `delete_right` cut off half-way leaves; more is a list
+        // that was wiped. (A left type that is nothing but its lists has no
+        // put that could wipe one, and its `delete_left` cut off half-way
+        // looks the same: never held.)
+        let mut unlisted: BTreeMap<&L::Key, usize> = BTreeMap::new();
+        if left_entities.is_some() {
+            for (l, _) in right.keys().filter(|p| !gone(p) && !listed.contains(&p.0)) {
+                *unlisted.entry(l).or_default() += 1;
             }
         }
-        for pair in right.keys() {
-            if !left.contains_key(pair) {
+        for (pair, value) in right.iter().filter(|(p, _)| !gone(p) && !left.contains_key(p)) {
+            if unlisted.get(&pair.0).is_none_or(|n| *n < 2) {
                 report.dangling.push(describe(pair, Side::Right));
-                fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), None));
+                right_fixes.push(self.unmirror(pair)?);
+                continue;
+            }
+            match emptied {
+                Emptied::Hold => report.held.push(format!(
+                    "{}: the left list of {} is empty but the right side names it; repair_with(Emptied::Restore) copies the link back, repair_with(Emptied::Drop) removes it",
+                    describe(pair, Side::Right),
+                    show(&pair.0)
+                )),
+                Emptied::Drop => {
+                    report.dangling.push(describe(pair, Side::Right));
+                    right_fixes.push(self.unmirror(pair)?);
+                }
+                Emptied::Restore => {
+                    report.missing.push(describe(pair, Side::Left));
+                    left_fixes.push((
+                        self.left.row_key(pair.0.clone())?,
+                        pair.1.to_cell(),
+                        Some(self.expected_left_value(&pair.1, value)?),
+                    ));
+                }
             }
         }
-        let ts = next_timestamp(&RowSet::of_rows(R::TABLE, fixes.iter().map(|(row, _, _)| &row[..])));
-        let writes: Vec<RowMutation> = fixes
-            .into_iter()
-            .map(|(row, qualifier, value)| match value {
-                Some(value) => RowMutation::new(row).put_at(self.right_family, qualifier, ts, value),
-                None => RowMutation::new(row).delete_column_up_to(self.right_family, qualifier, ts),
-            })
-            .collect();
-        if !writes.is_empty() {
-            self.store().mutate(R::TABLE, &writes)?;
+        if fix && !(left_fixes.is_empty() && right_fixes.is_empty()) {
+            let mut rows = RowSet::new();
+            for (row, _, _) in &left_fixes {
+                rows.insert(L::TABLE, row);
+            }
+            for (row, _, _) in &right_fixes {
+                rows.insert(R::TABLE, row);
+            }
+            let ts = next_timestamp(&rows);
+            let writes = |family: &'static str, fixes: Vec<Fix>| -> Vec<RowMutation> {
+                fixes
+                    .into_iter()
+                    .map(|(row, qualifier, value)| match value {
+                        Some(value) => RowMutation::new(row).put_at(family, qualifier, ts, value),
+                        None => RowMutation::new(row).delete_column_up_to(family, qualifier, ts),
+                    })
+                    .collect()
+            };
+            if !left_fixes.is_empty() {
+                self.store().mutate(L::TABLE, &writes(self.left_family, left_fixes))?;
+            }
+            if !right_fixes.is_empty() {
+                self.store().mutate(R::TABLE, &writes(self.right_family, right_fixes))?;
+            }
         }
         Ok(report)
     }
+
+    /// The fix that removes a link's entry from the right side.
+    fn unmirror(&self, pair: &(L::Key, R::Key)) -> Result<Fix> {
+        Ok((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), None))
+    }
+}
+
+/// A repair's fix of one list entry: row, qualifier, and the value to write
+/// (`None` removes the entry).
+type Fix = (Bytes, Bytes, Option<String>);
+
+/// What [`ManyToMany::repair_with`] does with a left entity whose list is
+/// empty while two or more right rows still name it (one is what an
+/// operation cut off half-way leaves, and is repaired as `dangling`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Emptied {
+    /// Leave both sides as they are and report the links in
+    /// [`Report::held`](super::Report::held) (what [`ManyToMany::repair`] does).
+    #[default]
+    Hold,
+    /// The empty list is right: remove the entity from the right lists.
+    Drop,
+    /// The list was wiped by mistake: copy the links the right side holds
+    /// back into it (with labels, the right entities' current labels).
+    Restore,
 }
 
 fn show<K: CellValue>(id: &K) -> String {

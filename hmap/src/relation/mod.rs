@@ -24,11 +24,14 @@ use std::fmt;
 
 pub use fanout::{Delivery, FanOut, FanOutConfig};
 pub use index::Index;
-pub use many::ManyToMany;
+pub use many::{Emptied, ManyToMany};
 pub use tree::{DeleteMode, Tree, TreeNode};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
+/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent` and `held`
+/// did.)
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// Entries the authoritative side has and the other lacks.
     pub missing: Vec<String>,
@@ -36,12 +39,23 @@ pub struct Report {
     pub dangling: Vec<String>,
     /// Copied values that differ from their source.
     pub stale: Vec<String>,
+    /// Entries that name an entity that does not exist, and rows holding
+    /// only a relation's list (no entity): `repair` removes them.
+    pub absent: Vec<String>,
+    /// What `repair` left as it is until told what to do: each entry says
+    /// how to choose (for [`ManyToMany`], an emptied authoritative list; see
+    /// [`Emptied`]).
+    pub held: Vec<String>,
 }
 
 impl Report {
     /// Whether both sides agree.
     pub fn is_consistent(&self) -> bool {
-        self.missing.is_empty() && self.dangling.is_empty() && self.stale.is_empty()
+        self.missing.is_empty()
+            && self.dangling.is_empty()
+            && self.stale.is_empty()
+            && self.absent.is_empty()
+            && self.held.is_empty()
     }
 }
 
@@ -52,10 +66,12 @@ impl fmt::Display for Report {
         }
         write!(
             f,
-            "{} missing, {} dangling, {} stale",
+            "{} missing, {} dangling, {} stale, {} absent, {} held",
             self.missing.len(),
             self.dangling.len(),
-            self.stale.len()
+            self.stale.len(),
+            self.absent.len(),
+            self.held.len()
         )
     }
 }

@@ -146,6 +146,10 @@ impl<S> std::fmt::Debug for Tree<S> {
 /// An older row of a node, by id and rowkey, left by a move cut off half-way.
 type StaleCopy = (String, Bytes);
 
+/// What [`Tree::all_nodes`] reads: the nodes by id, the stale copies, and the
+/// keys of rows holding only a child list.
+type AllNodes = (BTreeMap<String, TreeNode>, Vec<StaleCopy>, Vec<Bytes>);
+
 /// `<0|1>_<id>`: the level (0 for top-level nodes), then the id.
 static TREE_SEGMENTS: [Segment; 2] = [
     Segment::Part(PartSpec::new("level", PartKind::U8).width(Width::Fixed(1))),
@@ -365,6 +369,7 @@ impl<S: Store> Tree<S> {
                 // later write is the node.
                 pair.iter()
                     .flatten()
+                    .filter(|r| is_node(r))
                     .max_by_key(|r| written_at(r))
                     .map(|r| self.node_of(r))
                     .transpose()
@@ -373,9 +378,9 @@ impl<S: Store> Tree<S> {
     }
 
     fn require(&self, id: &str) -> Result<TreeNode> {
-        self.get(id)?.ok_or_else(|| Error::Query {
+        self.get(id)?.ok_or_else(|| Error::NoSuchEntity {
             table: self.table,
-            reason: format!("no node {id:?}"),
+            key: id.to_string(),
         })
     }
 
@@ -575,13 +580,19 @@ impl<S: Store> Tree<S> {
         Ok(())
     }
 
-    /// Every node, and the older copies of nodes a cut-off move left under
-    /// two keys (with the key of the copy).
-    fn all_nodes(&self) -> Result<(BTreeMap<String, TreeNode>, Vec<StaleCopy>)> {
+    /// Every node, the older copies of nodes a cut-off move left under two
+    /// keys (with the key of the copy), and the rows that hold only a child
+    /// list (no node).
+    fn all_nodes(&self) -> Result<AllNodes> {
         let mut nodes: BTreeMap<String, (TreeNode, i64, Bytes)> = BTreeMap::new();
         let mut stale = Vec::new();
+        let mut list_only = Vec::new();
         for row in self.store.scan(self.table, &self.nodes_scan()?)? {
             let row = row?;
+            if !is_node(&row) {
+                list_only.push(row.row);
+                continue;
+            }
             let node = self.node_of(&row)?;
             let at = written_at(&row);
             match nodes.remove(&node.id) {
@@ -598,7 +609,11 @@ impl<S: Store> Tree<S> {
                 }
             }
         }
-        Ok((nodes.into_iter().map(|(id, (n, _, _))| (id, n)).collect(), stale))
+        Ok((
+            nodes.into_iter().map(|(id, (n, _, _))| (id, n)).collect(),
+            stale,
+            list_only,
+        ))
     }
 
     /// Every node row: from the top level's keys to past the others', so
@@ -614,83 +629,111 @@ impl<S: Store> Tree<S> {
     }
 
     /// Checks every parent pointer against the parents' lists: children a
-    /// parent does not list (`missing`), entries naming a node that is gone
-    /// or points elsewhere (`dangling`, also nodes whose parent is gone), and
-    /// entries with an old name (`stale`).
+    /// parent does not list (`missing`), entries naming a node that points
+    /// elsewhere and older copies of moved nodes (`dangling`), entries with
+    /// an old name (`stale`), and (`absent`) nodes whose parent is gone,
+    /// entries naming a node that is gone, and rows holding only a child
+    /// list.
     pub fn verify(&self) -> Result<Report> {
         self.check(None)
     }
 
-    /// Rebuilds the child lists from the nodes' parent pointers. Nodes whose
-    /// parent is gone are reported, not moved: decide where they belong.
+    /// Rebuilds the child lists from the nodes' parent pointers, removes
+    /// entries naming a node that is gone and rows holding only a list,
+    /// and moves a node whose parent is gone (with its subtree) to the top
+    /// level, where [`top_level`](Self::top_level) shows it: place it with
+    /// [`move_node`](Self::move_node), or delete it. Returns what it found
+    /// (and fixed).
     pub fn repair(&self) -> Result<Report> {
         self.locked(|_, ts| self.check(Some(ts)))
     }
 
     /// Verifies, and with a timestamp (holding the lock), repairs.
     fn check(&self, fix: Option<i64>) -> Result<Report> {
-        let (nodes, copies) = self.all_nodes()?;
+        let (nodes, copies, list_only) = self.all_nodes()?;
         let mut report = Report::default();
         let mut writes = Vec::new();
         let ts = fix.unwrap_or_default();
+        let delete_row = |key: Bytes| RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) });
+        for key in list_only {
+            report.absent.push(format!(
+                "row {} holds only a child list, no node",
+                crate::key::Printable(&key)
+            ));
+            writes.push(delete_row(key));
+        }
+        // Orphans move to the top level: their new rows. A node's list is
+        // on its top-level row if it has no parent or its parent is gone.
+        let is_top = |node: &TreeNode| node.parent.as_ref().is_none_or(|p| !nodes.contains_key(p));
+        let mut moved = BTreeSet::new();
+        for node in nodes.values() {
+            let Some(pid) = &node.parent else { continue };
+            if nodes.contains_key(pid) {
+                continue;
+            }
+            report.absent.push(format!(
+                "{} names parent {pid}, which is gone: repair moves it to the top level",
+                node.id
+            ));
+            let top = self.row_key(true, &node.id)?;
+            let mut m = RowMutation::new(top.clone())
+                .delete_family_up_to(CHILDREN, ts - 1)
+                .delete_column_up_to(INFO, PARENT, ts)
+                .put_at(INFO, NAME, ts, node.name.clone());
+            for (child, name) in &node.children {
+                m = m.put_at(CHILDREN, child.clone(), ts, name.clone());
+            }
+            writes.push(m);
+            writes.push(delete_row(self.row_key(false, &node.id)?));
+            moved.insert(top);
+        }
         for (id, key) in copies {
             report.dangling.push(format!(
                 "{id} also has an older row {}, left by a move",
                 crate::key::Printable(&key)
             ));
-            writes.push(RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) }));
+            // An orphan moved to the top level rewrote this row already.
+            if !moved.contains(&key) {
+                writes.push(delete_row(key));
+            }
         }
         for node in nodes.values() {
             let Some(pid) = &node.parent else { continue };
-            match nodes.get(pid) {
+            let Some(parent) = nodes.get(pid) else { continue };
+            match parent.children.get(&node.id) {
                 None => report
-                    .dangling
-                    .push(format!("{} names parent {pid}, which is gone", node.id)),
-                Some(parent) => {
-                    let fix_entry = match parent.children.get(&node.id) {
-                        None => {
-                            report
-                                .missing
-                                .push(format!("{pid} does not list its child {}", node.id));
-                            true
-                        }
-                        Some(name) if *name != node.name => {
-                            report
-                                .stale
-                                .push(format!("{pid} lists {} as {name:?}, not {:?}", node.id, node.name));
-                            true
-                        }
-                        Some(_) => false,
-                    };
-                    if fix_entry {
-                        writes.push(RowMutation::new(self.row_key(parent.parent.is_none(), pid)?).put_at(
-                            CHILDREN,
-                            node.id.clone(),
-                            ts,
-                            node.name.clone(),
-                        ));
-                    }
-                }
+                    .missing
+                    .push(format!("{pid} does not list its child {}", node.id)),
+                Some(name) if *name != node.name => report
+                    .stale
+                    .push(format!("{pid} lists {} as {name:?}, not {:?}", node.id, node.name)),
+                Some(_) => continue,
             }
+            writes.push(RowMutation::new(self.row_key(is_top(parent), pid)?).put_at(
+                CHILDREN,
+                node.id.clone(),
+                ts,
+                node.name.clone(),
+            ));
         }
         for parent in nodes.values() {
             for child in parent.children.keys() {
-                let points_back = nodes
-                    .get(child)
-                    .is_some_and(|c| c.parent.as_deref() == Some(&parent.id));
-                if !points_back {
-                    report.dangling.push(format!(
-                        "{} lists {child}, which is gone or has another parent",
-                        parent.id
-                    ));
-                    writes.push(
-                        RowMutation::new(self.row_key(parent.parent.is_none(), &parent.id)?).delete_column_up_to(
-                            CHILDREN,
-                            child.clone(),
-                            ts,
-                        ),
-                    );
+                match nodes.get(child) {
+                    Some(c) if c.parent.as_deref() == Some(&parent.id) => continue,
+                    Some(_) => report
+                        .dangling
+                        .push(format!("{} lists {child}, which has another parent", parent.id)),
+                    None => report
+                        .absent
+                        .push(format!("{} lists {child}, which is gone", parent.id)),
                 }
+                writes.push(
+                    RowMutation::new(self.row_key(is_top(parent), &parent.id)?).delete_column_up_to(
+                        CHILDREN,
+                        child.clone(),
+                        ts,
+                    ),
+                );
             }
         }
         if fix.is_some() && !writes.is_empty() {
@@ -700,7 +743,11 @@ impl<S: Store> Tree<S> {
     }
 }
 
-/// A duration in milliseconds, for lease arithmetic.
+/// Whether a row holds a node (its `i` family), not only a child list.
+fn is_node(row: &RowResult) -> bool {
+    row.family(INFO.as_bytes()).next().is_some()
+}
+
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
