@@ -231,10 +231,20 @@ where
                 ),
                 None => (value, value),
             };
-            let m = on_left.remove(&left_row).unwrap_or_else(|| RowMutation::new(left_row.clone()));
-            on_left.insert(left_row, m.put_at(self.left_family, right.to_cell(), ts, lv.to_string()));
-            let m = on_right.remove(&right_row).unwrap_or_else(|| RowMutation::new(right_row.clone()));
-            on_right.insert(right_row, m.put_at(self.right_family, left.to_cell(), ts, rv.to_string()));
+            let m = on_left
+                .remove(&left_row)
+                .unwrap_or_else(|| RowMutation::new(left_row.clone()));
+            on_left.insert(
+                left_row,
+                m.put_at(self.left_family, right.to_cell(), ts, lv.to_string()),
+            );
+            let m = on_right
+                .remove(&right_row)
+                .unwrap_or_else(|| RowMutation::new(right_row.clone()));
+            on_right.insert(
+                right_row,
+                m.put_at(self.right_family, left.to_cell(), ts, rv.to_string()),
+            );
         }
         let on_left: Vec<RowMutation> = on_left.into_values().collect();
         let on_right: Vec<RowMutation> = on_right.into_values().collect();
