@@ -18,6 +18,10 @@ impl Target for Thrift {
     fn table_prefix(&self) -> &str {
         &self.1
     }
+
+    fn open_scanners(&self) -> Option<usize> {
+        Some(self.0.open_scanners())
+    }
 }
 
 /// The gateway under test; panics without one.
