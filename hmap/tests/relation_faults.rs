@@ -50,6 +50,42 @@ enum LinkOp {
     DeleteItem(u8),
 }
 
+/// Links as (shop, item) pairs with the link's value.
+type Links = BTreeMap<(String, String), String>;
+
+impl LinkOp {
+    /// Whether the operation writes this pair's link.
+    fn touches(&self, pair: &(String, String)) -> bool {
+        match self {
+            LinkOp::Link(l, r) | LinkOp::Unlink(l, r) => *pair == (shop(*l), item(*r)),
+            LinkOp::DeleteShop(l) => pair.0 == shop(*l),
+            LinkOp::DeleteItem(r) => pair.1 == item(*r),
+        }
+    }
+
+    /// The model after the operation was acknowledged.
+    fn took_effect(&self, model: &mut Links, value: String) {
+        match self {
+            LinkOp::Link(l, r) => {
+                model.insert((shop(*l), item(*r)), value);
+            }
+            LinkOp::Unlink(l, r) => {
+                model.remove(&(shop(*l), item(*r)));
+            }
+            LinkOp::DeleteShop(_) | LinkOp::DeleteItem(_) => model.retain(|pair, _| !self.touches(pair)),
+        }
+    }
+
+    /// The model after the operation failed and was repaired: the pairs it
+    /// touched are what the authoritative side holds now.
+    fn learn(&self, model: &mut Links, actual: &Links) {
+        model.retain(|pair, _| !self.touches(pair));
+        for (pair, v) in actual.iter().filter(|(pair, _)| self.touches(pair)) {
+            model.insert(pair.clone(), v.clone());
+        }
+    }
+}
+
 fn link_op() -> impl Strategy<Value = LinkOp> {
     prop_oneof![
         4 => (0u8..4, 0u8..4).prop_map(|(l, r)| LinkOp::Link(l, r)),
@@ -100,7 +136,7 @@ proptest! {
         clean.left().create().unwrap();
         clean.right().create().unwrap();
 
-        let mut model: BTreeMap<(String, String), String> = BTreeMap::new();
+        let mut model = Links::new();
         for (n, op) in ops.iter().enumerate() {
             let value = format!("v{n}");
             let result = match op {
@@ -110,30 +146,12 @@ proptest! {
                 LinkOp::DeleteItem(r) => rel.delete_right(&item(*r)),
             };
             match result {
-                Ok(()) => match op {
-                    LinkOp::Link(l, r) => {
-                        model.insert((shop(*l), item(*r)), value);
-                    }
-                    LinkOp::Unlink(l, r) => {
-                        model.remove(&(shop(*l), item(*r)));
-                    }
-                    LinkOp::DeleteShop(l) => model.retain(|(s, _), _| *s != shop(*l)),
-                    LinkOp::DeleteItem(r) => model.retain(|(_, i), _| *i != item(*r)),
-                },
+                Ok(()) => op.took_effect(&mut model, value),
                 Err(_) => {
                     // Repair, then learn from the authoritative side what the
                     // failed operation did to the pairs it touched.
                     clean.repair().unwrap();
-                    let actual = left_links(&clean);
-                    let touched = |pair: &(String, String)| match op {
-                        LinkOp::Link(l, r) | LinkOp::Unlink(l, r) => *pair == (shop(*l), item(*r)),
-                        LinkOp::DeleteShop(l) => pair.0 == shop(*l),
-                        LinkOp::DeleteItem(r) => pair.1 == item(*r),
-                    };
-                    model.retain(|pair, _| !touched(pair));
-                    for (pair, v) in actual.iter().filter(|(pair, _)| touched(pair)) {
-                        model.insert(pair.clone(), v.clone());
-                    }
+                    op.learn(&mut model, &left_links(&clean));
                 }
             }
         }
@@ -205,7 +223,7 @@ proptest! {
             clean.right().put(&EItem { id: item(n), name: format!("item {n}"), shops: BTreeMap::new() }).unwrap();
         }
 
-        let mut model: BTreeMap<(String, String), String> = BTreeMap::new();
+        let mut model = Links::new();
         for (n, op) in ops.iter().enumerate() {
             let value = format!("v{n}");
             let result = match op {
@@ -215,29 +233,11 @@ proptest! {
                 LinkOp::DeleteItem(r) => rel.delete_right(&item(*r)),
             };
             match result {
-                Ok(()) => match op {
-                    LinkOp::Link(l, r) => {
-                        model.insert((shop(*l), item(*r)), value);
-                    }
-                    LinkOp::Unlink(l, r) => {
-                        model.remove(&(shop(*l), item(*r)));
-                    }
-                    LinkOp::DeleteShop(l) => model.retain(|(s, _), _| *s != shop(*l)),
-                    LinkOp::DeleteItem(r) => model.retain(|(_, i), _| *i != item(*r)),
-                },
+                Ok(()) => op.took_effect(&mut model, value),
                 Err(_) => {
                     let report = clean.repair().unwrap();
                     prop_assert!(report.held.is_empty(), "{:?}", report);
-                    let actual = entity_links(&clean, true);
-                    let touched = |pair: &(String, String)| match op {
-                        LinkOp::Link(l, r) | LinkOp::Unlink(l, r) => *pair == (shop(*l), item(*r)),
-                        LinkOp::DeleteShop(l) => pair.0 == shop(*l),
-                        LinkOp::DeleteItem(r) => pair.1 == item(*r),
-                    };
-                    model.retain(|pair, _| !touched(pair));
-                    for (pair, v) in actual.iter().filter(|(pair, _)| touched(pair)) {
-                        model.insert(pair.clone(), v.clone());
-                    }
+                    op.learn(&mut model, &entity_links(&clean, true));
                 }
             }
         }
