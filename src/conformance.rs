@@ -17,8 +17,8 @@ use std::thread;
 use bytes::Bytes;
 use hmap::schema::{BloomType, Compression, FamilySchema, MAX_TABLE_NAME_PART, TTL_FOREVER, TableSchema};
 use hmap::store::{
-    Cell, CheckAndMutate, Column, Get, Increment, MAX_ROW_LENGTH, RowMutation, RowResult, Scan, Store, StoreError,
-    TimeRange, max_row_length,
+    Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, MAX_ROW_LENGTH, RowMutation, RowResult, Scan, Store,
+    StoreError, TimeRange, max_row_length,
 };
 
 /// What a conformance run needs from a backend.
@@ -2069,6 +2069,140 @@ pub fn truncate_missing_table_fails(t: &dyn Target) {
     );
 }
 
+// ---------------------------------------------------------------------------
+// Altering a live table
+
+/// Adding a family to a live table: it is described with its options,
+/// takes writes, and the other families keep their cells. (HBase:
+/// `Admin.addColumnFamily`; Thrift2 `addColumnFamily`.)
+pub fn alter_adds_a_family(t: &dyn Target) {
+    let tt = ab_table(t, "alter_adds_a_family");
+    put(&tt, vec![RowMutation::new("r").put_at("a", "q", 1, "old")]);
+    let c = FamilySchema::new("c")
+        .versions(4)
+        .block_size(32_768)
+        .bloom(BloomType::RowCol)
+        .compression(Compression::Gz);
+    t.store().alter_table(&tt.name, &FamilyChange::Add(c.clone())).unwrap();
+    let described = t.store().describe_table(&tt.name).unwrap();
+    let names: Vec<&str> = described.families.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(described.find_family(b"c"), Some(&c));
+    put(
+        &tt,
+        vec![RowMutation::new("r").put_at("c", "q", 1, "1").put_at("c", "q", 2, "2")],
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").max_versions(5)),
+        vec![cell("a", "q", 1, "old"), cell("c", "q", 2, "2"), cell("c", "q", 1, "1")]
+    );
+}
+
+/// Changing a family's options keeps its cells; raising VERSIONS keeps
+/// more versions of what is written afterwards. The table's regions reopen,
+/// which flushes what was written before under the old VERSIONS. (HBase:
+/// `Admin.modifyColumnFamily`, then `ReopenTableRegionsProcedure`.)
+pub fn alter_modifies_a_family(t: &dyn Target) {
+    let tt = ab_table(t, "alter_modifies_a_family");
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r")
+                .put_at("b", "q", 1, "1")
+                .put_at("b", "q", 2, "2")
+                .put_at("a", "q", 1, "a1"),
+        ],
+    );
+    let wider = FamilySchema::new("b").versions(5).in_memory(true);
+    t.store()
+        .alter_table(&tt.name, &FamilyChange::Modify(wider.clone()))
+        .unwrap();
+    assert_eq!(
+        t.store().describe_table(&tt.name).unwrap().find_family(b"b"),
+        Some(&wider)
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").family("b").max_versions(5)),
+        vec![cell("b", "q", 2, "2")]
+    );
+    put(
+        &tt,
+        vec![RowMutation::new("r").put_at("b", "q", 3, "3").put_at("b", "q", 4, "4")],
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").max_versions(5)),
+        vec![
+            cell("a", "q", 1, "a1"),
+            cell("b", "q", 4, "4"),
+            cell("b", "q", 3, "3"),
+            cell("b", "q", 2, "2"),
+        ]
+    );
+}
+
+/// Deleting a family deletes its cells; rows that held nothing else are
+/// gone from scans. (HBase: `Admin.deleteColumnFamily`.)
+pub fn alter_deletes_a_family(t: &dyn Target) {
+    let tt = ab_table(t, "alter_deletes_a_family");
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r1").put_at("a", "q", 1, "1").put_at("b", "q", 1, "x"),
+            RowMutation::new("r2").put_at("b", "q", 1, "y"),
+        ],
+    );
+    t.store()
+        .alter_table(&tt.name, &FamilyChange::Delete("b".into()))
+        .unwrap();
+    let names: Vec<String> = t
+        .store()
+        .describe_table(&tt.name)
+        .unwrap()
+        .families
+        .into_iter()
+        .map(|f| f.name)
+        .collect();
+    assert_eq!(names, ["a"]);
+    assert_eq!(scan_keys(&tt, Scan::all()), keys(&["r1"]));
+    assert_eq!(get_cells(&tt, Get::new("r1")), vec![cell("a", "q", 1, "1")]);
+    put(&tt, vec![RowMutation::new("r3").put_at("a", "q", 1, "3")]);
+    assert_eq!(scan_keys(&tt, Scan::all()), keys(&["r1", "r3"]));
+}
+
+/// A change that does not fit the table is refused, naming the table, and
+/// changes nothing: adding a family that exists, changing or deleting one
+/// that does not, deleting the only family, an invalid option; on a missing
+/// table, `TableNotFound`. (HBase's master refuses the same:
+/// `InvalidFamilyOperationException`, `TableDescriptorChecker`; hmap checks
+/// before the call, the same way on every backend.)
+pub fn alter_refuses_what_does_not_fit(t: &dyn Target) {
+    let tt = table(t, "alter_refuses_what_does_not_fit", vec![FamilySchema::new("a")]);
+    let refused = |change: FamilyChange, why: &str| match t.store().alter_table(&tt.name, &change) {
+        Err(StoreError::InvalidSchema { table, reason }) => {
+            assert_eq!(table, tt.name);
+            assert!(reason.contains(why), "{reason}");
+        }
+        other => panic!("expected {change:?} to be refused, got {other:?}"),
+    };
+    refused(FamilyChange::Add(FamilySchema::new("a")), "exists already");
+    refused(FamilyChange::Modify(FamilySchema::new("x")), "no family `x`");
+    refused(FamilyChange::Delete("x".into()), "no family `x`");
+    refused(FamilyChange::Delete("a".into()), "only family");
+    refused(FamilyChange::Add(FamilySchema::new("c").versions(0)), "VERSIONS");
+    let before = t.store().describe_table(&tt.name).unwrap();
+    assert_eq!(before.families, vec![FamilySchema::new("a")]);
+    let missing = format!("{}alter_refuses_what_does_not_fit_never_created", t.table_prefix());
+    let _ = t.store().delete_table(&missing);
+    let err = t
+        .store()
+        .alter_table(&missing, &FamilyChange::Add(FamilySchema::new("c")))
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::TableNotFound { ref table } if *table == missing),
+        "{err}"
+    );
+}
+
 /// Every case, by name, in the order they are defined: `for_each_case!`
 /// expands a macro once per name.
 #[macro_export]
@@ -2172,6 +2306,10 @@ macro_rules! for_each_case {
             table_metadata_round_trips,
             truncate_keeps_schema_and_splits,
             truncate_missing_table_fails,
+            alter_adds_a_family,
+            alter_modifies_a_family,
+            alter_deletes_a_family,
+            alter_refuses_what_does_not_fit,
         }
     };
 }

@@ -1037,6 +1037,9 @@ impl<F: Fn() + Send + Sync> Store for Hooked<F> {
     fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
         self.inner.delete_table(table)
     }
+    fn alter_table(&self, table: &str, change: &hmap::store::FamilyChange) -> hmap::store::Result<()> {
+        self.inner.alter_table(table, change)
+    }
     fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
         self.inner.table_exists(table)
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use bytes::Bytes;
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{Get, MemoryStore, MemoryStoreConfig, RowMutation, Scan, Store, StoreError};
+use hmap::store::{FamilyChange, Get, MemoryStore, MemoryStoreConfig, RowMutation, Scan, Store, StoreError};
 
 fn manual_clock(start: i64) -> (Arc<AtomicI64>, MemoryStore) {
     let now = Arc::new(AtomicI64::new(start));
@@ -360,4 +360,39 @@ fn named_column_shows_one_expired_version_until_a_major_compaction() {
         values(&store, "t", named),
         vec![(10_000_000, Bytes::from_static(b"fresh"))]
     );
+}
+
+/// Writers racing with `alter_table` lose nothing: a write acknowledged
+/// while a family is added is readable afterwards, with the new family.
+#[test]
+fn writes_during_an_alteration_are_kept() {
+    let store = Arc::new(MemoryStore::new());
+    store
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("a")))
+        .unwrap();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    let row = format!("w{w}-{i:04}");
+                    store.mutate("t", &[RowMutation::new(row).put("a", "q", "v")]).unwrap();
+                }
+            })
+        })
+        .collect();
+    for n in 0..20 {
+        let family = FamilySchema::new(format!("f{n:02}"));
+        store.alter_table("t", &FamilyChange::Add(family)).unwrap();
+    }
+    for w in writers {
+        w.join().unwrap();
+    }
+    let rows = store.scan("t", &Scan::all()).unwrap().count();
+    assert_eq!(rows, 4 * 500);
+    assert_eq!(store.describe_table("t").unwrap().families.len(), 21);
+    store
+        .mutate("t", &[RowMutation::new("w0-0000").put("f07", "q", "x")])
+        .unwrap();
+    assert_eq!(values(&store, "t", Get::new("w0-0000").family("f07")).len(), 1);
 }

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::error::{show_column, show_row};
-use super::{Column, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
+use super::{Column, FamilyChange, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
 use crate::key::Printable;
 use crate::schema::{TableSchema, validate_table_name};
 
@@ -56,6 +56,45 @@ pub(crate) fn check_schema(schema: &TableSchema, prefix: &str) -> Result<()> {
             table: schema.name.clone(),
             reason,
         })
+}
+
+/// The table's schema after `change`, checked as HBase's master checks an
+/// alteration (`ModifyTableProcedure`, `TableDescriptorChecker`): the family
+/// to add must not exist, the one to change or delete must, a table keeps at
+/// least one family, and the new family's options are valid.
+pub(crate) fn check_family_change(live: &TableSchema, change: &FamilyChange) -> Result<TableSchema> {
+    let invalid = |reason: String| StoreError::InvalidSchema {
+        table: live.name.clone(),
+        reason,
+    };
+    let name = change.family();
+    let position = live.families.iter().position(|f| f.name == name);
+    let mut altered = live.clone();
+    match (change, position) {
+        (FamilyChange::Add(_), Some(_)) => {
+            return Err(invalid(format!(
+                "family `{name}` exists already, so it cannot be added"
+            )));
+        }
+        (FamilyChange::Modify(_) | FamilyChange::Delete(_), None) => {
+            return Err(invalid(format!("the table has no family `{name}` to change")));
+        }
+        (FamilyChange::Add(f), None) => altered.families.push(f.clone()),
+        (FamilyChange::Modify(f), Some(i)) => altered.families[i] = f.clone(),
+        (FamilyChange::Delete(_), Some(_)) if live.families.len() == 1 => {
+            return Err(invalid(format!(
+                "family `{name}` is the table's only family, so it cannot be deleted"
+            )));
+        }
+        (FamilyChange::Delete(_), Some(i)) => {
+            altered.families.remove(i);
+        }
+    }
+    if let FamilyChange::Add(f) | FamilyChange::Modify(f) = change {
+        f.validate().map_err(invalid)?;
+    }
+    altered.families.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(altered)
 }
 
 /// A row key is 1 to [`max_row_length`] bytes (HBase: `Mutation.checkRow`,

@@ -3,7 +3,9 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use super::{CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError};
+use super::{
+    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError,
+};
 use crate::schema::TableSchema;
 
 /// Which calls a [`FaultyStore`] fails.
@@ -186,6 +188,9 @@ impl<S: Store> Store for FaultyStore<S> {
     }
     fn truncate_table(&self, table: &str) -> Result<()> {
         self.call("truncate_table", |s| s.truncate_table(table))
+    }
+    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+        self.call("alter_table", |s| s.alter_table(table, change))
     }
     fn table_exists(&self, table: &str) -> Result<bool> {
         self.call("table_exists", |s| s.table_exists(table))

@@ -10,11 +10,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use smallvec::SmallVec;
 
-use super::check::{check_increment, check_mutation, check_read, check_row, check_schema, check_table_name};
+use super::check::{
+    check_family_change, check_increment, check_mutation, check_read, check_row, check_schema, check_table_name,
+};
 use super::error::{show_column, show_row};
 use super::{
-    CheckAndMutate, Column, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan, Store,
-    StoreError, TimeRange, selected_columns,
+    CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan,
+    Store, StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -127,6 +129,10 @@ struct TableData {
     /// The read points of open scanners, with how many scanners hold each:
     /// versions they may still read are not pruned.
     scanners: BTreeMap<u64, usize>,
+    /// Replaced by an altered copy of the table (`alter_table`): readers
+    /// that still hold this one see the table as it was, and a writer that
+    /// finds it retired starts again on the current table.
+    retired: bool,
 }
 
 /// A row key as the row map stores it.
@@ -433,42 +439,12 @@ impl MemoryStore {
         let t = self.table(table)?;
         let now = self.now();
         let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return self.major_compact(table);
+        }
         let read_point = data.seq;
-        let all = Selection {
-            families: None,
-            max_versions: u32::MAX,
-            time_range: TimeRange::ALL,
-        };
-        data.rows.retain(|_, row| {
-            let mut kept: SmallVec<[StoredColumn; 1]> = SmallVec::new();
-            visit_visible(&t.schema, row, &all, read_point, now, |cell| {
-                let same = kept
-                    .last()
-                    .is_some_and(|c| c.family == cell.column.family && c.qualifier == cell.column.qualifier);
-                if !same {
-                    kept.push(StoredColumn {
-                        family: cell.column.family,
-                        qualifier: cell.column.qualifier.clone(),
-                        versions: Versions::default(),
-                    });
-                }
-                if let Some(Versions::Few(list)) = kept.last_mut().map(|c| &mut c.versions) {
-                    list.push(cell.version.clone());
-                }
-            });
-            // Visited newest first; stored oldest first.
-            for column in &mut kept {
-                if let Versions::Few(list) = &mut column.versions {
-                    list.reverse();
-                    column.versions = Versions::from_sorted(std::mem::take(list));
-                }
-            }
-            *row = StoredRow {
-                columns: kept,
-                ..StoredRow::default()
-            };
-            !row.columns.is_empty()
-        });
+        flush(&t.schema, &mut data.rows, read_point, now, Markers::Drop);
         Ok(())
     }
 
@@ -548,6 +524,65 @@ impl MemTable {
 
 /// Calls `emit` with every cell a read selects, in order: the heart of the
 /// read path, shared by gets, scans, increments, checks and compaction.
+/// What a [`flush`] does with delete markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Markers {
+    /// Keeps them, as a memstore flush or a minor compaction does.
+    Keep,
+    /// Drops them, as a major compaction does.
+    Drop,
+}
+
+/// Rewrites rows as HBase writes a store file: only the versions a read at
+/// `read_point` could see (masked versions, expired versions beyond
+/// `MIN_VERSIONS` and versions beyond `VERSIONS` go), with the delete
+/// markers kept or dropped; rows left empty go.
+fn flush(schema: &TableSchema, rows: &mut BTreeMap<RowKey, StoredRow>, read_point: u64, now: i64, markers: Markers) {
+    let all = Selection {
+        families: None,
+        max_versions: u32::MAX,
+        time_range: TimeRange::ALL,
+    };
+    rows.retain(|_, row| {
+        let mut kept: SmallVec<[StoredColumn; 1]> = SmallVec::new();
+        visit_visible(schema, row, &all, read_point, now, |cell| {
+            let same = kept
+                .last()
+                .is_some_and(|c| c.family == cell.column.family && c.qualifier == cell.column.qualifier);
+            if !same {
+                kept.push(StoredColumn {
+                    family: cell.column.family,
+                    qualifier: cell.column.qualifier.clone(),
+                    versions: Versions::default(),
+                });
+            }
+            if let Some(Versions::Few(list)) = kept.last_mut().map(|c| &mut c.versions) {
+                list.push(cell.version.clone());
+            }
+        });
+        // Visited newest first; stored oldest first.
+        for column in &mut kept {
+            if let Versions::Few(list) = &mut column.versions {
+                list.reverse();
+                column.versions = Versions::from_sorted(std::mem::take(list));
+            }
+        }
+        let (family_markers, column_markers) = match markers {
+            Markers::Keep => (
+                std::mem::take(&mut row.family_markers),
+                std::mem::take(&mut row.column_markers),
+            ),
+            Markers::Drop => Default::default(),
+        };
+        *row = StoredRow {
+            columns: kept,
+            family_markers,
+            column_markers,
+        };
+        !(row.columns.is_empty() && row.family_markers.is_empty() && row.column_markers.is_empty())
+    });
+}
+
 fn visit_visible<'r>(
     schema: &TableSchema,
     row: &'r StoredRow,
@@ -1000,7 +1035,91 @@ impl Store for MemoryStore {
 
     /// Clears the rows; the schema, with its split keys, stays.
     fn truncate_table(&self, table: &str) -> Result<()> {
-        write_lock(&self.table(table)?.data).rows.clear();
+        let t = self.table(table)?;
+        let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return self.truncate_table(table);
+        }
+        data.rows.clear();
+        Ok(())
+    }
+
+    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+        let mut tables = write_lock(&self.tables);
+        check_table_name(table, "")?;
+        let old = tables
+            .get(table)
+            .cloned()
+            .ok_or_else(|| StoreError::TableNotFound { table: table.into() })?;
+        let schema = check_family_change(&old.schema, change)?;
+        let mut data = write_lock(&old.data);
+        // Old family index to new, `None` for a deleted family.
+        let remap: Vec<Option<u16>> = old
+            .schema
+            .families
+            .iter()
+            .map(|f| {
+                let i = schema.families.iter().position(|g| g.name == f.name)?;
+                u16::try_from(i).ok()
+            })
+            .collect();
+        let to = |f: u16| remap.get(usize::from(f)).copied().flatten();
+        // The table's regions reopen with the new schema, which flushes
+        // their memstores under the old one.
+        let mut flushed = data.rows.clone();
+        flush(&old.schema, &mut flushed, data.seq, self.now(), Markers::Keep);
+        let rows = flushed
+            .iter()
+            .filter_map(|(key, row)| {
+                let mut columns: SmallVec<[StoredColumn; 1]> = row
+                    .columns
+                    .iter()
+                    .filter_map(|c| {
+                        Some(StoredColumn {
+                            family: to(c.family)?,
+                            ..c.clone()
+                        })
+                    })
+                    .collect();
+                columns.sort_by(|a, b| (a.family, &a.qualifier).cmp(&(b.family, &b.qualifier)));
+                let family_markers = row
+                    .family_markers
+                    .iter()
+                    .filter_map(|m| {
+                        Some(FamilyMarker {
+                            family: to(m.family)?,
+                            ..*m
+                        })
+                    })
+                    .collect();
+                let column_markers = row
+                    .column_markers
+                    .iter()
+                    .filter_map(|((f, q), markers)| Some(((to(*f)?, q.clone()), markers.clone())))
+                    .collect();
+                let row = StoredRow {
+                    columns,
+                    family_markers,
+                    column_markers,
+                };
+                let keep = !(row.columns.is_empty() && row.family_markers.is_empty() && row.column_markers.is_empty());
+                keep.then(|| (key.clone(), row))
+            })
+            .collect();
+        let family_names = schema.families.iter().map(|f| intern(&f.name)).collect();
+        let altered = MemTable {
+            schema,
+            family_names,
+            data: RwLock::new(TableData {
+                rows,
+                seq: data.seq,
+                scanners: BTreeMap::new(),
+                retired: false,
+            }),
+        };
+        data.retired = true;
+        tables.insert(table.to_string(), Arc::new(altered));
         Ok(())
     }
 
@@ -1065,6 +1184,10 @@ impl Store for MemoryStore {
         }
         let now = self.now();
         let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return self.mutate(table, rows);
+        }
         for r in rows {
             data.apply(&t, &r.row, &r.mutations, now, now);
         }
@@ -1104,6 +1227,10 @@ impl Store for MemoryStore {
         check_mutation(&t.schema, &op.row, &op.mutations, self.config.max_value_size)?;
         let now = self.now();
         let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return self.check_and_mutate(table, op);
+        }
         let stored = data.rows.get(&RowKey::new(op.row.clone()));
         let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
         // `HRegion.checkAndMutateInternal`: an empty expected value is
@@ -1130,6 +1257,10 @@ impl Store for MemoryStore {
             .collect::<Result<Vec<_>>>()?;
         let now = self.now();
         let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return self.increment(table, op);
+        }
         // Read every counter first, so that a refused one writes nothing.
         let mut writes = Vec::with_capacity(op.columns.len());
         for ((family_name, qualifier, amount), &family) in op.columns.iter().zip(&families) {

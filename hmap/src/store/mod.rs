@@ -40,7 +40,7 @@ pub use thrift::{ThriftConfig, ThriftStore};
 #[doc(hidden)]
 pub use thrift::fuzz_reply as __fuzz_thrift_reply;
 
-use crate::schema::TableSchema;
+use crate::schema::{FamilySchema, TableSchema};
 
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -691,6 +691,15 @@ pub trait Store: Send + Sync {
         self.create_table(&schema)
     }
 
+    /// Changes one column family of a live table: adds it, replaces its
+    /// options, or deletes it with every cell it holds (HBase:
+    /// `Admin.addColumnFamily`, `modifyColumnFamily`, `deleteColumnFamily`).
+    /// The change is checked against the table first, the same way on every
+    /// backend: adding a family that exists, changing or deleting one that
+    /// does not, or deleting a table's only family is
+    /// [`StoreError::InvalidSchema`] and changes nothing.
+    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()>;
+
     /// Whether the table exists.
     fn table_exists(&self, table: &str) -> Result<bool>;
 
@@ -723,6 +732,32 @@ pub trait Store: Send + Sync {
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
 }
 
+/// A change to one column family of a live table, for
+/// [`Store::alter_table`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FamilyChange {
+    /// Adds a family (HBase shell: `alter 't', {NAME => 'f', ...}` for a new
+    /// family).
+    Add(FamilySchema),
+    /// Replaces a family's options with these (every option hmap models;
+    /// the family keeps its cells).
+    Modify(FamilySchema),
+    /// Deletes a family and every cell it holds (HBase shell:
+    /// `alter 't', 'delete' => 'f'`).
+    Delete(String),
+}
+
+impl FamilyChange {
+    /// The family the change is about.
+    pub fn family(&self) -> &str {
+        match self {
+            FamilyChange::Add(f) | FamilyChange::Modify(f) => &f.name,
+            FamilyChange::Delete(name) => name,
+        }
+    }
+}
+
 macro_rules! forward_store {
     ($($ty:ty),*) => {$(
         impl<S: Store + ?Sized> Store for $ty {
@@ -734,6 +769,9 @@ macro_rules! forward_store {
             }
             fn truncate_table(&self, table: &str) -> Result<()> {
                 (**self).truncate_table(table)
+            }
+            fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+                (**self).alter_table(table, change)
             }
             fn table_exists(&self, table: &str) -> Result<bool> {
                 (**self).table_exists(table)

@@ -387,23 +387,35 @@ fn compression_code(c: Compression) -> i32 {
     }
 }
 
+/// A TColumnFamilyDescriptor as a struct field `id`.
+pub fn family_descriptor(e: &mut Encoder, id: i16, f: &FamilySchema) {
+    e.field(TType::Struct, id);
+    family_descriptor_fields(e, f);
+}
+
+/// TColumnFamilyDescriptor { 1: name, 4: blockSize, 5: bloomnFilterType,
+/// 6: compressionType, 10: maxVersions, 11: minVersions, 13: timeToLive,
+/// 14: blockCacheEnabled, 20: inMemory }: every option hmap models, sent
+/// explicitly (an option left out takes the server's default).
+fn family_descriptor_fields(e: &mut Encoder, f: &FamilySchema) {
+    e.binary_field(1, f.name.as_bytes());
+    e.i32_field(4, i32::try_from(f.block_size).unwrap_or(i32::MAX));
+    e.i32_field(5, bloom_code(f.bloom));
+    e.i32_field(6, compression_code(f.compression));
+    e.i32_field(10, i32::try_from(f.versions).unwrap_or(i32::MAX));
+    e.i32_field(11, i32::try_from(f.min_versions).unwrap_or(i32::MAX));
+    e.i32_field(13, i32::try_from(f.ttl_secs).unwrap_or(i32::MAX));
+    e.bool_field(14, f.block_cache);
+    e.bool_field(20, f.in_memory);
+    e.stop();
+}
+
 /// TTableDescriptor { 1: tableName, 2: list<TColumnFamilyDescriptor> }, every
 /// option sent explicitly (an option left out takes the server's default).
 pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSchema) {
     e.field(TType::Struct, id);
     table_name(e, 1, name);
-    struct_list(e, 2, &schema.families, |e, f| {
-        e.binary_field(1, f.name.as_bytes());
-        e.i32_field(4, i32::try_from(f.block_size).unwrap_or(i32::MAX));
-        e.i32_field(5, bloom_code(f.bloom));
-        e.i32_field(6, compression_code(f.compression));
-        e.i32_field(10, i32::try_from(f.versions).unwrap_or(i32::MAX));
-        e.i32_field(11, i32::try_from(f.min_versions).unwrap_or(i32::MAX));
-        e.i32_field(13, i32::try_from(f.ttl_secs).unwrap_or(i32::MAX));
-        e.bool_field(14, f.block_cache);
-        e.bool_field(20, f.in_memory);
-        e.stop();
-    });
+    struct_list(e, 2, &schema.families, family_descriptor_fields);
     if !schema.metadata.is_empty() {
         // 3: optional map<binary, binary> attributes
         e.field(TType::Map, 3);
