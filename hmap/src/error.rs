@@ -96,6 +96,16 @@ pub enum Error {
         /// Every difference.
         diff: Box<SchemaDiff>,
     },
+    /// A migration that cannot be applied: the table was created for
+    /// another key layout, so no change of families makes the struct read
+    /// its rows (see [`Migration`](crate::migrate::Migration)).
+    #[error("table `{table}` cannot be migrated: {}", .diff.show_errors())]
+    MigrationBlocked {
+        /// The table.
+        table: String,
+        /// What blocks it.
+        diff: Box<crate::schema::SchemaDiff>,
+    },
     /// A query that cannot run as asked.
     #[error("table `{table}`: invalid query: {reason}")]
     Query {

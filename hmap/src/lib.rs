@@ -97,6 +97,7 @@
 pub mod clock;
 mod error;
 pub mod key;
+pub mod migrate;
 pub mod relation;
 pub mod schema;
 pub mod store;

@@ -400,7 +400,7 @@ impl fmt::Display for TableSchema {
 
 /// A family as the HBase shell writes it: `{NAME => 'n', VERSIONS => 1, ...}`,
 /// `VERSIONS` and every option that differs from HBase's default.
-struct ShellFamily<'a>(&'a FamilySchema);
+pub(crate) struct ShellFamily<'a>(pub(crate) &'a FamilySchema);
 
 impl fmt::Display for ShellFamily<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -417,7 +417,7 @@ impl fmt::Display for ShellFamily<'_> {
 }
 
 /// A Ruby single-quoted string: `\` and `'` escaped.
-struct RubyQuoted<'a>(&'a str);
+pub(crate) struct RubyQuoted<'a>(pub(crate) &'a str);
 
 impl fmt::Display for RubyQuoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

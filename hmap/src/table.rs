@@ -845,6 +845,36 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(false)
     }
 
+    /// Plans the [`Migration`](crate::migrate::Migration) that brings the
+    /// live table in line with `T`'s schema (creating it if it does not
+    /// exist), reading only. Print it to see the HBase shell statements;
+    /// [`apply`](crate::migrate::Migration::apply) it, or call
+    /// [`migrate`](Self::migrate).
+    pub fn migration(&self, options: &crate::migrate::MigrateOptions) -> Result<crate::migrate::Migration> {
+        let live = match self.store.describe_table(T::TABLE) {
+            Ok(live) => Some(live),
+            Err(StoreError::TableNotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(crate::migrate::Migration::plan(
+            &T::table_schema(),
+            live.as_ref(),
+            options,
+        ))
+    }
+
+    /// Plans and applies the migration that brings the live table in line
+    /// with `T`'s schema (families the table alone has are kept); returns
+    /// what it applied. Migrating again does nothing. A table created for
+    /// another key layout is [`Error::MigrationBlocked`], and nothing
+    /// changes.
+    pub fn migrate(&self) -> Result<crate::migrate::Migration> {
+        T::key_schema().validate().map_err(Self::key_error)?;
+        let migration = self.migration(&crate::migrate::MigrateOptions::new())?;
+        migration.apply(&self.store)?;
+        Ok(migration)
+    }
+
     /// Compares `T`'s schema with the live table's, reading only: every
     /// difference, errors and informational ones alike (see
     /// [`SchemaDiff`]). Fails only if the table cannot be described.

@@ -706,7 +706,9 @@ pub trait Store: Send + Sync {
     /// Every table's name, sorted.
     fn list_tables(&self) -> Result<Vec<String>>;
 
-    /// The table's schema, families sorted by name, as the backend reports it.
+    /// The table's schema, families sorted by name, as the backend reports
+    /// it, with its metadata and its split points as they are now (the
+    /// start keys of its regions but the first: a table splits as it grows).
     fn describe_table(&self, table: &str) -> Result<TableSchema>;
 
     /// Reads one row; `None` if it has no cell that the get selects.

@@ -677,6 +677,13 @@ impl Store for ThriftStore {
         match described {
             Ok(mut schema) => {
                 schema.name = table.to_string();
+                // How the table is split now: its regions' start keys, the
+                // first (empty) one aside.
+                schema.split_keys = self
+                    .region_start_keys(table)?
+                    .into_iter()
+                    .filter(|k| !k.is_empty())
+                    .collect();
                 Ok(schema)
             }
             // The gateway passes on only the exception's message, which for
