@@ -90,13 +90,25 @@ pub enum Step {
     ModifyFamily {
         /// The family as declared.
         family: FamilySchema,
-        /// The options that change: (option, live value, declared value),
-        /// as the shell writes them.
-        changes: Vec<(FamilyOption, String, String)>,
+        /// The options that change.
+        changes: Vec<OptionChange>,
     },
     /// Drops a family the schema does not declare, with its cells (only
     /// with [`MigrateOptions::drop_families`]).
     DropFamily(String),
+}
+
+/// A family option a [`Step::ModifyFamily`] changes, its values as the
+/// HBase shell writes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OptionChange {
+    /// The option.
+    pub option: FamilyOption,
+    /// Its value in the live table.
+    pub live: String,
+    /// The declared value it takes.
+    pub declared: String,
 }
 
 /// What a migration reports and does not change.
@@ -171,7 +183,7 @@ impl Migration {
             return migration;
         };
         let diff = SchemaDiff::between(declared, live);
-        let mut modified: Vec<(FamilySchema, Vec<(FamilyOption, String, String)>)> = Vec::new();
+        let mut modified: Vec<(FamilySchema, Vec<OptionChange>)> = Vec::new();
         let mut blockers = Vec::new();
         for difference in diff.differences {
             match difference {
@@ -185,9 +197,14 @@ impl Migration {
                     let Some(declared_family) = declared.find_family(family.as_bytes()) else {
                         continue;
                     };
+                    let change = OptionChange {
+                        option,
+                        live: have,
+                        declared: want,
+                    };
                     match modified.iter_mut().find(|(f, _)| f.name == family) {
-                        Some((_, changes)) => changes.push((option, have, want)),
-                        None => modified.push((declared_family.clone(), vec![(option, have, want)])),
+                        Some((_, changes)) => changes.push(change),
+                        None => modified.push((declared_family.clone(), vec![change])),
                     }
                 }
                 SchemaDifference::ExtraFamily { family } if options.drop_families => {
@@ -308,8 +325,8 @@ impl fmt::Display for ShellStep<'_> {
             // each one that changes.
             Step::ModifyFamily { family, changes } => {
                 write!(f, "alter {table}, {{NAME => {}", RubyQuoted(&family.name))?;
-                for (option, _, declared) in changes {
-                    write!(f, ", {option} => {declared}")?;
+                for change in changes {
+                    write!(f, ", {} => {}", change.option, change.declared)?;
                 }
                 f.write_str("}")
             }
