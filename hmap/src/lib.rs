@@ -163,3 +163,6 @@ struct GettingStartedDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../../docs/schemas.md")]
 struct SchemasGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/migrations.md")]
+struct MigrationsGuideDoctests;
