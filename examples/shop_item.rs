@@ -19,7 +19,7 @@ use hmap::store::Store;
 use hmap::{HTable, Query};
 use hmap_suite::ExampleResult;
 
-#[derive(HTable, Debug, Clone, PartialEq)]
+#[derive(HTable, Debug, Clone, PartialEq, serde::Serialize)]
 #[hmap(table = "shop", family(name = "info"), family(name = "item"))]
 pub struct Shop {
     #[hmap(key)]
@@ -30,12 +30,12 @@ pub struct Shop {
     pub address: String,
     #[hmap(family = "info")]
     pub regdate: NaiveDate,
-    /// item:<item_id>=type
+    /// `item:<item_id>=type`
     #[hmap(family = "item", dynamic, relation)]
     pub items: BTreeMap<String, String>,
 }
 
-#[derive(HTable, Debug, Clone, PartialEq)]
+#[derive(HTable, Debug, Clone, PartialEq, serde::Serialize)]
 #[hmap(table = "item", family(name = "info"), family(name = "shop"))]
 pub struct Item {
     #[hmap(key)]
@@ -48,7 +48,7 @@ pub struct Item {
     pub details: Option<String>,
     #[hmap(family = "info")]
     pub title: String,
-    /// shop:<shop_id>=type
+    /// `shop:<shop_id>=type`
     #[hmap(family = "shop", dynamic, relation)]
     pub shops: BTreeMap<String, String>,
 }

@@ -25,7 +25,7 @@ use hmap::store::Store;
 use hmap::{Cursor, HTable, Query, Table, Versioned};
 use hmap_suite::{ExampleResult, Rng};
 
-#[derive(HTable, Debug, Clone, PartialEq)]
+#[derive(HTable, Debug, Clone, PartialEq, serde::Serialize)]
 #[hmap(
     table = "wb_user",
     family(name = "i"),
@@ -40,15 +40,15 @@ pub struct User {
     /// How many posts the user wrote: an atomic counter.
     #[hmap(family = "i", column = "pc", counter)]
     pub posts: i64,
-    /// follow:<uid>=name
+    /// `follow:<uid>=name`
     #[hmap(family = "follow", dynamic, relation)]
     pub follows: BTreeMap<String, String>,
-    /// fans:<uid>=name
+    /// `fans:<uid>=name`
     #[hmap(family = "fans", dynamic, relation)]
     pub fans: BTreeMap<String, String>,
 }
 
-#[derive(HTable, Debug, Clone, PartialEq)]
+#[derive(HTable, Debug, Clone, PartialEq, serde::Serialize)]
 #[hmap(table = "wb_post", text_key, family(name = "p"))]
 pub struct Post {
     #[hmap(key)]
@@ -60,7 +60,7 @@ pub struct Post {
     pub content: String,
 }
 
-#[derive(HTable, Debug, Clone, PartialEq)]
+#[derive(HTable, Debug, Clone, PartialEq, serde::Serialize)]
 #[hmap(table = "wb_inbox", family(name = "cf", versions = 1000))]
 pub struct Inbox {
     #[hmap(key)]

@@ -245,7 +245,7 @@ where
 ///
 /// A `Vec<Versioned<T>>` field holds the newest versions of one column,
 /// newest first (the weibo inbox kept at `VERSIONS => 1000`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Versioned<T> {
     /// Milliseconds since the epoch, or whatever the writer chose.
     pub timestamp: i64,

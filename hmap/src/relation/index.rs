@@ -308,3 +308,20 @@ where
         Ok(())
     }
 }
+
+impl<T, V, S> super::Checked for Index<T, V, S>
+where
+    T: HTable,
+    V: KeyPart + FromKeyPart + PartialEq,
+    S: Store,
+{
+    fn verify(&self) -> Result<Report> {
+        Index::verify(self)
+    }
+    fn repair(&self) -> Result<Report> {
+        Index::repair(self)
+    }
+    fn rebuild(&self) -> Option<Result<()>> {
+        Some(Index::rebuild(self))
+    }
+}

@@ -645,3 +645,19 @@ fn show<K: CellValue>(id: &K) -> String {
 fn describe<LK: CellValue, RK: CellValue>(pair: &(LK, RK), side: Side) -> String {
     format!("{} -> {} ({side} side)", show(&pair.0), show(&pair.1))
 }
+
+impl<L, R, S> super::Checked for ManyToMany<L, R, S>
+where
+    L: HTable,
+    R: HTable,
+    L::Key: CellValue + KeyTuple + Clone + Ord,
+    R::Key: CellValue + KeyTuple + Clone + Ord,
+    S: Store + Clone,
+{
+    fn verify(&self) -> Result<Report> {
+        ManyToMany::verify(self)
+    }
+    fn repair(&self) -> Result<Report> {
+        ManyToMany::repair(self)
+    }
+}

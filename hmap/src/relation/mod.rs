@@ -76,6 +76,22 @@ impl fmt::Display for Report {
     }
 }
 
+/// A relation helper that can check itself: what the operator CLI
+/// (`hmap::cli`, feature `cli`) runs for `verify` and
+/// `repair`, whatever the helper.
+pub trait Checked {
+    /// Reports what is out of sync, writing nothing.
+    fn verify(&self) -> crate::Result<Report>;
+    /// Fixes what is out of sync from the authoritative side; reports what
+    /// it found.
+    fn repair(&self) -> crate::Result<Report>;
+    /// Rebuilds derived data from scratch (an index's entries), if the
+    /// helper has any; `None` if it has nothing to rebuild.
+    fn rebuild(&self) -> Option<crate::Result<()>> {
+        None
+    }
+}
+
 /// One side of a two-sided relation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {

@@ -757,3 +757,12 @@ fn millis(d: Duration) -> i64 {
 fn written_at(row: &RowResult) -> i64 {
     row.latest(INFO, NAME).map_or(i64::MIN, |c| c.timestamp)
 }
+
+impl<S: Store> super::Checked for Tree<S> {
+    fn verify(&self) -> Result<Report> {
+        Tree::verify(self)
+    }
+    fn repair(&self) -> Result<Report> {
+        Tree::repair(self)
+    }
+}
