@@ -1,7 +1,10 @@
-//! `hmap-cli`: see the library's docs (`cli/src/lib.rs`).
+//! `hmap-cli`: the operator CLI (this package's library) with the example
+//! apps' tables and relations registered.
 
 use std::process::ExitCode;
 
+mod apps;
+
 fn main() -> ExitCode {
-    hmap_cli::cli().run()
+    apps::cli().run()
 }

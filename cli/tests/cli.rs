@@ -6,16 +6,19 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use apps::{shop_item, weibo};
 use assert_cmd::Command;
 use hmap::Table;
-use hmap::cli::CliError;
 use hmap::store::Store;
-use hmap_cli::{shop_item, weibo};
+use hmap_cli::CliError;
+
+#[path = "../src/apps.rs"]
+mod apps;
 
 /// Runs the CLI in process on `store`; its output, or its error.
 fn run(store: &Arc<dyn Store>, args: &[&str]) -> Result<String, CliError> {
     let mut out = Vec::new();
-    hmap_cli::cli()
+    apps::cli()
         .store(Arc::clone(store))
         .run_with(std::iter::once("hmap-cli").chain(args.iter().copied()), &mut out)?;
     Ok(String::from_utf8(out).expect("UTF-8 output"))

@@ -94,8 +94,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod clock;
 mod error;
 pub mod key;

@@ -165,6 +165,14 @@ pub fn descriptor(seq: i32, families: &[&str]) -> Vec<u8> {
     m.stop().stop().done()
 }
 
+/// A `getAllRegionLocations` reply with no regions: a table not split,
+/// for `describe_table`.
+pub fn no_regions(seq: i32) -> Vec<u8> {
+    let mut m = Msg::reply("getAllRegionLocations", seq);
+    m.field(LIST, 0).list(STRUCT, 0);
+    m.stop().done()
+}
+
 /// A TColumnValue's fields and stop.
 pub fn column_value(m: &mut Msg, family: &str, qualifier: &str, value: &[u8]) {
     m.field(STRING, 1).string(family.as_bytes());

@@ -77,7 +77,7 @@ impl fmt::Display for Report {
 }
 
 /// A relation helper that can check itself: what the operator CLI
-/// (`hmap::cli`, feature `cli`) runs for `verify` and
+/// (the `hmap-cli` crate) runs for `verify` and
 /// `repair`, whatever the helper.
 pub trait Checked {
     /// Reports what is out of sync, writing nothing.

@@ -481,12 +481,37 @@ impl ThriftStore {
         if let Some(s) = self.schemas.lock().unwrap_or_else(PoisonError::into_inner).get(table) {
             return Ok(Arc::clone(s));
         }
-        let schema = Arc::new(self.describe_table(table)?);
+        let schema = Arc::new(self.descriptor(table)?);
         self.schemas
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(table.to_string(), Arc::clone(&schema));
         Ok(schema)
+    }
+
+    /// The table's descriptor: families and metadata, without the split
+    /// points (what the schema cache and request checks need).
+    fn descriptor(&self, table: &str) -> Result<TableSchema> {
+        check_table_name(table, &self.config.table_prefix)?;
+        let described = self.call(
+            table,
+            "getTableDescriptor",
+            true,
+            |e| hbase::table_name(e, 1, &self.wire(table)),
+            |r| hbase::reply(r, TType::Struct, hbase::table_descriptor_of),
+        );
+        match described {
+            Ok(mut schema) => {
+                schema.name = table.to_string();
+                Ok(schema)
+            }
+            // The gateway passes on only the exception's message, which for
+            // a missing table is its bare name: ask whether it exists.
+            Err(StoreError::Server { .. }) if !self.table_exists(table)? => {
+                Err(StoreError::TableNotFound { table: table.into() })
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Disables a table before it is deleted or truncated: `TableNotFound`
@@ -616,7 +641,7 @@ impl Store for ThriftStore {
     /// return to HBase's defaults.
     fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
         self.forget_schema(table);
-        let live = self.describe_table(table)?;
+        let live = self.descriptor(table)?;
         check_family_change(&live, change)?;
         let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
         let altered = match change {
@@ -666,33 +691,15 @@ impl Store for ThriftStore {
     }
 
     fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        check_table_name(table, &self.config.table_prefix)?;
-        let described = self.call(
-            table,
-            "getTableDescriptor",
-            true,
-            |e| hbase::table_name(e, 1, &self.wire(table)),
-            |r| hbase::reply(r, TType::Struct, hbase::table_descriptor_of),
-        );
-        match described {
-            Ok(mut schema) => {
-                schema.name = table.to_string();
-                // How the table is split now: its regions' start keys, the
-                // first (empty) one aside.
-                schema.split_keys = self
-                    .region_start_keys(table)?
-                    .into_iter()
-                    .filter(|k| !k.is_empty())
-                    .collect();
-                Ok(schema)
-            }
-            // The gateway passes on only the exception's message, which for
-            // a missing table is its bare name: ask whether it exists.
-            Err(StoreError::Server { .. }) if !self.table_exists(table)? => {
-                Err(StoreError::TableNotFound { table: table.into() })
-            }
-            Err(e) => Err(e),
-        }
+        let mut schema = self.descriptor(table)?;
+        // How the table is split now: its regions' start keys, the first
+        // (empty) one aside.
+        schema.split_keys = self
+            .region_start_keys(table)?
+            .into_iter()
+            .filter(|k| !k.is_empty())
+            .collect();
+        Ok(schema)
     }
 
     fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
