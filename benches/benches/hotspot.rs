@@ -118,7 +118,11 @@ fn metrics(table: &str) -> BTreeMap<String, u64> {
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .output()
         .expect("run scripts/hbase/hbase metrics");
-    assert!(out.status.success(), "metrics: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "metrics: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| {
@@ -207,7 +211,10 @@ fn chart(outcomes: &[Outcome], path: &str) {
         .unwrap_or(1);
     let groups = outcomes.len();
     let mut chart = ChartBuilder::on(&root)
-        .caption("Writes per region server (busiest first), per rowkey layout", ("sans-serif", 18))
+        .caption(
+            "Writes per region server (busiest first), per rowkey layout",
+            ("sans-serif", 18),
+        )
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(80)
@@ -226,7 +233,12 @@ fn chart(outcomes: &[Outcome], path: &str) {
         .y_desc("write requests")
         .draw()
         .unwrap();
-    let colors = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(148, 103, 189)];
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(148, 103, 189),
+    ];
     for (g, outcome) in outcomes.iter().enumerate() {
         for (s, (_, n)) in outcome.writes.iter().enumerate() {
             let width = 0.8 / servers as f64;
@@ -308,7 +320,9 @@ fn main() {
         ),
     ];
     println!("{rows} purchases per layout, {WRITERS} writers, batches of {BATCH}");
-    println!("| layout | load | rows/s | writes per region server (busiest first) | busiest / idlest | 300 user scans |");
+    println!(
+        "| layout | load | rows/s | writes per region server (busiest first) | busiest / idlest | 300 user scans |"
+    );
     println!("|---|---|---|---|---|---|");
     for o in &outcomes {
         let counts: Vec<String> = o.writes.iter().map(|(_, n)| n.to_string()).collect();
@@ -326,8 +340,10 @@ fn main() {
             rows as f64 / o.load.as_secs_f64(),
             counts.join(" / "),
             ratio,
-            o.scans
-                .map_or("no user prefix".into(), |d| format!("{:.0} ms", d.as_secs_f64() * 1000.0))
+            o.scans.map_or("no user prefix".into(), |d| format!(
+                "{:.0} ms",
+                d.as_secs_f64() * 1000.0
+            ))
         );
     }
     let svg = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/hotspot.svg");
