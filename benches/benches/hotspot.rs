@@ -174,7 +174,7 @@ where
         .iter()
         .map(|(server, n)| (server.clone(), n - before.get(server).copied().unwrap_or(0)))
         .collect();
-    writes.sort_by(|a, b| b.1.cmp(&a.1));
+    writes.sort_by_key(|w| std::cmp::Reverse(w.1));
     let scans = scan_users(&table);
     Outcome {
         name: layout.name,
