@@ -11,10 +11,8 @@ use hmap::store::{FamilyChange, Get, MemoryStore, MemoryStoreConfig, RowMutation
 fn manual_clock(start: i64) -> (Arc<AtomicI64>, MemoryStore) {
     let now = Arc::new(AtomicI64::new(start));
     let clock = Arc::clone(&now);
-    let store = MemoryStore::with_config(MemoryStoreConfig {
-        clock: Arc::new(move || clock.load(Ordering::SeqCst)),
-        ..MemoryStoreConfig::default()
-    });
+    let store =
+        MemoryStore::with_config(MemoryStoreConfig::new().clock(Arc::new(move || clock.load(Ordering::SeqCst))));
     (now, store)
 }
 
@@ -106,10 +104,7 @@ fn major_compaction_keeps_exactly_what_reads_return() {
 fn configured_cell_size_limit() {
     // Row "r", family "f", qualifier "q" and 24 bytes of framing: 27 bytes
     // before the value, as HBase counts a cell.
-    let store = MemoryStore::with_config(MemoryStoreConfig {
-        max_value_size: 31,
-        ..MemoryStoreConfig::default()
-    });
+    let store = MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31));
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
         .unwrap();

@@ -12,8 +12,10 @@ use crate::error::{Error, Result};
 use crate::store::{Get, RowMutation, RowResult, Store, StoreError, TimeRange};
 use crate::table::{HTable, Table};
 
-/// Where a [`FanOut`] writes, and how hard it tries.
+/// Where a [`FanOut`] writes, and how hard it tries: [`FanOutConfig::new`],
+/// then set the public fields (`#[non_exhaustive]`: settings will be added).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FanOutConfig {
     /// The inbox table.
     pub table: &'static str,

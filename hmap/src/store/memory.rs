@@ -21,8 +21,19 @@ use super::{
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
 
-/// Settings of a [`MemoryStore`].
+/// Settings of a [`MemoryStore`]: [`MemoryStoreConfig::new`], then the
+/// builder methods (`#[non_exhaustive]`: settings will be added).
+///
+/// ```
+/// use std::sync::Arc;
+/// use hmap::store::{MemoryStore, MemoryStoreConfig};
+///
+/// let store = MemoryStore::with_config(
+///     MemoryStoreConfig::new().max_value_size(1024).clock(Arc::new(|| 1_700_000_000_000)),
+/// );
+/// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct MemoryStoreConfig {
     /// The largest cell accepted, in bytes, counted as HBase's region server
     /// counts it against `hbase.server.keyvalue.maxsize` (10 MiB by
@@ -31,6 +42,25 @@ pub struct MemoryStoreConfig {
     /// The clock, in milliseconds since the epoch: the default timestamp of
     /// writes, and what TTLs are measured against. The system clock by default.
     pub clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl MemoryStoreConfig {
+    /// The defaults: 10 MiB cells, the system clock.
+    pub fn new() -> Self {
+        MemoryStoreConfig::default()
+    }
+
+    /// The largest cell accepted (see the field).
+    pub fn max_value_size(mut self, bytes: usize) -> Self {
+        self.max_value_size = bytes;
+        self
+    }
+
+    /// The clock, in milliseconds since the epoch (see the field).
+    pub fn clock(mut self, clock: Arc<dyn Fn() -> i64 + Send + Sync>) -> Self {
+        self.clock = clock;
+        self
+    }
 }
 
 impl Default for MemoryStoreConfig {

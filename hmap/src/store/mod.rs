@@ -258,8 +258,10 @@ macro_rules! read_options {
     };
 }
 
-/// Reads one row.
+/// Reads one row. Built with [`Get::new`] and the builder methods
+/// (`#[non_exhaustive]`: read options will be added).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Get {
     /// The row key.
     pub row: Bytes,
@@ -293,6 +295,7 @@ impl Get {
 /// high end): `Scan::prefix(p).reversed()` reads every row with prefix `p`,
 /// last first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Scan {
     /// The lowest row included; empty is the table's start.
     pub start: Bytes,
@@ -419,8 +422,10 @@ pub fn prefix_end(prefix: &[u8]) -> Bytes {
     Bytes::new()
 }
 
-/// One change to a row.
+/// One change to a row. `#[non_exhaustive]`: kinds of change will be
+/// added, so a `match` needs a wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Mutation {
     /// Writes a cell, at `timestamp` or the current time.
     Put {
@@ -587,8 +592,11 @@ impl RowMutation {
     }
 }
 
-/// Applies mutations to a row only if one column's newest value is as expected.
+/// Applies mutations to a row only if one column's newest value is as
+/// expected. Built with [`CheckAndMutate::new`] (`#[non_exhaustive]`:
+/// comparisons other than equality will be added).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct CheckAndMutate {
     /// The row checked and changed.
     pub row: Bytes,
@@ -639,6 +647,7 @@ impl CheckAndMutate {
 /// (HBase adds each amount to the same old value, keeps the last sum, and
 /// answers with a cell per amount.)
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Increment {
     /// The row.
     pub row: Bytes,

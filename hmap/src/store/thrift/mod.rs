@@ -39,8 +39,10 @@ use super::{
 };
 use crate::schema::TableSchema;
 
-/// Settings of a [`ThriftStore`].
+/// Settings of a [`ThriftStore`]: [`ThriftConfig::new`], then set the
+/// public fields (`#[non_exhaustive]`: settings will be added).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ThriftConfig {
     /// The gateway, `host:port`.
     pub address: String,
