@@ -155,11 +155,7 @@ impl Weibo {
             .into_iter()
             .map(|(fan, _)| self.inboxes.row_key(fan))
             .collect::<hmap::Result<Vec<_>>>()?;
-        self.fanout.deliver(Delivery {
-            recipients,
-            value: key,
-            timestamp: at,
-        })
+        self.fanout.deliver(Delivery::new(recipients, key, at))
     }
 
     /// Waits until every queued post is in its inboxes.

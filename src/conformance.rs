@@ -81,12 +81,12 @@ fn ab_table<'a>(t: &'a dyn Target, case: &str) -> TestTable<'a> {
 
 /// A cell, for assertions.
 pub fn cell(family: &str, qualifier: &str, timestamp: i64, value: &str) -> Cell {
-    Cell {
-        family: Bytes::copy_from_slice(family.as_bytes()),
-        qualifier: Bytes::copy_from_slice(qualifier.as_bytes()),
+    Cell::new(
+        Bytes::copy_from_slice(family.as_bytes()),
+        Bytes::copy_from_slice(qualifier.as_bytes()),
         timestamp,
-        value: Bytes::copy_from_slice(value.as_bytes()),
-    }
+        Bytes::copy_from_slice(value.as_bytes()),
+    )
 }
 
 fn put(t: &TestTable<'_>, rows: Vec<RowMutation>) {
@@ -483,15 +483,7 @@ pub fn binary_bytes_round_trip(t: &dyn Target) {
         ],
     );
     let got = get_cells(&tt, Get::new(row_ff.clone()));
-    assert_eq!(
-        got,
-        vec![Cell {
-            family: Bytes::from_static(b"a"),
-            qualifier,
-            timestamp: 1,
-            value
-        }]
-    );
+    assert_eq!(got, vec![Cell::new(Bytes::from_static(b"a"), qualifier, 1, value)]);
     assert_eq!(scan_keys(&tt, Scan::all()), vec![row_00, row_ff]);
 }
 
@@ -1058,18 +1050,12 @@ pub fn scan_all_in_order(t: &dyn Target) {
     assert_eq!(
         rows,
         vec![
-            RowResult {
-                row: Bytes::from_static(b"a"),
-                cells: vec![cell("a", "q", 1, "1"), cell("b", "z", 1, "1b")]
-            },
-            RowResult {
-                row: Bytes::from_static(b"b"),
-                cells: vec![cell("a", "q", 1, "2")]
-            },
-            RowResult {
-                row: Bytes::from_static(b"c"),
-                cells: vec![cell("a", "q", 1, "3")]
-            },
+            RowResult::new(
+                Bytes::from_static(b"a"),
+                vec![cell("a", "q", 1, "1"), cell("b", "z", 1, "1b")]
+            ),
+            RowResult::new(Bytes::from_static(b"b"), vec![cell("a", "q", 1, "2")]),
+            RowResult::new(Bytes::from_static(b"c"), vec![cell("a", "q", 1, "3")]),
         ]
     );
 }
@@ -1200,14 +1186,8 @@ pub fn scan_chosen_columns(t: &dyn Target) {
     assert_eq!(
         rows,
         vec![
-            RowResult {
-                row: Bytes::from_static(b"r1"),
-                cells: vec![cell("b", "y", 1, "2")]
-            },
-            RowResult {
-                row: Bytes::from_static(b"r3"),
-                cells: vec![cell("b", "y", 1, "4")]
-            },
+            RowResult::new(Bytes::from_static(b"r1"), vec![cell("b", "y", 1, "2")]),
+            RowResult::new(Bytes::from_static(b"r3"), vec![cell("b", "y", 1, "4")]),
         ]
     );
 }
@@ -1228,10 +1208,10 @@ pub fn scan_time_range(t: &dyn Target) {
     let rows = scan_rows(&tt, Scan::all().time_range(TimeRange::new(15, 25)));
     assert_eq!(
         rows,
-        vec![RowResult {
-            row: Bytes::from_static(b"r2"),
-            cells: vec![cell("a", "q", 20, "mid")]
-        }]
+        vec![RowResult::new(
+            Bytes::from_static(b"r2"),
+            vec![cell("a", "q", 20, "mid")]
+        )]
     );
 }
 

@@ -561,11 +561,7 @@ fn weibo_follows_and_inbox_fan_out() {
         let ts = next_timestamp(&RowSet::of_rows("wb_inbox", recipients.iter().map(|r| &r[..])));
         posted.push((author, text, ts));
         fanout
-            .deliver(Delivery {
-                recipients,
-                value: Bytes::from(format!("{author}:{text}")),
-                timestamp: ts,
-            })
+            .deliver(Delivery::new(recipients, Bytes::from(format!("{author}:{text}")), ts))
             .unwrap();
     }
     assert_eq!(fanout.flush(), 0);
@@ -610,11 +606,11 @@ fn fan_out_retries_and_keeps_what_fails() {
     let recipients: Vec<Bytes> = (0..10).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
     for n in 0..20 {
         fanout
-            .deliver(Delivery {
-                recipients: recipients.clone(),
-                value: Bytes::from(format!("post{n}")),
-                timestamp: 1_000 + n,
-            })
+            .deliver(Delivery::new(
+                recipients.clone(),
+                Bytes::from(format!("post{n}")),
+                1_000 + n,
+            ))
             .unwrap();
     }
     assert_eq!(fanout.flush(), 0);
@@ -625,11 +621,7 @@ fn fan_out_retries_and_keeps_what_fails() {
     // A store that fails every call: deliveries are kept, then retried.
     flaky.set_plan(FaultPlan::Every(1));
     fanout
-        .deliver(Delivery {
-            recipients: recipients.clone(),
-            value: Bytes::from("late"),
-            timestamp: 5_000,
-        })
+        .deliver(Delivery::new(recipients.clone(), Bytes::from("late"), 5_000))
         .unwrap();
     assert_eq!(fanout.flush(), 1);
     flaky.set_plan(FaultPlan::Never);
@@ -639,11 +631,11 @@ fn fan_out_retries_and_keeps_what_fails() {
     // Shutting down writes what is still queued.
     for n in 0..50 {
         fanout
-            .deliver(Delivery {
-                recipients: recipients[..1].to_vec(),
-                value: Bytes::from(format!("final{n}")),
-                timestamp: 10_000 + n,
-            })
+            .deliver(Delivery::new(
+                recipients[..1].to_vec(),
+                Bytes::from(format!("final{n}")),
+                10_000 + n,
+            ))
             .unwrap();
     }
     assert!(fanout.shutdown().is_empty());
@@ -1068,11 +1060,7 @@ impl<F: Fn() + Send + Sync> Store for Hooked<F> {
 }
 
 fn post(recipients: &[Bytes], n: i64) -> Delivery {
-    Delivery {
-        recipients: recipients.to_vec(),
-        value: Bytes::from(format!("post{n}")),
-        timestamp: 1_000 + n,
-    }
+    Delivery::new(recipients.to_vec(), Bytes::from(format!("post{n}")), 1_000 + n)
 }
 
 /// Runs `f` on a thread of its own and waits at most `limit` for it.

@@ -51,10 +51,7 @@ fn hmap_encode(p: &Profile) -> RowMutation {
     let mut w = RowWriter::at(Profile::TABLE, &key, TS);
     p.write_cells(&mut w).unwrap();
     let mutations = w.into_mutations();
-    RowMutation {
-        row: Bytes::from(key),
-        mutations,
-    }
+    RowMutation::with(Bytes::from(key), mutations)
 }
 
 fn hmap_decode(row: &RowResult) -> Profile {
@@ -95,10 +92,7 @@ fn hand_encode(p: &Profile) -> RowMutation {
     mutations.push(put("visits", Bytes::copy_from_slice(&p.visits.to_be_bytes())));
     mutations.push(put("tag", Bytes::copy_from_slice(p.tag.as_bytes())));
     mutations.push(put("bio", Bytes::copy_from_slice(p.bio.as_bytes())));
-    RowMutation {
-        row: Bytes::copy_from_slice(&p.id.to_be_bytes()),
-        mutations,
-    }
+    RowMutation::with(Bytes::copy_from_slice(&p.id.to_be_bytes()), mutations)
 }
 
 fn hand_decode(row: &RowResult) -> Profile {
@@ -131,20 +125,12 @@ fn stored(m: &RowMutation) -> RowResult {
                 qualifier,
                 value,
                 ..
-            } => Some(Cell {
-                family: family.clone(),
-                qualifier: qualifier.clone(),
-                timestamp: 1,
-                value: value.clone(),
-            }),
+            } => Some(Cell::new(family.clone(), qualifier.clone(), 1, value.clone())),
             _ => None,
         })
         .collect();
     cells.sort_by(|a, b| a.qualifier.cmp(&b.qualifier));
-    RowResult {
-        row: m.row.clone(),
-        cells,
-    }
+    RowResult::new(m.row.clone(), cells)
 }
 
 fn row_codec(c: &mut Criterion) {

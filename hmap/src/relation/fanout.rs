@@ -57,7 +57,10 @@ impl FanOutConfig {
 
 /// One post to deliver: a value written as a version at `timestamp` of the
 /// inbox column of each recipient row.
+///
+/// `#[non_exhaustive]`: built with [`Delivery::new`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Delivery {
     /// The inbox rows.
     pub recipients: Vec<Bytes>,
@@ -68,6 +71,17 @@ pub struct Delivery {
     /// recipients ([`next_timestamp`](crate::clock::next_timestamp) of a
     /// [`RowSet`](crate::clock::RowSet) of the inbox rows does).
     pub timestamp: i64,
+}
+
+impl Delivery {
+    /// `value` for each of `recipients`, at `timestamp`.
+    pub fn new(recipients: Vec<Bytes>, value: impl Into<Bytes>, timestamp: i64) -> Self {
+        Delivery {
+            recipients,
+            value: value.into(),
+            timestamp,
+        }
+    }
 }
 
 /// The queue and what became of the deliveries, shared by the handle and

@@ -70,8 +70,10 @@ pub fn max_row_length(table: &str) -> usize {
 /// The two commas and the 14-digit region id of a `hbase:meta` key.
 const META_KEY_OVERHEAD: usize = 16;
 
-/// One version of one cell.
+/// One version of one cell. `#[non_exhaustive]`: a backend builds one
+/// with [`Cell::new`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Cell {
     /// The column family.
     pub family: Bytes,
@@ -83,9 +85,23 @@ pub struct Cell {
     pub value: Bytes,
 }
 
+impl Cell {
+    /// A cell's version.
+    pub fn new(family: impl Into<Bytes>, qualifier: impl Into<Bytes>, timestamp: i64, value: impl Into<Bytes>) -> Self {
+        Cell {
+            family: family.into(),
+            qualifier: qualifier.into(),
+            timestamp,
+            value: value.into(),
+        }
+    }
+}
+
 /// A row as read: its cells sorted by family, qualifier, then timestamp
 /// newest first, as HBase returns them.
+/// `#[non_exhaustive]`: a backend builds one with [`RowResult::new`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct RowResult {
     /// The row key.
     pub row: Bytes,
@@ -94,6 +110,11 @@ pub struct RowResult {
 }
 
 impl RowResult {
+    /// A row and its cells (sorted as the type says).
+    pub fn new(row: impl Into<Bytes>, cells: Vec<Cell>) -> Self {
+        RowResult { row: row.into(), cells }
+    }
+
     /// The newest version of a column.
     pub fn latest(&self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Option<&Cell> {
         let (family, qualifier) = (family.as_ref(), qualifier.as_ref());
@@ -484,7 +505,11 @@ impl Mutation {
 }
 
 /// Changes to one row, applied atomically: readers see all of them or none.
+/// Built with [`RowMutation::new`] and the builder methods, or
+/// [`RowMutation::with`] (`#[non_exhaustive]`: options such as durability
+/// will be added).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct RowMutation {
     /// The row key.
     pub row: Bytes,
@@ -494,6 +519,14 @@ pub struct RowMutation {
 }
 
 impl RowMutation {
+    /// A row's changes, given whole.
+    pub fn with(row: impl Into<Bytes>, mutations: Vec<Mutation>) -> Self {
+        RowMutation {
+            row: row.into(),
+            mutations,
+        }
+    }
+
     /// No changes yet.
     pub fn new(row: impl Into<Bytes>) -> Self {
         RowMutation {
