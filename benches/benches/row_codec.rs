@@ -10,7 +10,7 @@ use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hmap::HTable;
 use hmap::store::{Cell, Mutation, RowMutation, RowResult};
-use hmap::table::{RowReader, RowWriter};
+use hmap::__private::{RowReader, RowWriter};
 
 #[derive(HTable, Debug, Clone, PartialEq)]
 #[hmap(table = "profile", family(name = "p"))]

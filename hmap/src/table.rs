@@ -76,9 +76,13 @@ pub trait HTable: Sized {
     fn encode_key(&self, out: &mut Vec<u8>) -> Result<(), KeyError>;
 
     /// Writes this row's cells (every field but key and counter fields).
+    /// The derive's plumbing, not part of the documented API.
+    #[doc(hidden)]
     fn write_cells(&self, cells: &mut RowWriter<'_>) -> Result<()>;
 
-    /// Builds a row from its decoded key and its cells.
+    /// Builds a row from its decoded key and its cells. The derive's
+    /// plumbing, not part of the documented API.
+    #[doc(hidden)]
     fn read_row(key: Self::Key, cells: &RowReader<'_>) -> Result<Self>;
 
     /// The optimistic-concurrency version, for types that have one.
@@ -132,7 +136,10 @@ pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
         .collect()
 }
 
-/// Collects one row's cells as mutations; generated `write_cells` code calls it.
+/// Collects one row's cells as mutations; generated `write_cells` code calls
+/// it. The derive's plumbing: reached through `hmap::__private`, hidden from
+/// the docs, and free to change.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct RowWriter<'a> {
     table: &'static str,
@@ -281,7 +288,10 @@ impl<'a> RowWriter<'a> {
     }
 }
 
-/// Reads one row's cells; generated `read_row` code calls it.
+/// Reads one row's cells; generated `read_row` code calls it. The derive's
+/// plumbing: reached through `hmap::__private`, hidden from the docs, and
+/// free to change.
+#[doc(hidden)]
 #[derive(Debug)]
 pub struct RowReader<'a> {
     table: &'static str,
