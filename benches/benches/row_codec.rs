@@ -8,9 +8,9 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use criterion::{Criterion, criterion_group, criterion_main};
+use hmap::__private::{RowReader, RowWriter};
 use hmap::HTable;
 use hmap::store::{Cell, Mutation, RowMutation, RowResult};
-use hmap::__private::{RowReader, RowWriter};
 
 #[derive(HTable, Debug, Clone, PartialEq)]
 #[hmap(table = "profile", family(name = "p"))]
