@@ -363,16 +363,8 @@ where
         let Some(entity) = self.left.get(left.clone())? else {
             return Ok(());
         };
-        let value = label(&entity);
-        let right_rows = self.right_rows(self.rights_of(left)?)?;
-        let ts = next_timestamp(&RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..])));
-        let qualifier = left.to_cell();
-        let rows: Vec<RowMutation> = right_rows
-            .into_iter()
-            .map(|r| RowMutation::new(r).put_at(self.right_family, qualifier.clone(), ts, value.clone()))
-            .collect();
-        self.store().mutate(R::TABLE, &rows)?;
-        Ok(())
+        let rows = self.right_rows(self.rights_of(left)?)?;
+        self.write_label(R::TABLE, self.right_family, rows, left.to_cell(), label(&entity))
     }
 
     /// Rewrites a right entity's label in every left list that names it.
@@ -381,15 +373,26 @@ where
         let Some(entity) = self.right.get(right.clone())? else {
             return Ok(());
         };
-        let value = label(&entity);
-        let left_rows = self.left_rows(self.lefts_of(right)?)?;
-        let ts = next_timestamp(&RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..])));
-        let qualifier = right.to_cell();
-        let rows: Vec<RowMutation> = left_rows
+        let rows = self.left_rows(self.lefts_of(right)?)?;
+        self.write_label(L::TABLE, self.left_family, rows, right.to_cell(), label(&entity))
+    }
+
+    /// Writes `value` as the entry `qualifier` of `family` in each of `rows`
+    /// of `table`, at one timestamp: a relabelling.
+    fn write_label(
+        &self,
+        table: &'static str,
+        family: &'static str,
+        rows: Vec<Bytes>,
+        qualifier: Bytes,
+        value: String,
+    ) -> Result<()> {
+        let ts = next_timestamp(&RowSet::of_rows(table, rows.iter().map(|r| &r[..])));
+        let rows: Vec<RowMutation> = rows
             .into_iter()
-            .map(|l| RowMutation::new(l).put_at(self.left_family, qualifier.clone(), ts, value.clone()))
+            .map(|r| RowMutation::new(r).put_at(family, qualifier.clone(), ts, value.clone()))
             .collect();
-        self.store().mutate(L::TABLE, &rows)?;
+        self.store().mutate(table, &rows)?;
         Ok(())
     }
 
