@@ -137,9 +137,9 @@ pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
 }
 
 /// Collects one row's cells as mutations; generated `write_cells` code calls
-/// it. The derive's plumbing: reached through `hmap::__private`, hidden from
-/// the docs, and free to change.
-#[doc(hidden)]
+/// it. The derive's plumbing, reached through `hmap::__private` and free to
+/// change (not `#[doc(hidden)]`: rustc would then print its full path in the
+/// derive's compile errors).
 #[derive(Debug)]
 pub struct RowWriter<'a> {
     table: &'static str,
@@ -289,9 +289,7 @@ impl<'a> RowWriter<'a> {
 }
 
 /// Reads one row's cells; generated `read_row` code calls it. The derive's
-/// plumbing: reached through `hmap::__private`, hidden from the docs, and
-/// free to change.
-#[doc(hidden)]
+/// plumbing, reached through `hmap::__private` and free to change.
 #[derive(Debug)]
 pub struct RowReader<'a> {
     table: &'static str,
