@@ -1,0 +1,128 @@
+//! What `#[derive(HTable)]` implements: a struct's table, key, families and fields.
+
+use bytes::Bytes;
+
+use super::{RowReader, RowWriter};
+use crate::error::Result;
+use crate::key::{FromKeyTuple, KeyError, KeySchema, Segment};
+use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
+
+/// What a field of a mapped struct is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FieldRole {
+    /// A part of the rowkey.
+    Key,
+    /// One cell (an `Option` field may be absent).
+    Cell,
+    /// A map whose keys are the qualifiers of a family (`item:<item_id>=type`).
+    Dynamic,
+    /// A dynamic family that a relation helper owns (`#[hmap(dynamic,
+    /// relation)]`): read like [`Dynamic`](Self::Dynamic), but written only
+    /// by the relation (its `link`, `unlink`, deletes and repair). A put of
+    /// the entity leaves it alone, an update refuses it, and a delete of a
+    /// row whose relation family is not empty is refused.
+    Relation,
+    /// The newest versions of one cell, with their timestamps.
+    Versions,
+    /// The optimistic-concurrency version: writes check it.
+    Version,
+    /// A counter, changed by atomic increments only.
+    Counter,
+}
+
+/// A field of a mapped struct: where it is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldInfo {
+    /// The Rust field name.
+    pub name: &'static str,
+    /// The column family (empty for key fields).
+    pub family: &'static str,
+    /// The qualifier (empty for key and dynamic fields).
+    pub qualifier: &'static str,
+    /// What the field is.
+    pub role: FieldRole,
+}
+
+/// A Rust type mapped to an HBase table. Implement it with
+/// `#[derive(HTable)]`; see the derive's documentation for the attributes.
+pub trait HTable: Sized {
+    /// The key parts' owned values, in key order: a tuple, or the type of a
+    /// single-part key.
+    type Key: FromKeyTuple;
+
+    /// The table's name.
+    const TABLE: &'static str;
+
+    /// The rowkey layout.
+    fn key_schema() -> &'static KeySchema;
+
+    /// The column families and their options.
+    fn families() -> Vec<FamilySchema>;
+
+    /// Every field, in declaration order.
+    fn fields() -> &'static [FieldInfo];
+
+    /// Appends this row's key.
+    fn encode_key(&self, out: &mut Vec<u8>) -> Result<(), KeyError>;
+
+    /// Writes this row's cells (every field but key and counter fields).
+    /// The derive's plumbing, not part of the documented API.
+    #[doc(hidden)]
+    fn write_cells(&self, cells: &mut RowWriter<'_>) -> Result<()>;
+
+    /// Builds a row from its decoded key and its cells. The derive's
+    /// plumbing, not part of the documented API.
+    #[doc(hidden)]
+    fn read_row(key: Self::Key, cells: &RowReader<'_>) -> Result<Self>;
+
+    /// The optimistic-concurrency version, for types that have one.
+    fn version(&self) -> Option<u64> {
+        None
+    }
+
+    /// Sets the optimistic-concurrency version.
+    fn set_version(&mut self, _version: u64) {}
+
+    /// The schema that creates the table: its families, split points at
+    /// each salt bucket for a salted key, and the key layout's
+    /// [fingerprint](KeySchema::fingerprint) in the metadata (under
+    /// [`KEY_LAYOUT_ATTRIBUTE`]).
+    fn table_schema() -> TableSchema {
+        let mut schema = TableSchema::new(Self::TABLE);
+        schema.families = Self::families();
+        schema.split_keys = salt_split_keys(Self::key_schema());
+        schema
+            .metadata
+            .insert(KEY_LAYOUT_ATTRIBUTE.into(), Self::key_schema().fingerprint());
+        schema
+    }
+
+    /// How many versions reads fetch: the largest `VERSIONS` among the
+    /// families of multi-version fields, else 1.
+    fn read_versions() -> u32 {
+        let families = Self::families();
+        Self::fields()
+            .iter()
+            .filter(|f| f.role == FieldRole::Versions)
+            .filter_map(|f| families.iter().find(|fam| fam.name == f.family))
+            .map(|fam| fam.versions)
+            .max()
+            .unwrap_or(1)
+    }
+}
+
+/// The region split points of a salted key: the first key of each bucket
+/// but the first.
+pub fn salt_split_keys(schema: &KeySchema) -> Vec<Bytes> {
+    let Some((buckets, _)) = schema.salt() else {
+        return Vec::new();
+    };
+    if !matches!(schema.segments().first(), Some(Segment::Salt { .. })) {
+        return Vec::new();
+    }
+    (1..buckets)
+        .filter_map(|b| schema.encode_prefix_in_bucket(&(), b).ok())
+        .map(Bytes::from)
+        .collect()
+}

@@ -1,0 +1,666 @@
+//! Typed tables: [`HTable`] (what `#[derive(HTable)]` implements) and
+//! [`Table`], the typed API over any [`Store`].
+
+mod mapping;
+mod query;
+mod row;
+mod rows;
+
+pub use mapping::{FieldInfo, FieldRole, HTable, salt_split_keys};
+pub use query::{Cursor, Page, Query};
+pub(crate) use row::show_typed_row;
+pub use row::{RowReader, RowWriter};
+pub use rows::Rows;
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use bytes::Bytes;
+
+use crate::clock::RowSet;
+use crate::error::{Error, Result};
+use crate::key::{KeyError, KeyInspection, KeyTuple, Printable};
+use crate::schema::{SchemaDiff, SchemaDifference};
+use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
+
+/// A typed table over a store.
+///
+/// ```
+/// use hmap::{HTable, Table};
+/// use hmap::store::MemoryStore;
+///
+/// #[derive(HTable, Debug, PartialEq)]
+/// #[hmap(table = "user", family(name = "i"))]
+/// struct User {
+///     #[hmap(key)]
+///     id: String,
+///     #[hmap(family = "i", column = "n")]
+///     name: String,
+///     #[hmap(family = "i")]
+///     city: Option<String>,
+/// }
+///
+/// let users = Table::<User, _>::new(MemoryStore::new());
+/// users.create()?;
+/// users.put(&User { id: "u1".into(), name: "Ann".into(), city: None })?;
+/// let ann = users.get("u1")?.expect("stored");
+/// assert_eq!(ann.name, "Ann");
+/// # Ok::<(), hmap::Error>(())
+/// ```
+pub struct Table<T, S> {
+    store: S,
+    row: PhantomData<fn() -> T>,
+}
+
+impl<T, S: fmt::Debug> fmt::Debug for Table<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Table").field("store", &self.store).finish()
+    }
+}
+
+impl<T: HTable, S: Store> Table<T, S> {
+    /// The table of `T` in `store`.
+    pub fn new(store: S) -> Self {
+        Table {
+            store,
+            row: PhantomData,
+        }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// A store error about one of `rows`, with that row's key parts shown
+    /// next to its bytes.
+    #[cold]
+    fn store_error<'r>(mut e: StoreError, rows: impl IntoIterator<Item = &'r [u8]>) -> Error {
+        if let StoreError::InvalidRow { row: shown, .. }
+        | StoreError::CellTooLarge { row: shown, .. }
+        | StoreError::NegativeTimestamp { row: shown, .. }
+        | StoreError::NotACounter { row: shown, .. } = &mut e
+            && let Some(row) = rows.into_iter().find(|r| crate::store::show_row(r) == *shown)
+        {
+            *shown = show_typed_row(Some(T::key_schema()), row);
+        }
+        Error::Store(e)
+    }
+
+    fn key_error(source: KeyError) -> Error {
+        Error::Key {
+            table: T::TABLE,
+            source,
+        }
+    }
+
+    /// Creates the table from `T`'s schema (families, options, salt splits).
+    pub fn create(&self) -> Result<()> {
+        T::key_schema().validate().map_err(Self::key_error)?;
+        self.store.create_table(&T::table_schema())?;
+        Ok(())
+    }
+
+    /// Creates the table unless it exists; returns whether it created it.
+    ///
+    /// A table that exists is checked as [`check_schema`](Self::check_schema)
+    /// does: if it lacks a family of `T`, has other family options, or was
+    /// created for another key layout, the result is
+    /// [`Error::SchemaMismatch`] listing every difference.
+    pub fn create_if_missing(&self) -> Result<bool> {
+        if !self.store.table_exists(T::TABLE)? {
+            match self.create() {
+                Ok(()) => return Ok(true),
+                // Created by someone else in between: check theirs.
+                Err(Error::Store(StoreError::TableExists { .. })) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.check_schema()?;
+        Ok(false)
+    }
+
+    /// Plans the [`Migration`](crate::migrate::Migration) that brings the
+    /// live table in line with `T`'s schema (creating it if it does not
+    /// exist), reading only. Print it to see the HBase shell statements;
+    /// [`apply`](crate::migrate::Migration::apply) it, or call
+    /// [`migrate`](Self::migrate).
+    pub fn migration(&self, options: &crate::migrate::MigrateOptions) -> Result<crate::migrate::Migration> {
+        let live = match self.store.describe_table(T::TABLE) {
+            Ok(live) => Some(live),
+            Err(StoreError::TableNotFound { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(crate::migrate::Migration::plan(
+            &T::table_schema(),
+            live.as_ref(),
+            options,
+        ))
+    }
+
+    /// Plans and applies the migration that brings the live table in line
+    /// with `T`'s schema (families the table alone has are kept); returns
+    /// what it applied. Migrating again does nothing. A table created for
+    /// another key layout is [`Error::MigrationBlocked`], and nothing
+    /// changes.
+    pub fn migrate(&self) -> Result<crate::migrate::Migration> {
+        T::key_schema().validate().map_err(Self::key_error)?;
+        let migration = self.migration(&crate::migrate::MigrateOptions::new())?;
+        migration.apply(&self.store)?;
+        Ok(migration)
+    }
+
+    /// Compares `T`'s schema with the live table's, reading only: every
+    /// difference, errors and informational ones alike (see
+    /// [`SchemaDiff`]). Fails only if the table cannot be described.
+    pub fn schema_diff(&self) -> Result<SchemaDiff> {
+        let live = self.store.describe_table(T::TABLE)?;
+        Ok(SchemaDiff::between(&T::table_schema(), &live))
+    }
+
+    /// Checks that the live table fits `T`, reading only, as an application
+    /// may at startup: [`Error::SchemaMismatch`] lists every difference if
+    /// any is an error (a family missing, a family option that differs,
+    /// another key layout); otherwise the diff is returned, holding the
+    /// informational differences (families only the table has, no recorded
+    /// key layout). A table whose key layout hmap did not record opens, with
+    /// a warning logged through `tracing`.
+    ///
+    /// ```
+    /// use hmap::schema::{FamilySchema, TableSchema};
+    /// use hmap::store::{MemoryStore, Store};
+    /// use hmap::{Error, HTable, Table};
+    ///
+    /// #[derive(HTable)]
+    /// #[hmap(table = "user", family(name = "i", versions = 3))]
+    /// struct User {
+    ///     #[hmap(key)]
+    ///     id: String,
+    ///     #[hmap(family = "i")]
+    ///     name: String,
+    /// }
+    ///
+    /// let store = MemoryStore::new();
+    /// // Made by hand, with one version and no recorded key layout.
+    /// store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
+    /// let users = Table::<User, _>::new(&store);
+    /// let err = users.check_schema().unwrap_err();
+    /// assert!(matches!(err, Error::SchemaMismatch { .. }));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "table `user` does not match its struct: family `i`: VERSIONS is 1 in the table, 3 in the struct"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_schema(&self) -> Result<SchemaDiff> {
+        let diff = self.schema_diff()?;
+        if !diff.is_compatible() {
+            return Err(Error::SchemaMismatch {
+                table: T::TABLE,
+                diff: Box::new(diff),
+            });
+        }
+        for d in &diff.differences {
+            if let SchemaDifference::KeyLayoutNotRecorded { declared } = d {
+                tracing::warn!(
+                    table = T::TABLE,
+                    "table `{}` records no key layout (hmap did not create it); rows are read as `{declared}`",
+                    T::TABLE
+                );
+            }
+        }
+        Ok(diff)
+    }
+
+    /// Whether the table exists.
+    pub fn exists(&self) -> Result<bool> {
+        Ok(self.store.table_exists(T::TABLE)?)
+    }
+
+    /// Deletes the table and every row in it (on HBase: disables, then
+    /// deletes it).
+    pub fn drop(&self) -> Result<()> {
+        Ok(self.store.delete_table(T::TABLE)?)
+    }
+
+    /// Deletes every row, keeping the table, its schema and its split
+    /// points ([`Store::truncate_table`]).
+    pub fn truncate(&self) -> Result<()> {
+        Ok(self.store.truncate_table(T::TABLE)?)
+    }
+
+    /// The rowkey of a key value (a tuple of every key part).
+    pub fn row_key(&self, key: impl KeyTuple) -> Result<Bytes> {
+        T::key_schema().encode(&key).map(Bytes::from).map_err(Self::key_error)
+    }
+
+    /// The rowkey of a row.
+    pub fn row_key_of(&self, row: &T) -> Result<Bytes> {
+        let mut out = Vec::new();
+        row.encode_key(&mut out).map_err(Self::key_error)?;
+        Ok(Bytes::from(out))
+    }
+
+    /// Decodes a rowkey into its named parts, to read salted or binary keys
+    /// while debugging. Accepts raw bytes.
+    pub fn inspect_key(&self, row_key: &[u8]) -> Result<KeyInspection> {
+        T::key_schema().inspect(row_key).map_err(Self::key_error)
+    }
+
+    /// The families `T`'s fields are stored in, each once. Reads name them,
+    /// as HBase clients do: only these cells are fetched, and a family the
+    /// table lacks is the store's [`StoreError::NoSuchFamily`] naming table
+    /// and family (HBase's `NoSuchColumnFamilyException`), as for a put,
+    /// rather than a missing cell.
+    ///
+    /// [`StoreError::NoSuchFamily`]: crate::store::StoreError::NoSuchFamily
+    fn get_request(row: Bytes) -> Get {
+        read_families::<T>().fold(Get::new(row).max_versions(T::read_versions()), Get::family)
+    }
+
+    fn decode(result: &RowResult) -> Result<T> {
+        let key: T::Key = T::key_schema().decode(&result.row).map_err(Self::key_error)?;
+        let reader = RowReader {
+            key: Some(T::key_schema()),
+            ..RowReader::new(T::TABLE, result)
+        };
+        T::read_row(key, &reader)
+    }
+
+    /// Reads the row with this key (a tuple of every key part). Only the
+    /// families of `T`'s fields are read: a row with no cells in them reads
+    /// as `None`, and a family the table lacks is an error naming it.
+    pub fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
+        let row = self.row_key(key)?;
+        self.get_row(row)
+    }
+
+    /// Reads a row by its raw rowkey.
+    pub fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>> {
+        self.store
+            .get(T::TABLE, &Self::get_request(row_key.into()))?
+            .map(|r| Self::decode(&r))
+            .transpose()
+    }
+
+    /// Reads many rows in one call; results in the order of `keys`.
+    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+        let gets = keys
+            .into_iter()
+            .map(|k| self.row_key(k).map(Self::get_request))
+            .collect::<Result<Vec<_>>>()?;
+        self.get_rows(gets)
+    }
+
+    /// Reads many rows by raw rowkey in one call.
+    pub fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>> {
+        self.get_rows(row_keys.into_iter().map(Self::get_request).collect())
+    }
+
+    fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Option<T>>> {
+        self.store
+            .get_many(T::TABLE, &gets)?
+            .iter()
+            .map(|r| r.as_ref().map(Self::decode).transpose())
+            .collect()
+    }
+
+    /// A row's cells as one mutation of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of), computed by the caller before it
+    /// took `timestamp` for that row).
+    fn mutation_of(&self, row: &T, key: Bytes, only: Option<&[&str]>, timestamp: i64) -> Result<RowMutation> {
+        let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
+        writer.only = only;
+        writer.key = Some(T::key_schema());
+        row.write_cells(&mut writer)?;
+        let mutations = writer.into_mutations();
+        Ok(RowMutation { row: key, mutations })
+    }
+
+    /// Writes a row: every cell of its fields, stamped with
+    /// [`next_timestamp`](crate::clock::next_timestamp), so that within a
+    /// process a later write always wins, also over a delete of the same row
+    /// in the same millisecond (which a server-stamped put would lose). That
+    /// clock never runs ahead of the wall clock (a second write of the row in
+    /// one millisecond waits for the next), so a delete the server stamps
+    /// afterwards removes what this wrote. An `Option` field that is
+    /// `None` deletes its stored cell (unless marked `keep_on_none`); a
+    /// dynamic map replaces its family; counters are left alone. A type with
+    /// a `version` field writes only if the stored version is the row's
+    /// (else [`Error::Conflict`]), and stores the next version.
+    pub fn put(&self, row: &T) -> Result<()> {
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        self.write(row, key, None, ts).map(|_| ())
+    }
+
+    /// [`put`](Self::put) of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for
+    /// it (a relation operation writing several rows at one timestamp).
+    pub(crate) fn put_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<()> {
+        self.write(row, key, None, timestamp).map(|_| ())
+    }
+
+    /// A timestamp for a call writing the row `key` of this table.
+    fn next_timestamp_of(&self, key: &[u8]) -> i64 {
+        crate::clock::next_timestamp(&RowSet::of(T::TABLE, key))
+    }
+
+    /// [`put`](Self::put), then sets the row's version field to the version
+    /// now stored.
+    pub fn save(&self, row: &mut T) -> Result<()> {
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        if let Some(version) = self.write(row, key, None, ts)? {
+            row.set_version(version);
+        }
+        Ok(())
+    }
+
+    /// Writes only the named fields of a row (by Rust field name).
+    pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+        self.check_update_fields(fields)?;
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        self.write(row, key, Some(fields), ts).map(|_| ())
+    }
+
+    /// [`update`](Self::update) of the row `key` (its
+    /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for it.
+    pub(crate) fn update_at(&self, row: &T, key: Bytes, fields: &[&str], timestamp: i64) -> Result<()> {
+        self.check_update_fields(fields)?;
+        self.write(row, key, Some(fields), timestamp).map(|_| ())
+    }
+
+    /// Checks that `fields` name fields an update may write.
+    fn check_update_fields(&self, fields: &[&str]) -> Result<()> {
+        for name in fields {
+            match T::fields().iter().find(|f| f.name == *name) {
+                None => return Err(self.field_error(name, "is not a field of this table")),
+                Some(f) if f.role == FieldRole::Key => {
+                    return Err(self.field_error(name, "is part of the key; write the row under its new key instead"));
+                }
+                Some(f) if f.role == FieldRole::Counter => {
+                    return Err(self.field_error(name, "is a counter; use `increment`"));
+                }
+                Some(f) if f.role == FieldRole::Relation => {
+                    return Err(self.field_error(
+                        name,
+                        "is a relation's list; change it with the relation's `link` and `unlink`",
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn field_error(&self, field: &str, reason: &'static str) -> Error {
+        Error::Field {
+            table: T::TABLE,
+            field: field.into(),
+            reason,
+        }
+    }
+
+    /// Writes a row; returns the version stored for versioned types.
+    fn write(&self, row: &T, key: Bytes, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
+        let mut mutation = self.mutation_of(row, key, only, ts)?;
+        let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
+        else {
+            self.store
+                .mutate(T::TABLE, std::slice::from_ref(&mutation))
+                .map_err(|e| Self::store_error(e, [&mutation.row[..]]))?;
+            return Ok(None);
+        };
+        let next = version + 1;
+        mutation.mutations.push(Mutation::Put {
+            family: Bytes::from_static(field.family.as_bytes()),
+            qualifier: Bytes::from_static(field.qualifier.as_bytes()),
+            value: Bytes::copy_from_slice(&next.to_be_bytes()),
+            timestamp: Some(ts),
+        });
+        let expected = (version > 0).then(|| Bytes::copy_from_slice(&version.to_be_bytes()));
+        let row_key = mutation.row.clone();
+        let applied = self
+            .store
+            .check_and_mutate(
+                T::TABLE,
+                &CheckAndMutate::new(mutation, field.family, field.qualifier, expected),
+            )
+            .map_err(|e| Self::store_error(e, [&row_key[..]]))?;
+        if applied {
+            return Ok(Some(next));
+        }
+        let stored = self
+            .store
+            .get(
+                T::TABLE,
+                &Get::new(row_key.clone()).column(field.family, field.qualifier),
+            )?
+            .and_then(|r| r.value(field.family, field.qualifier))
+            .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
+            .map(u64::from_be_bytes);
+        Err(Error::Conflict {
+            table: T::TABLE,
+            row: show_typed_row(Some(T::key_schema()), &row_key),
+            expected: version,
+            found: stored.map_or_else(|| "absent".into(), |v| v.to_string()),
+        })
+    }
+
+    /// Writes many rows in one call (each row atomically, rows independently),
+    /// all stamped with one timestamp: give each row once per call (two
+    /// writes of a row at one timestamp are one version, and two maps of a
+    /// dynamic family merge). Versioned types are written one by one, each
+    /// checked.
+    pub fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
+    where
+        T: 'r,
+    {
+        if T::fields().iter().any(|f| f.role == FieldRole::Version) {
+            return rows.into_iter().try_for_each(|r| self.put(r));
+        }
+        let rows = rows
+            .into_iter()
+            .map(|r| Ok((r, self.row_key_of(r)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|(_, k)| &k[..])));
+        let mutations = rows
+            .into_iter()
+            .map(|(r, key)| self.mutation_of(r, key, None, ts))
+            .collect::<Result<Vec<_>>>()?;
+        self.store
+            .mutate(T::TABLE, &mutations)
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
+        Ok(())
+    }
+
+    /// Deletes the row with this key. A row that a relation links (one of
+    /// its `#[hmap(dynamic, relation)]` families is not empty) is not
+    /// deleted: [`Error::Linked`] names the family, and the relation's
+    /// delete (`ManyToMany::delete_left`/`delete_right`) removes the row
+    /// and its id from the partners' lists.
+    pub fn delete(&self, key: impl KeyTuple) -> Result<()> {
+        let row = self.row_key(key)?;
+        self.delete_rows([row])
+    }
+
+    /// Deletes rows by raw rowkey, in one call; refuses (deleting none) if
+    /// a relation links any of them, as [`delete`](Self::delete) does. For
+    /// a type with relation families that check is one batched get before
+    /// the delete.
+    pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
+        let rows: Vec<Bytes> = row_keys.into_iter().collect();
+        self.refuse_linked(&rows)?;
+        let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|k| &k[..])));
+        self.delete_rows_at(rows, ts)
+    }
+
+    /// The families that relation helpers own (`#[hmap(dynamic, relation)]`).
+    pub(crate) fn relation_families() -> impl Iterator<Item = &'static str> {
+        T::fields()
+            .iter()
+            .filter(|f| f.role == FieldRole::Relation)
+            .map(|f| f.family)
+    }
+
+    /// [`Error::Linked`] if a relation family of one of these rows holds an
+    /// entry (one batched get; none for a type without relation families).
+    pub(crate) fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
+        let families: Vec<&'static str> = Self::relation_families().collect();
+        if families.is_empty() || rows.is_empty() {
+            return Ok(());
+        }
+        let gets: Vec<Get> = rows
+            .iter()
+            .map(|row| families.iter().fold(Get::new(row.clone()), |g, f| g.family(*f)))
+            .collect();
+        for (row, result) in rows.iter().zip(self.store.get_many(T::TABLE, &gets)?) {
+            let Some(result) = result else { continue };
+            if let Some(family) = families.iter().find(|f| result.family(f.as_bytes()).next().is_some()) {
+                return Err(Error::Linked {
+                    table: T::TABLE,
+                    row: Printable(row).to_string(),
+                    family,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The families that hold an entity's own fields: those of `T`'s fields
+    /// but its relation families. Empty for a type that is nothing but its
+    /// lists, whose existence cannot be told.
+    pub(crate) fn entity_families() -> Vec<&'static str> {
+        let mut families: Vec<&'static str> = T::fields()
+            .iter()
+            .filter(|f| !matches!(f.role, FieldRole::Key | FieldRole::Relation))
+            .map(|f| f.family)
+            .collect();
+        families.sort_unstable();
+        families.dedup();
+        families
+    }
+
+    /// Which of these rows hold an entity: a cell in a family of `T`'s
+    /// fields other than its relation families (a row holding only a
+    /// relation's list is no entity). One batched get. Every row of a type
+    /// that is nothing but its relation lists counts as existing.
+    pub(crate) fn rows_exist(&self, rows: &[Bytes]) -> Result<Vec<bool>> {
+        let families = Self::entity_families();
+        if families.is_empty() {
+            return Ok(vec![true; rows.len()]);
+        }
+        let gets: Vec<Get> = rows
+            .iter()
+            .map(|row| families.iter().fold(Get::new(row.clone()), |g, f| g.family(*f)))
+            .collect();
+        Ok(self
+            .store
+            .get_many(T::TABLE, &gets)?
+            .iter()
+            .map(|r| r.as_ref().is_some_and(|r| !r.cells.is_empty()))
+            .collect())
+    }
+
+    /// [`delete_rows`](Self::delete_rows) up to a timestamp the caller took.
+    pub(crate) fn delete_rows_at(&self, row_keys: impl IntoIterator<Item = Bytes>, ts: i64) -> Result<()> {
+        let mutations: Vec<RowMutation> = row_keys
+            .into_iter()
+            .map(|k| RowMutation::new(k).push(Mutation::DeleteRow { up_to: Some(ts) }))
+            .collect();
+        self.store
+            .mutate(T::TABLE, &mutations)
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
+        Ok(())
+    }
+
+    /// Adds `amount` to a counter field; returns its new value.
+    pub fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64> {
+        let info = T::fields()
+            .iter()
+            .find(|f| f.name == field)
+            .ok_or_else(|| self.field_error(field, "is not a field of this table"))?;
+        if info.role != FieldRole::Counter {
+            return Err(self.field_error(field, "is not a counter (mark it #[hmap(counter)])"));
+        }
+        let row = self.row_key(key)?;
+        let values = self
+            .store
+            .increment(
+                T::TABLE,
+                &Increment::new(row.clone()).add(info.family, info.qualifier, amount),
+            )
+            .map_err(|e| Self::store_error(e, [&row[..]]))?;
+        Ok(values.first().copied().unwrap_or_default())
+    }
+
+    /// Reads the rows a query selects, in key order (reversed if asked),
+    /// fetching in batches as the iterator advances. On a salted table a
+    /// query that does not give the salt's parts reads every bucket and
+    /// merges them in key order.
+    pub fn scan<'a>(&'a self, query: Query<'_>) -> Result<Rows<'a, T>> {
+        let scans = query.plan::<T>()?;
+        let salted = scans.len() > 1;
+        let skip = if salted {
+            T::key_schema()
+                .encode_prefix_in_bucket(&(), 0)
+                .map_err(Self::key_error)?
+                .len()
+        } else {
+            0
+        };
+        let scanners = scans
+            .iter()
+            .map(|s| self.store.scan(T::TABLE, s))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Rows {
+            heads: Vec::new(),
+            pending_error: None,
+            failed: false,
+            scanners,
+            reversed: query.reversed,
+            skip_salt: skip,
+            offset: query.offset,
+            remaining: query.limit,
+            row: PhantomData,
+        })
+    }
+
+    /// One page of a query: at most `limit` rows after `cursor`, and the
+    /// cursor of the next page if there are more rows.
+    pub fn page(&self, query: Query<'_>, limit: usize, cursor: Option<&Cursor>) -> Result<Page<T>> {
+        let mut query = query.limit(limit + 1);
+        if let Some(c) = cursor {
+            query = query.after(c.clone());
+        }
+        let mut rows = Vec::with_capacity(limit);
+        let mut last = None;
+        let mut more = false;
+        let mut scan = self.scan(query)?;
+        while let Some(next) = scan.next_raw() {
+            let raw = next?;
+            if rows.len() == limit {
+                more = true;
+                break;
+            }
+            rows.push(Self::decode(&raw)?);
+            last = Some(raw.row);
+        }
+        Ok(Page {
+            rows,
+            next: if more { last.map(Cursor) } else { None },
+        })
+    }
+}
+
+/// The families `T` reads, each once.
+pub(crate) fn read_families<T: HTable>() -> impl Iterator<Item = &'static str> {
+    let fields = T::fields();
+    fields
+        .iter()
+        .enumerate()
+        .filter(move |(i, f)| !f.family.is_empty() && !fields.iter().take(*i).any(|g| g.family == f.family))
+        .map(|(_, f)| f.family)
+}

@@ -1,0 +1,326 @@
+//! What to read from a table ([`Query`]), where a page ends ([`Cursor`],
+//! [`Page`]) and which scans a query becomes.
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::HTable;
+use crate::error::{Error, Result};
+use crate::key::{KeyError, KeySchema, KeyTuple, Order, Segment, Transform};
+use crate::store::{Scan, TimeRange, prefix_end};
+
+/// A position in a scan: the key of the last row a page returned. Opaque;
+/// its text form (hex) can travel in a URL and be parsed back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cursor(pub(crate) Bytes);
+
+impl Cursor {
+    /// The cursor after `row`.
+    pub fn after(row: impl Into<Bytes>) -> Self {
+        Cursor(row.into())
+    }
+
+    /// The last row key returned.
+    pub fn row(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Display for Cursor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if !s.len().is_multiple_of(2) || !s.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(format!("{s:?} is not a cursor (even-length hex)"));
+        }
+        let bytes = (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string()))
+            .collect::<std::result::Result<Vec<u8>, String>>()?;
+        Ok(Cursor(Bytes::from(bytes)))
+    }
+}
+
+/// One page of a paginated query.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    /// The rows, in scan order.
+    pub rows: Vec<T>,
+    /// Where the next page starts; `None` when this was the last page.
+    pub next: Option<Cursor>,
+}
+
+/// Two key tuples one after the other: a query's prefix and its range part.
+struct Chain<'a>(&'a dyn KeyTuple, &'a dyn KeyTuple);
+
+impl KeyTuple for Chain<'_> {
+    fn arity(&self) -> usize {
+        self.0.arity() + self.1.arity()
+    }
+    fn encode_part(
+        &self,
+        index: usize,
+        spec: &crate::key::PartSpec,
+        format: crate::key::KeyFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<(), KeyError> {
+        match index.checked_sub(self.0.arity()) {
+            None => self.0.encode_part(index, spec, format, out),
+            Some(i) => self.1.encode_part(i, spec, format, out),
+        }
+    }
+    fn write_plain(
+        &self,
+        index: usize,
+        spec: &crate::key::PartSpec,
+        format: crate::key::KeyFormat,
+        out: &mut Vec<u8>,
+    ) -> Result<(), KeyError> {
+        match index.checked_sub(self.0.arity()) {
+            None => self.0.write_plain(index, spec, format, out),
+            Some(i) => self.1.write_plain(i, spec, format, out),
+        }
+    }
+}
+
+/// What to read from a table: a key prefix, a range on the part after it,
+/// a time range, direction, offset and limit.
+///
+/// ```
+/// use chrono::{DateTime, Utc};
+/// use hmap::Query;
+///
+/// // A user's purchases in November, 20 at most; on a key of (user,
+/// // reverse_ts time, product) they come newest first.
+/// let nov_1: DateTime<Utc> = "2026-11-01T00:00:00Z".parse().unwrap();
+/// let dec_1: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().unwrap();
+/// let november = Query::prefix("u42").between(nov_1, dec_1).limit(20);
+/// # let _ = november;
+/// ```
+///
+/// See the [scans chapter](https://github.com/hmap-rs/hmap/blob/main/docs/scans.md) of the guide.
+pub struct Query<'k> {
+    pub(crate) prefix: Box<dyn KeyTuple + 'k>,
+    pub(crate) range: Option<(Box<dyn KeyTuple + 'k>, Box<dyn KeyTuple + 'k>)>,
+    pub(crate) time_range: TimeRange,
+    pub(crate) reversed: bool,
+    pub(crate) offset: usize,
+    pub(crate) limit: Option<usize>,
+    pub(crate) after: Option<Cursor>,
+    pub(crate) batch_size: usize,
+}
+
+impl fmt::Debug for Query<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("prefix_parts", &self.prefix.arity())
+            .field("range", &self.range.is_some())
+            .field("time_range", &self.time_range)
+            .field("reversed", &self.reversed)
+            .field("offset", &self.offset)
+            .field("limit", &self.limit)
+            .field("after", &self.after)
+            .finish()
+    }
+}
+
+impl Default for Query<'_> {
+    fn default() -> Self {
+        Query::all()
+    }
+}
+
+impl<'k> Query<'k> {
+    /// Every row, in key order.
+    pub fn all() -> Self {
+        Query {
+            prefix: Box::new(()),
+            range: None,
+            time_range: TimeRange::ALL,
+            reversed: false,
+            offset: 0,
+            limit: None,
+            after: None,
+            batch_size: 100,
+        }
+    }
+
+    /// The rows whose leading key parts are these values (a tuple of any
+    /// number of leading parts, or a single value for the first).
+    pub fn prefix(parts: impl KeyTuple + 'k) -> Self {
+        Query {
+            prefix: Box::new(parts),
+            ..Query::all()
+        }
+    }
+
+    /// Of those, the rows whose next key part is in `[from, to)`, in the
+    /// part's own value order, whether it is stored ascending, `desc` or
+    /// `reverse_ts`.
+    pub fn between(mut self, from: impl KeyTuple + 'k, to: impl KeyTuple + 'k) -> Self {
+        self.range = Some((Box::new(from), Box::new(to)));
+        self
+    }
+
+    /// Only cells whose timestamps are in the range (fields whose cells
+    /// fall outside read as absent).
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+
+    /// Last row first.
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
+        self
+    }
+
+    /// Skip this many rows first.
+    pub fn offset(mut self, n: usize) -> Self {
+        self.offset = n;
+        self
+    }
+
+    /// Return at most this many rows.
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// Resume after a cursor from a previous page.
+    pub fn after(mut self, cursor: Cursor) -> Self {
+        self.after = Some(cursor);
+        self
+    }
+
+    /// Rows fetched per round trip.
+    pub fn batch_size(mut self, n: usize) -> Self {
+        self.batch_size = n.max(1);
+        self
+    }
+}
+
+impl Query<'_> {
+    /// The scans a query needs: one range, or one per salt bucket.
+    pub(crate) fn plan<T: HTable>(&self) -> Result<Vec<Scan>> {
+        let schema = T::key_schema();
+        let query_error = |reason: String| Error::Query {
+            table: T::TABLE,
+            reason,
+        };
+        let given = self.prefix.arity() + usize::from(self.range.is_some());
+        if given > schema.part_count() {
+            return Err(query_error(format!(
+                "the query names {given} key parts, the key has {}",
+                schema.part_count()
+            )));
+        }
+        // A hash prefix must be computable from the parts given, or the
+        // query would scan rows of every prefix.
+        let mut parts_before = 0;
+        for seg in schema.segments() {
+            match seg {
+                Segment::Part(_) => parts_before += 1,
+                Segment::HashPrefix { of, .. } if given > parts_before && *of >= self.prefix.arity() => {
+                    return Err(query_error(format!(
+                        "the key's hash prefix is computed from part {of}; give it in the prefix"
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let salted = schema
+            .salt()
+            .is_some_and(|(_, by)| by.iter().any(|&i| i >= self.prefix.arity()));
+        if salted && !matches!(schema.segments().first(), Some(Segment::Salt { .. })) {
+            return Err(query_error(
+                "fanning out over salt buckets needs the salt first in the key".into(),
+            ));
+        }
+        let buckets: Vec<Option<u16>> = if salted {
+            (0..schema.salt().map_or(1, |(b, _)| b)).map(Some).collect()
+        } else {
+            vec![None]
+        };
+        let encode = |parts: &dyn KeyTuple, bucket: Option<u16>| -> Result<Vec<u8>> {
+            match bucket {
+                Some(b) => schema.encode_prefix_in_bucket(parts, b),
+                None => schema.encode_prefix(parts),
+            }
+            .map_err(|source| Error::Key {
+                table: T::TABLE,
+                source,
+            })
+        };
+        let mut scans = Vec::with_capacity(buckets.len());
+        for bucket in buckets {
+            let (mut start, mut stop) = match &self.range {
+                None => {
+                    let p = encode(&*self.prefix, bucket)?;
+                    let stop = prefix_end(&p);
+                    (Bytes::from(p), stop)
+                }
+                Some((from, to)) => {
+                    let a = encode(&Chain(&*self.prefix, &**from), bucket)?;
+                    let b = encode(&Chain(&*self.prefix, &**to), bucket)?;
+                    if range_part_descends(schema, self.prefix.arity()) {
+                        (prefix_end(&b), prefix_end(&a))
+                    } else {
+                        (Bytes::from(a), Bytes::from(b))
+                    }
+                }
+            };
+            if let Some(cursor) = &self.after {
+                let resume = match bucket {
+                    // The cursor's key without its bucket, in this bucket.
+                    Some(b) => {
+                        let head = schema.encode_prefix_in_bucket(&(), b).map_err(|source| Error::Key {
+                            table: T::TABLE,
+                            source,
+                        })?;
+                        let mut k = head.clone();
+                        k.extend_from_slice(cursor.row().get(head.len()..).unwrap_or_default());
+                        Bytes::from(k)
+                    }
+                    None => Bytes::copy_from_slice(cursor.row()),
+                };
+                if self.reversed {
+                    if stop.is_empty() || resume < stop {
+                        stop = resume;
+                    }
+                } else {
+                    let mut after = resume.to_vec();
+                    after.push(0);
+                    if after[..] > start[..] {
+                        start = Bytes::from(after);
+                    }
+                }
+            }
+            let mut scan = super::read_families::<T>()
+                .fold(Scan::range(start, stop), Scan::family)
+                .max_versions(T::read_versions())
+                .time_range(self.time_range)
+                .batch_size(self.batch_size);
+            scan.reversed = self.reversed;
+            if let Some(limit) = self.limit {
+                scan.limit = Some(limit.saturating_add(self.offset));
+            }
+            scans.push(scan);
+        }
+        Ok(scans)
+    }
+}
+
+/// Whether the part after `prefix_len` parts sorts against its values.
+fn range_part_descends(schema: &KeySchema, prefix_len: usize) -> bool {
+    schema
+        .parts()
+        .nth(prefix_len)
+        .is_some_and(|p| (p.order == Order::Desc) != (p.transform == Transform::ReverseTs))
+}
