@@ -94,6 +94,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod blocking;
 pub mod clock;
 mod error;
 pub mod key;

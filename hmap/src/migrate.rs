@@ -279,7 +279,7 @@ impl Migration {
     /// [`Error::MigrationBlocked`] and runs nothing. A step that fails stops
     /// the migration with the steps before it applied; planning again shows
     /// what is left.
-    pub fn apply(&self, store: &(impl Store + ?Sized)) -> Result<()> {
+    pub async fn apply(&self, store: &(impl Store + ?Sized)) -> Result<()> {
         if let Some(diff) = &self.blocked {
             return Err(Error::MigrationBlocked {
                 table: self.table.clone(),
@@ -288,12 +288,22 @@ impl Migration {
         }
         for step in &self.steps {
             match step {
-                Step::CreateTable(schema) => store.create_table(schema)?,
-                Step::AddFamily(family) => store.alter_table(&self.table, &FamilyChange::Add(family.clone()))?,
-                Step::ModifyFamily { family, .. } => {
-                    store.alter_table(&self.table, &FamilyChange::Modify(family.clone()))?
+                Step::CreateTable(schema) => store.create_table(schema).await?,
+                Step::AddFamily(family) => {
+                    store
+                        .alter_table(&self.table, &FamilyChange::Add(family.clone()))
+                        .await?
                 }
-                Step::DropFamily(family) => store.alter_table(&self.table, &FamilyChange::Delete(family.clone()))?,
+                Step::ModifyFamily { family, .. } => {
+                    store
+                        .alter_table(&self.table, &FamilyChange::Modify(family.clone()))
+                        .await?
+                }
+                Step::DropFamily(family) => {
+                    store
+                        .alter_table(&self.table, &FamilyChange::Delete(family.clone()))
+                        .await?
+                }
             }
         }
         Ok(())

@@ -2,9 +2,11 @@
 //! by a background worker (the seeds' weibo inbox).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 use bytes::Bytes;
 
@@ -106,7 +108,7 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     /// Signalled whenever the state changes.
-    changed: Condvar,
+    changed: Notify,
 }
 
 impl Shared {
@@ -114,12 +116,28 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn wait<'a>(&self, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        self.changed.wait(state).unwrap_or_else(PoisonError::into_inner)
+    /// Wakes everyone waiting for a change.
+    fn notify(&self) {
+        self.changed.notify_waiters();
+    }
+
+    /// Waits until `check` returns `Some` (it sees the state under the
+    /// lock, after every change).
+    async fn wait_until<R>(&self, mut check: impl FnMut(&mut State) -> Option<R>) -> R {
+        loop {
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            // Registered before the check: a change after it wakes us.
+            changed.as_mut().enable();
+            if let Some(r) = check(&mut self.lock()) {
+                return r;
+            }
+            changed.await;
+        }
     }
 }
 
-/// Delivers posts to followers' inboxes on a background thread.
+/// Delivers posts to followers' inboxes on a background task (tokio).
 ///
 /// [`deliver`](Self::deliver) queues a post and returns at once (waiting
 /// only while the queue is full); [`flush`](Self::flush) waits until every
@@ -149,24 +167,26 @@ impl std::fmt::Debug for FanOut {
 }
 
 impl FanOut {
-    /// Starts the worker.
-    pub fn start<S: Store + 'static>(store: S, config: FanOutConfig) -> Self {
+    /// Starts the worker, a task on the current tokio runtime. Fails
+    /// without one.
+    pub fn start<S: Store + 'static>(store: S, config: FanOutConfig) -> Result<Self> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
+            Error::Store(StoreError::InvalidRequest {
+                table: config.table.into(),
+                reason: format!("the fan-out worker needs a tokio runtime: {e}"),
+            })
+        })?;
         let shared = Arc::new(Shared::default());
         let worker = {
             let shared = Arc::clone(&shared);
             let config = config.clone();
-            std::thread::Builder::new()
-                .name(format!("hmap-fanout-{}", config.table))
-                .spawn(move || run(&store, &config, &shared))
+            runtime.spawn(async move { run(&store, &config, &shared).await })
         };
-        let worker = match worker {
-            Ok(handle) => Some(handle),
-            Err(e) => {
-                shared.lock().stopped = Some(format!("the fan-out worker could not start: {e}"));
-                None
-            }
-        };
-        FanOut { shared, worker, config }
+        Ok(FanOut {
+            shared,
+            worker: Some(worker),
+            config,
+        })
     }
 
     fn not_running(&self, reason: String) -> Error {
@@ -178,38 +198,39 @@ impl FanOut {
 
     /// Queues a post for its recipients; waits while the queue is full.
     /// Fails if the worker is not running.
-    pub fn deliver(&self, delivery: Delivery) -> Result<()> {
+    pub async fn deliver(&self, delivery: Delivery) -> Result<()> {
         if delivery.recipients.is_empty() {
             return Ok(());
         }
-        let mut state = self.shared.lock();
-        loop {
-            if let Some(reason) = &state.stopped {
-                return Err(self.not_running(reason.clone()));
-            }
-            if state.closed {
-                return Err(self.not_running("the fan-out is shut down".into()));
-            }
-            if state.queue.len() < self.config.queue.max(1) {
-                break;
-            }
-            state = self.shared.wait(state);
-        }
-        state.queue.push_back(delivery);
-        state.pending += 1;
-        self.shared.changed.notify_all();
+        let mut delivery = Some(delivery);
+        let capacity = self.config.queue.max(1);
+        self.shared
+            .wait_until(|state| {
+                if let Some(reason) = &state.stopped {
+                    return Some(Err(self.not_running(reason.clone())));
+                }
+                if state.closed {
+                    return Some(Err(self.not_running("the fan-out is shut down".into())));
+                }
+                if state.queue.len() >= capacity {
+                    return None;
+                }
+                state.queue.extend(delivery.take());
+                state.pending += 1;
+                Some(Ok(()))
+            })
+            .await?;
+        self.shared.notify();
         Ok(())
     }
 
     /// Waits until every queued post is written or set aside as failed (at
     /// once if the worker died: what it left is set aside); returns how many
     /// are set aside.
-    pub fn flush(&self) -> usize {
-        let mut state = self.shared.lock();
-        while state.pending > 0 && state.stopped.is_none() {
-            state = self.shared.wait(state);
-        }
-        state.failed.len()
+    pub async fn flush(&self) -> usize {
+        self.shared
+            .wait_until(|state| (state.pending == 0 || state.stopped.is_some()).then_some(state.failed.len()))
+            .await
     }
 
     /// The deliveries that failed, with the last error.
@@ -218,11 +239,11 @@ impl FanOut {
     }
 
     /// Queues the failed deliveries again.
-    pub fn retry_failed(&self) -> Result<()> {
+    pub async fn retry_failed(&self) -> Result<()> {
         let failed = std::mem::take(&mut self.shared.lock().failed);
         let mut failed = failed.into_iter();
         while let Some((delivery, error)) = failed.next() {
-            if let Err(e) = self.deliver(delivery.clone()) {
+            if let Err(e) = self.deliver(delivery.clone()).await {
                 // Keep what could not be queued.
                 let mut state = self.shared.lock();
                 state.failed.push((delivery, error));
@@ -235,11 +256,11 @@ impl FanOut {
 
     /// Writes everything queued, then stops the worker. Returns the
     /// deliveries that failed.
-    pub fn shutdown(mut self) -> Vec<(Delivery, String)> {
+    pub async fn shutdown(mut self) -> Vec<(Delivery, String)> {
         self.close();
         if let Some(worker) = self.worker.take() {
             // A worker that panicked has set its deliveries aside already.
-            let _ = worker.join();
+            let _ = worker.await;
         }
         self.failed()
     }
@@ -247,12 +268,12 @@ impl FanOut {
     /// Accepts no more deliveries; the worker writes the queue and stops.
     fn close(&self) {
         self.shared.lock().closed = true;
-        self.shared.changed.notify_all();
+        self.shared.notify();
     }
 
     /// A page of an inbox, newest first: up to `limit` versions older than
     /// `before` (a previous page's last timestamp), as `(timestamp, value)`.
-    pub fn read_inbox<S: Store + ?Sized>(
+    pub async fn read_inbox<S: Store + ?Sized>(
         store: &S,
         config: &FanOutConfig,
         inbox: Bytes,
@@ -263,7 +284,7 @@ impl FanOut {
             .column(config.family, config.qualifier)
             .max_versions(limit.max(1))
             .time_range(TimeRange::new(0, before.unwrap_or(i64::MAX)));
-        let row: Option<RowResult> = store.get(config.table, &get)?;
+        let row: Option<RowResult> = store.get(config.table, &get).await?;
         Ok(row
             .map(|r| r.cells.into_iter().map(|c| (c.timestamp, c.value)).collect())
             .unwrap_or_default())
@@ -275,15 +296,15 @@ impl FanOut {
     /// of the posts. Up to `limit` deliveries older than `before` (the last
     /// page's last timestamp); those whose post is gone are left out, so a
     /// page may be shorter than `limit` before the end.
-    pub fn read_timeline<T: HTable, S: Store>(
+    pub async fn read_timeline<T: HTable, S: Store>(
         posts: &Table<T, S>,
         config: &FanOutConfig,
         inbox: Bytes,
         limit: u32,
         before: Option<i64>,
     ) -> Result<Vec<(i64, T)>> {
-        let refs = Self::read_inbox(posts.store(), config, inbox, limit, before)?;
-        let rows = posts.get_many_rows(refs.iter().map(|(_, key)| key.clone()))?;
+        let refs = Self::read_inbox(posts.store(), config, inbox, limit, before).await?;
+        let rows = posts.get_many_rows(refs.iter().map(|(_, key)| key.clone())).await?;
         Ok(refs
             .into_iter()
             .zip(rows)
@@ -295,7 +316,7 @@ impl FanOut {
     /// posts of a user just unfollowed): one get of all its versions, then
     /// one call deleting each picked version. Returns how many it removed.
     /// A delivery still queued for the inbox is not seen: flush first.
-    pub fn remove_from_inbox<S: Store + ?Sized>(
+    pub async fn remove_from_inbox<S: Store + ?Sized>(
         store: &S,
         config: &FanOutConfig,
         inbox: Bytes,
@@ -306,7 +327,7 @@ impl FanOut {
         let get = Get::new(inbox.clone())
             .column(config.family, config.qualifier)
             .max_versions(ALL_VERSIONS);
-        let Some(row) = store.get(config.table, &get)? else {
+        let Some(row) = store.get(config.table, &get).await? else {
             return Ok(0);
         };
         let mut m = RowMutation::new(inbox);
@@ -316,7 +337,7 @@ impl FanOut {
             removed += 1;
         }
         if removed > 0 {
-            store.mutate(config.table, &[m])?;
+            store.mutate(config.table, &[m]).await?;
         }
         Ok(removed)
     }
@@ -356,39 +377,38 @@ impl Drop for InFlight<'_> {
         );
         state.pending = 0;
         state.stopped = Some("the fan-out worker panicked".into());
-        self.shared.changed.notify_all();
+        drop(state);
+        self.shared.notify();
     }
 }
 
-fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
+async fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
     let mut in_flight = InFlight { shared, delivery: None };
     loop {
-        {
-            let mut state = shared.lock();
-            loop {
-                if let Some(next) = state.queue.pop_front() {
-                    in_flight.delivery = Some(next);
-                    // Room in the queue for a waiting `deliver`.
-                    shared.changed.notify_all();
-                    break;
-                }
-                if state.closed {
-                    return;
-                }
-                state = shared.wait(state);
-            }
-        }
+        let next = shared
+            .wait_until(|state| match state.queue.pop_front() {
+                Some(next) => Some(Some(next)),
+                None if state.closed => Some(None),
+                None => None,
+            })
+            .await;
+        let Some(next) = next else { return };
+        in_flight.delivery = Some(next);
+        // Room in the queue for a waiting `deliver`.
+        shared.notify();
         let outcome = match &in_flight.delivery {
-            Some(delivery) => write(store, config, delivery),
+            Some(delivery) => write(store, config, delivery).await,
             None => Ok(()),
         };
-        let mut state = shared.lock();
-        if let (Err(e), Some(delivery)) = (outcome, in_flight.delivery.take()) {
-            state.failed.push((delivery, e.to_string()));
+        {
+            let mut state = shared.lock();
+            if let (Err(e), Some(delivery)) = (outcome, in_flight.delivery.take()) {
+                state.failed.push((delivery, e.to_string()));
+            }
+            in_flight.delivery = None;
+            state.pending = state.pending.saturating_sub(1);
         }
-        in_flight.delivery = None;
-        state.pending = state.pending.saturating_sub(1);
-        shared.changed.notify_all();
+        shared.notify();
     }
 }
 
@@ -397,7 +417,7 @@ fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
 /// that doubles from `config.backoff` (up to `MAX_BACKOFF`); a permanent
 /// error fails the delivery at once. A retried batch rewrites the same
 /// versions: writes are idempotent.
-fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std::result::Result<(), StoreError> {
+async fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std::result::Result<(), StoreError> {
     for chunk in delivery.recipients.chunks(config.batch.max(1)) {
         let rows: Vec<RowMutation> = chunk
             .iter()
@@ -413,11 +433,11 @@ fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std
         let mut attempt = 1;
         let mut backoff = config.backoff;
         loop {
-            match store.mutate(config.table, &rows) {
+            match store.mutate(config.table, &rows).await {
                 Ok(()) => break,
                 Err(e) if !e.is_transient() || attempt >= config.attempts.max(1) => return Err(e),
                 Err(_) => {
-                    std::thread::sleep(backoff);
+                    tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(FanOutConfig::MAX_BACKOFF);
                     attempt += 1;
                 }

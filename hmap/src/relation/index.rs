@@ -1,5 +1,6 @@
 //! Secondary indexes: a table from a field's value to the rows that hold it.
 
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
@@ -45,7 +46,7 @@ impl<T: HTable, V, S> std::fmt::Debug for Index<T, V, S> {
 impl<T, V, S> Index<T, V, S>
 where
     T: HTable,
-    V: KeyPart + FromKeyPart + PartialEq,
+    V: KeyPart + FromKeyPart + PartialEq + Send + Sync,
     S: Store,
 {
     /// An index of `T` by `value_of`, stored in `index_table`.
@@ -75,10 +76,11 @@ where
     }
 
     /// Creates the index table.
-    pub fn create(&self) -> Result<()> {
+    pub async fn create(&self) -> Result<()> {
         self.table
             .store()
-            .create_table(&TableSchema::new(self.index_table).family(FamilySchema::new(FAMILY)))?;
+            .create_table(&TableSchema::new(self.index_table).family(FamilySchema::new(FAMILY)))
+            .await?;
         Ok(())
     }
 
@@ -101,9 +103,9 @@ where
     }
 
     /// Writes a row and keeps its index entry current.
-    pub fn put(&self, row: &T) -> Result<()> {
+    pub async fn put(&self, row: &T) -> Result<()> {
         let primary = self.table.row_key_of(row)?;
-        let old = self.table.get_row(primary.clone())?;
+        let old = self.table.get_row(primary.clone()).await?;
         let value = (self.value_of)(row);
         let entry = self.entry_key(&value, &primary)?;
         let stale = match old {
@@ -121,18 +123,18 @@ where
         }
         let ts = next_timestamp(&rows);
         let store = self.table.store();
-        store.mutate(self.index_table, &[self.put_entry(entry, ts)])?;
-        self.table.put_at(row, primary, ts)?;
+        store.mutate(self.index_table, &[self.put_entry(entry, ts)]).await?;
+        self.table.put_at(row, primary, ts).await?;
         if let Some(stale) = stale {
-            store.mutate(self.index_table, &[self.delete_entry(stale, ts)])?;
+            store.mutate(self.index_table, &[self.delete_entry(stale, ts)]).await?;
         }
         Ok(())
     }
 
     /// Updates chosen fields of a row and keeps its index entry current.
-    pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+    pub async fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
         let primary = self.table.row_key_of(row)?;
-        let old = self.table.get_row(primary.clone())?;
+        let old = self.table.get_row(primary.clone()).await?;
         let store = self.table.store();
         // Which fields the value depends on is not known here, so: write an
         // entry for the row's value first (the new value, if the update
@@ -153,17 +155,21 @@ where
             rows.insert(self.index_table, old_entry);
         }
         let ts = next_timestamp(&rows);
-        store.mutate(self.index_table, &[self.put_entry(entry.clone(), ts)])?;
-        self.table.update_at(row, primary.clone(), fields, ts)?;
-        let now = self.table.get_row(primary)?;
+        store
+            .mutate(self.index_table, &[self.put_entry(entry.clone(), ts)])
+            .await?;
+        self.table.update_at(row, primary.clone(), fields, ts).await?;
+        let now = self.table.get_row(primary).await?;
         if let (Some((old_value, old_entry)), Some(now)) = (old, now) {
             let new_value = (self.value_of)(&now);
             if old_value != new_value {
-                store.mutate(self.index_table, &[self.delete_entry(old_entry, ts)])?;
+                store
+                    .mutate(self.index_table, &[self.delete_entry(old_entry, ts)])
+                    .await?;
             }
             if new_value != value {
                 // The update did not touch the value's fields after all.
-                store.mutate(self.index_table, &[self.delete_entry(entry, ts)])?;
+                store.mutate(self.index_table, &[self.delete_entry(entry, ts)]).await?;
             }
         }
         Ok(())
@@ -171,22 +177,23 @@ where
 
     /// Deletes a row (by key) and its index entry: the row first. A row a
     /// relation links is refused, as by [`Table::delete`].
-    pub fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
+    pub async fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
         let primary = self.table.row_key(key)?;
-        let Some(old) = self.table.get_row(primary.clone())? else {
+        let Some(old) = self.table.get_row(primary.clone()).await? else {
             return Ok(());
         };
-        self.table.refuse_linked(std::slice::from_ref(&primary))?;
+        self.table.refuse_linked(std::slice::from_ref(&primary)).await?;
         let entry = self.entry_key(&(self.value_of)(&old), &primary)?;
         let ts = next_timestamp(&RowSet::of(T::TABLE, &primary).with(self.index_table, &entry));
-        self.table.delete_rows_at([primary], ts)?;
+        self.table.delete_rows_at([primary], ts).await?;
         self.table
             .store()
-            .mutate(self.index_table, &[self.delete_entry(entry, ts)])?;
+            .mutate(self.index_table, &[self.delete_entry(entry, ts)])
+            .await?;
         Ok(())
     }
 
-    fn entries(&self, value: Option<&V>) -> Result<Vec<(Bytes, V, Bytes)>> {
+    async fn entries(&self, value: Option<&V>) -> Result<Vec<(Bytes, V, Bytes)>> {
         let scan = match value {
             Some(v) => Scan::prefix(self.key.encode_prefix(&(v,)).map_err(|source| Error::Key {
                 table: self.index_table,
@@ -194,28 +201,28 @@ where
             })?),
             None => Scan::all(),
         };
-        self.table
-            .store()
-            .scan(self.index_table, &scan)?
-            .map(|r| {
-                let r = r?;
-                let (v, primary): (V, Bytes) = self.key.decode(&r.row).map_err(|source| Error::Key {
-                    table: self.index_table,
-                    source,
-                })?;
-                Ok((r.row, v, primary))
-            })
-            .collect()
+        let mut scanned = self.table.store().scan(self.index_table, &scan).await?;
+        let mut entries = Vec::new();
+        while let Some(r) = scanned.next().await {
+            let r = r?;
+            let (v, primary): (V, Bytes) = self.key.decode(&r.row).map_err(|source| Error::Key {
+                table: self.index_table,
+                source,
+            })?;
+            entries.push((r.row, v, primary));
+        }
+        Ok(entries)
     }
 
     /// The rows whose value is `value`, in primary key order within the
     /// index: one prefix scan and one batched get. Entries whose row no
     /// longer holds the value (left by a failed write) are skipped.
-    pub fn lookup(&self, value: &V) -> Result<Vec<T>> {
-        let entries = self.entries(Some(value))?;
+    pub async fn lookup(&self, value: &V) -> Result<Vec<T>> {
+        let entries = self.entries(Some(value)).await?;
         let rows = self
             .table
-            .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))?;
+            .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))
+            .await?;
         Ok(rows
             .into_iter()
             .flatten()
@@ -226,27 +233,29 @@ where
     /// Compares the index with the table: rows without an entry (`missing`),
     /// entries whose row holds another value (`dangling`) and entries whose
     /// row is gone (`absent`).
-    pub fn verify(&self) -> Result<Report> {
-        self.check(false)
+    pub async fn verify(&self) -> Result<Report> {
+        self.check(false).await
     }
 
     /// Adds the missing entries and removes the dangling and absent ones.
-    pub fn repair(&self) -> Result<Report> {
-        self.check(true)
+    pub async fn repair(&self) -> Result<Report> {
+        self.check(true).await
     }
 
-    fn check(&self, fix: bool) -> Result<Report> {
+    async fn check(&self, fix: bool) -> Result<Report> {
         let mut report = Report::default();
         let mut expected = BTreeSet::new();
         let mut rows = BTreeSet::new();
-        for row in self.table.scan(Query::all())? {
+        let mut scanned = self.table.scan(Query::all()).await?;
+        while let Some(row) = scanned.next().await {
             let row = row?;
             let primary = self.table.row_key_of(&row)?;
             expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
             rows.insert(primary);
         }
         let stored: BTreeMap<Bytes, Bytes> = self
-            .entries(None)?
+            .entries(None)
+            .await?
             .into_iter()
             .map(|(k, _, primary)| (k, primary))
             .collect();
@@ -278,24 +287,25 @@ where
                 .map(|key| self.put_entry(key, ts))
                 .chain(to_delete.into_iter().map(|key| self.delete_entry(key, ts)))
                 .collect();
-            self.table.store().mutate(self.index_table, &writes)?;
+            self.table.store().mutate(self.index_table, &writes).await?;
         }
         Ok(report)
     }
 
     /// Deletes every entry and indexes the table afresh.
-    pub fn rebuild(&self) -> Result<()> {
-        let stale: Vec<Bytes> = self.entries(None)?.into_iter().map(|(k, _, _)| k).collect();
+    pub async fn rebuild(&self) -> Result<()> {
+        let stale: Vec<Bytes> = self.entries(None).await?.into_iter().map(|(k, _, _)| k).collect();
         let store = self.table.store();
         if !stale.is_empty() {
             let ts = next_timestamp(&RowSet::of_rows(self.index_table, stale.iter().map(|k| &k[..])));
             let deletes: Vec<RowMutation> = stale.into_iter().map(|k| self.delete_entry(k, ts)).collect();
-            store.mutate(self.index_table, &deletes)?;
+            store.mutate(self.index_table, &deletes).await?;
         }
         // Entries are stamped after the deletes' timestamp (the clock orders
         // calls on a common row), so they show.
         let mut fresh = Vec::new();
-        for row in self.table.scan(Query::all())? {
+        let mut scanned = self.table.scan(Query::all()).await?;
+        while let Some(row) = scanned.next().await {
             let row = row?;
             let primary = self.table.row_key_of(&row)?;
             fresh.push(self.entry_key(&(self.value_of)(&row), &primary)?);
@@ -303,25 +313,26 @@ where
         if !fresh.is_empty() {
             let ts = next_timestamp(&RowSet::of_rows(self.index_table, fresh.iter().map(|k| &k[..])));
             let puts: Vec<RowMutation> = fresh.into_iter().map(|k| self.put_entry(k, ts)).collect();
-            store.mutate(self.index_table, &puts)?;
+            store.mutate(self.index_table, &puts).await?;
         }
         Ok(())
     }
 }
 
+#[async_trait::async_trait]
 impl<T, V, S> super::Checked for Index<T, V, S>
 where
     T: HTable,
-    V: KeyPart + FromKeyPart + PartialEq,
+    V: KeyPart + FromKeyPart + PartialEq + Send + Sync,
     S: Store,
 {
-    fn verify(&self) -> Result<Report> {
-        Index::verify(self)
+    async fn verify(&self) -> Result<Report> {
+        Index::verify(self).await
     }
-    fn repair(&self) -> Result<Report> {
-        Index::repair(self)
+    async fn repair(&self) -> Result<Report> {
+        Index::repair(self).await
     }
-    fn rebuild(&self) -> Option<Result<()>> {
-        Some(Index::rebuild(self))
+    async fn rebuild(&self) -> Option<Result<()>> {
+        Some(Index::rebuild(self).await)
     }
 }

@@ -1,5 +1,6 @@
 //! Many-to-many links kept in two tables (person/role, shop/item).
 
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
@@ -111,7 +112,7 @@ where
 
     /// [`Error::Field`] if a family of this relation is a plain dynamic
     /// field of its type: a put of the entity would replace the list.
-    fn check_owned(&self) -> Result<()> {
+    async fn check_owned(&self) -> Result<()> {
         fn plain<T: HTable>(family: &str) -> Result<()> {
             match T::fields()
                 .iter()
@@ -131,7 +132,7 @@ where
 
     /// [`Error::NoSuchEntity`] for the first of these keys whose entity does
     /// not exist (one batched get).
-    fn require<T: HTable>(table: &Table<T, S>, keys: &[&T::Key]) -> Result<()>
+    async fn require<T: HTable>(table: &Table<T, S>, keys: &[&T::Key]) -> Result<()>
     where
         T::Key: KeyTuple + CellValue + Clone,
     {
@@ -139,7 +140,11 @@ where
             .iter()
             .map(|k| table.row_key((*k).clone()))
             .collect::<Result<Vec<_>>>()?;
-        match keys.iter().zip(table.rows_exist(&rows)?).find(|(_, exists)| !exists) {
+        match keys
+            .iter()
+            .zip(table.rows_exist(&rows).await?)
+            .find(|(_, exists)| !exists)
+        {
             Some((key, _)) => Err(Error::NoSuchEntity {
                 table: T::TABLE,
                 key: show(*key),
@@ -152,15 +157,15 @@ where
     /// [`with_labels`](Self::with_labels) (empty without them). Both must
     /// exist, else [`Error::NoSuchEntity`] names the table and the row.
     /// Linking twice is harmless.
-    pub fn link(&self, left: &L::Key, right: &R::Key) -> Result<()> {
-        self.link_many_with(&[(left.clone(), right.clone())], None)
+    pub async fn link(&self, left: &L::Key, right: &R::Key) -> Result<()> {
+        self.link_many_with(&[(left.clone(), right.clone())], None).await
     }
 
     /// Links a left and a right entity with a value of the link itself (a
     /// shop/item link's type), stored in both lists. Both must exist, as
     /// for [`link`](Self::link).
-    pub fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()> {
-        self.link_many_with(&[(left.clone(), right.clone())], Some(value))
+    pub async fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()> {
+        self.link_many_with(&[(left.clone(), right.clone())], Some(value)).await
     }
 
     /// Links many pairs at once, as [`link`](Self::link) does one: every
@@ -168,12 +173,12 @@ where
     /// batched get per side, then all the left rows are written in one
     /// call and all the right rows in another, at one timestamp. If an
     /// entity does not exist nothing is written. Give each pair once.
-    pub fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()> {
-        self.link_many_with(pairs, None)
+    pub async fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()> {
+        self.link_many_with(pairs, None).await
     }
 
-    fn link_many_with(&self, pairs: &[(L::Key, R::Key)], value: Option<&str>) -> Result<()> {
-        self.check_owned()?;
+    async fn link_many_with(&self, pairs: &[(L::Key, R::Key)], value: Option<&str>) -> Result<()> {
+        self.check_owned().await?;
         if pairs.is_empty() {
             return Ok(());
         }
@@ -189,12 +194,12 @@ where
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        Self::require(&self.left, &lefts)?;
-        Self::require(&self.right, &rights)?;
+        Self::require(&self.left, &lefts).await?;
+        Self::require(&self.right, &rights).await?;
         let labels = match (value, self.left_label, self.right_label) {
             (None, Some(label_left), Some(label_right)) => {
-                let l = self.left.get_many(lefts.iter().map(|k| (*k).clone()))?;
-                let r = self.right.get_many(rights.iter().map(|k| (*k).clone()))?;
+                let l = self.left.get_many(lefts.iter().map(|k| (*k).clone())).await?;
+                let r = self.right.get_many(rights.iter().map(|k| (*k).clone())).await?;
                 let l: BTreeMap<&L::Key, String> = lefts
                     .iter()
                     .zip(l)
@@ -248,8 +253,8 @@ where
         }
         let on_left: Vec<RowMutation> = on_left.into_values().collect();
         let on_right: Vec<RowMutation> = on_right.into_values().collect();
-        self.store().mutate(L::TABLE, &on_left)?;
-        self.store().mutate(R::TABLE, &on_right)?;
+        self.store().mutate(L::TABLE, &on_left).await?;
+        self.store().mutate(R::TABLE, &on_right).await?;
         Ok(())
     }
 
@@ -259,22 +264,31 @@ where
     }
 
     /// Removes a link. Removing a missing link is harmless.
-    pub fn unlink(&self, left: &L::Key, right: &R::Key) -> Result<()> {
+    pub async fn unlink(&self, left: &L::Key, right: &R::Key) -> Result<()> {
         let (left_row, right_row) = self.pair_rows(left, right)?;
         let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
-        self.store().mutate(
-            L::TABLE,
-            &[RowMutation::new(left_row).delete_column_up_to(self.left_family, right.to_cell(), ts)],
-        )?;
-        self.store().mutate(
-            R::TABLE,
-            &[RowMutation::new(right_row).delete_column_up_to(self.right_family, left.to_cell(), ts)],
-        )?;
+        self.store()
+            .mutate(
+                L::TABLE,
+                &[RowMutation::new(left_row).delete_column_up_to(self.left_family, right.to_cell(), ts)],
+            )
+            .await?;
+        self.store()
+            .mutate(
+                R::TABLE,
+                &[RowMutation::new(right_row).delete_column_up_to(self.right_family, left.to_cell(), ts)],
+            )
+            .await?;
         Ok(())
     }
 
-    fn list<K: CellValue>(&self, table: &'static str, row: Bytes, family: &'static str) -> Result<Vec<(K, String)>> {
-        let Some(result) = self.store().get(table, &Get::new(row).family(family))? else {
+    async fn list<K: CellValue>(
+        &self,
+        table: &'static str,
+        row: Bytes,
+        family: &'static str,
+    ) -> Result<Vec<(K, String)>> {
+        let Some(result) = self.store().get(table, &Get::new(row).family(family)).await? else {
             return Ok(Vec::new());
         };
         let reader = crate::table::RowReader::new(table, &result);
@@ -282,33 +296,37 @@ where
     }
 
     /// The right ids a left entity lists, with their values, in id order.
-    pub fn rights_of(&self, left: &L::Key) -> Result<Vec<(R::Key, String)>> {
+    pub async fn rights_of(&self, left: &L::Key) -> Result<Vec<(R::Key, String)>> {
         self.list(L::TABLE, self.left.row_key(left.clone())?, self.left_family)
+            .await
     }
 
     /// The left ids a right entity lists, with their values, in id order.
-    pub fn lefts_of(&self, right: &R::Key) -> Result<Vec<(L::Key, String)>> {
+    pub async fn lefts_of(&self, right: &R::Key) -> Result<Vec<(L::Key, String)>> {
         self.list(R::TABLE, self.right.row_key(right.clone())?, self.right_family)
+            .await
     }
 
     /// The right entities a left entity lists, read in one batched get
     /// (ids whose row is gone are left out).
-    pub fn load_rights(&self, left: &L::Key) -> Result<Vec<R>> {
-        let ids = self.rights_of(left)?;
+    pub async fn load_rights(&self, left: &L::Key) -> Result<Vec<R>> {
+        let ids = self.rights_of(left).await?;
         Ok(self
             .right
-            .get_many(ids.into_iter().map(|(id, _)| id))?
+            .get_many(ids.into_iter().map(|(id, _)| id))
+            .await?
             .into_iter()
             .flatten()
             .collect())
     }
 
     /// The left entities a right entity lists, read in one batched get.
-    pub fn load_lefts(&self, right: &R::Key) -> Result<Vec<L>> {
-        let ids = self.lefts_of(right)?;
+    pub async fn load_lefts(&self, right: &R::Key) -> Result<Vec<L>> {
+        let ids = self.lefts_of(right).await?;
         Ok(self
             .left
-            .get_many(ids.into_iter().map(|(id, _)| id))?
+            .get_many(ids.into_iter().map(|(id, _)| id))
+            .await?
             .into_iter()
             .flatten()
             .collect())
@@ -316,30 +334,32 @@ where
 
     /// Deletes a left entity and removes it from every right list that
     /// names it: the left row first, then the lists.
-    pub fn delete_left(&self, left: &L::Key) -> Result<()> {
+    pub async fn delete_left(&self, left: &L::Key) -> Result<()> {
         let left_row = self.left.row_key(left.clone())?;
-        let right_rows = self.right_rows(self.rights_of(left)?)?;
+        let right_rows = self.right_rows(self.rights_of(left).await?).await?;
         let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
         rows.insert(L::TABLE, &left_row);
         let ts = next_timestamp(&rows);
-        self.store().mutate(
-            L::TABLE,
-            &[RowMutation::new(left_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
-        )?;
+        self.store()
+            .mutate(
+                L::TABLE,
+                &[RowMutation::new(left_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
+            )
+            .await?;
         let qualifier = left.to_cell();
         let mirrors: Vec<RowMutation> = right_rows
             .into_iter()
             .map(|r| RowMutation::new(r).delete_column_up_to(self.right_family, qualifier.clone(), ts))
             .collect();
-        self.store().mutate(R::TABLE, &mirrors)?;
+        self.store().mutate(R::TABLE, &mirrors).await?;
         Ok(())
     }
 
     /// Deletes a right entity and removes it from every left list that names
     /// it: the lists first, then the row.
-    pub fn delete_right(&self, right: &R::Key) -> Result<()> {
+    pub async fn delete_right(&self, right: &R::Key) -> Result<()> {
         let right_row = self.right.row_key(right.clone())?;
-        let left_rows = self.left_rows(self.lefts_of(right)?)?;
+        let left_rows = self.left_rows(self.lefts_of(right).await?).await?;
         let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
         rows.insert(R::TABLE, &right_row);
         let ts = next_timestamp(&rows);
@@ -348,38 +368,42 @@ where
             .into_iter()
             .map(|l| RowMutation::new(l).delete_column_up_to(self.left_family, qualifier.clone(), ts))
             .collect();
-        self.store().mutate(L::TABLE, &entries)?;
-        self.store().mutate(
-            R::TABLE,
-            &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
-        )?;
+        self.store().mutate(L::TABLE, &entries).await?;
+        self.store()
+            .mutate(
+                R::TABLE,
+                &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
+            )
+            .await?;
         Ok(())
     }
 
     /// Rewrites a left entity's label in every right list that names it,
     /// after the entity changed (a person renamed).
-    pub fn relabel_left(&self, left: &L::Key) -> Result<()> {
+    pub async fn relabel_left(&self, left: &L::Key) -> Result<()> {
         let Some(label) = self.left_label else { return Ok(()) };
-        let Some(entity) = self.left.get(left.clone())? else {
+        let Some(entity) = self.left.get(left.clone()).await? else {
             return Ok(());
         };
-        let rows = self.right_rows(self.rights_of(left)?)?;
+        let rows = self.right_rows(self.rights_of(left).await?).await?;
         self.write_label(R::TABLE, self.right_family, rows, left.to_cell(), label(&entity))
+            .await
     }
 
     /// Rewrites a right entity's label in every left list that names it.
-    pub fn relabel_right(&self, right: &R::Key) -> Result<()> {
+    pub async fn relabel_right(&self, right: &R::Key) -> Result<()> {
         let Some(label) = self.right_label else { return Ok(()) };
-        let Some(entity) = self.right.get(right.clone())? else {
+        let Some(entity) = self.right.get(right.clone()).await? else {
             return Ok(());
         };
-        let rows = self.left_rows(self.lefts_of(right)?)?;
+        let rows = self.left_rows(self.lefts_of(right).await?).await?;
         self.write_label(L::TABLE, self.left_family, rows, right.to_cell(), label(&entity))
+            .await
     }
 
     /// Writes `value` as the entry `qualifier` of `family` in each of `rows`
     /// of `table`, at one timestamp: a relabelling.
-    fn write_label(
+    async fn write_label(
         &self,
         table: &'static str,
         family: &'static str,
@@ -392,24 +416,25 @@ where
             .into_iter()
             .map(|r| RowMutation::new(r).put_at(family, qualifier.clone(), ts, value.clone()))
             .collect();
-        self.store().mutate(table, &rows)?;
+        self.store().mutate(table, &rows).await?;
         Ok(())
     }
 
     /// The rows of the right entities a list names.
-    fn right_rows(&self, listed: Vec<(R::Key, String)>) -> Result<Vec<Bytes>> {
+    async fn right_rows(&self, listed: Vec<(R::Key, String)>) -> Result<Vec<Bytes>> {
         listed.into_iter().map(|(r, _)| self.right.row_key(r)).collect()
     }
 
     /// The rows of the left entities a list names.
-    fn left_rows(&self, listed: Vec<(L::Key, String)>) -> Result<Vec<Bytes>> {
+    async fn left_rows(&self, listed: Vec<(L::Key, String)>) -> Result<Vec<Bytes>> {
         listed.into_iter().map(|(l, _)| self.left.row_key(l)).collect()
     }
 
     /// Every link as one side stores it, `(left, right) -> value`.
-    fn scan_side(&self, table: &'static str, family: &'static str, swap: bool) -> Result<Links<L::Key, R::Key>> {
+    async fn scan_side(&self, table: &'static str, family: &'static str, swap: bool) -> Result<Links<L::Key, R::Key>> {
         let mut links = BTreeMap::new();
-        for row in self.store().scan(table, &Scan::all().family(family))? {
+        let mut scanned = self.store().scan(table, &Scan::all().family(family)).await?;
+        while let Some(row) = scanned.next().await {
             let row = row?;
             let reader = crate::table::RowReader::new(table, &row);
             if swap {
@@ -438,7 +463,7 @@ where
     /// The keys of every row of a table that holds an entity (a cell
     /// outside its relation families); `None` for a type that is nothing
     /// but its relation lists, whose existence cannot be told.
-    fn entity_keys<T: HTable>(&self) -> Result<Option<BTreeSet<T::Key>>>
+    async fn entity_keys<T: HTable>(&self) -> Result<Option<BTreeSet<T::Key>>>
     where
         T::Key: Ord,
     {
@@ -448,7 +473,8 @@ where
         }
         let scan = families.into_iter().fold(Scan::all(), Scan::family);
         let mut keys = BTreeSet::new();
-        for row in self.store().scan(T::TABLE, &scan)? {
+        let mut scanned = self.store().scan(T::TABLE, &scan).await?;
+        while let Some(row) = scanned.next().await {
             let row = row?;
             let key = T::key_schema().decode(&row.row).map_err(|source| Error::Key {
                 table: T::TABLE,
@@ -466,25 +492,35 @@ where
     /// list is empty while two or more right rows still name them (`held`:
     /// see [`Emptied`]). Reads both tables whole: a maintenance task, not a
     /// request path.
-    pub fn verify(&self) -> Result<Report> {
-        self.examine(Emptied::Hold, false)
+    pub async fn verify(&self) -> Result<Report> {
+        self.examine(Emptied::Hold, false).await
     }
 
     /// The value the right side should hold for a link: the left entity's
     /// label with labels (empty if the entity is gone), else the link's
     /// value, the same on both sides.
-    fn expected_right_value(&self, left: &L::Key, left_value: &str) -> Result<String> {
+    async fn expected_right_value(&self, left: &L::Key, left_value: &str) -> Result<String> {
         match self.left_label {
-            Some(label) => Ok(self.left.get(left.clone())?.map(|l| label(&l)).unwrap_or_default()),
+            Some(label) => Ok(self
+                .left
+                .get(left.clone())
+                .await?
+                .map(|l| label(&l))
+                .unwrap_or_default()),
             None => Ok(left_value.to_string()),
         }
     }
 
     /// The value the left side should hold for a link, from the right
     /// side's: the right entity's label with labels, else the link's value.
-    fn expected_left_value(&self, right: &R::Key, right_value: &str) -> Result<String> {
+    async fn expected_left_value(&self, right: &R::Key, right_value: &str) -> Result<String> {
         match self.right_label {
-            Some(label) => Ok(self.right.get(right.clone())?.map(|r| label(&r)).unwrap_or_default()),
+            Some(label) => Ok(self
+                .right
+                .get(right.clone())
+                .await?
+                .map(|r| label(&r))
+                .unwrap_or_default()),
             None => Ok(right_value.to_string()),
         }
     }
@@ -501,21 +537,21 @@ where
     /// make the loss permanent. Choose with
     /// [`repair_with`](Self::repair_with). Returns what it found (and
     /// fixed).
-    pub fn repair(&self) -> Result<Report> {
-        self.examine(Emptied::Hold, true)
+    pub async fn repair(&self) -> Result<Report> {
+        self.examine(Emptied::Hold, true).await
     }
 
     /// [`repair`](Self::repair), doing `emptied` with left entities whose
     /// list is empty while right rows name them.
-    pub fn repair_with(&self, emptied: Emptied) -> Result<Report> {
-        self.examine(emptied, true)
+    pub async fn repair_with(&self, emptied: Emptied) -> Result<Report> {
+        self.examine(emptied, true).await
     }
 
-    fn examine(&self, emptied: Emptied, fix: bool) -> Result<Report> {
-        let left = self.scan_side(L::TABLE, self.left_family, false)?;
-        let right = self.scan_side(R::TABLE, self.right_family, true)?;
-        let left_entities = self.entity_keys::<L>()?;
-        let right_entities = self.entity_keys::<R>()?;
+    async fn examine(&self, emptied: Emptied, fix: bool) -> Result<Report> {
+        let left = self.scan_side(L::TABLE, self.left_family, false).await?;
+        let right = self.scan_side(R::TABLE, self.right_family, true).await?;
+        let left_entities = self.entity_keys::<L>().await?;
+        let right_entities = self.entity_keys::<R>().await?;
         let listed: BTreeSet<&L::Key> = left.keys().map(|(l, _)| l).collect();
         let left_exists = |l: &L::Key| left_entities.as_ref().is_none_or(|e| e.contains(l));
         let right_exists = |r: &R::Key| right_entities.as_ref().is_none_or(|e| e.contains(r));
@@ -538,10 +574,10 @@ where
         }
         for pair in right.keys().filter(|p| gone(p)) {
             report.absent.push(absent(pair, Side::Right));
-            right_fixes.push(self.unmirror(pair)?);
+            right_fixes.push(self.unmirror(pair).await?);
         }
         for (pair, value) in left.iter().filter(|(p, _)| !gone(p)) {
-            let expected = self.expected_right_value(&pair.0, value)?;
+            let expected = self.expected_right_value(&pair.0, value).await?;
             match right.get(pair) {
                 None => report.missing.push(describe(pair, Side::Right)),
                 Some(mirror) if *mirror != expected => report.stale.push(describe(pair, Side::Right)),
@@ -563,7 +599,7 @@ where
         for (pair, value) in right.iter().filter(|(p, _)| !gone(p) && !left.contains_key(p)) {
             if unlisted.get(&pair.0).is_none_or(|n| *n < 2) {
                 report.dangling.push(describe(pair, Side::Right));
-                right_fixes.push(self.unmirror(pair)?);
+                right_fixes.push(self.unmirror(pair).await?);
                 continue;
             }
             match emptied {
@@ -574,14 +610,14 @@ where
                 )),
                 Emptied::Drop => {
                     report.dangling.push(describe(pair, Side::Right));
-                    right_fixes.push(self.unmirror(pair)?);
+                    right_fixes.push(self.unmirror(pair).await?);
                 }
                 Emptied::Restore => {
                     report.missing.push(describe(pair, Side::Left));
                     left_fixes.push((
                         self.left.row_key(pair.0.clone())?,
                         pair.1.to_cell(),
-                        Some(self.expected_left_value(&pair.1, value)?),
+                        Some(self.expected_left_value(&pair.1, value).await?),
                     ));
                 }
             }
@@ -605,17 +641,21 @@ where
                     .collect()
             };
             if !left_fixes.is_empty() {
-                self.store().mutate(L::TABLE, &writes(self.left_family, left_fixes))?;
+                self.store()
+                    .mutate(L::TABLE, &writes(self.left_family, left_fixes))
+                    .await?;
             }
             if !right_fixes.is_empty() {
-                self.store().mutate(R::TABLE, &writes(self.right_family, right_fixes))?;
+                self.store()
+                    .mutate(R::TABLE, &writes(self.right_family, right_fixes))
+                    .await?;
             }
         }
         Ok(report)
     }
 
     /// The fix that removes a link's entry from the right side.
-    fn unmirror(&self, pair: &(L::Key, R::Key)) -> Result<Fix> {
+    async fn unmirror(&self, pair: &(L::Key, R::Key)) -> Result<Fix> {
         Ok((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), None))
     }
 }
@@ -649,6 +689,7 @@ fn describe<LK: CellValue, RK: CellValue>(pair: &(LK, RK), side: Side) -> String
     format!("{} -> {} ({side} side)", show(&pair.0), show(&pair.1))
 }
 
+#[async_trait::async_trait]
 impl<L, R, S> super::Checked for ManyToMany<L, R, S>
 where
     L: HTable,
@@ -657,10 +698,10 @@ where
     R::Key: CellValue + KeyTuple + Clone + Ord,
     S: Store + Clone,
 {
-    fn verify(&self) -> Result<Report> {
-        ManyToMany::verify(self)
+    async fn verify(&self) -> Result<Report> {
+        ManyToMany::verify(self).await
     }
-    fn repair(&self) -> Result<Report> {
-        ManyToMany::repair(self)
+    async fn repair(&self) -> Result<Report> {
+        ManyToMany::repair(self).await
     }
 }

@@ -79,15 +79,16 @@ impl fmt::Display for Report {
 /// A relation helper that can check itself: what the operator CLI
 /// (the `hmap-cli` crate) runs for `verify` and
 /// `repair`, whatever the helper.
-pub trait Checked {
+#[async_trait::async_trait]
+pub trait Checked: Send + Sync {
     /// Reports what is out of sync, writing nothing.
-    fn verify(&self) -> crate::Result<Report>;
+    async fn verify(&self) -> crate::Result<Report>;
     /// Fixes what is out of sync from the authoritative side; reports what
     /// it found.
-    fn repair(&self) -> crate::Result<Report>;
+    async fn repair(&self) -> crate::Result<Report>;
     /// Rebuilds derived data from scratch (an index's entries), if the
     /// helper has any; `None` if it has nothing to rebuild.
-    fn rebuild(&self) -> Option<crate::Result<()>> {
+    async fn rebuild(&self) -> Option<crate::Result<()>> {
         None
     }
 }

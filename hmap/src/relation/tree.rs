@@ -1,5 +1,6 @@
 //! One-to-many trees in one table: the seeds' org chart.
 
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -178,21 +179,24 @@ impl<S: Store> Tree<S> {
         self
     }
 
-    fn read_lock(&self) -> std::result::Result<Option<Bytes>, StoreError> {
+    async fn read_lock(&self) -> std::result::Result<Option<Bytes>, StoreError> {
         Ok(self
             .store
-            .get(self.table, &Get::new(LOCK_ROW).column(INFO, LOCK))?
+            .get(self.table, &Get::new(LOCK_ROW).column(INFO, LOCK))
+            .await?
             .and_then(|r| r.value(INFO, LOCK)))
     }
 
     /// Replaces the lock's value if it is still `expected`. Stamped by the
     /// server, so that it needs no clock agreement: two writes in one
     /// millisecond are ordered by the server, the later one wins.
-    fn swap_lock(&self, expected: Option<Bytes>, value: Bytes) -> std::result::Result<bool, StoreError> {
-        self.store.check_and_mutate(
-            self.table,
-            &CheckAndMutate::new(RowMutation::new(LOCK_ROW).put(INFO, LOCK, value), INFO, LOCK, expected),
-        )
+    async fn swap_lock(&self, expected: Option<Bytes>, value: Bytes) -> std::result::Result<bool, StoreError> {
+        self.store
+            .check_and_mutate(
+                self.table,
+                &CheckAndMutate::new(RowMutation::new(LOCK_ROW).put(INFO, LOCK, value), INFO, LOCK, expected),
+            )
+            .await
     }
 
     fn lock_timeout(&self, started: Instant) -> Error {
@@ -203,43 +207,49 @@ impl<S: Store> Tree<S> {
         })
     }
 
+    /// One attempt at the lock: `Some` once held (also when an earlier
+    /// attempt took it though its answer was lost), `None` while another
+    /// writer holds it.
+    async fn try_lock(&self, token: &Bytes, started: Instant) -> std::result::Result<Option<Held>, StoreError> {
+        let stored = self.read_lock().await?;
+        let current = stored.as_deref().map(LockState::decode);
+        if let Some(state) = current.as_ref().filter(|s| s.holder == *token) {
+            return Ok(Some(Held {
+                stored: stored.clone().unwrap_or_default(),
+                state: state.clone(),
+                taken: started,
+            }));
+        }
+        let last = current.as_ref().map_or(0, |s| s.last);
+        let free = current
+            .as_ref()
+            .is_none_or(|s| s.holder.is_empty() || s.until < wall_clock());
+        if !free {
+            return Ok(None);
+        }
+        let state = LockState {
+            until: wall_clock().saturating_add(millis(self.lease)),
+            last,
+            holder: token.clone(),
+        };
+        let value = state.encode();
+        Ok(self.swap_lock(stored, value.clone()).await?.then(|| Held {
+            stored: value,
+            state,
+            taken: Instant::now(),
+        }))
+    }
+
     /// Takes the writers' lock: waits while another writer holds an
     /// unexpired lease, up to the lock wait. Transient store errors are
     /// retried: a take that was applied though its answer was lost is found
     /// on the next read, by the token.
-    fn lock(&self) -> Result<Held> {
+    async fn lock(&self) -> Result<Held> {
         let token = lock_token();
         let started = Instant::now();
         let mut backoff = Duration::from_millis(1);
         loop {
-            let outcome = self.read_lock().and_then(|stored| {
-                let current = stored.as_deref().map(LockState::decode);
-                if let Some(state) = current.as_ref().filter(|s| s.holder == token) {
-                    return Ok(Some(Held {
-                        stored: stored.clone().unwrap_or_default(),
-                        state: state.clone(),
-                        taken: started,
-                    }));
-                }
-                let last = current.as_ref().map_or(0, |s| s.last);
-                let free = current
-                    .as_ref()
-                    .is_none_or(|s| s.holder.is_empty() || s.until < wall_clock());
-                if !free {
-                    return Ok(None);
-                }
-                let state = LockState {
-                    until: wall_clock().saturating_add(millis(self.lease)),
-                    last,
-                    holder: token.clone(),
-                };
-                let value = state.encode();
-                Ok(self.swap_lock(stored, value.clone())?.then(|| Held {
-                    stored: value,
-                    state,
-                    taken: Instant::now(),
-                }))
-            });
+            let outcome = self.try_lock(&token, started).await;
             match outcome {
                 Ok(Some(held)) => return Ok(held),
                 Ok(None) => {}
@@ -249,14 +259,14 @@ impl<S: Store> Tree<S> {
             if started.elapsed() >= self.lock_wait {
                 return Err(self.lock_timeout(started));
             }
-            std::thread::sleep(backoff);
+            tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(50));
         }
     }
 
     /// Extends the lease when half of it has passed; fails if another
     /// writer took the lock over meanwhile.
-    fn renew(&self, held: &mut Held) -> Result<()> {
+    async fn renew(&self, held: &mut Held) -> Result<()> {
         if held.taken.elapsed() < self.lease / 2 {
             return Ok(());
         }
@@ -266,7 +276,7 @@ impl<S: Store> Tree<S> {
         };
         let value = state.encode();
         let taken = Instant::now();
-        if self.swap_lock(Some(held.stored.clone()), value.clone())? {
+        if self.swap_lock(Some(held.stored.clone()), value.clone()).await? {
             *held = Held {
                 stored: value,
                 state,
@@ -283,7 +293,7 @@ impl<S: Store> Tree<S> {
     /// Releases the lock, recording `ts` as the last operation's timestamp.
     /// Transient errors are retried (a release that was applied though its
     /// answer was lost finds the lock no longer held).
-    fn unlock(&self, held: &Held, ts: i64) -> Result<()> {
+    async fn unlock(&self, held: &Held, ts: i64) -> Result<()> {
         let free = LockState {
             until: 0,
             last: ts.max(held.state.last),
@@ -293,12 +303,12 @@ impl<S: Store> Tree<S> {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(1);
         loop {
-            match self.swap_lock(Some(held.stored.clone()), free.clone()) {
+            match self.swap_lock(Some(held.stored.clone()), free.clone()).await {
                 // Not ours any more: released by an attempt whose answer was
                 // lost, or taken over after the lease.
                 Ok(_) => return Ok(()),
                 Err(e) if e.is_transient() && started.elapsed() < self.lock_wait => {
-                    std::thread::sleep(backoff);
+                    tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(Duration::from_millis(50));
                 }
                 Err(e) => return Err(e.into()),
@@ -306,24 +316,32 @@ impl<S: Store> Tree<S> {
         }
     }
 
-    /// Runs a write holding the lock, stamped later than the last one.
-    fn locked<T>(&self, op: impl FnOnce(&mut Held, i64) -> Result<T>) -> Result<T> {
-        let mut held = self.lock()?;
+    /// Takes the lock for a write, and the write's timestamp: later than
+    /// the last one. The write ends with [`release`](Self::release).
+    async fn lock_for_write(&self) -> Result<(Held, i64)> {
+        let held = self.lock().await?;
         let ts = next_timestamp_after(&RowSet::of(self.table, LOCK_ROW.as_bytes()), held.state.last);
-        let result = op(&mut held, ts);
-        let released = self.unlock(&held, ts);
+        Ok((held, ts))
+    }
+
+    /// Releases the lock after a write, whatever its outcome; the write's
+    /// error comes first.
+    async fn release<T>(&self, held: &Held, ts: i64, result: Result<T>) -> Result<T> {
+        let released = self.unlock(held, ts).await;
         let value = result?;
         released?;
         Ok(value)
     }
 
     /// Creates the table: family `i` for names and parents, `c` for children.
-    pub fn create(&self) -> Result<()> {
-        self.store.create_table(
-            &TableSchema::new(self.table)
-                .family(FamilySchema::new(INFO))
-                .family(FamilySchema::new(CHILDREN)),
-        )?;
+    pub async fn create(&self) -> Result<()> {
+        self.store
+            .create_table(
+                &TableSchema::new(self.table)
+                    .family(FamilySchema::new(INFO))
+                    .family(FamilySchema::new(CHILDREN)),
+            )
+            .await?;
         Ok(())
     }
 
@@ -352,17 +370,17 @@ impl<S: Store> Tree<S> {
     }
 
     /// A node by id (one batched get of its two possible keys).
-    pub fn get(&self, id: &str) -> Result<Option<TreeNode>> {
-        Ok(self.get_many(&[id])?.pop().flatten())
+    pub async fn get(&self, id: &str) -> Result<Option<TreeNode>> {
+        Ok(self.get_many(&[id]).await?.pop().flatten())
     }
 
-    fn get_many(&self, ids: &[&str]) -> Result<Vec<Option<TreeNode>>> {
+    async fn get_many(&self, ids: &[&str]) -> Result<Vec<Option<TreeNode>>> {
         let mut gets = Vec::with_capacity(ids.len() * 2);
         for id in ids {
             gets.push(Get::new(self.row_key(true, id)?));
             gets.push(Get::new(self.row_key(false, id)?));
         }
-        let rows = self.store.get_many(self.table, &gets)?;
+        let rows = self.store.get_many(self.table, &gets).await?;
         rows.chunks(2)
             .map(|pair| {
                 // A move cut off half-way leaves a node under both keys: the
@@ -377,14 +395,14 @@ impl<S: Store> Tree<S> {
             .collect()
     }
 
-    fn require(&self, id: &str) -> Result<TreeNode> {
-        self.get(id)?.ok_or_else(|| Error::NoSuchEntity {
+    async fn require(&self, id: &str) -> Result<TreeNode> {
+        self.get(id).await?.ok_or_else(|| Error::NoSuchEntity {
             table: self.table,
             key: id.to_string(),
         })
     }
 
-    fn write_node(&self, node: &TreeNode, ts: i64) -> Result<()> {
+    async fn write_node(&self, node: &TreeNode, ts: i64) -> Result<()> {
         let mut m =
             RowMutation::new(self.row_key(node.parent.is_none(), &node.id)?).put_at(INFO, NAME, ts, node.name.clone());
         m = match &node.parent {
@@ -394,41 +412,49 @@ impl<S: Store> Tree<S> {
         for (child, name) in &node.children {
             m = m.put_at(CHILDREN, child.clone(), ts, name.clone());
         }
-        self.store.mutate(self.table, &[m])?;
+        self.store.mutate(self.table, &[m]).await?;
         Ok(())
     }
 
-    fn list_child(&self, parent: &str, child: &str, name: &str, ts: i64) -> Result<()> {
-        let parent = self.require(parent)?;
+    async fn list_child(&self, parent: &str, child: &str, name: &str, ts: i64) -> Result<()> {
+        let parent = self.require(parent).await?;
         let row = self.row_key(parent.parent.is_none(), &parent.id)?;
-        self.store.mutate(
-            self.table,
-            &[RowMutation::new(row).put_at(CHILDREN, child.to_string(), ts, name.to_string())],
-        )?;
+        self.store
+            .mutate(
+                self.table,
+                &[RowMutation::new(row).put_at(CHILDREN, child.to_string(), ts, name.to_string())],
+            )
+            .await?;
         Ok(())
     }
 
-    fn unlist_child(&self, parent: &str, child: &str, ts: i64) -> Result<()> {
-        let Some(parent) = self.get(parent)? else { return Ok(()) };
+    async fn unlist_child(&self, parent: &str, child: &str, ts: i64) -> Result<()> {
+        let Some(parent) = self.get(parent).await? else {
+            return Ok(());
+        };
         let row = self.row_key(parent.parent.is_none(), &parent.id)?;
-        self.store.mutate(
-            self.table,
-            &[RowMutation::new(row).delete_column_up_to(CHILDREN, child.to_string(), ts)],
-        )?;
+        self.store
+            .mutate(
+                self.table,
+                &[RowMutation::new(row).delete_column_up_to(CHILDREN, child.to_string(), ts)],
+            )
+            .await?;
         Ok(())
     }
 
     /// Adds a node: top-level without a parent, else under an existing
     /// parent. Writes the node, then the parent's list.
-    pub fn insert(&self, id: &str, name: &str, parent: Option<&str>) -> Result<()> {
-        self.locked(|_, ts| self.insert_locked(id, name, parent, ts))
+    pub async fn insert(&self, id: &str, name: &str, parent: Option<&str>) -> Result<()> {
+        let (held, ts) = self.lock_for_write().await?;
+        let result = self.insert_locked(id, name, parent, ts).await;
+        self.release(&held, ts, result).await
     }
 
-    fn insert_locked(&self, id: &str, name: &str, parent: Option<&str>, ts: i64) -> Result<()> {
+    async fn insert_locked(&self, id: &str, name: &str, parent: Option<&str>, ts: i64) -> Result<()> {
         if let Some(p) = parent {
-            self.require(p)?;
+            self.require(p).await?;
         }
-        if self.get(id)?.is_some() {
+        if self.get(id).await?.is_some() {
             return Err(Error::Query {
                 table: self.table,
                 reason: format!("node {id:?} exists already"),
@@ -440,35 +466,37 @@ impl<S: Store> Tree<S> {
             parent: parent.map(str::to_string),
             children: BTreeMap::new(),
         };
-        self.write_node(&node, ts)?;
+        self.write_node(&node, ts).await?;
         if let Some(p) = parent {
-            self.list_child(p, id, name, ts)?;
+            self.list_child(p, id, name, ts).await?;
         }
         Ok(())
     }
 
     /// The top-level nodes, in id order: one prefix scan.
-    pub fn top_level(&self) -> Result<Vec<TreeNode>> {
+    pub async fn top_level(&self) -> Result<Vec<TreeNode>> {
         let prefix = self.key.encode_prefix(&(0u8,)).map_err(|source| Error::Key {
             table: self.table,
             source,
         })?;
-        self.store
-            .scan(self.table, &Scan::prefix(prefix))?
-            .map(|r| self.node_of(&r?))
-            .collect()
+        let mut scanned = self.store.scan(self.table, &Scan::prefix(prefix)).await?;
+        let mut nodes = Vec::new();
+        while let Some(row) = scanned.next().await {
+            nodes.push(self.node_of(&row?)?);
+        }
+        Ok(nodes)
     }
 
     /// A node's children, as its list names them, read in one batched get.
-    pub fn children(&self, id: &str) -> Result<Vec<TreeNode>> {
-        let node = self.require(id)?;
+    pub async fn children(&self, id: &str) -> Result<Vec<TreeNode>> {
+        let node = self.require(id).await?;
         let ids: Vec<&str> = node.children.keys().map(String::as_str).collect();
-        Ok(self.get_many(&ids)?.into_iter().flatten().collect())
+        Ok(self.get_many(&ids).await?.into_iter().flatten().collect())
     }
 
     /// The node and its ancestors, up to its top-level node.
-    pub fn path_to_root(&self, id: &str) -> Result<Vec<TreeNode>> {
-        let mut path = vec![self.require(id)?];
+    pub async fn path_to_root(&self, id: &str) -> Result<Vec<TreeNode>> {
+        let mut path = vec![self.require(id).await?];
         let mut seen = BTreeSet::from([id.to_string()]);
         while let Some(parent) = path.last().and_then(|n| n.parent.clone()) {
             if !seen.insert(parent.clone()) {
@@ -477,7 +505,7 @@ impl<S: Store> Tree<S> {
                     reason: format!("the parents of {id:?} form a cycle at {parent:?}"),
                 });
             }
-            path.push(self.require(&parent)?);
+            path.push(self.require(&parent).await?);
         }
         Ok(path)
     }
@@ -486,14 +514,16 @@ impl<S: Store> Tree<S> {
     /// level. A node moving between levels changes rowkey: it is written
     /// under the new key, then the old row is deleted; then the new parent
     /// lists it, then the old parent stops listing it.
-    pub fn move_node(&self, id: &str, new_parent: Option<&str>) -> Result<()> {
-        self.locked(|_, ts| self.move_locked(id, new_parent, ts))
+    pub async fn move_node(&self, id: &str, new_parent: Option<&str>) -> Result<()> {
+        let (held, ts) = self.lock_for_write().await?;
+        let result = self.move_locked(id, new_parent, ts).await;
+        self.release(&held, ts, result).await
     }
 
-    fn move_locked(&self, id: &str, new_parent: Option<&str>, ts: i64) -> Result<()> {
-        let mut node = self.require(id)?;
+    async fn move_locked(&self, id: &str, new_parent: Option<&str>, ts: i64) -> Result<()> {
+        let mut node = self.require(id).await?;
         if let Some(p) = new_parent
-            && self.path_to_root(p)?.iter().any(|n| n.id == id)
+            && self.path_to_root(p).await?.iter().any(|n| n.id == id)
         {
             return Err(Error::Query {
                 table: self.table,
@@ -503,19 +533,21 @@ impl<S: Store> Tree<S> {
         let old_parent = node.parent.clone();
         let old_key = self.row_key(old_parent.is_none(), id)?;
         node.parent = new_parent.map(str::to_string);
-        self.write_node(&node, ts)?;
+        self.write_node(&node, ts).await?;
         let new_key = self.row_key(node.parent.is_none(), id)?;
         if new_key != old_key {
-            self.store.mutate(
-                self.table,
-                &[RowMutation::new(old_key).push(Mutation::DeleteRow { up_to: Some(ts) })],
-            )?;
+            self.store
+                .mutate(
+                    self.table,
+                    &[RowMutation::new(old_key).push(Mutation::DeleteRow { up_to: Some(ts) })],
+                )
+                .await?;
         }
         if let Some(p) = new_parent {
-            self.list_child(p, id, &node.name, ts)?;
+            self.list_child(p, id, &node.name, ts).await?;
         }
         if let Some(p) = old_parent.filter(|p| Some(p.as_str()) != new_parent) {
-            self.unlist_child(&p, id, ts)?;
+            self.unlist_child(&p, id, ts).await?;
         }
         Ok(())
     }
@@ -524,12 +556,14 @@ impl<S: Store> Tree<S> {
     /// [`DeleteMode::Subtree`] deletes them first, deepest first. Each node:
     /// its row (under both keys a cut-off move may have left), then its
     /// parent's list entry.
-    pub fn delete(&self, id: &str, mode: DeleteMode) -> Result<()> {
-        self.locked(|held, ts| self.delete_locked(id, mode, held, ts))
+    pub async fn delete(&self, id: &str, mode: DeleteMode) -> Result<()> {
+        let (mut held, ts) = self.lock_for_write().await?;
+        let result = self.delete_locked(id, mode, &mut held, ts).await;
+        self.release(&held, ts, result).await
     }
 
-    fn delete_locked(&self, id: &str, mode: DeleteMode, held: &mut Held, ts: i64) -> Result<()> {
-        let node = self.require(id)?;
+    async fn delete_locked(&self, id: &str, mode: DeleteMode, held: &mut Held, ts: i64) -> Result<()> {
+        let node = self.require(id).await?;
         if mode == DeleteMode::Refuse && !node.children.is_empty() {
             return Err(Error::Query {
                 table: self.table,
@@ -553,7 +587,7 @@ impl<S: Store> Tree<S> {
                 .collect();
             // A listed child whose own pointer names another parent is not
             // in the subtree: the child is authoritative.
-            for child in self.get_many(&ids)?.into_iter().flatten() {
+            for child in self.get_many(&ids).await?.into_iter().flatten() {
                 if child.parent.as_deref() == Some(node.id.as_str()) && seen.insert(child.id.clone()) {
                     next.push(child);
                 }
@@ -562,19 +596,19 @@ impl<S: Store> Tree<S> {
         }
         let root = order.first().map(|n| n.id.clone());
         for node in order.iter().rev() {
-            self.renew(held)?;
+            self.renew(held).await?;
             let rows = [self.row_key(true, &node.id)?, self.row_key(false, &node.id)?];
             let deletes: Vec<RowMutation> = rows
                 .into_iter()
                 .map(|row| RowMutation::new(row).push(Mutation::DeleteRow { up_to: Some(ts) }))
                 .collect();
-            self.store.mutate(self.table, &deletes)?;
+            self.store.mutate(self.table, &deletes).await?;
             // Parents inside the subtree are deleted next; only the root's
             // parent stays to be unlisted from.
             if let Some(p) = &node.parent
                 && (root.as_ref() == Some(&node.id) || !seen.contains(p))
             {
-                self.unlist_child(p, &node.id, ts)?;
+                self.unlist_child(p, &node.id, ts).await?;
             }
         }
         Ok(())
@@ -583,11 +617,12 @@ impl<S: Store> Tree<S> {
     /// Every node, the older copies of nodes a cut-off move left under two
     /// keys (with the key of the copy), and the rows that hold only a child
     /// list (no node).
-    fn all_nodes(&self) -> Result<AllNodes> {
+    async fn all_nodes(&self) -> Result<AllNodes> {
         let mut nodes: BTreeMap<String, (TreeNode, i64, Bytes)> = BTreeMap::new();
         let mut stale = Vec::new();
         let mut list_only = Vec::new();
-        for row in self.store.scan(self.table, &self.nodes_scan()?)? {
+        let mut scanned = self.store.scan(self.table, &self.nodes_scan()?).await?;
+        while let Some(row) = scanned.next().await {
             let row = row?;
             if !is_node(&row) {
                 list_only.push(row.row);
@@ -634,8 +669,8 @@ impl<S: Store> Tree<S> {
     /// an old name (`stale`), and (`absent`) nodes whose parent is gone,
     /// entries naming a node that is gone, and rows holding only a child
     /// list.
-    pub fn verify(&self) -> Result<Report> {
-        self.check(None)
+    pub async fn verify(&self) -> Result<Report> {
+        self.check(None).await
     }
 
     /// Rebuilds the child lists from the nodes' parent pointers, removes
@@ -644,13 +679,15 @@ impl<S: Store> Tree<S> {
     /// level, where [`top_level`](Self::top_level) shows it: place it with
     /// [`move_node`](Self::move_node), or delete it. Returns what it found
     /// (and fixed).
-    pub fn repair(&self) -> Result<Report> {
-        self.locked(|_, ts| self.check(Some(ts)))
+    pub async fn repair(&self) -> Result<Report> {
+        let (held, ts) = self.lock_for_write().await?;
+        let result = self.check(Some(ts)).await;
+        self.release(&held, ts, result).await
     }
 
     /// Verifies, and with a timestamp (holding the lock), repairs.
-    fn check(&self, fix: Option<i64>) -> Result<Report> {
-        let (nodes, copies, list_only) = self.all_nodes()?;
+    async fn check(&self, fix: Option<i64>) -> Result<Report> {
+        let (nodes, copies, list_only) = self.all_nodes().await?;
         let mut report = Report::default();
         let mut writes = Vec::new();
         let ts = fix.unwrap_or_default();
@@ -737,7 +774,7 @@ impl<S: Store> Tree<S> {
             }
         }
         if fix.is_some() && !writes.is_empty() {
-            self.store.mutate(self.table, &writes)?;
+            self.store.mutate(self.table, &writes).await?;
         }
         Ok(report)
     }
@@ -758,11 +795,12 @@ fn written_at(row: &RowResult) -> i64 {
     row.latest(INFO, NAME).map_or(i64::MIN, |c| c.timestamp)
 }
 
+#[async_trait::async_trait]
 impl<S: Store> super::Checked for Tree<S> {
-    fn verify(&self) -> Result<Report> {
-        Tree::verify(self)
+    async fn verify(&self) -> Result<Report> {
+        Tree::verify(self).await
     }
-    fn repair(&self) -> Result<Report> {
-        Tree::repair(self)
+    async fn repair(&self) -> Result<Report> {
+        Tree::repair(self).await
     }
 }

@@ -1,10 +1,14 @@
 //! A store wrapper that fails on purpose, to test what happens when a
 //! multi-row operation is cut off half-way.
 
+use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 
+use async_trait::async_trait;
+use futures_util::StreamExt;
+
 use super::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError,
+    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
 use crate::schema::TableSchema;
 
@@ -167,71 +171,74 @@ impl<S: Store> FaultyStore<S> {
     }
 
     /// Runs a call under the plan.
-    fn call<T>(&self, operation: &str, f: impl FnOnce(&S) -> Result<T>) -> Result<T> {
+    async fn call<T>(&self, operation: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
         match self.roll() {
-            None => f(&self.inner),
+            None => call.await,
             Some(FaultPoint::Before) => Err(self.fault(FaultPoint::Before, operation)),
             Some(FaultPoint::After) => {
-                f(&self.inner)?;
+                call.await?;
                 Err(self.fault(FaultPoint::After, operation))
             }
         }
     }
 }
 
+#[async_trait]
 impl<S: Store> Store for FaultyStore<S> {
-    fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        self.call("create_table", |s| s.create_table(schema))
+    async fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        self.call("create_table", self.inner.create_table(schema)).await
     }
-    fn delete_table(&self, table: &str) -> Result<()> {
-        self.call("delete_table", |s| s.delete_table(table))
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        self.call("delete_table", self.inner.delete_table(table)).await
     }
-    fn truncate_table(&self, table: &str) -> Result<()> {
-        self.call("truncate_table", |s| s.truncate_table(table))
+    async fn truncate_table(&self, table: &str) -> Result<()> {
+        self.call("truncate_table", self.inner.truncate_table(table)).await
     }
-    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
-        self.call("alter_table", |s| s.alter_table(table, change))
+    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+        self.call("alter_table", self.inner.alter_table(table, change)).await
     }
-    fn table_exists(&self, table: &str) -> Result<bool> {
-        self.call("table_exists", |s| s.table_exists(table))
+    async fn table_exists(&self, table: &str) -> Result<bool> {
+        self.call("table_exists", self.inner.table_exists(table)).await
     }
-    fn list_tables(&self) -> Result<Vec<String>> {
-        self.call("list_tables", |s| s.list_tables())
+    async fn list_tables(&self) -> Result<Vec<String>> {
+        self.call("list_tables", self.inner.list_tables()).await
     }
-    fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        self.call("describe_table", |s| s.describe_table(table))
+    async fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        self.call("describe_table", self.inner.describe_table(table)).await
     }
-    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        self.call("get", |s| s.get(table, get))
+    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        self.call("get", self.inner.get(table, get)).await
     }
-    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        self.call("get_many", |s| s.get_many(table, gets))
+    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        self.call("get_many", self.inner.get_many(table, gets)).await
     }
-    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        self.call("mutate", |s| s.mutate(table, rows))
+    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        self.call("mutate", self.inner.mutate(table, rows)).await
     }
-    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
+    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
         let inner = match self.roll() {
             Some(point) => return Err(self.fault(point, "scan")),
-            None => self.inner.scan(table, scan)?,
+            None => self.inner.scan(table, scan).await?,
         };
         if !self.in_scanners {
             return Ok(inner);
         }
-        let mut inner = Some(inner);
-        Ok(Box::new(std::iter::from_fn(move || {
-            let scanner = inner.as_mut()?;
+        // Each row the scanner hands out rolls the dice; a fault ends the scan.
+        let rows = futures_util::stream::unfold(Some(inner), move |scanner| async move {
+            let mut scanner = scanner?;
             if let Some(point) = self.roll() {
-                inner = None;
-                return Some(Err(self.fault(point, "a scanner's next rows")));
+                return Some((Err(self.fault(point, "a scanner's next rows")), None));
             }
-            scanner.next()
-        })))
+            let row = scanner.next().await?;
+            Some((row, Some(scanner)))
+        });
+        Ok(Box::pin(rows))
     }
-    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        self.call("check_and_mutate", |s| s.check_and_mutate(table, op))
+    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        self.call("check_and_mutate", self.inner.check_and_mutate(table, op))
+            .await
     }
-    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        self.call("increment", |s| s.increment(table, op))
+    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        self.call("increment", self.inner.increment(table, op)).await
     }
 }

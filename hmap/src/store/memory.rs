@@ -1,5 +1,6 @@
 //! The in-memory store; see [`MemoryStore`].
 
+use async_trait::async_trait;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::ops::Bound;
@@ -15,7 +16,7 @@ use super::check::{
 };
 use super::error::{show_column, show_row};
 use super::{
-    CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowScanner, Scan,
+    CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan,
     Store, StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
@@ -1032,7 +1033,26 @@ impl TableData {
     }
 }
 
-impl Store for MemoryStore {
+/// [`Store`]'s operations as MemoryStore runs them: in place, without waiting.
+trait SyncStore {
+    fn create_table(&self, schema: &TableSchema) -> Result<()>;
+    fn delete_table(&self, table: &str) -> Result<()>;
+    fn truncate_table(&self, table: &str) -> Result<()>;
+    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()>;
+    fn table_exists(&self, table: &str) -> Result<bool>;
+    fn list_tables(&self) -> Result<Vec<String>>;
+    fn describe_table(&self, table: &str) -> Result<TableSchema>;
+    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
+    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>>;
+    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+    fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner>;
+    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
+    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+}
+
+/// The store's operations, synchronous: the async [`Store`] impl below runs
+/// them in place (they never wait on anything but a lock held for memory work).
+impl SyncStore for MemoryStore {
     fn create_table(&self, schema: &TableSchema) -> Result<()> {
         check_schema(schema, "")?;
         let mut tables = write_lock(&self.tables);
@@ -1069,7 +1089,7 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         if data.retired {
             drop(data);
-            return self.truncate_table(table);
+            return SyncStore::truncate_table(self, table);
         }
         data.rows.clear();
         Ok(())
@@ -1216,7 +1236,7 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         if data.retired {
             drop(data);
-            return self.mutate(table, rows);
+            return SyncStore::mutate(self, table, rows);
         }
         for r in rows {
             data.apply(&t, &r.row, &r.mutations, now, now);
@@ -1224,7 +1244,7 @@ impl Store for MemoryStore {
         Ok(())
     }
 
-    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
+    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<MemScanner> {
         let t = self.table(table)?;
         let selection = t.selection(&scan.columns, scan.max_versions, scan.time_range)?;
         let read_point = {
@@ -1234,7 +1254,7 @@ impl Store for MemoryStore {
             seq
         };
         self.open_scanners.fetch_add(1, Ordering::SeqCst);
-        Ok(Box::new(MemScanner {
+        Ok(MemScanner {
             table: t,
             selection,
             start: scan.start.clone(),
@@ -1248,7 +1268,7 @@ impl Store for MemoryStore {
             buffer: VecDeque::new(),
             done: scan.is_empty_range(),
             open_scanners: Arc::clone(&self.open_scanners),
-        }))
+        })
     }
 
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
@@ -1259,7 +1279,7 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         if data.retired {
             drop(data);
-            return self.check_and_mutate(table, op);
+            return SyncStore::check_and_mutate(self, table, op);
         }
         let stored = data.rows.get(&RowKey::new(op.row.clone()));
         let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
@@ -1289,7 +1309,7 @@ impl Store for MemoryStore {
         let mut data = write_lock(&t.data);
         if data.retired {
             drop(data);
-            return self.increment(table, op);
+            return SyncStore::increment(self, table, op);
         }
         // Read every counter first, so that a refused one writes nothing.
         let mut writes = Vec::with_capacity(op.columns.len());
@@ -1322,6 +1342,63 @@ impl Store for MemoryStore {
             .collect();
         data.apply(&t, &op.row, &mutations, now, now);
         Ok(writes.into_iter().map(|(_, _, value, _)| value).collect())
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        SyncStore::create_table(self, schema)
+    }
+
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        SyncStore::delete_table(self, table)
+    }
+
+    async fn truncate_table(&self, table: &str) -> Result<()> {
+        SyncStore::truncate_table(self, table)
+    }
+
+    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+        SyncStore::alter_table(self, table, change)
+    }
+
+    async fn table_exists(&self, table: &str) -> Result<bool> {
+        SyncStore::table_exists(self, table)
+    }
+
+    async fn list_tables(&self) -> Result<Vec<String>> {
+        SyncStore::list_tables(self)
+    }
+
+    async fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        SyncStore::describe_table(self, table)
+    }
+
+    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        SyncStore::get(self, table, get)
+    }
+
+    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        SyncStore::get_many(self, table, gets)
+    }
+
+    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        SyncStore::mutate(self, table, rows)
+    }
+
+    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
+        Ok(Box::pin(futures_util::stream::iter(SyncStore::scan(
+            self, table, scan,
+        )?)))
+    }
+
+    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        SyncStore::check_and_mutate(self, table, op)
+    }
+
+    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        SyncStore::increment(self, table, op)
     }
 }
 

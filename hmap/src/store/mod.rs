@@ -25,7 +25,11 @@ mod memory;
 #[cfg(feature = "thrift")]
 mod thrift;
 
+use std::pin::Pin;
 use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures_core::Stream;
 
 use bytes::Bytes;
 
@@ -704,21 +708,27 @@ impl Increment {
     }
 }
 
-/// The rows of a scan, fetched in batches as the iterator advances; dropping
-/// it releases the scanner (on a server, closes it).
-pub type RowScanner<'a> = Box<dyn Iterator<Item = Result<RowResult>> + Send + 'a>;
+/// The rows of a scan, a [`Stream`] fetched in batches; a server-side
+/// scanner fetches the next batch while the caller works through the
+/// current one. Dropping it releases the scanner (on a server, closes it).
+pub type RowStream<'a> = Pin<Box<dyn Stream<Item = Result<RowResult>> + Send + 'a>>;
 
 /// A storage backend with HBase's data model.
 ///
-/// Synchronous and thread-safe: share one store between threads (it is
-/// `Send + Sync`; wrap it in an [`Arc`] or borrow it). Every method names the
-/// table it works on; errors name the table, row and column involved.
+/// Asynchronous (on tokio) and thread-safe: share one store between tasks
+/// and threads (it is `Send + Sync`; wrap it in an [`Arc`] or borrow it). The
+/// trait is object-safe (`Arc<dyn Store>`): its futures are boxed, through
+/// [`async_trait`](https://docs.rs/async-trait), which costs one allocation
+/// per call, small beside a round trip to a server. Every method names the
+/// table it works on; errors name the table, row and column involved. A
+/// synchronous API over it is in [`hmap::blocking`](crate::blocking).
+#[async_trait]
 pub trait Store: Send + Sync {
     /// Creates a table. Fails if it exists or the schema is invalid.
-    fn create_table(&self, schema: &TableSchema) -> Result<()>;
+    async fn create_table(&self, schema: &TableSchema) -> Result<()>;
 
     /// Deletes a table and its data.
-    fn delete_table(&self, table: &str) -> Result<()>;
+    async fn delete_table(&self, table: &str) -> Result<()>;
 
     /// Deletes every row of a table, keeping the table, its schema and its
     /// split points (HBase: `truncate_preserve`). Fails with
@@ -727,10 +737,10 @@ pub trait Store: Send + Sync {
     /// The default recreates the table from [`describe_table`](Self::describe_table),
     /// which keeps the split points only if it reports them; backends
     /// override it.
-    fn truncate_table(&self, table: &str) -> Result<()> {
-        let schema = self.describe_table(table)?;
-        self.delete_table(table)?;
-        self.create_table(&schema)
+    async fn truncate_table(&self, table: &str) -> Result<()> {
+        let schema = self.describe_table(table).await?;
+        self.delete_table(table).await?;
+        self.create_table(&schema).await
     }
 
     /// Changes one column family of a live table: adds it, replaces its
@@ -740,40 +750,44 @@ pub trait Store: Send + Sync {
     /// backend: adding a family that exists, changing or deleting one that
     /// does not, or deleting a table's only family is
     /// [`StoreError::InvalidSchema`] and changes nothing.
-    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()>;
+    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()>;
 
     /// Whether the table exists.
-    fn table_exists(&self, table: &str) -> Result<bool>;
+    async fn table_exists(&self, table: &str) -> Result<bool>;
 
     /// Every table's name, sorted.
-    fn list_tables(&self) -> Result<Vec<String>>;
+    async fn list_tables(&self) -> Result<Vec<String>>;
 
     /// The table's schema, families sorted by name, as the backend reports
     /// it, with its metadata and its split points as they are now (the
     /// start keys of its regions but the first: a table splits as it grows).
-    fn describe_table(&self, table: &str) -> Result<TableSchema>;
+    async fn describe_table(&self, table: &str) -> Result<TableSchema>;
 
     /// Reads one row; `None` if it has no cell that the get selects.
-    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
+    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
 
     /// Reads many rows in one call; results in the order of `gets`.
-    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        gets.iter().map(|g| self.get(table, g)).collect()
+    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let mut rows = Vec::with_capacity(gets.len());
+        for get in gets {
+            rows.push(self.get(table, get).await?);
+        }
+        Ok(rows)
     }
 
     /// Applies mutations to rows: each row's changes atomically, rows
     /// independently. Every row is checked before any is written, so a
     /// request the store refuses writes nothing.
-    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
 
     /// Scans rows. The scanner fetches `batch_size` rows at a time.
-    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>>;
+    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>>;
 
     /// Applies the mutations if the check passes; returns whether it did.
-    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
+    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
 
     /// Adds to counters; returns their new values, in order.
-    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
 }
 
 /// A change to one column family of a live table, for
@@ -804,45 +818,46 @@ impl FamilyChange {
 
 macro_rules! forward_store {
     ($($ty:ty),*) => {$(
+        #[async_trait]
         impl<S: Store + ?Sized> Store for $ty {
-            fn create_table(&self, schema: &TableSchema) -> Result<()> {
-                (**self).create_table(schema)
+            async fn create_table(&self, schema: &TableSchema) -> Result<()> {
+                (**self).create_table(schema).await
             }
-            fn delete_table(&self, table: &str) -> Result<()> {
-                (**self).delete_table(table)
+            async fn delete_table(&self, table: &str) -> Result<()> {
+                (**self).delete_table(table).await
             }
-            fn truncate_table(&self, table: &str) -> Result<()> {
-                (**self).truncate_table(table)
+            async fn truncate_table(&self, table: &str) -> Result<()> {
+                (**self).truncate_table(table).await
             }
-            fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
-                (**self).alter_table(table, change)
+            async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+                (**self).alter_table(table, change).await
             }
-            fn table_exists(&self, table: &str) -> Result<bool> {
-                (**self).table_exists(table)
+            async fn table_exists(&self, table: &str) -> Result<bool> {
+                (**self).table_exists(table).await
             }
-            fn list_tables(&self) -> Result<Vec<String>> {
-                (**self).list_tables()
+            async fn list_tables(&self) -> Result<Vec<String>> {
+                (**self).list_tables().await
             }
-            fn describe_table(&self, table: &str) -> Result<TableSchema> {
-                (**self).describe_table(table)
+            async fn describe_table(&self, table: &str) -> Result<TableSchema> {
+                (**self).describe_table(table).await
             }
-            fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-                (**self).get(table, get)
+            async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+                (**self).get(table, get).await
             }
-            fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-                (**self).get_many(table, gets)
+            async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+                (**self).get_many(table, gets).await
             }
-            fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-                (**self).mutate(table, rows)
+            async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+                (**self).mutate(table, rows).await
             }
-            fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
-                (**self).scan(table, scan)
+            async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
+                (**self).scan(table, scan).await
             }
-            fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-                (**self).check_and_mutate(table, op)
+            async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+                (**self).check_and_mutate(table, op).await
             }
-            fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-                (**self).increment(table, op)
+            async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+                (**self).increment(table, op).await
             }
         }
     )*};

@@ -46,10 +46,10 @@ pub struct FieldInfo {
 
 /// A Rust type mapped to an HBase table. Implement it with
 /// `#[derive(HTable)]`; see the derive's documentation for the attributes.
-pub trait HTable: Sized {
+pub trait HTable: Sized + Send + Sync {
     /// The key parts' owned values, in key order: a tuple, or the type of a
     /// single-part key.
-    type Key: FromKeyTuple;
+    type Key: FromKeyTuple + Send + Sync;
 
     /// The table's name.
     const TABLE: &'static str;

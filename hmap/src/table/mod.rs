@@ -1,6 +1,7 @@
 //! Typed tables: [`HTable`] (what `#[derive(HTable)]` implements) and
 //! [`Table`], the typed API over any [`Store`].
 
+use futures_util::TryFutureExt;
 mod mapping;
 mod query;
 mod row;
@@ -10,9 +11,11 @@ pub use mapping::{FieldInfo, FieldRole, HTable, salt_split_keys};
 pub use query::{Cursor, Page, Query};
 pub(crate) use row::show_typed_row;
 pub use row::{RowReader, RowWriter};
+use rows::Merge;
 pub use rows::Rows;
 
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 
 use bytes::Bytes;
@@ -95,9 +98,9 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Creates the table from `T`'s schema (families, options, salt splits).
-    pub fn create(&self) -> Result<()> {
+    pub async fn create(&self) -> Result<()> {
         T::key_schema().validate().map_err(Self::key_error)?;
-        self.store.create_table(&T::table_schema())?;
+        self.store.create_table(&T::table_schema()).await?;
         Ok(())
     }
 
@@ -107,16 +110,16 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// does: if it lacks a family of `T`, has other family options, or was
     /// created for another key layout, the result is
     /// [`Error::SchemaMismatch`] listing every difference.
-    pub fn create_if_missing(&self) -> Result<bool> {
-        if !self.store.table_exists(T::TABLE)? {
-            match self.create() {
+    pub async fn create_if_missing(&self) -> Result<bool> {
+        if !self.store.table_exists(T::TABLE).await? {
+            match self.create().await {
                 Ok(()) => return Ok(true),
                 // Created by someone else in between: check theirs.
                 Err(Error::Store(StoreError::TableExists { .. })) => {}
                 Err(e) => return Err(e),
             }
         }
-        self.check_schema()?;
+        self.check_schema().await?;
         Ok(false)
     }
 
@@ -125,8 +128,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// exist), reading only. Print it to see the HBase shell statements;
     /// [`apply`](crate::migrate::Migration::apply) it, or call
     /// [`migrate`](Self::migrate).
-    pub fn migration(&self, options: &crate::migrate::MigrateOptions) -> Result<crate::migrate::Migration> {
-        let live = match self.store.describe_table(T::TABLE) {
+    pub async fn migration(&self, options: &crate::migrate::MigrateOptions) -> Result<crate::migrate::Migration> {
+        let live = match self.store.describe_table(T::TABLE).await {
             Ok(live) => Some(live),
             Err(StoreError::TableNotFound { .. }) => None,
             Err(e) => return Err(e.into()),
@@ -143,18 +146,18 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// what it applied. Migrating again does nothing. A table created for
     /// another key layout is [`Error::MigrationBlocked`], and nothing
     /// changes.
-    pub fn migrate(&self) -> Result<crate::migrate::Migration> {
+    pub async fn migrate(&self) -> Result<crate::migrate::Migration> {
         T::key_schema().validate().map_err(Self::key_error)?;
-        let migration = self.migration(&crate::migrate::MigrateOptions::new())?;
-        migration.apply(&self.store)?;
+        let migration = self.migration(&crate::migrate::MigrateOptions::new()).await?;
+        migration.apply(&self.store).await?;
         Ok(migration)
     }
 
     /// Compares `T`'s schema with the live table's, reading only: every
     /// difference, errors and informational ones alike (see
     /// [`SchemaDiff`]). Fails only if the table cannot be described.
-    pub fn schema_diff(&self) -> Result<SchemaDiff> {
-        let live = self.store.describe_table(T::TABLE)?;
+    pub async fn schema_diff(&self) -> Result<SchemaDiff> {
+        let live = self.store.describe_table(T::TABLE).await?;
         Ok(SchemaDiff::between(&T::table_schema(), &live))
     }
 
@@ -192,8 +195,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn check_schema(&self) -> Result<SchemaDiff> {
-        let diff = self.schema_diff()?;
+    pub async fn check_schema(&self) -> Result<SchemaDiff> {
+        let diff = self.schema_diff().await?;
         if !diff.is_compatible() {
             return Err(Error::SchemaMismatch {
                 table: T::TABLE,
@@ -213,20 +216,20 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Whether the table exists.
-    pub fn exists(&self) -> Result<bool> {
-        Ok(self.store.table_exists(T::TABLE)?)
+    pub async fn exists(&self) -> Result<bool> {
+        Ok(self.store.table_exists(T::TABLE).await?)
     }
 
     /// Deletes the table and every row in it (on HBase: disables, then
     /// deletes it).
-    pub fn drop(&self) -> Result<()> {
-        Ok(self.store.delete_table(T::TABLE)?)
+    pub async fn drop(&self) -> Result<()> {
+        Ok(self.store.delete_table(T::TABLE).await?)
     }
 
     /// Deletes every row, keeping the table, its schema and its split
     /// points ([`Store::truncate_table`]).
-    pub fn truncate(&self) -> Result<()> {
-        Ok(self.store.truncate_table(T::TABLE)?)
+    pub async fn truncate(&self) -> Result<()> {
+        Ok(self.store.truncate_table(T::TABLE).await?)
     }
 
     /// The rowkey of a key value (a tuple of every key part).
@@ -270,36 +273,39 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// Reads the row with this key (a tuple of every key part). Only the
     /// families of `T`'s fields are read: a row with no cells in them reads
     /// as `None`, and a family the table lacks is an error naming it.
-    pub fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
+    pub async fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
         let row = self.row_key(key)?;
-        self.get_row(row)
+        self.get_row(row).await
     }
 
     /// Reads a row by its raw rowkey.
-    pub fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>> {
+    pub async fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>> {
         self.store
-            .get(T::TABLE, &Self::get_request(row_key.into()))?
+            .get(T::TABLE, &Self::get_request(row_key.into()))
+            .await?
             .map(|r| Self::decode(&r))
             .transpose()
     }
 
     /// Reads many rows in one call; results in the order of `keys`.
-    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+    pub async fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
         let gets = keys
             .into_iter()
             .map(|k| self.row_key(k).map(Self::get_request))
             .collect::<Result<Vec<_>>>()?;
-        self.get_rows(gets)
+        self.get_rows(gets).await
     }
 
     /// Reads many rows by raw rowkey in one call.
-    pub fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>> {
+    pub async fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>> {
         self.get_rows(row_keys.into_iter().map(Self::get_request).collect())
+            .await
     }
 
-    fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Option<T>>> {
+    async fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Option<T>>> {
         self.store
-            .get_many(T::TABLE, &gets)?
+            .get_many(T::TABLE, &gets)
+            .await?
             .iter()
             .map(|r| r.as_ref().map(Self::decode).transpose())
             .collect()
@@ -328,17 +334,17 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// dynamic map replaces its family; counters are left alone. A type with
     /// a `version` field writes only if the stored version is the row's
     /// (else [`Error::Conflict`]), and stores the next version.
-    pub fn put(&self, row: &T) -> Result<()> {
+    pub async fn put(&self, row: &T) -> Result<()> {
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
-        self.write(row, key, None, ts).map(|_| ())
+        self.write(row, key, None, ts).await.map(|_| ())
     }
 
     /// [`put`](Self::put) of the row `key` (its
     /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for
     /// it (a relation operation writing several rows at one timestamp).
-    pub(crate) fn put_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<()> {
-        self.write(row, key, None, timestamp).map(|_| ())
+    pub(crate) async fn put_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<()> {
+        self.write(row, key, None, timestamp).await.map(|_| ())
     }
 
     /// A timestamp for a call writing the row `key` of this table.
@@ -348,28 +354,28 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// [`put`](Self::put), then sets the row's version field to the version
     /// now stored.
-    pub fn save(&self, row: &mut T) -> Result<()> {
+    pub async fn save(&self, row: &mut T) -> Result<()> {
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
-        if let Some(version) = self.write(row, key, None, ts)? {
+        if let Some(version) = self.write(row, key, None, ts).await? {
             row.set_version(version);
         }
         Ok(())
     }
 
     /// Writes only the named fields of a row (by Rust field name).
-    pub fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+    pub async fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
         self.check_update_fields(fields)?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
-        self.write(row, key, Some(fields), ts).map(|_| ())
+        self.write(row, key, Some(fields), ts).await.map(|_| ())
     }
 
     /// [`update`](Self::update) of the row `key` (its
     /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for it.
-    pub(crate) fn update_at(&self, row: &T, key: Bytes, fields: &[&str], timestamp: i64) -> Result<()> {
+    pub(crate) async fn update_at(&self, row: &T, key: Bytes, fields: &[&str], timestamp: i64) -> Result<()> {
         self.check_update_fields(fields)?;
-        self.write(row, key, Some(fields), timestamp).map(|_| ())
+        self.write(row, key, Some(fields), timestamp).await.map(|_| ())
     }
 
     /// Checks that `fields` name fields an update may write.
@@ -404,13 +410,14 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Writes a row; returns the version stored for versioned types.
-    fn write(&self, row: &T, key: Bytes, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
+    async fn write(&self, row: &T, key: Bytes, only: Option<&[&str]>, ts: i64) -> Result<Option<u64>> {
         let mut mutation = self.mutation_of(row, key, only, ts)?;
         let (Some(version), Some(field)) = (row.version(), T::fields().iter().find(|f| f.role == FieldRole::Version))
         else {
             self.store
                 .mutate(T::TABLE, std::slice::from_ref(&mutation))
-                .map_err(|e| Self::store_error(e, [&mutation.row[..]]))?;
+                .map_err(|e| Self::store_error(e, [&mutation.row[..]]))
+                .await?;
             return Ok(None);
         };
         let next = version + 1;
@@ -428,7 +435,8 @@ impl<T: HTable, S: Store> Table<T, S> {
                 T::TABLE,
                 &CheckAndMutate::new(mutation, field.family, field.qualifier, expected),
             )
-            .map_err(|e| Self::store_error(e, [&row_key[..]]))?;
+            .map_err(|e| Self::store_error(e, [&row_key[..]]))
+            .await?;
         if applied {
             return Ok(Some(next));
         }
@@ -437,7 +445,8 @@ impl<T: HTable, S: Store> Table<T, S> {
             .get(
                 T::TABLE,
                 &Get::new(row_key.clone()).column(field.family, field.qualifier),
-            )?
+            )
+            .await?
             .and_then(|r| r.value(field.family, field.qualifier))
             .and_then(|v| <[u8; 8]>::try_from(&v[..]).ok())
             .map(u64::from_be_bytes);
@@ -454,12 +463,15 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// writes of a row at one timestamp are one version, and two maps of a
     /// dynamic family merge). Versioned types are written one by one, each
     /// checked.
-    pub fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
+    pub async fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
     where
         T: 'r,
     {
         if T::fields().iter().any(|f| f.role == FieldRole::Version) {
-            return rows.into_iter().try_for_each(|r| self.put(r));
+            for row in rows {
+                self.put(row).await?;
+            }
+            return Ok(());
         }
         let rows = rows
             .into_iter()
@@ -472,7 +484,8 @@ impl<T: HTable, S: Store> Table<T, S> {
             .collect::<Result<Vec<_>>>()?;
         self.store
             .mutate(T::TABLE, &mutations)
-            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))
+            .await?;
         Ok(())
     }
 
@@ -481,20 +494,20 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// deleted: [`Error::Linked`] names the family, and the relation's
     /// delete (`ManyToMany::delete_left`/`delete_right`) removes the row
     /// and its id from the partners' lists.
-    pub fn delete(&self, key: impl KeyTuple) -> Result<()> {
+    pub async fn delete(&self, key: impl KeyTuple) -> Result<()> {
         let row = self.row_key(key)?;
-        self.delete_rows([row])
+        self.delete_rows([row]).await
     }
 
     /// Deletes rows by raw rowkey, in one call; refuses (deleting none) if
     /// a relation links any of them, as [`delete`](Self::delete) does. For
     /// a type with relation families that check is one batched get before
     /// the delete.
-    pub fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
+    pub async fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
         let rows: Vec<Bytes> = row_keys.into_iter().collect();
-        self.refuse_linked(&rows)?;
+        self.refuse_linked(&rows).await?;
         let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|k| &k[..])));
-        self.delete_rows_at(rows, ts)
+        self.delete_rows_at(rows, ts).await
     }
 
     /// The families that relation helpers own (`#[hmap(dynamic, relation)]`).
@@ -507,7 +520,7 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// [`Error::Linked`] if a relation family of one of these rows holds an
     /// entry (one batched get; none for a type without relation families).
-    pub(crate) fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
+    pub(crate) async fn refuse_linked(&self, rows: &[Bytes]) -> Result<()> {
         let families: Vec<&'static str> = Self::relation_families().collect();
         if families.is_empty() || rows.is_empty() {
             return Ok(());
@@ -516,7 +529,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             .iter()
             .map(|row| families.iter().fold(Get::new(row.clone()), |g, f| g.family(*f)))
             .collect();
-        for (row, result) in rows.iter().zip(self.store.get_many(T::TABLE, &gets)?) {
+        for (row, result) in rows.iter().zip(self.store.get_many(T::TABLE, &gets).await?) {
             let Some(result) = result else { continue };
             if let Some(family) = families.iter().find(|f| result.family(f.as_bytes()).next().is_some()) {
                 return Err(Error::Linked {
@@ -547,7 +560,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// fields other than its relation families (a row holding only a
     /// relation's list is no entity). One batched get. Every row of a type
     /// that is nothing but its relation lists counts as existing.
-    pub(crate) fn rows_exist(&self, rows: &[Bytes]) -> Result<Vec<bool>> {
+    pub(crate) async fn rows_exist(&self, rows: &[Bytes]) -> Result<Vec<bool>> {
         let families = Self::entity_families();
         if families.is_empty() {
             return Ok(vec![true; rows.len()]);
@@ -558,26 +571,28 @@ impl<T: HTable, S: Store> Table<T, S> {
             .collect();
         Ok(self
             .store
-            .get_many(T::TABLE, &gets)?
+            .get_many(T::TABLE, &gets)
+            .await?
             .iter()
             .map(|r| r.as_ref().is_some_and(|r| !r.cells.is_empty()))
             .collect())
     }
 
     /// [`delete_rows`](Self::delete_rows) up to a timestamp the caller took.
-    pub(crate) fn delete_rows_at(&self, row_keys: impl IntoIterator<Item = Bytes>, ts: i64) -> Result<()> {
+    pub(crate) async fn delete_rows_at(&self, row_keys: impl IntoIterator<Item = Bytes>, ts: i64) -> Result<()> {
         let mutations: Vec<RowMutation> = row_keys
             .into_iter()
             .map(|k| RowMutation::new(k).push(Mutation::DeleteRow { up_to: Some(ts) }))
             .collect();
         self.store
             .mutate(T::TABLE, &mutations)
-            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
+            .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))
+            .await?;
         Ok(())
     }
 
     /// Adds `amount` to a counter field; returns its new value.
-    pub fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64> {
+    pub async fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64> {
         let info = T::fields()
             .iter()
             .find(|f| f.name == field)
@@ -592,7 +607,8 @@ impl<T: HTable, S: Store> Table<T, S> {
                 T::TABLE,
                 &Increment::new(row.clone()).add(info.family, info.qualifier, amount),
             )
-            .map_err(|e| Self::store_error(e, [&row[..]]))?;
+            .map_err(|e| Self::store_error(e, [&row[..]]))
+            .await?;
         Ok(values.first().copied().unwrap_or_default())
     }
 
@@ -600,10 +616,20 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// fetching in batches as the iterator advances. On a salted table a
     /// query that does not give the salt's parts reads every bucket and
     /// merges them in key order.
-    pub fn scan<'a>(&'a self, query: Query<'_>) -> Result<Rows<'a, T>> {
+    pub fn scan<'a>(&'a self, query: Query<'_>) -> impl Future<Output = Result<Rows<'a, T>>> + Send + 'a
+    where
+        T: 'a,
+    {
+        // The query (whose key parts need not be `Send`) becomes scans
+        // before anything waits.
+        let planned = self.planned(&query);
+        async move { Ok(Rows::new(self.merge(planned?).await?)) }
+    }
+
+    /// What a query reads: its scans, and how their rows are merged.
+    fn planned(&self, query: &Query<'_>) -> Result<Merge<'static>> {
         let scans = query.plan::<T>()?;
-        let salted = scans.len() > 1;
-        let skip = if salted {
+        let skip = if scans.len() > 1 {
             T::key_schema()
                 .encode_prefix_in_bucket(&(), 0)
                 .map_err(Self::key_error)?
@@ -611,35 +637,54 @@ impl<T: HTable, S: Store> Table<T, S> {
         } else {
             0
         };
-        let scanners = scans
-            .iter()
-            .map(|s| self.store.scan(T::TABLE, s))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(Rows {
+        Ok(Merge {
+            scans,
+            scanners: Vec::new(),
             heads: Vec::new(),
             pending_error: None,
             failed: false,
-            scanners,
             reversed: query.reversed,
             skip_salt: skip,
             offset: query.offset,
             remaining: query.limit,
-            row: PhantomData,
+        })
+    }
+
+    /// Opens the scanners of a planned query.
+    async fn merge<'a>(&'a self, mut planned: Merge<'static>) -> Result<Merge<'a>> {
+        let mut scanners = Vec::with_capacity(planned.scans.len());
+        for scan in &planned.scans {
+            scanners.push(self.store.scan(T::TABLE, scan).await?);
+        }
+        Ok(Merge {
+            scans: std::mem::take(&mut planned.scans),
+            scanners,
+            ..planned.without_scanners()
         })
     }
 
     /// One page of a query: at most `limit` rows after `cursor`, and the
     /// cursor of the next page if there are more rows.
-    pub fn page(&self, query: Query<'_>, limit: usize, cursor: Option<&Cursor>) -> Result<Page<T>> {
+    pub fn page<'a>(
+        &'a self,
+        query: Query<'_>,
+        limit: usize,
+        cursor: Option<&Cursor>,
+    ) -> impl Future<Output = Result<Page<T>>> + Send + 'a {
         let mut query = query.limit(limit + 1);
         if let Some(c) = cursor {
             query = query.after(c.clone());
         }
+        let planned = self.planned(&query);
+        async move { self.page_of(planned?, limit).await }
+    }
+
+    async fn page_of(&self, planned: Merge<'static>, limit: usize) -> Result<Page<T>> {
         let mut rows = Vec::with_capacity(limit);
         let mut last = None;
         let mut more = false;
-        let mut scan = self.scan(query)?;
-        while let Some(next) = scan.next_raw() {
+        let mut scan = self.merge(planned).await?;
+        while let Some(next) = scan.next_raw().await {
             let raw = next?;
             if rows.len() == limit {
                 more = true;

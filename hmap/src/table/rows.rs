@@ -2,18 +2,81 @@
 //! in key order.
 
 use std::fmt;
-use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use futures_util::StreamExt;
 
 use super::{HTable, Table};
 use crate::error::{Error, Result};
-use crate::store::{RowResult, RowScanner, Store};
+use crate::store::{RowResult, RowStream, Scan, Store};
 
-/// The rows of a query, decoded as they are fetched.
+/// The rows of a query, decoded as they are fetched: a [`Stream`] of
+/// `Result<T>` (use it with [`futures_util::StreamExt`] or
+/// `tokio_stream::StreamExt`), or read with [`next`](Self::next) and
+/// [`into_vec`](Self::into_vec). On a server, each bucket's next batch is
+/// fetched while the caller works through the current one.
 ///
 /// A scan that meets an error (a bucket's scanner failing, on a salted
 /// table) returns it and ends: rows after it would be a partial merge.
 pub struct Rows<'a, T> {
-    pub(super) scanners: Vec<RowScanner<'a>>,
+    rows: Pin<Box<dyn Stream<Item = Result<T>> + Send + 'a>>,
+    scanners: usize,
+}
+
+impl<T> fmt::Debug for Rows<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rows")
+            .field("scanners", &self.scanners)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: HTable + 'a> Rows<'a, T> {
+    pub(super) fn new(merge: Merge<'a>) -> Self {
+        let scanners = merge.scanners.len();
+        let rows = futures_util::stream::unfold(merge, |mut merge| async move {
+            let row = merge.next_raw().await?;
+            Some((row.and_then(|row| Table::<T, &dyn Store>::decode(&row)), merge))
+        });
+        Rows {
+            rows: Box::pin(rows),
+            scanners,
+        }
+    }
+}
+
+impl<T> Rows<'_, T> {
+    /// The next row; `None` after the last.
+    pub async fn next(&mut self) -> Option<Result<T>> {
+        self.rows.next().await
+    }
+
+    /// Every remaining row, or the first error.
+    pub async fn into_vec(mut self) -> Result<Vec<T>> {
+        let mut rows = Vec::new();
+        while let Some(row) = self.rows.next().await {
+            rows.push(row?);
+        }
+        Ok(rows)
+    }
+}
+
+impl<T> Stream for Rows<'_, T> {
+    type Item = Result<T>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<T>>> {
+        self.rows.as_mut().poll_next(cx)
+    }
+}
+
+/// The state of a scan: its bucket scanners, each one's next row, and the
+/// offset and limit still to apply.
+pub(super) struct Merge<'a> {
+    /// The scans, before their scanners are open.
+    pub(super) scans: Vec<Scan>,
+    pub(super) scanners: Vec<RowStream<'a>>,
     /// The next row of each bucket's scanner, when merging buckets.
     pub(super) heads: Vec<Option<RowResult>>,
     /// An error met while refilling a head, returned on the next call.
@@ -25,27 +88,31 @@ pub struct Rows<'a, T> {
     pub(super) skip_salt: usize,
     pub(super) offset: usize,
     pub(super) remaining: Option<usize>,
-    pub(super) row: PhantomData<fn() -> T>,
 }
 
-impl<T> fmt::Debug for Rows<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Rows")
-            .field("scanners", &self.scanners.len())
-            .field("reversed", &self.reversed)
-            .field("remaining", &self.remaining)
-            .finish()
+impl Merge<'_> {
+    /// The same merge with no scanners, of any lifetime.
+    pub(super) fn without_scanners<'b>(self) -> Merge<'b> {
+        Merge {
+            scans: self.scans,
+            scanners: Vec::new(),
+            heads: Vec::new(),
+            pending_error: self.pending_error,
+            failed: self.failed,
+            reversed: self.reversed,
+            skip_salt: self.skip_salt,
+            offset: self.offset,
+            remaining: self.remaining,
+        }
     }
-}
 
-impl<T: HTable> Rows<'_, T> {
     /// The next stored row, not yet decoded.
-    pub(super) fn next_raw(&mut self) -> Option<Result<RowResult>> {
+    pub(super) async fn next_raw(&mut self) -> Option<Result<RowResult>> {
         loop {
             if self.remaining == Some(0) {
                 return None;
             }
-            let row = self.next_merged()?;
+            let row = self.next_merged().await?;
             if self.offset > 0 {
                 self.offset -= 1;
                 if row.is_ok() {
@@ -61,11 +128,11 @@ impl<T: HTable> Rows<'_, T> {
 
     /// The next row across the bucket scanners, in key order ignoring the
     /// salt; after an error, none.
-    fn next_merged(&mut self) -> Option<Result<RowResult>> {
+    async fn next_merged(&mut self) -> Option<Result<RowResult>> {
         if self.failed {
             return None;
         }
-        let next = self.merge_step();
+        let next = self.merge_step().await;
         if matches!(next, Some(Err(_))) {
             // Every bucket is part of the answer: without the failed one,
             // the rest would be a partial merge. Drop the scanners (closing
@@ -77,16 +144,16 @@ impl<T: HTable> Rows<'_, T> {
         next
     }
 
-    fn merge_step(&mut self) -> Option<Result<RowResult>> {
-        if self.scanners.len() == 1 {
-            return self.scanners[0].next().map(|r| r.map_err(Error::from));
+    async fn merge_step(&mut self) -> Option<Result<RowResult>> {
+        if let [only] = self.scanners.as_mut_slice() {
+            return only.next().await.map(|r| r.map_err(Error::from));
         }
         if let Some(e) = self.pending_error.take() {
             return Some(Err(e));
         }
         if self.heads.is_empty() {
             for scanner in &mut self.scanners {
-                match scanner.next() {
+                match scanner.next().await {
                     Some(Err(e)) => return Some(Err(e.into())),
                     Some(Ok(row)) => self.heads.push(Some(row)),
                     None => self.heads.push(None),
@@ -105,20 +172,16 @@ impl<T: HTable> Rows<'_, T> {
             candidates.min_by(|a, b| a.1.cmp(b.1))
         }?
         .0;
-        let row = self.heads[best].take()?;
-        match self.scanners[best].next() {
+        let row = self.heads.get_mut(best)?.take()?;
+        let scanner = self.scanners.get_mut(best)?;
+        match scanner.next().await {
             Some(Err(e)) => self.pending_error = Some(e.into()),
-            head => self.heads[best] = head.and_then(std::result::Result::ok),
+            head => {
+                if let Some(slot) = self.heads.get_mut(best) {
+                    *slot = head.and_then(std::result::Result::ok);
+                }
+            }
         }
         Some(Ok(row))
-    }
-}
-
-impl<T: HTable> Iterator for Rows<'_, T> {
-    type Item = Result<T>;
-
-    fn next(&mut self) -> Option<Result<T>> {
-        self.next_raw()
-            .map(|r| r.and_then(|row| Table::<T, &dyn Store>::decode(&row)))
     }
 }

@@ -21,11 +21,13 @@ mod hbase;
 mod transport;
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use bytes::Bytes;
+use tokio::sync::{Semaphore, mpsc};
 
 use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
 use self::hbase::{Decoded, ServerException};
@@ -35,7 +37,7 @@ use super::check::{
     check_table_name,
 };
 use super::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowScanner, Scan, Store, StoreError,
+    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
 use crate::schema::TableSchema;
 
@@ -91,10 +93,19 @@ impl ThriftConfig {
     }
 }
 
-#[derive(Default)]
+/// The connection pool: at most `pool_size` calls hold a connection at once
+/// (the semaphore's permits), and connections they return wait here for the
+/// next call. A call cancelled in the middle of its round trip drops its
+/// connection (its stream is out of step) and releases its permit, so the
+/// pool stays usable.
+///
+/// Not a pool crate (deadpool, bb8): a call's one deadline covers the wait
+/// for a permit, the liveness check of an idle connection and connecting,
+/// and a connection that saw a failure must never go back; here that is a
+/// semaphore and a `Vec`.
 struct Pool {
-    idle: Vec<Connection>,
-    open: usize,
+    permits: Semaphore,
+    idle: Mutex<Vec<Connection>>,
 }
 
 /// A store on a real HBase, through its Thrift2 gateway (`THBaseService`).
@@ -141,10 +152,15 @@ struct Pool {
 /// Replies are checked against the Thrift2 IDL: a value of another type than
 /// declared, nesting deeper than 64 levels, or a length beyond the bytes of
 /// the reply is a [`StoreError::Protocol`], and the connection is dropped.
+#[derive(Clone)]
 pub struct ThriftStore {
+    shared: Arc<Shared>,
+}
+
+/// What the clones of one [`ThriftStore`] share.
+struct Shared {
     config: ThriftConfig,
-    pool: Mutex<Pool>,
-    returned: Condvar,
+    pool: Pool,
     schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
     /// Ids of the gateway's scanners that this store opened and has not yet
     /// seen closed.
@@ -154,7 +170,7 @@ pub struct ThriftStore {
 impl std::fmt::Debug for ThriftStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ThriftStore")
-            .field("config", &self.config)
+            .field("config", &self.shared.config)
             .finish_non_exhaustive()
     }
 }
@@ -191,12 +207,17 @@ impl ThriftStore {
 
     /// A store with chosen settings.
     pub fn with_config(config: ThriftConfig) -> Self {
+        let permits = Semaphore::new(config.pool_size.clamp(1, Semaphore::MAX_PERMITS));
         ThriftStore {
-            config,
-            pool: Mutex::new(Pool::default()),
-            returned: Condvar::new(),
-            schemas: Mutex::new(HashMap::new()),
-            scanners: Mutex::new(BTreeSet::new()),
+            shared: Arc::new(Shared {
+                config,
+                pool: Pool {
+                    permits,
+                    idle: Mutex::new(Vec::new()),
+                },
+                schemas: Mutex::new(HashMap::new()),
+                scanners: Mutex::new(BTreeSet::new()),
+            }),
         }
     }
 
@@ -206,17 +227,21 @@ impl ThriftStore {
     /// gateway stays counted; the gateway expires it after its lease
     /// (`hbase.client.scanner.timeout.period`, 60 s by default).
     pub fn open_scanners(&self) -> usize {
-        self.scanners.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.shared
+            .scanners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Checks that the gateway answers, and that it is a Thrift2 one.
-    pub fn ping(&self) -> Result<()> {
+    pub async fn ping(&self) -> Result<()> {
         let not_thrift2 = |why: String| StoreError::Connection {
-            endpoint: self.config.address.clone(),
+            endpoint: self.shared.config.address.clone(),
             message: format!("not a Thrift2 gateway ({why}); hmap needs `hbase thrift2`"),
             source: None,
         };
-        match self.call("", "getThriftServerType", true, |_| {}, server_type) {
+        match self.call("", "getThriftServerType", true, |_| {}, server_type).await {
             Ok(2) => Ok(()),
             Ok(other) => Err(not_thrift2(format!("server type {other}"))),
             // An older gateway may not know the method.
@@ -225,83 +250,85 @@ impl ThriftStore {
         }
     }
 
-    /// A connection: an idle pooled one (checked if it idled long), a new
-    /// one while the pool has room, else the next one returned, all before
-    /// `deadline`.
-    fn checkout(&self, deadline: &Deadline) -> std::result::Result<Connection, Failure> {
-        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+    /// A connection: an idle pooled one (checked if it idled long), else a
+    /// new one, once fewer than `pool_size` calls hold one; all before
+    /// `deadline`. The permit travels with the connection and is released
+    /// when the call is over (or dropped).
+    async fn checkout(
+        &self,
+        deadline: &Deadline,
+    ) -> std::result::Result<(Connection, tokio::sync::SemaphorePermit<'_>), Failure> {
+        let permit = tokio::time::timeout_at(deadline.end(), self.shared.pool.permits.acquire())
+            .await
+            .map_err(|_| Failure::TimedOut)?
+            .map_err(|_| Failure::TimedOut)?;
         loop {
-            if let Some(mut conn) = pool.idle.pop() {
-                drop(pool);
-                let usable = !conn.peer_closed()
-                    && (conn.last_used.elapsed() < self.config.idle_check || self.probe(&mut conn, deadline)?);
-                if usable {
-                    return Ok(conn);
-                }
-                // A dead connection: replace it.
-                pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-                pool.open = pool.open.saturating_sub(1);
-                continue;
-            }
-            if pool.open < self.config.pool_size.max(1) {
-                pool.open += 1;
-                drop(pool);
-                return Connection::connect(&self.config.address, self.config.connect_timeout, deadline)
-                    .inspect_err(|_| self.forget());
-            }
-            let left = deadline.remaining().ok_or(Failure::TimedOut)?;
-            pool = self
-                .returned
-                .wait_timeout(pool, left)
+            let idle = self
+                .shared
+                .pool
+                .idle
+                .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .0;
+                .pop();
+            let Some(mut conn) = idle else { break };
+            let usable = !conn.peer_closed()
+                && (conn.last_used.elapsed() < self.shared.config.idle_check
+                    || self.probe(&mut conn, deadline).await?);
+            if usable {
+                return Ok((conn, permit));
+            }
+            // A dead connection: dropped, and the next one tried.
         }
+        let conn = Connection::connect(
+            &self.shared.config.address,
+            self.shared.config.connect_timeout,
+            deadline,
+        )
+        .await?;
+        Ok((conn, permit))
     }
 
     /// Whether an idle connection still works: a cheap call on it. Only
     /// the deadline passing is an error.
-    fn probe(&self, conn: &mut Connection, deadline: &Deadline) -> std::result::Result<bool, Failure> {
+    async fn probe(&self, conn: &mut Connection, deadline: &Deadline) -> std::result::Result<bool, Failure> {
         let seq = conn.next_seq();
         let request = codec::call("getThriftServerType", seq, |_| {});
-        match conn.round_trip(&request, deadline, self.config.read_timeout) {
+        match conn
+            .round_trip(&request, deadline, self.shared.config.read_timeout)
+            .await
+        {
             Ok(reply) => Ok(matches!(
                 codec::open_reply(reply, "getThriftServerType", seq).map(|r| r.map(server_type)),
                 Ok(Ok(Ok(Ok(_))))
             )),
-            Err(Failure::TimedOut) => {
-                self.forget();
-                Err(Failure::TimedOut)
-            }
+            Err(Failure::TimedOut) => Err(Failure::TimedOut),
             Err(_) => Ok(false),
         }
     }
 
+    /// A connection that finished its call cleanly waits for the next one.
     fn checkin(&self, conn: Connection) {
-        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-        pool.idle.push(conn);
-        self.returned.notify_one();
+        let mut idle = self.shared.pool.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < self.shared.config.pool_size.max(1) {
+            idle.push(conn);
+        }
     }
 
     /// Closes every idle connection; new ones are opened as needed.
     fn drop_idle(&self) {
-        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-        let dropped = std::mem::take(&mut pool.idle).len();
-        pool.open = pool.open.saturating_sub(dropped);
-        self.returned.notify_all();
-    }
-
-    /// A connection that broke is not returned: count it out.
-    fn forget(&self) {
-        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
-        pool.open = pool.open.saturating_sub(1);
-        self.returned.notify_one();
+        self.shared
+            .pool
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// One call of a method declared to return a value: its arguments
     /// written by `args`, its result read by `read`. `retry` (for reads)
     /// tries once more on a new connection when the connection, not the
     /// server, failed, within the same deadline.
-    fn call<T>(
+    async fn call<T>(
         &self,
         table: &str,
         name: &'static str,
@@ -318,24 +345,24 @@ impl ThriftStore {
                 Err(app) => Ok(Err(Exception::Application(app))),
             },
         };
-        self.run(&spec, retry)
+        self.run(&spec, retry).await
     }
 
     /// One call of a `void` method.
-    fn call_void(&self, table: &str, name: &'static str, args: impl Fn(&mut Encoder)) -> Result<()> {
-        self.call(table, name, false, args, hbase::void)
+    async fn call_void(&self, table: &str, name: &'static str, args: impl Fn(&mut Encoder)) -> Result<()> {
+        self.call(table, name, false, args, hbase::void).await
     }
 
-    fn run<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
+    async fn run<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
     where
         A: Fn(&mut Encoder),
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
     {
-        let deadline = Deadline::after(self.config.call_timeout);
+        let deadline = Deadline::after(self.shared.config.call_timeout);
         let mut attempts_left = if retry { 2 } else { 1 };
         loop {
             attempts_left -= 1;
-            let failure = match self.attempt(spec, &deadline) {
+            let failure = match self.attempt(spec, &deadline).await {
                 Ok(answer) => return answer,
                 Err(failure) => failure,
             };
@@ -348,7 +375,7 @@ impl ThriftStore {
 
     /// One attempt: `Ok` with the call's outcome once a reply arrived,
     /// `Err` when the connection failed.
-    fn attempt<T, A, D>(
+    async fn attempt<T, A, D>(
         &self,
         spec: &CallSpec<'_, A, D>,
         deadline: &Deadline,
@@ -357,15 +384,17 @@ impl ThriftStore {
         A: Fn(&mut Encoder),
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
     {
-        let mut conn = self.checkout(deadline)?;
+        let (mut conn, _permit) = self.checkout(deadline).await?;
         let seq = conn.next_seq();
         let request = codec::call(spec.name, seq, &spec.args);
-        let reply = match conn.round_trip(&request, deadline, self.config.read_timeout) {
+        let reply = match conn
+            .round_trip(&request, deadline, self.shared.config.read_timeout)
+            .await
+        {
             Ok(reply) => reply,
             Err(failure) => {
                 // The gateway went away or broke the stream: the other idle
                 // connections are suspect too.
-                self.forget();
                 if matches!(failure, Failure::Io { .. }) {
                     self.drop_idle();
                 }
@@ -380,7 +409,6 @@ impl ThriftStore {
             Err(error) => {
                 // A reply that is not what the IDL says: the gateway is not
                 // one hmap can talk to, or the stream is out of step.
-                self.forget();
                 Ok(Err(self.protocol_error(spec.table, spec.name, error, true)))
             }
         }
@@ -406,7 +434,7 @@ impl ThriftStore {
                     std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
                 );
                 StoreError::Connection {
-                    endpoint: self.config.address.clone(),
+                    endpoint: self.shared.config.address.clone(),
                     message: format!(
                         "{operation} on table `{table}`: {error}{}",
                         if closed { hint.as_str() } else { "" }
@@ -424,7 +452,7 @@ impl ThriftStore {
             _ => String::new(),
         };
         StoreError::Protocol {
-            endpoint: self.config.address.clone(),
+            endpoint: self.shared.config.address.clone(),
             table: table.into(),
             operation,
             message: format!("{error}{hint}"),
@@ -478,13 +506,20 @@ impl ThriftStore {
 
     /// The table's schema, from a cache filled by `describe`: requests are
     /// checked against it before they are sent.
-    fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
-        check_table_name(table, &self.config.table_prefix)?;
-        if let Some(s) = self.schemas.lock().unwrap_or_else(PoisonError::into_inner).get(table) {
+    async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
+        check_table_name(table, &self.shared.config.table_prefix)?;
+        if let Some(s) = self
+            .shared
+            .schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(table)
+        {
             return Ok(Arc::clone(s));
         }
-        let schema = Arc::new(self.descriptor(table)?);
-        self.schemas
+        let schema = Arc::new(self.descriptor(table).await?);
+        self.shared
+            .schemas
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(table.to_string(), Arc::clone(&schema));
@@ -493,8 +528,8 @@ impl ThriftStore {
 
     /// The table's descriptor: families and metadata, without the split
     /// points (what the schema cache and request checks need).
-    fn descriptor(&self, table: &str) -> Result<TableSchema> {
-        check_table_name(table, &self.config.table_prefix)?;
+    async fn descriptor(&self, table: &str) -> Result<TableSchema> {
+        check_table_name(table, &self.shared.config.table_prefix)?;
         let described = self.call(
             table,
             "getTableDescriptor",
@@ -502,14 +537,14 @@ impl ThriftStore {
             |e| hbase::table_name(e, 1, &self.wire(table)),
             |r| hbase::reply(r, TType::Struct, hbase::table_descriptor_of),
         );
-        match described {
+        match described.await {
             Ok(mut schema) => {
                 schema.name = table.to_string();
                 Ok(schema)
             }
             // The gateway passes on only the exception's message, which for
             // a missing table is its bare name: ask whether it exists.
-            Err(StoreError::Server { .. }) if !self.table_exists(table)? => {
+            Err(StoreError::Server { .. }) if !self.table_exists(table).await? => {
                 Err(StoreError::TableNotFound { table: table.into() })
             }
             Err(e) => Err(e),
@@ -518,18 +553,22 @@ impl ThriftStore {
 
     /// Disables a table before it is deleted or truncated: `TableNotFound`
     /// when there is none, and a table disabled already is fine.
-    fn disable_existing(&self, table: &str) -> Result<()> {
-        if !self.table_exists(table)? {
+    async fn disable_existing(&self, table: &str) -> Result<()> {
+        if !self.table_exists(table).await? {
             return Err(StoreError::TableNotFound { table: table.into() });
         }
-        match self.call_void(table, "disableTable", |e| hbase::table_name(e, 1, &self.wire(table))) {
+        match self
+            .call_void(table, "disableTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+            .await
+        {
             Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
             Err(e) => Err(e),
         }
     }
 
     fn forget_schema(&self, table: &str) {
-        self.schemas
+        self.shared
+            .schemas
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(table);
@@ -537,30 +576,33 @@ impl ThriftStore {
 
     /// Rows of puts in one `putMultiple`: each row's puts one TPut, applied
     /// atomically.
-    fn put_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+    async fn put_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.call_void(table, "putMultiple", |e| {
             e.binary_field(1, self.wire(table).as_bytes());
             hbase::struct_list(e, 2, rows, |e, r| hbase::put_fields(e, &r.row, &r.mutations));
         })
+        .await
     }
 
     /// Rows of one delete each in one `deleteMultiple`; the gateway returns
     /// the deletes it could not apply.
-    fn delete_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let failed = self.call(
-            table,
-            "deleteMultiple",
-            false,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                hbase::struct_list(e, 2, rows, |e, r| {
-                    if let Some(spec) = r.mutations.first().and_then(hbase::DeleteSpec::of) {
-                        hbase::delete_fields(e, &r.row, &spec);
-                    }
-                });
-            },
-            |r| hbase::reply(r, TType::List, hbase::delete_rows),
-        )?;
+    async fn delete_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let failed = self
+            .call(
+                table,
+                "deleteMultiple",
+                false,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    hbase::struct_list(e, 2, rows, |e, r| {
+                        if let Some(spec) = r.mutations.first().and_then(hbase::DeleteSpec::of) {
+                            hbase::delete_fields(e, &r.row, &spec);
+                        }
+                    });
+                },
+                |r| hbase::reply(r, TType::List, hbase::delete_rows),
+            )
+            .await?;
         match failed.first() {
             None => Ok(()),
             Some(row) => Err(StoreError::Server {
@@ -575,37 +617,41 @@ impl ThriftStore {
     /// region's is empty): how a table is split, as in HBase's
     /// `RegionLocator.getStartKeys`. A table created from a salted key's
     /// schema has one region per bucket.
-    pub fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>> {
-        let mut starts = self.call(
-            table,
-            "getAllRegionLocations",
-            true,
-            |e| e.binary_field(1, self.wire(table).as_bytes()),
-            |r| hbase::reply(r, TType::List, hbase::region_starts),
-        )?;
+    pub async fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>> {
+        let mut starts = self
+            .call(
+                table,
+                "getAllRegionLocations",
+                true,
+                |e| e.binary_field(1, self.wire(table).as_bytes()),
+                |r| hbase::reply(r, TType::List, hbase::region_starts),
+            )
+            .await?;
         starts.sort();
         Ok(starts)
     }
 
     /// A table's name in HBase: the configured prefix, then `table`.
     fn wire<'a>(&self, table: &'a str) -> Cow<'a, str> {
-        match self.config.table_prefix.as_str() {
+        match self.shared.config.table_prefix.as_str() {
             "" => Cow::Borrowed(table),
             prefix => Cow::Owned(format!("{prefix}{table}")),
         }
     }
 
-    fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
+    async fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
         self.call_void(table, "mutateRow", |e| {
             e.binary_field(1, self.wire(table).as_bytes());
             hbase::row_mutations(e, 2, &m.row, &m.mutations);
         })
+        .await
     }
 }
 
+#[async_trait]
 impl Store for ThriftStore {
-    fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        check_schema(schema, &self.config.table_prefix)?;
+    async fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        check_schema(schema, &self.shared.config.table_prefix)?;
         self.forget_schema(&schema.name);
         self.call_void(&schema.name, "createTable", |e| {
             hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
@@ -617,23 +663,26 @@ impl Store for ThriftStore {
                 }
             }
         })
+        .await
     }
 
-    fn delete_table(&self, table: &str) -> Result<()> {
-        check_table_name(table, &self.config.table_prefix)?;
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        check_table_name(table, &self.shared.config.table_prefix)?;
         self.forget_schema(table);
-        self.disable_existing(table)?;
+        self.disable_existing(table).await?;
         self.call_void(table, "deleteTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+            .await
     }
 
     /// `disableTable`, then `truncateTable` with `preserveSplits`; HBase
     /// enables the table again.
-    fn truncate_table(&self, table: &str) -> Result<()> {
-        self.disable_existing(table)?;
+    async fn truncate_table(&self, table: &str) -> Result<()> {
+        self.disable_existing(table).await?;
         self.call_void(table, "truncateTable", |e| {
             hbase::table_name(e, 1, &self.wire(table));
             e.bool_field(2, true);
         })
+        .await
     }
 
     /// Checked against the table as the gateway describes it now (not the
@@ -641,31 +690,40 @@ impl Store for ThriftStore {
     /// `deleteColumnFamily`. A modified family is sent whole: options hmap
     /// does not model (`DATA_BLOCK_ENCODING`, `KEEP_DELETED_CELLS`, ...)
     /// return to HBase's defaults.
-    fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
         self.forget_schema(table);
-        let live = self.descriptor(table)?;
+        let live = self.descriptor(table).await?;
         check_family_change(&live, change)?;
         let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
         let altered = match change {
-            FamilyChange::Add(f) => self.call_void(table, "addColumnFamily", |e| {
-                name(e);
-                hbase::family_descriptor(e, 2, f);
-            }),
-            FamilyChange::Modify(f) => self.call_void(table, "modifyColumnFamily", |e| {
-                name(e);
-                hbase::family_descriptor(e, 2, f);
-            }),
-            FamilyChange::Delete(family) => self.call_void(table, "deleteColumnFamily", |e| {
-                name(e);
-                e.binary_field(2, family.as_bytes());
-            }),
+            FamilyChange::Add(f) => {
+                self.call_void(table, "addColumnFamily", |e| {
+                    name(e);
+                    hbase::family_descriptor(e, 2, f);
+                })
+                .await
+            }
+            FamilyChange::Modify(f) => {
+                self.call_void(table, "modifyColumnFamily", |e| {
+                    name(e);
+                    hbase::family_descriptor(e, 2, f);
+                })
+                .await
+            }
+            FamilyChange::Delete(family) => {
+                self.call_void(table, "deleteColumnFamily", |e| {
+                    name(e);
+                    e.binary_field(2, family.as_bytes());
+                })
+                .await
+            }
         };
         self.forget_schema(table);
         altered
     }
 
-    fn table_exists(&self, table: &str) -> Result<bool> {
-        check_table_name(table, &self.config.table_prefix)?;
+    async fn table_exists(&self, table: &str) -> Result<bool> {
+        check_table_name(table, &self.shared.config.table_prefix)?;
         self.call(
             table,
             "tableExists",
@@ -673,17 +731,20 @@ impl Store for ThriftStore {
             |e| hbase::table_name(e, 1, &self.wire(table)),
             |r| hbase::reply(r, TType::Bool, Reader::bool),
         )
+        .await
     }
 
-    fn list_tables(&self) -> Result<Vec<String>> {
-        let names = self.call(
-            "",
-            "getTableNamesByPattern",
-            true,
-            |e| e.bool_field(2, false),
-            |r| hbase::reply(r, TType::List, hbase::table_names),
-        )?;
-        let prefix = &self.config.table_prefix;
+    async fn list_tables(&self) -> Result<Vec<String>> {
+        let names = self
+            .call(
+                "",
+                "getTableNamesByPattern",
+                true,
+                |e| e.bool_field(2, false),
+                |r| hbase::reply(r, TType::List, hbase::table_names),
+            )
+            .await?;
+        let prefix = &self.shared.config.table_prefix;
         let mut names: Vec<String> = names
             .into_iter()
             .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
@@ -692,33 +753,36 @@ impl Store for ThriftStore {
         Ok(names)
     }
 
-    fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        let mut schema = self.descriptor(table)?;
+    async fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        let mut schema = self.descriptor(table).await?;
         // How the table is split now: its regions' start keys, the first
         // (empty) one aside.
         schema.split_keys = self
-            .region_start_keys(table)?
+            .region_start_keys(table)
+            .await?
             .into_iter()
             .filter(|k| !k.is_empty())
             .collect();
         Ok(schema)
     }
 
-    fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        let schema = self.schema(table)?;
+    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        let schema = self.schema(table).await?;
         check_row(table, &get.row)?;
         check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
-        let result = self.call(
-            table,
-            "get",
-            true,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                e.field(TType::Struct, 2);
-                hbase::get(e, get);
-            },
-            |r| hbase::reply(r, TType::Struct, hbase::result),
-        )?;
+        let result = self
+            .call(
+                table,
+                "get",
+                true,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.field(TType::Struct, 2);
+                    hbase::get(e, get);
+                },
+                |r| hbase::reply(r, TType::Struct, hbase::result),
+            )
+            .await?;
         Ok(result.map(|mut r| {
             if r.row.is_empty() {
                 r.row = get.row.clone();
@@ -727,8 +791,8 @@ impl Store for ThriftStore {
         }))
     }
 
-    fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        let schema = self.schema(table)?;
+    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let schema = self.schema(table).await?;
         for g in gets {
             check_row(table, &g.row)?;
             check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
@@ -736,16 +800,18 @@ impl Store for ThriftStore {
         if gets.is_empty() {
             return Ok(Vec::new());
         }
-        let results = self.call(
-            table,
-            "getMultiple",
-            true,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                hbase::struct_list(e, 2, gets, hbase::get);
-            },
-            |r| hbase::reply(r, TType::List, hbase::results),
-        )?;
+        let results = self
+            .call(
+                table,
+                "getMultiple",
+                true,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    hbase::struct_list(e, 2, gets, hbase::get);
+                },
+                |r| hbase::reply(r, TType::List, hbase::results),
+            )
+            .await?;
         if results.len() != gets.len() {
             return Err(StoreError::Server {
                 table: table.into(),
@@ -756,27 +822,27 @@ impl Store for ThriftStore {
         Ok(results)
     }
 
-    fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let schema = self.schema(table)?;
+    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let schema = self.schema(table).await?;
         for r in rows {
-            check_mutation(&schema, &r.row, &r.mutations, self.config.max_value_size)?;
+            check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
         }
         for batch in batches(rows) {
             match batch {
-                Batch::Puts(rows) => self.put_multiple(table, rows)?,
-                Batch::Deletes(rows) => self.delete_multiple(table, rows)?,
-                Batch::Mixed(row) => self.mutate_row(table, row)?,
+                Batch::Puts(rows) => self.put_multiple(table, rows).await?,
+                Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
+                Batch::Mixed(row) => self.mutate_row(table, row).await?,
             }
         }
         Ok(())
     }
 
-    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowScanner<'a>> {
-        let schema = self.schema(table)?;
+    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
+        let schema = self.schema(table).await?;
         check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
         // The gateway would read a stop equal to the start as a one-row get.
         if scan.is_empty_range() {
-            return Ok(Box::new(std::iter::empty()));
+            return Ok(Box::pin(futures_util::stream::empty()));
         }
         // HBase reads a reversed scan from its start row (inclusive, the
         // high end) down to its stop row (exclusive). hmap's range is low to
@@ -787,36 +853,42 @@ impl Store for ThriftStore {
         } else {
             (scan.start.clone(), scan.stop.clone())
         };
-        let id = self.call(
-            table,
-            "openScanner",
-            false,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                e.field(TType::Struct, 2);
-                hbase::scan(e, scan, &start, &stop);
-            },
-            |r| hbase::reply(r, TType::I32, Reader::i32),
-        )?;
-        self.scanners.lock().unwrap_or_else(PoisonError::into_inner).insert(id);
-        Ok(Box::new(ThriftScanner {
-            store: self,
+        let id = self
+            .call(
+                table,
+                "openScanner",
+                false,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.field(TType::Struct, 2);
+                    hbase::scan(e, scan, &start, &stop);
+                },
+                |r| hbase::reply(r, TType::I32, Reader::i32),
+            )
+            .await?;
+        self.shared
+            .scanners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id);
+        let fetcher = ScanFetcher {
+            store: self.clone(),
             table: table.to_string(),
             id,
-            buffer: VecDeque::new(),
             done: false,
             reversed: scan.reversed,
             low: scan.start.clone(),
             high: scan.stop.clone(),
             remaining: scan.limit,
             batch: i32::try_from(scan.batch_size.max(1)).unwrap_or(i32::MAX),
-        }))
+        };
+        Ok(fetcher.spawn())
     }
 
-    fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        let schema = self.schema(table)?;
+    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        let schema = self.schema(table).await?;
         check_family(&schema, &op.family)?;
-        check_mutation(&schema, &op.row, &op.mutations, self.config.max_value_size)?;
+        check_mutation(&schema, &op.row, &op.mutations, self.shared.config.max_value_size)?;
         // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
         // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
         // value to `ifMatches` as it is (it cannot be left out: a null one
@@ -840,10 +912,11 @@ impl Store for ThriftStore {
             },
             |r| hbase::reply(r, TType::Bool, Reader::bool),
         )
+        .await
     }
 
-    fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        let schema = self.schema(table)?;
+    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        let schema = self.schema(table).await?;
         check_increment(&schema, &op.row, &op.columns)?;
         let result = self.call(
             table,
@@ -856,7 +929,7 @@ impl Store for ThriftStore {
             },
             |r| hbase::reply(r, TType::Struct, hbase::result),
         );
-        let row = match result {
+        let row = match result.await {
             Ok(row) => row,
             Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
                 return Err(StoreError::NotACounter {
@@ -1073,41 +1146,94 @@ fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
     out
 }
 
-/// A server-side scanner: `batch` rows per `getScannerRows`, closed on drop.
-struct ThriftScanner<'a> {
-    store: &'a ThriftStore,
+/// A server-side scanner, read by a task of its own: `batch` rows per
+/// `getScannerRows`, the next batch fetched while the caller works through
+/// the current one (a channel of one batch between them), and the scanner
+/// closed when the rows run out, a fetch fails, or the caller drops the
+/// stream.
+struct ScanFetcher {
+    store: ThriftStore,
     table: String,
     id: i32,
-    buffer: VecDeque<RowResult>,
     done: bool,
     reversed: bool,
     /// hmap's range: `low` inclusive, `high` exclusive (empty: unbounded).
     low: Bytes,
     high: Bytes,
+    /// Rows the limit still allows.
     remaining: Option<usize>,
     batch: i32,
 }
 
-impl ThriftScanner<'_> {
-    fn fetch(&mut self) -> Result<()> {
+impl ScanFetcher {
+    /// Starts the task; the stream hands out its rows.
+    fn spawn(mut self) -> RowStream<'static> {
+        let (batches, received) = mpsc::channel::<Result<Vec<RowResult>>>(1);
+        tokio::spawn(async move {
+            while !self.done {
+                match self.fetch().await {
+                    Ok(rows) if rows.is_empty() => {}
+                    Ok(rows) => {
+                        if batches.send(Ok(rows)).await.is_err() {
+                            break; // the stream was dropped
+                        }
+                    }
+                    Err(e) => {
+                        let _ = batches.send(Err(e)).await;
+                        break;
+                    }
+                }
+            }
+            drop(batches);
+            self.close().await;
+        });
+        let rows = futures_util::stream::unfold(
+            (received, std::vec::IntoIter::default()),
+            |(mut received, mut batch)| async move {
+                loop {
+                    if let Some(row) = batch.next() {
+                        return Some((Ok(row), (received, batch)));
+                    }
+                    match received.recv().await? {
+                        Ok(rows) => batch = rows.into_iter(),
+                        Err(e) => return Some((Err(e), (received, Vec::new().into_iter()))),
+                    }
+                }
+            },
+        );
+        Box::pin(rows)
+    }
+
+    /// The next batch of rows in hmap's range, at most what the limit allows.
+    async fn fetch(&mut self) -> Result<Vec<RowResult>> {
+        if self.remaining == Some(0) {
+            self.done = true;
+            return Ok(Vec::new());
+        }
         // No more rows than the limit still wants (at least one).
         let wanted = self.remaining.map_or(self.batch, |r| {
             self.batch.min(i32::try_from(r.max(1)).unwrap_or(i32::MAX))
         });
-        let rows = self.store.call(
-            &self.table,
-            "getScannerRows",
-            false,
-            |e| {
-                e.i32_field(1, self.id);
-                e.i32_field(2, wanted);
-            },
-            |r| hbase::reply(r, TType::List, hbase::results),
-        )?;
-        if rows.is_empty() {
+        let id = self.id;
+        let fetched = self
+            .store
+            .call(
+                &self.table,
+                "getScannerRows",
+                false,
+                |e| {
+                    e.i32_field(1, id);
+                    e.i32_field(2, wanted);
+                },
+                |r| hbase::reply(r, TType::List, hbase::results),
+            )
+            .await;
+        let fetched = fetched.inspect_err(|_| self.done = true)?;
+        if fetched.is_empty() {
             self.done = true;
         }
-        for row in rows.into_iter().flatten() {
+        let mut rows = Vec::with_capacity(fetched.len());
+        for row in fetched.into_iter().flatten() {
             if self.reversed {
                 if !self.high.is_empty() && row.row >= self.high {
                     continue;
@@ -1117,44 +1243,32 @@ impl ThriftScanner<'_> {
                     break;
                 }
             }
-            self.buffer.push_back(row);
-        }
-        Ok(())
-    }
-}
-
-impl Iterator for ThriftScanner<'_> {
-    type Item = Result<RowResult>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.remaining == Some(0) {
-            return None;
-        }
-        while self.buffer.is_empty() && !self.done {
-            if let Err(e) = self.fetch() {
-                self.done = true;
-                return Some(Err(e));
+            if let Some(r) = &mut self.remaining {
+                if *r == 0 {
+                    self.done = true;
+                    break;
+                }
+                *r -= 1;
             }
+            rows.push(row);
         }
-        let row = self.buffer.pop_front()?;
-        if let Some(r) = &mut self.remaining {
-            *r -= 1;
-        }
-        Some(Ok(row))
+        Ok(rows)
     }
-}
 
-impl Drop for ThriftScanner<'_> {
-    fn drop(&mut self) {
-        // Best effort: the gateway expires scanners it does not hear from.
+    /// Closes the gateway's scanner. Best effort: the gateway expires
+    /// scanners it does not hear from.
+    async fn close(&self) {
+        let id = self.id;
         match self
             .store
-            .call_void(&self.table, "closeScanner", |e| e.i32_field(1, self.id))
+            .call_void(&self.table, "closeScanner", |e| e.i32_field(1, id))
+            .await
         {
             // Closed, or unknown to the gateway (expired already: it answers
             // TIllegalArgument "Invalid scanner Id"): gone.
             Ok(()) | Err(StoreError::Server { .. } | StoreError::InvalidRequest { .. }) => {
                 self.store
+                    .shared
                     .scanners
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -1203,7 +1317,7 @@ mod tests {
         };
         let mut scanner = store.scan(&table, &Scan::all().batch_size(2)).unwrap();
         assert!(scanner.next().is_some());
-        let ids: Vec<i32> = store.scanners.lock().unwrap().iter().copied().collect();
+        let ids: Vec<i32> = store.shared.scanners.lock().unwrap().iter().copied().collect();
         assert_eq!(ids.len(), 1);
         assert_eq!(store.open_scanners(), 1);
         probe(ids[0]).expect("an open scanner answers");

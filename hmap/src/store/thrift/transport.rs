@@ -1,13 +1,16 @@
 //! Moving bytes to and from a gateway, under one deadline per call: a plain
-//! TCP socket, unframed (the gateway's default transport). The bytes' meaning
-//! is the [`codec`](super::codec)'s business; this file only asks it where a
-//! reply ends.
+//! TCP socket (tokio), unframed (the gateway's default transport). The bytes'
+//! meaning is the [`codec`](super::codec)'s business; this file only asks it
+//! where a reply ends.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::io;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use futures_util::FutureExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout_at};
 
 use super::codec::{DecodeError, Skim, Skimmed};
 
@@ -46,12 +49,15 @@ impl Deadline {
         self.start.elapsed()
     }
 
-    /// A socket timeout: the time left, at most `cap`; `Err(TimedOut)` once
-    /// the deadline has passed.
-    fn timeout(&self, cap: Duration) -> Result<Duration, Failure> {
-        let left = self.remaining().ok_or(Failure::TimedOut)?;
-        // A zero timeout means "none" to the socket: at least a millisecond.
-        Ok(left.min(cap).max(Duration::from_millis(1)))
+    /// When the call must be over.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+
+    /// When a wait of at most `cap` must end: `cap` from now, or the
+    /// deadline if that comes first.
+    fn within(&self, cap: Duration) -> Instant {
+        Instant::now().checked_add(cap).map_or(self.end, |t| t.min(self.end))
     }
 }
 
@@ -80,36 +86,23 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Connects to the first of `address`'s addresses that answers, each
-    /// attempt given at most `connect_timeout` and what is left of `deadline`.
-    pub fn connect(address: &str, connect_timeout: Duration, deadline: &Deadline) -> Result<Self, Failure> {
-        let addrs: Vec<SocketAddr> = address
-            .to_socket_addrs()
-            .map_err(|error| Failure::Io { error, replied: false })?
-            .collect();
-        let mut last = io::Error::new(io::ErrorKind::NotFound, "the address resolves to nothing");
-        for addr in addrs {
-            let timeout = deadline.timeout(connect_timeout)?;
-            match TcpStream::connect_timeout(&addr, timeout) {
-                Ok(stream) => {
-                    stream
-                        .set_nodelay(true)
-                        .map_err(|error| Failure::Io { error, replied: false })?;
-                    return Ok(Connection {
-                        stream,
-                        buf: BytesMut::new(),
-                        seq: 0,
-                        replied: false,
-                        last_used: Instant::now(),
-                    });
-                }
-                Err(e) if is_timeout(&e) && deadline.remaining().is_none() => return Err(Failure::TimedOut),
-                Err(e) => last = e,
-            }
-        }
-        Err(Failure::Io {
-            error: last,
+    /// Connects to the first of `address`'s addresses that answers, all
+    /// attempts together given at most `connect_timeout` and what is left of
+    /// `deadline`.
+    pub async fn connect(address: &str, connect_timeout: Duration, deadline: &Deadline) -> Result<Self, Failure> {
+        let stream = timeout_at(deadline.within(connect_timeout), TcpStream::connect(address))
+            .await
+            .map_err(|_| Failure::TimedOut)?
+            .map_err(|error| Failure::Io { error, replied: false })?;
+        stream
+            .set_nodelay(true)
+            .map_err(|error| Failure::Io { error, replied: false })?;
+        Ok(Connection {
+            stream,
+            buf: BytesMut::new(),
+            seq: 0,
             replied: false,
+            last_used: Instant::now(),
         })
     }
 
@@ -119,29 +112,28 @@ impl Connection {
         self.seq
     }
 
-    /// Whether the gateway closed the connection while it sat idle: a
-    /// non-blocking peek sees the end of the stream (or an error) at once.
+    /// Whether the gateway closed the connection while it sat idle: a peek
+    /// that is ready at once sees the end of the stream (or an error, or
+    /// bytes nobody asked for); one that would wait means the connection is
+    /// open and quiet.
     pub fn peer_closed(&self) -> bool {
-        if !self.buf.is_empty() || self.stream.set_nonblocking(true).is_err() {
+        if !self.buf.is_empty() {
             return true;
         }
-        let closed = match self.stream.peek(&mut [0u8; 1]) {
-            Ok(_) => true, // the end of the stream, or bytes nobody asked for
-            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
-        };
-        closed || self.stream.set_nonblocking(false).is_err()
+        let mut byte = [0u8; 1];
+        self.stream.peek(&mut byte).now_or_never().is_some()
     }
 
     /// Sends `request` and reads one whole reply message, all before
     /// `deadline`; no single read waits longer than `read_timeout`.
-    pub fn round_trip(
+    pub async fn round_trip(
         &mut self,
         request: &[u8],
         deadline: &Deadline,
         read_timeout: Duration,
     ) -> Result<Bytes, Failure> {
-        self.send(request, deadline)?;
-        let reply = self.receive(deadline, read_timeout)?;
+        self.send(request, deadline).await?;
+        let reply = self.receive(deadline, read_timeout).await?;
         self.replied = true;
         self.last_used = Instant::now();
         Ok(reply)
@@ -158,30 +150,22 @@ impl Connection {
         }
     }
 
-    fn send(&mut self, mut request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
-        while !request.is_empty() {
-            let timeout = deadline.timeout(Duration::MAX)?;
-            self.stream.set_write_timeout(Some(timeout)).map_err(|e| self.io(e))?;
-            match self.stream.write(request) {
-                Ok(0) => {
-                    return Err(self.io(io::ErrorKind::WriteZero.into()));
-                }
-                Ok(n) => request = request.get(n..).unwrap_or_default(),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.io(e)),
-            }
+    async fn send(&mut self, request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        match timeout_at(deadline.end, self.stream.write_all(request)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.io(e)),
+            Err(_) => Err(Failure::TimedOut),
         }
-        Ok(())
     }
 
     /// Reads until the buffer holds a whole message, and splits it off. The
     /// skim resumes where it stopped after each read.
-    fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+    async fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
         let mut skim = Skim::new();
         loop {
             match skim.advance(&self.buf) {
                 Ok(Skimmed::Done(len)) => return Ok(self.buf.split_to(len).freeze()),
-                Ok(Skimmed::NeedMore(_)) => self.fill(deadline, read_timeout)?,
+                Ok(Skimmed::NeedMore(_)) => self.fill(deadline, read_timeout).await?,
                 Err(error) => {
                     return Err(Failure::Decode {
                         error,
@@ -192,19 +176,14 @@ impl Connection {
         }
     }
 
-    /// One read into the buffer's tail.
-    fn fill(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<(), Failure> {
-        let timeout = deadline.timeout(read_timeout)?;
-        self.stream.set_read_timeout(Some(timeout)).map_err(|e| self.io(e))?;
+    /// One read into the buffer's spare room (nothing zero-filled first).
+    async fn fill(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<(), Failure> {
         let filled = self.buf.len();
         let want = filled.clamp(MIN_READ, MAX_READ);
-        // std's `Read` cannot fill uninitialised memory: the read's room is
-        // zeroed first (a memset of at most 64 KiB). The async transport
-        // will read into the spare capacity directly.
-        self.buf.resize(filled + want, 0);
-        let read = self.stream.read(self.buf.get_mut(filled..).unwrap_or_default());
-        let got = *read.as_ref().unwrap_or(&0);
-        self.buf.truncate(filled + got);
+        self.buf.reserve(want);
+        let read = timeout_at(deadline.within(read_timeout), self.stream.read_buf(&mut self.buf))
+            .await
+            .map_err(|_| Failure::TimedOut)?;
         match read {
             Ok(0) => Err(Failure::Io {
                 error: io::Error::new(

@@ -1,0 +1,75 @@
+//! A synchronous API over hmap's async core, for programs without an async
+//! runtime: each call waits for the async one on a runtime that hmap owns,
+//! as the `postgres` crate wraps `tokio-postgres`.
+//!
+//! The types mirror the async ones: [`Table`] for
+//! [`crate::Table`], [`Store`] for any [`crate::store::Store`], and
+//! [`relation`]'s helpers for [`crate::relation`]'s.
+//!
+//! ```
+//! use hmap::blocking::Table;
+//! use hmap::store::MemoryStore;
+//! use hmap::HTable;
+//!
+//! #[derive(HTable, Debug, PartialEq)]
+//! #[hmap(table = "user", family(name = "i"))]
+//! struct User {
+//!     #[hmap(key)]
+//!     id: String,
+//!     #[hmap(family = "i")]
+//!     name: String,
+//! }
+//!
+//! let users = Table::<User, _>::new(MemoryStore::new());
+//! users.create()?;
+//! users.put(&User { id: "u1".into(), name: "Ann".into() })?;
+//! assert_eq!(users.get("u1")?.map(|u| u.name).as_deref(), Some("Ann"));
+//! # Ok::<(), hmap::Error>(())
+//! ```
+//!
+//! The runtime is one multi-threaded tokio runtime per process (two worker
+//! threads named `hmap-blocking`), started on first use; scanners and the
+//! fan-out worker run their background tasks on it. Do not call the
+//! blocking API from inside an async task: tokio refuses to block a thread
+//! that runs tasks (it panics); use the async API there.
+
+pub mod relation;
+mod store;
+mod table;
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+pub use store::{RowIter, Store};
+pub use table::{Rows, Table};
+
+/// Waits for `future` on hmap's runtime.
+pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+    runtime().block_on(future)
+}
+
+/// The process's runtime for the blocking API.
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("hmap-blocking")
+            .enable_all()
+            .build()
+            // Without threads or timers nothing in hmap can run.
+            .expect("hmap could not start its tokio runtime")
+    })
+}
+
+/// Blocking versions of the async methods of `self.inner`, same names and
+/// arguments.
+macro_rules! blocking_methods {
+    ($path:literal; $( fn $name:ident (&self $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty $(where $($w:tt)*)?; )*) => {$(
+        #[doc = concat!("[`", stringify!($name), "`](", $path, "::", stringify!($name), "), waiting for it.")]
+        pub fn $name (&self $(, $arg: $ty)*) -> $ret $(where $($w)*)? {
+            $crate::blocking::block_on(self.inner.$name($($arg),*))
+        }
+    )*};
+}
+pub(crate) use blocking_methods;

@@ -1,0 +1,95 @@
+//! The blocking [`Store`].
+
+use std::fmt;
+
+use super::{block_on, blocking_methods};
+use crate::schema::TableSchema;
+use crate::store::{
+    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store as AsyncStore,
+};
+
+/// Any [`Store`](crate::store::Store), blocking: its methods, each waiting
+/// for its answer.
+///
+/// ```
+/// use hmap::blocking::Store;
+/// use hmap::schema::{FamilySchema, TableSchema};
+/// use hmap::store::{Get, MemoryStore, RowMutation};
+///
+/// let store = Store::new(MemoryStore::new());
+/// store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
+/// store.mutate("user", &[RowMutation::new("u1").put("i", "name", "Ann")])?;
+/// let row = store.get("user", &Get::new("u1"))?.expect("the row exists");
+/// assert_eq!(row.value("i", "name").as_deref(), Some(&b"Ann"[..]));
+/// # Ok::<(), hmap::store::StoreError>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct Store<S> {
+    inner: S,
+}
+
+impl<S: fmt::Debug> fmt::Debug for Store<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("blocking::Store").field("inner", &self.inner).finish()
+    }
+}
+
+impl<S: AsyncStore> Store<S> {
+    /// Blocking calls on `store`.
+    pub fn new(store: S) -> Self {
+        Store { inner: store }
+    }
+
+    /// The async store underneath.
+    pub fn as_async(&self) -> &S {
+        &self.inner
+    }
+
+    /// The async store underneath, taken out.
+    pub fn into_async(self) -> S {
+        self.inner
+    }
+
+    blocking_methods! { "crate::store::Store";
+        fn create_table(&self, schema: &TableSchema) -> Result<()>;
+        fn delete_table(&self, table: &str) -> Result<()>;
+        fn truncate_table(&self, table: &str) -> Result<()>;
+        fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()>;
+        fn table_exists(&self, table: &str) -> Result<bool>;
+        fn list_tables(&self) -> Result<Vec<String>>;
+        fn describe_table(&self, table: &str) -> Result<TableSchema>;
+        fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
+        fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>>;
+        fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+        fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
+        fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+    }
+
+    /// [`scan`](crate::store::Store::scan): the rows as an iterator,
+    /// fetched in batches as it advances; dropping it closes the scanner.
+    pub fn scan(&self, table: &str, scan: &Scan) -> Result<RowIter<'_>> {
+        Ok(RowIter {
+            inner: block_on(self.inner.scan(table, scan))?,
+        })
+    }
+}
+
+/// The rows of a blocking [`Store::scan`].
+pub struct RowIter<'a> {
+    inner: RowStream<'a>,
+}
+
+impl fmt::Debug for RowIter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RowIter").finish_non_exhaustive()
+    }
+}
+
+impl Iterator for RowIter<'_> {
+    type Item = Result<RowResult>;
+
+    fn next(&mut self) -> Option<Result<RowResult>> {
+        use futures_util::StreamExt;
+        block_on(self.inner.next())
+    }
+}

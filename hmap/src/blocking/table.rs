@@ -1,0 +1,154 @@
+//! The blocking [`Table`].
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::{block_on, blocking_methods};
+use crate::error::Result;
+use crate::key::{KeyInspection, KeyTuple};
+use crate::migrate::{MigrateOptions, Migration};
+use crate::schema::SchemaDiff;
+use crate::store::Store as AsyncStore;
+use crate::table::{Cursor, HTable, Page, Query};
+
+/// A typed table over a store, blocking: [`crate::Table`]'s methods, each
+/// waiting for its answer.
+///
+/// ```
+/// use hmap::blocking::Table;
+/// use hmap::store::MemoryStore;
+/// use hmap::{HTable, Query};
+///
+/// #[derive(HTable, Debug)]
+/// #[hmap(table = "event", family(name = "e"))]
+/// struct Event {
+///     #[hmap(key)]
+///     user: String,
+///     #[hmap(key)]
+///     seq: u32,
+///     #[hmap(family = "e")]
+///     what: String,
+/// }
+///
+/// let events = Table::<Event, _>::new(MemoryStore::new());
+/// events.create()?;
+/// for seq in 0..3 {
+///     events.put(&Event { user: "u1".into(), seq, what: format!("e{seq}") })?;
+/// }
+/// let seqs: Vec<u32> = events
+///     .scan(Query::prefix("u1"))?
+///     .map(|e| e.map(|e| e.seq))
+///     .collect::<hmap::Result<_>>()?;
+/// assert_eq!(seqs, [0, 1, 2]);
+/// # Ok::<(), hmap::Error>(())
+/// ```
+pub struct Table<T, S> {
+    inner: crate::Table<T, S>,
+}
+
+impl<T, S: fmt::Debug> fmt::Debug for Table<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("blocking::Table").field("inner", &self.inner).finish()
+    }
+}
+
+impl<T: HTable, S: AsyncStore> Table<T, S> {
+    /// The table of `T` in `store`.
+    pub fn new(store: S) -> Self {
+        Table {
+            inner: crate::Table::new(store),
+        }
+    }
+
+    /// The async table underneath.
+    pub fn as_async(&self) -> &crate::Table<T, S> {
+        &self.inner
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &S {
+        self.inner.store()
+    }
+
+    /// [`row_key`](crate::Table::row_key).
+    pub fn row_key(&self, key: impl KeyTuple) -> Result<Bytes> {
+        self.inner.row_key(key)
+    }
+
+    /// [`row_key_of`](crate::Table::row_key_of).
+    pub fn row_key_of(&self, row: &T) -> Result<Bytes> {
+        self.inner.row_key_of(row)
+    }
+
+    /// [`inspect_key`](crate::Table::inspect_key).
+    pub fn inspect_key(&self, row_key: &[u8]) -> Result<KeyInspection> {
+        self.inner.inspect_key(row_key)
+    }
+
+    blocking_methods! { "crate::Table";
+        fn create(&self) -> Result<()>;
+        fn create_if_missing(&self) -> Result<bool>;
+        fn migration(&self, options: &MigrateOptions) -> Result<Migration>;
+        fn migrate(&self) -> Result<Migration>;
+        fn schema_diff(&self) -> Result<SchemaDiff>;
+        fn check_schema(&self) -> Result<SchemaDiff>;
+        fn exists(&self) -> Result<bool>;
+        fn drop(&self) -> Result<()>;
+        fn truncate(&self) -> Result<()>;
+        fn get(&self, key: impl KeyTuple) -> Result<Option<T>>;
+        fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>>;
+        fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>>;
+        fn put(&self, row: &T) -> Result<()>;
+        fn save(&self, row: &mut T) -> Result<()>;
+        fn update(&self, row: &T, fields: &[&str]) -> Result<()>;
+        fn delete(&self, key: impl KeyTuple) -> Result<()>;
+        fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
+        fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64>;
+    }
+
+    /// [`get_many`](crate::Table::get_many), waiting for it.
+    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+        block_on(self.inner.get_many(keys))
+    }
+
+    /// [`put_many`](crate::Table::put_many), waiting for it.
+    pub fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
+    where
+        T: 'r,
+    {
+        block_on(self.inner.put_many(rows))
+    }
+
+    /// [`scan`](crate::Table::scan): the rows as an iterator, fetched in
+    /// batches as it advances.
+    pub fn scan(&self, query: Query<'_>) -> Result<Rows<'_, T>> {
+        Ok(Rows {
+            inner: block_on(self.inner.scan(query))?,
+        })
+    }
+
+    /// [`page`](crate::Table::page), waiting for it.
+    pub fn page(&self, query: Query<'_>, limit: usize, cursor: Option<&Cursor>) -> Result<Page<T>> {
+        block_on(self.inner.page(query, limit, cursor))
+    }
+}
+
+/// The rows of a blocking [`Table::scan`], decoded as they are fetched.
+pub struct Rows<'a, T> {
+    inner: crate::Rows<'a, T>,
+}
+
+impl<T> fmt::Debug for Rows<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<T> Iterator for Rows<'_, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        block_on(self.inner.next())
+    }
+}
