@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use hmap::store::{Get, MemoryStore, Store};
-use hmap::{HTable, Table};
+use hmap::{HTable};
+use hmap::blocking::Table;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -50,8 +51,8 @@ fn dog() -> Animal {
 }
 
 /// A store holding the table with `dog()` in it.
-fn store_with_dog() -> MemoryStore {
-    let store = MemoryStore::new();
+fn store_with_dog() -> hmap::blocking::Store<MemoryStore> {
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     let animals = Table::<Animal, _>::new(&store);
     animals.create().unwrap();
     animals.put(&dog()).unwrap();

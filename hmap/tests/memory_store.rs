@@ -53,7 +53,7 @@ fn cells_expire_as_the_clock_passes_their_ttl() {
 
 #[test]
 fn major_compaction_drops_markers_so_older_puts_reappear() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
         .unwrap();
@@ -78,7 +78,7 @@ fn major_compaction_drops_markers_so_older_puts_reappear() {
 
 #[test]
 fn major_compaction_keeps_exactly_what_reads_return() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
         .unwrap();
@@ -104,7 +104,7 @@ fn major_compaction_keeps_exactly_what_reads_return() {
 fn configured_cell_size_limit() {
     // Row "r", family "f", qualifier "q" and 24 bytes of framing: 27 bytes
     // before the value, as HBase counts a cell.
-    let store = MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31));
+    let store = hmap::blocking::Store::new(MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31)));
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
         .unwrap();
@@ -136,7 +136,7 @@ fn configured_cell_size_limit() {
 
 #[test]
 fn errors_name_table_row_and_column() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
         .unwrap();
@@ -193,7 +193,7 @@ fn schema_renders_as_a_shell_statement() {
 
 #[test]
 fn rewriting_a_cell_keeps_memory_bounded() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
         .unwrap();
@@ -236,7 +236,7 @@ fn rewriting_a_cell_keeps_memory_bounded() {
 
 #[test]
 fn pruning_spares_what_an_open_scanner_reads() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
         .unwrap();
@@ -282,7 +282,7 @@ fn pruning_spares_what_an_open_scanner_reads() {
 
 #[test]
 fn qualifiers_and_values_of_every_size_round_trip() {
-    let store = MemoryStore::new();
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
         .unwrap();
@@ -361,7 +361,7 @@ fn named_column_shows_one_expired_version_until_a_major_compaction() {
 /// while a family is added is readable afterwards, with the new family.
 #[test]
 fn writes_during_an_alteration_are_kept() {
-    let store = Arc::new(MemoryStore::new());
+    let store = Arc::new(hmap::blocking::Store::new(MemoryStore::new()));
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("a")))
         .unwrap();

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use hmap::HTable;
-use hmap::relation::{DeleteMode, Index, ManyToMany, Tree};
+use hmap::blocking::relation::{Index, ManyToMany, Tree};
+use hmap::relation::DeleteMode;
 use hmap::store::{FaultPlan, FaultyStore, MemoryStore};
 use proptest::prelude::*;
 

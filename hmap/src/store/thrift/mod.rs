@@ -1285,51 +1285,60 @@ mod tests {
 
     /// A dropped scanner is closed on the gateway: before the drop, reading
     /// no rows from its id works; after, the gateway no longer knows the id.
-    #[test]
+    #[tokio::test]
     #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
-    fn dropped_scanner_is_closed_on_the_gateway() {
+    async fn dropped_scanner_is_closed_on_the_gateway() {
+        use futures_util::StreamExt;
         let address = std::env::var("HMAP_THRIFT").expect("HMAP_THRIFT names a Thrift2 gateway");
         let prefix = std::env::var("HMAP_TEST_PREFIX").unwrap_or_default();
         let store = ThriftStore::with_config(ThriftConfig::new(address));
         let table = format!("{prefix}hmap_unit_scanner_close");
-        if store.table_exists(&table).unwrap() {
-            store.delete_table(&table).unwrap();
+        if store.table_exists(&table).await.unwrap() {
+            store.delete_table(&table).await.unwrap();
         }
         store
             .create_table(&TableSchema::new(table.clone()).family(crate::schema::FamilySchema::new("f")))
+            .await
             .unwrap();
         let rows: Vec<RowMutation> = (0..5)
             .map(|i| RowMutation::new(format!("r{i}")).put("f", "q", "v"))
             .collect();
-        store.mutate(&table, &rows).unwrap();
+        store.mutate(&table, &rows).await.unwrap();
         // Reads no rows from a scanner id: Ok while the gateway holds it.
-        let probe = |id: i32| {
-            store.call(
-                &table,
-                "getScannerRows",
-                false,
-                |e| {
-                    e.i32_field(1, id);
-                    e.i32_field(2, 0);
-                },
-                |r| hbase::reply(r, TType::List, hbase::results),
-            )
+        let probe = async |id: i32| {
+            store
+                .call(
+                    &table,
+                    "getScannerRows",
+                    false,
+                    |e| {
+                        e.i32_field(1, id);
+                        e.i32_field(2, 0);
+                    },
+                    |r| hbase::reply(r, TType::List, hbase::results),
+                )
+                .await
         };
-        let mut scanner = store.scan(&table, &Scan::all().batch_size(2)).unwrap();
-        assert!(scanner.next().is_some());
+        let mut scanner = store.scan(&table, &Scan::all().batch_size(2)).await.unwrap();
+        assert!(scanner.next().await.is_some());
         let ids: Vec<i32> = store.shared.scanners.lock().unwrap().iter().copied().collect();
         assert_eq!(ids.len(), 1);
         assert_eq!(store.open_scanners(), 1);
-        probe(ids[0]).expect("an open scanner answers");
+        probe(ids[0]).await.expect("an open scanner answers");
         drop(scanner);
+        // The scanner's task closes it once it sees the stream gone.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while store.open_scanners() > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         assert_eq!(store.open_scanners(), 0);
-        match probe(ids[0]) {
+        match probe(ids[0]).await {
             Err(StoreError::InvalidRequest { reason, .. }) => {
                 assert!(reason.contains("Invalid scanner Id"), "{reason}")
             }
             other => panic!("expected the gateway to refuse a closed scanner's id, got {other:?}"),
         }
-        store.delete_table(&table).unwrap();
+        store.delete_table(&table).await.unwrap();
     }
 
     /// (kind, rows) of each batch, for comparison.
