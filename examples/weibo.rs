@@ -82,7 +82,7 @@ pub struct Weibo {
 
 impl Weibo {
     /// Creates the tables and starts the fan-out worker.
-    pub fn open(store: Arc<dyn Store>) -> hmap::Result<Self> {
+    pub async fn open(store: Arc<dyn Store>) -> hmap::Result<Self> {
         let follows = ManyToMany::new(Arc::clone(&store), "follow", "fans")
             .with_labels(|u: &User| u.name.clone(), |u: &User| u.name.clone());
         let posts = Table::new(Arc::clone(&store));
@@ -106,7 +106,7 @@ impl Weibo {
         self.follows.left()
     }
 
-    pub fn register(&self, uid: &str, name: &str) -> hmap::Result<()> {
+    pub async fn register(&self, uid: &str, name: &str) -> hmap::Result<()> {
         self.users().put(&User {
             uid: uid.into(),
             name: name.into(),
@@ -119,14 +119,14 @@ impl Weibo {
     /// Many follows at once: one batched get per side checks that the
     /// users exist and reads their names, one call per side writes the
     /// lists.
-    pub fn follow_many(&self, pairs: &[(String, String)]) -> hmap::Result<()> {
+    pub async fn follow_many(&self, pairs: &[(String, String)]) -> hmap::Result<()> {
         self.follows.link_many(pairs)
     }
 
     /// Unfollows, and removes the unfollowed user's posts from the
     /// follower's inbox (after the queued deliveries are written). Returns
     /// how many posts it removed.
-    pub fn unfollow(&self, who: &str, whom: &str) -> hmap::Result<usize> {
+    pub async fn unfollow(&self, who: &str, whom: &str) -> hmap::Result<usize> {
         self.follows.unlink(&who.to_string(), &whom.to_string())?;
         self.fanout.flush();
         let theirs = Post::key_schema()
@@ -140,7 +140,7 @@ impl Weibo {
     }
 
     /// Writes a post and queues it for the inboxes of the author's fans.
-    pub fn post(&self, uid: &str, at: i64, content: &str) -> hmap::Result<()> {
+    pub async fn post(&self, uid: &str, at: i64, content: &str) -> hmap::Result<()> {
         let post = Post {
             uid: uid.into(),
             at,
@@ -159,18 +159,18 @@ impl Weibo {
     }
 
     /// Waits until every queued post is in its inboxes.
-    pub fn flush(&self) -> usize {
+    pub async fn flush(&self) -> usize {
         self.fanout.flush()
     }
 
     /// A page of a user's own posts, newest first.
-    pub fn own_posts(&self, uid: &str, limit: usize, cursor: Option<&Cursor>) -> hmap::Result<hmap::Page<Post>> {
+    pub async fn own_posts(&self, uid: &str, limit: usize, cursor: Option<&Cursor>) -> hmap::Result<hmap::Page<Post>> {
         self.posts.page(Query::prefix(uid), limit, cursor)
     }
 
     /// A page of a user's home timeline, newest first: posts older than
     /// `before` (the last page's last post time).
-    pub fn home(&self, uid: &str, limit: u32, before: Option<i64>) -> hmap::Result<Vec<Post>> {
+    pub async fn home(&self, uid: &str, limit: u32, before: Option<i64>) -> hmap::Result<Vec<Post>> {
         let inbox = self.inboxes.row_key(uid)?;
         let page = FanOut::read_timeline(&self.posts, &self.inbox, inbox, limit, before)?;
         Ok(page.into_iter().map(|(_, post)| post).collect())
@@ -238,7 +238,7 @@ fn time(millis: i64) -> String {
         .map_or_else(String::new, |t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
 }
 
-pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
+pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     let weibo = Weibo::open(store)?;
     let data = dataset(42, 300, 3000);
 
@@ -335,5 +335,5 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
 
 #[allow(dead_code)] // the tests include this file and call `run`
 fn main() {
-    hmap_suite::run_example(run);
+    hmap_suite::run_async_example(run);
 }

@@ -23,13 +23,13 @@ pub fn store_from_env() -> Result<Arc<dyn Store>, String> {
 
 /// The store for a Thrift gateway address, its tables named with `prefix`,
 /// or in memory without an address. The gateway must answer.
-pub fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Store>, String> {
+pub async fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Store>, String> {
     match thrift.map(str::trim) {
         Some(address) if !address.is_empty() => {
             let mut config = ThriftConfig::new(address);
             config.table_prefix = prefix.to_string();
             let store = ThriftStore::with_config(config);
-            store.ping().map_err(|e| {
+            store.ping().await.map_err(|e| {
                 format!(
                     "HMAP_THRIFT={address}: {e}\n\
                      start HBase with scripts/hbase/hbase start, or unset HMAP_THRIFT to run in memory"
@@ -67,14 +67,14 @@ pub fn test_table_prefix(name: &str) -> String {
 /// so that tests running side by side on one HBase do not meet. Panics if
 /// the gateway is named but down. Tables left under the prefix by an
 /// earlier run are deleted first.
-pub fn test_store(test: &str) -> Arc<dyn Store> {
+pub async fn test_store(test: &str) -> Arc<dyn Store> {
     let address = std::env::var("HMAP_THRIFT").ok();
     let prefix = test_table_prefix(&format!("hmap_test_{test}__"));
-    let store = store_for(address.as_deref(), &prefix).unwrap_or_else(|e| panic!("{e}"));
-    for table in store.list_tables().expect("list the test's tables") {
+    let store = store_for(address.as_deref(), &prefix).await.unwrap_or_else(|e| panic!("{e}"));
+    for table in store.list_tables().await.expect("list the test's tables") {
         store
             .delete_table(&table)
-            .expect("delete a table left by an earlier run");
+            .await.expect("delete a table left by an earlier run");
     }
     store
 }
@@ -93,6 +93,30 @@ pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleRe
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if let Err(e) = run(store, &mut out) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// [`run_example`] for an async example: runs it on a tokio runtime.
+pub fn run_async_example(run: impl for<'a> AsyncFnOnce(Arc<dyn Store>, &'a mut dyn Write) -> ExampleResult) {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: no tokio runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let store = match store_from_env() {
+        Ok(store) => store,
+        Err(message) => {
+            eprintln!("{message}");
+            std::process::exit(2);
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if let Err(e) = runtime.block_on(run(store, &mut out)) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
