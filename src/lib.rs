@@ -16,9 +16,9 @@ pub type ExampleResult = Result<(), Box<dyn Error>>;
 /// The store an example runs on: in memory, unless `HMAP_THRIFT=host:port`
 /// names an HBase Thrift2 gateway; `HMAP_TABLE_PREFIX` then prefixes its
 /// table names.
-pub fn store_from_env() -> Result<Arc<dyn Store>, String> {
+pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
     let prefix = std::env::var("HMAP_TABLE_PREFIX").unwrap_or_default();
-    store_for(std::env::var("HMAP_THRIFT").ok().as_deref(), &prefix)
+    store_for(std::env::var("HMAP_THRIFT").ok().as_deref(), &prefix).await
 }
 
 /// The store for a Thrift gateway address, its tables named with `prefix`,
@@ -83,7 +83,7 @@ pub async fn test_store(test: &str) -> Arc<dyn Store> {
 /// to stdout; on error, prints it and exits with status 1 (2 if the store
 /// cannot be had).
 pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleResult) {
-    let store = match store_from_env() {
+    let store = match hmap::blocking::block_on(store_from_env()) {
         Ok(store) => store,
         Err(message) => {
             eprintln!("{message}");
@@ -107,7 +107,7 @@ pub fn run_async_example(run: impl for<'a> AsyncFnOnce(Arc<dyn Store>, &'a mut d
             std::process::exit(1);
         }
     };
-    let store = match store_from_env() {
+    let store = match runtime.block_on(store_from_env()) {
         Ok(store) => store,
         Err(message) => {
             eprintln!("{message}");

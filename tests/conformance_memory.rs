@@ -17,9 +17,9 @@ impl Target for Memory {
 
 macro_rules! memory_cases {
     ($($case:ident,)*) => {$(
-        #[test]
-        fn $case() {
-            conformance::$case(&Memory(MemoryStore::new()));
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $case() {
+            conformance::$case(&Memory(MemoryStore::new())).await;
         }
     )*};
 }
@@ -34,7 +34,7 @@ fn every_case_is_listed() {
     let defined: Vec<&str> = source
         .lines()
         .filter(|l| l.contains("(t: &dyn Target)"))
-        .filter_map(|l| l.strip_prefix("pub fn "))
+        .filter_map(|l| l.strip_prefix("pub async fn "))
         .filter_map(|l| l.split('(').next())
         .collect();
     macro_rules! names {

@@ -25,10 +25,10 @@ impl Target for Thrift {
 }
 
 /// The gateway under test; panics without one.
-fn target() -> Thrift {
+async fn target() -> Thrift {
     let address = hmap_suite::required_env("HMAP_THRIFT");
     let store = ThriftStore::with_config(ThriftConfig::new(address.clone()));
-    if let Err(e) = store.ping() {
+    if let Err(e) = store.ping().await {
         panic!("HMAP_THRIFT={address} is set but the gateway does not answer: {e}");
     }
     Thrift(store, hmap_suite::test_table_prefix("hmap_thrift_conformance_"))
@@ -36,10 +36,10 @@ fn target() -> Thrift {
 
 macro_rules! thrift_cases {
     ($($case:ident,)*) => {$(
-        #[test]
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
-        fn $case() {
-            conformance::$case(&target());
+        async fn $case() {
+            conformance::$case(&target().await).await;
         }
     )*};
 }

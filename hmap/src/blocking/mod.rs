@@ -41,10 +41,14 @@ use std::future::Future;
 use std::sync::OnceLock;
 
 pub use store::{RowIter, Store};
+
 pub use table::{Rows, Table};
 
-/// Waits for `future` on hmap's runtime.
-pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
+/// Waits for `future` on the blocking API's runtime: any of hmap's async
+/// calls, from synchronous code. A store's connections belong to the
+/// runtime they were opened on, so a store used through the blocking API is
+/// best used only through it (or through this function).
+pub fn block_on<F: Future>(future: F) -> F::Output {
     runtime().block_on(future)
 }
 
