@@ -1,6 +1,7 @@
 //! Each design of the seed articles, mapped with `#[derive(HTable)]` and run
 //! on `MemoryStore`, or on a real HBase when `HMAP_THRIFT` is set.
 
+use futures_util::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -13,9 +14,9 @@ fn at(day: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(1_700_000_000_000).unwrap() + Duration::days(day)
 }
 
-fn table<T: HTable>(store: &Arc<dyn Store>) -> Table<T, Arc<dyn Store>> {
+async fn table<T: HTable>(store: &Arc<dyn Store>) -> Table<T, Arc<dyn Store>> {
     let t = Table::new(Arc::clone(store));
-    t.create().expect("create table");
+    t.create().await.expect("create table");
     t
 }
 
@@ -40,10 +41,10 @@ struct Animal {
     children: BTreeMap<u32, String>,
 }
 
-#[test]
-fn animal_taxonomy() {
-    let store = hmap_suite::test_store("animal_taxonomy");
-    let animals = table::<Animal>(&store);
+#[tokio::test]
+async fn animal_taxonomy() {
+    let store = hmap_suite::test_store("animal_taxonomy").await;
+    let animals = table::<Animal>(&store).await;
     let animal = Animal {
         id: 1,
         name: "animal".into(),
@@ -62,14 +63,14 @@ fn animal_taxonomy() {
         parents: BTreeMap::from([(1, "animal".into()), (4, "dog".into())]),
         children: BTreeMap::new(),
     };
-    animals.put_many([&animal, &dog, &red_dog]).unwrap();
-    assert_eq!(animals.get(4u32).unwrap(), Some(dog.clone()));
-    assert_eq!(animals.get(7u32).unwrap().unwrap().parents.len(), 2);
+    animals.put_many([&animal, &dog, &red_dog]).await.unwrap();
+    assert_eq!(animals.get(4u32).await.unwrap(), Some(dog.clone()));
+    assert_eq!(animals.get(7u32).await.unwrap().unwrap().parents.len(), 2);
 
     // The stored layout is the seed's: child:<id>=name, the ids written as
     // text (`child:7=reddog`), as the HBase shell shows them.
     let raw = store
-        .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
+        .get("animal", &Get::new(animals.row_key(4u32).unwrap())).await
         .unwrap()
         .unwrap();
     let columns: Vec<(&[u8], &[u8], &[u8])> = raw
@@ -90,14 +91,14 @@ fn animal_taxonomy() {
     // Replacing the map replaces the family: a child removed is gone.
     let mut dog2 = dog.clone();
     dog2.children.remove(&8);
-    animals.put(&dog2).unwrap();
+    animals.put(&dog2).await.unwrap();
     assert_eq!(
-        animals.get(4u32).unwrap().unwrap().children,
+        animals.get(4u32).await.unwrap().unwrap().children,
         BTreeMap::from([(7, "reddog".into())])
     );
 
     // All animals, in id order.
-    let ids: Vec<u32> = animals.scan(Query::all()).unwrap().map(|a| a.unwrap().id).collect();
+    let ids: Vec<u32> = animals.scan(Query::all()).await.unwrap().map(|a| a.unwrap().id).collect().await;
     assert_eq!(ids, [1, 4, 7]);
 }
 
@@ -138,11 +139,11 @@ struct Item {
     shops: BTreeMap<String, String>,
 }
 
-#[test]
-fn shop_and_item() {
-    let store = hmap_suite::test_store("shop_and_item");
-    let shops = table::<Shop>(&store);
-    let items = table::<Item>(&store);
+#[tokio::test]
+async fn shop_and_item() {
+    let store = hmap_suite::test_store("shop_and_item").await;
+    let shops = table::<Shop>(&store).await;
+    let items = table::<Item>(&store).await;
     let shop = Shop {
         id: "s1".into(),
         name: "Fruit stand".into(),
@@ -150,7 +151,7 @@ fn shop_and_item() {
         regdate: chrono::NaiveDate::from_ymd_opt(2020, 5, 1).unwrap(),
         items: BTreeMap::from([("i1".into(), "fresh".into()), ("i2".into(), "dried".into())]),
     };
-    shops.put(&shop).unwrap();
+    shops.put(&shop).await.unwrap();
     items
         .put_many(&[
             Item {
@@ -170,15 +171,15 @@ fn shop_and_item() {
                 shops: BTreeMap::from([("s1".into(), "dried".into())]),
             },
         ])
-        .unwrap();
+        .await.unwrap();
     // A shop's items with their details: one get, then one batched get.
-    let s = shops.get("s1").unwrap().unwrap();
-    let listed = items.get_many(s.items.keys().map(String::as_str)).unwrap();
+    let s = shops.get("s1").await.unwrap().unwrap();
+    let listed = items.get_many(s.items.keys().map(String::as_str)).await.unwrap();
     let names: Vec<String> = listed.into_iter().map(|i| i.unwrap().name).collect();
     assert_eq!(names, ["apple", "fig"]);
     // Values are Java's Bytes.toBytes: the price is an 8-byte double.
     let raw = store
-        .get("item", &Get::new(items.row_key("i1").unwrap()))
+        .get("item", &Get::new(items.row_key("i1").unwrap())).await
         .unwrap()
         .unwrap();
     assert_eq!(raw.value("info", "price").unwrap(), &3.5f64.to_be_bytes()[..]);
@@ -202,9 +203,9 @@ struct Sale {
     quantity: u32,
 }
 
-fn sales_fixture(name: &str) -> (Arc<dyn Store>, Table<Sale, Arc<dyn Store>>) {
-    let store = hmap_suite::test_store(name);
-    let sales = table::<Sale>(&store);
+async fn sales_fixture(name: &str) -> (Arc<dyn Store>, Table<Sale, Arc<dyn Store>>) {
+    let store = hmap_suite::test_store(name).await;
+    let sales = table::<Sale>(&store).await;
     let mut rows = Vec::new();
     for (user, day, product) in [
         ("alice", 0, 10u64),
@@ -223,73 +224,73 @@ fn sales_fixture(name: &str) -> (Arc<dyn Store>, Table<Sale, Arc<dyn Store>>) {
             quantity: 1,
         });
     }
-    sales.put_many(&rows).unwrap();
+    sales.put_many(&rows).await.unwrap();
     (store, sales)
 }
 
-#[test]
-fn purchases_newest_first_per_user() {
-    let (_, sales) = sales_fixture("purchases_newest_first_per_user");
+#[tokio::test]
+async fn purchases_newest_first_per_user() {
+    let (_, sales) = sales_fixture("purchases_newest_first_per_user").await;
     let alice: Vec<u64> = sales
         .scan(Query::prefix("alice"))
-        .unwrap()
+        .await.unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect();
+        .collect().await;
     assert_eq!(alice, [14, 13, 12, 11, 10]);
     // The latest purchase is the first row of the prefix.
     let latest = sales
         .scan(Query::prefix("alice").limit(1))
-        .unwrap()
+        .await.unwrap()
         .next()
-        .unwrap()
+        .await.unwrap()
         .unwrap();
     assert_eq!(latest.at, at(4));
 }
 
-#[test]
-fn purchases_in_a_time_range() {
-    let (_, sales) = sales_fixture("purchases_in_a_time_range");
+#[tokio::test]
+async fn purchases_in_a_time_range() {
+    let (_, sales) = sales_fixture("purchases_in_a_time_range").await;
     // [day 1, day 4): the range is in time order even though the key part
     // is stored reversed.
     let in_range: Vec<u64> = sales
         .scan(Query::prefix("alice").between(at(1), at(4)))
-        .unwrap()
+        .await.unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect();
+        .collect().await;
     assert_eq!(in_range, [13, 12, 11]);
     let oldest_first: Vec<u64> = sales
         .scan(Query::prefix("alice").between(at(1), at(4)).reversed())
-        .unwrap()
+        .await.unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect();
+        .collect().await;
     assert_eq!(oldest_first, [11, 12, 13]);
 }
 
-#[test]
-fn purchases_paginated() {
-    let (_, sales) = sales_fixture("purchases_paginated");
-    let first = sales.page(Query::prefix("alice"), 2, None).unwrap();
+#[tokio::test]
+async fn purchases_paginated() {
+    let (_, sales) = sales_fixture("purchases_paginated").await;
+    let first = sales.page(Query::prefix("alice"), 2, None).await.unwrap();
     assert_eq!(first.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [14, 13]);
     // The cursor travels as text and back.
     let token = first.next.unwrap().to_string();
     let cursor: Cursor = token.parse().unwrap();
-    let second = sales.page(Query::prefix("alice"), 2, Some(&cursor)).unwrap();
+    let second = sales.page(Query::prefix("alice"), 2, Some(&cursor)).await.unwrap();
     assert_eq!(second.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [12, 11]);
-    let third = sales.page(Query::prefix("alice"), 2, second.next.as_ref()).unwrap();
+    let third = sales.page(Query::prefix("alice"), 2, second.next.as_ref()).await.unwrap();
     assert_eq!(third.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [10]);
     assert!(third.next.is_none());
     // Offset and limit, as the seeds page without a cursor.
     let page: Vec<u64> = sales
         .scan(Query::prefix("alice").offset(1).limit(3))
-        .unwrap()
+        .await.unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect();
+        .collect().await;
     assert_eq!(page, [13, 12, 11]);
 }
 
-#[test]
-fn sale_schema_and_key_inspector() {
-    let (_, sales) = sales_fixture("sale_schema_and_key_inspector");
+#[tokio::test]
+async fn sale_schema_and_key_inspector() {
+    let (_, sales) = sales_fixture("sale_schema_and_key_inspector").await;
     let schema = Sale::table_schema();
     assert_eq!(
         schema.to_string(),
@@ -360,10 +361,10 @@ impl std::str::FromStr for Gender {
     }
 }
 
-#[test]
-fn weibo_users_and_fans() {
-    let store = hmap_suite::test_store("weibo_users_and_fans");
-    let users = table::<WeiboUser>(&store);
+#[tokio::test]
+async fn weibo_users_and_fans() {
+    let store = hmap_suite::test_store("weibo_users_and_fans").await;
+    let users = table::<WeiboUser>(&store).await;
     let red = WeiboUser {
         id: "001".into(),
         nickname: "Xiaohong".into(),
@@ -373,11 +374,11 @@ fn weibo_users_and_fans() {
         follows: BTreeMap::from([("002".into(), "Xiaohei".into())]),
         fans: BTreeMap::from([("002".into(), "Xiaohei".into()), ("003".into(), "Xiaobai".into())]),
     };
-    users.put(&red).unwrap();
-    assert_eq!(users.get("001").unwrap(), Some(red.clone()));
+    users.put(&red).await.unwrap();
+    assert_eq!(users.get("001").await.unwrap(), Some(red.clone()));
     // `text` stores Display: readable in the shell.
     let raw = store
-        .get("wb_user", &Get::new(users.row_key("001").unwrap()))
+        .get("wb_user", &Get::new(users.row_key("001").unwrap())).await
         .unwrap()
         .unwrap();
     assert_eq!(&raw.value("info", "gender").unwrap()[..], b"f");
@@ -386,10 +387,10 @@ fn weibo_users_and_fans() {
     let mut changed = red.clone();
     changed.address = None;
     changed.dob = Some(chrono::NaiveDate::from_ymd_opt(2000, 1, 1).unwrap());
-    users.put(&changed).unwrap();
+    users.put(&changed).await.unwrap();
     changed.dob = None;
-    users.put(&changed).unwrap();
-    let back = users.get("001").unwrap().unwrap();
+    users.put(&changed).await.unwrap();
+    let back = users.get("001").await.unwrap().unwrap();
     assert_eq!(back.address.as_deref(), Some("Beijing"));
     assert_eq!(back.dob, None);
 
@@ -399,12 +400,12 @@ fn weibo_users_and_fans() {
         fans: BTreeMap::new(),
         ..red.clone()
     };
-    users.update(&rename, &["nickname"]).unwrap();
-    let back = users.get("001").unwrap().unwrap();
+    users.update(&rename, &["nickname"]).await.unwrap();
+    let back = users.get("001").await.unwrap().unwrap();
     assert_eq!(back.nickname, "Hong");
     assert_eq!(back.fans.len(), 2);
     assert!(matches!(
-        users.update(&rename, &["id"]),
+        users.update(&rename, &["id"]).await,
         Err(Error::Field { field, .. }) if field == "id"
     ));
 }
@@ -423,10 +424,10 @@ struct Post {
     title: Option<String>,
 }
 
-#[test]
-fn weibo_posts_with_text_keys() {
-    let store = hmap_suite::test_store("weibo_posts_with_text_keys");
-    let posts = table::<Post>(&store);
+#[tokio::test]
+async fn weibo_posts_with_text_keys() {
+    let store = hmap_suite::test_store("weibo_posts_with_text_keys").await;
+    let posts = table::<Post>(&store).await;
     for (uid, ms) in [("001", 1_000i64), ("001", 3_000), ("002", 2_000), ("001", 2_000)] {
         posts
             .put(&Post {
@@ -435,15 +436,15 @@ fn weibo_posts_with_text_keys() {
                 content: format!("{uid} at {ms}"),
                 title: None,
             })
-            .unwrap();
+            .await.unwrap();
     }
     let key = posts.row_key(("001", 3_000i64)).unwrap();
     assert_eq!(&key[..], b"001_9223372036854772807");
     let mine: Vec<i64> = posts
         .scan(Query::prefix("001"))
-        .unwrap()
+        .await.unwrap()
         .map(|p| p.unwrap().posted_at)
-        .collect();
+        .collect().await;
     assert_eq!(mine, [3_000, 2_000, 1_000]);
 }
 
@@ -459,18 +460,18 @@ struct Inbox {
     sq: Vec<Versioned<String>>,
 }
 
-#[test]
-fn inbox_keeps_a_thousand_versions() {
-    let store = hmap_suite::test_store("inbox_keeps_a_thousand_versions");
-    let inboxes = table::<Inbox>(&store);
+#[tokio::test]
+async fn inbox_keeps_a_thousand_versions() {
+    let store = hmap_suite::test_store("inbox_keeps_a_thousand_versions").await;
+    let inboxes = table::<Inbox>(&store).await;
     let refs: Vec<Versioned<String>> = (1..=1200).map(|i| Versioned::new(i, format!("post{i}"))).collect();
     inboxes
         .put(&Inbox {
             uid: "001".into(),
             sq: refs,
         })
-        .unwrap();
-    let inbox = inboxes.get("001").unwrap().unwrap();
+        .await.unwrap();
+    let inbox = inboxes.get("001").await.unwrap().unwrap();
     assert_eq!(inbox.sq.len(), 1000);
     assert_eq!(inbox.sq[0], Versioned::new(1200, "post1200".to_string()));
     assert_eq!(inbox.sq[999], Versioned::new(201, "post201".to_string()));
@@ -490,10 +491,10 @@ struct Reading {
     value: f64,
 }
 
-#[test]
-fn salted_reads_one_bucket_or_merge_all() {
-    let store = hmap_suite::test_store("salted_reads_one_bucket_or_merge_all");
-    let readings = table::<Reading>(&store);
+#[tokio::test]
+async fn salted_reads_one_bucket_or_merge_all() {
+    let store = hmap_suite::test_store("salted_reads_one_bucket_or_merge_all").await;
+    let readings = table::<Reading>(&store).await;
     let now = Utc::now().timestamp_millis();
     let mut rows = Vec::new();
     for sensor in 1..=6u32 {
@@ -505,37 +506,37 @@ fn salted_reads_one_bucket_or_merge_all() {
             });
         }
     }
-    readings.put_many(&rows).unwrap();
+    readings.put_many(&rows).await.unwrap();
     // The table is pre-split at each bucket.
     assert_eq!(Reading::table_schema().split_keys.len(), 7);
     // One sensor: one bucket, newest first.
     let one: Vec<i64> = readings
         .scan(Query::prefix(4u32))
-        .unwrap()
+        .await.unwrap()
         .map(|r| r.unwrap().at)
-        .collect();
+        .collect().await;
     assert_eq!(one, [now, now - 60_000, now - 120_000]);
     // Every sensor: eight buckets merged in key order (sensor, then newest).
     let all: Vec<(u32, i64)> = readings
         .scan(Query::all())
-        .unwrap()
+        .await.unwrap()
         .map(|r| r.map(|r| (r.sensor, r.at)).unwrap())
-        .collect();
+        .collect().await;
     let mut expected: Vec<(u32, i64)> = rows.iter().map(|r| (r.sensor, r.at)).collect();
     expected.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     assert_eq!(all, expected);
     let reversed: Vec<(u32, i64)> = readings
         .scan(Query::all().reversed())
-        .unwrap()
+        .await.unwrap()
         .map(|r| r.map(|r| (r.sensor, r.at)).unwrap())
-        .collect();
+        .collect().await;
     expected.reverse();
     assert_eq!(reversed, expected);
     // Pages across buckets.
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
-        let page = readings.page(Query::all(), 5, cursor.as_ref()).unwrap();
+        let page = readings.page(Query::all(), 5, cursor.as_ref()).await.unwrap();
         seen.extend(page.rows.iter().map(|r| (r.sensor, r.at)));
         match page.next {
             Some(next) => cursor = Some(next),
@@ -563,10 +564,10 @@ struct WatchMeta {
     device: String,
 }
 
-#[test]
-fn hash_prefixed_keys_and_json_cells() {
-    let store = hmap_suite::test_store("hash_prefixed_keys_and_json_cells");
-    let watches = table::<Watch>(&store);
+#[tokio::test]
+async fn hash_prefixed_keys_and_json_cells() {
+    let store = hmap_suite::test_store("hash_prefixed_keys_and_json_cells").await;
+    let watches = table::<Watch>(&store).await;
     let meta = WatchMeta {
         seconds: 42,
         device: "tv".into(),
@@ -578,22 +579,22 @@ fn hash_prefixed_keys_and_json_cells() {
                 video,
                 meta: meta.clone(),
             })
-            .unwrap();
+            .await.unwrap();
     }
     let videos: Vec<u64> = watches
         .scan(Query::prefix("u1"))
-        .unwrap()
+        .await.unwrap()
         .map(|w| w.unwrap().video)
-        .collect();
+        .collect().await;
     assert_eq!(videos, [1, 2, 3]);
     let raw = store
-        .get("watch", &Get::new(watches.row_key(("u1", 1u64)).unwrap()))
+        .get("watch", &Get::new(watches.row_key(("u1", 1u64)).unwrap())).await
         .unwrap()
         .unwrap();
     assert_eq!(&raw.value("w", "meta").unwrap()[..], br#"{"seconds":42,"device":"tv"}"#);
     // A prefix that skips the hashed part cannot be scanned.
     assert!(matches!(
-        watches.scan(Query::prefix(()).between(1u64, 2u64)),
+        watches.scan(Query::prefix(()).between(1u64, 2u64)).await,
         Err(Error::Query { .. })
     ));
 }
@@ -610,53 +611,53 @@ struct Account {
     logins: i64,
 }
 
-#[test]
-fn optimistic_versions_and_counters() {
-    let store = hmap_suite::test_store("optimistic_versions_and_counters");
-    let accounts = table::<Account>(&store);
+#[tokio::test]
+async fn optimistic_versions_and_counters() {
+    let store = hmap_suite::test_store("optimistic_versions_and_counters").await;
+    let accounts = table::<Account>(&store).await;
     let mut mine = Account {
         id: "a1".into(),
         balance: 100,
         version: 0,
         logins: 0,
     };
-    accounts.save(&mut mine).unwrap();
+    accounts.save(&mut mine).await.unwrap();
     assert_eq!(mine.version, 1);
-    let mut theirs = accounts.get("a1").unwrap().unwrap();
+    let mut theirs = accounts.get("a1").await.unwrap().unwrap();
     theirs.balance = 50;
-    accounts.save(&mut theirs).unwrap();
+    accounts.save(&mut theirs).await.unwrap();
     // Mine is stale now: the write is refused, nothing changes.
     mine.balance = 999;
-    let err = accounts.save(&mut mine).unwrap_err();
+    let err = accounts.save(&mut mine).await.unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"table `account`, row a1\x00\x00 (id="a1"): version conflict: the row was read at version 1, it is now at 2"#
     );
-    assert_eq!(accounts.get("a1").unwrap().unwrap().balance, 50);
+    assert_eq!(accounts.get("a1").await.unwrap().unwrap().balance, 50);
 
-    assert_eq!(accounts.increment("a1", "logins", 1).unwrap(), 1);
-    assert_eq!(accounts.increment("a1", "logins", 2).unwrap(), 3);
+    assert_eq!(accounts.increment("a1", "logins", 1).await.unwrap(), 1);
+    assert_eq!(accounts.increment("a1", "logins", 2).await.unwrap(), 3);
     // A put leaves counters alone.
-    let mut fresh = accounts.get("a1").unwrap().unwrap();
+    let mut fresh = accounts.get("a1").await.unwrap().unwrap();
     assert_eq!(fresh.logins, 3);
     fresh.logins = 0;
-    accounts.save(&mut fresh).unwrap();
-    assert_eq!(accounts.get("a1").unwrap().unwrap().logins, 3);
+    accounts.save(&mut fresh).await.unwrap();
+    assert_eq!(accounts.get("a1").await.unwrap().unwrap().logins, 3);
     assert!(matches!(
-        accounts.increment("a1", "balance", 1),
+        accounts.increment("a1", "balance", 1).await,
         Err(Error::Field { .. })
     ));
 }
 
-#[test]
-fn deletes_and_missing_cells() {
-    let (store, sales) = sales_fixture("deletes_and_missing_cells");
-    sales.delete(("bob", at(5), 21u64)).unwrap();
+#[tokio::test]
+async fn deletes_and_missing_cells() {
+    let (store, sales) = sales_fixture("deletes_and_missing_cells").await;
+    sales.delete(("bob", at(5), 21u64)).await.unwrap();
     let bob: Vec<u64> = sales
         .scan(Query::prefix("bob"))
-        .unwrap()
+        .await.unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect();
+        .collect().await;
     assert_eq!(bob, [20]);
     // A row missing a required cell is an error that names table, row and column.
     let key = sales.row_key(("bob", at(2), 20u64)).unwrap();
@@ -670,9 +671,9 @@ fn deletes_and_missing_cells() {
                 "q",
                 hmap::clock::next_timestamp(&hmap::clock::RowSet::of("sale", &key)),
             )],
-        )
+        ).await
         .unwrap();
-    let err = sales.get(("bob", at(2), 20u64)).unwrap_err();
+    let err = sales.get(("bob", at(2), 20u64)).await.unwrap_err();
     assert!(matches!(err, Error::MissingCell { .. }));
     assert!(err.to_string().starts_with("table `sale`, row bob\\x00\\x00"), "{err}");
     assert!(
@@ -686,19 +687,19 @@ fn deletes_and_missing_cells() {
         .mutate(
             "sale",
             &[hmap::store::RowMutation::new(key).put_at("n", "q", later, "x")],
-        )
+        ).await
         .unwrap();
-    let err = sales.get(("bob", at(2), 20u64)).unwrap_err();
+    let err = sales.get(("bob", at(2), 20u64)).await.unwrap_err();
     assert!(
         err.to_string().ends_with("column n:q: expected 4 bytes, found 1"),
         "{err}"
     );
 }
 
-#[test]
-fn time_ranges_on_cells() {
-    let store = hmap_suite::test_store("time_ranges_on_cells");
-    let posts = table::<Post>(&store);
+#[tokio::test]
+async fn time_ranges_on_cells() {
+    let store = hmap_suite::test_store("time_ranges_on_cells").await;
+    let posts = table::<Post>(&store).await;
     posts
         .put(&Post {
             uid: "001".into(),
@@ -706,12 +707,12 @@ fn time_ranges_on_cells() {
             content: "hi".into(),
             title: Some("t".into()),
         })
-        .unwrap();
+        .await.unwrap();
     // Cells written now are outside a range in the past: the optional field
     // reads as absent, the required one is an error.
     let past = TimeRange::new(0, 1_000);
-    let err = posts.scan(Query::all().time_range(past)).unwrap().count();
+    let err = posts.scan(Query::all().time_range(past)).await.unwrap().count().await;
     assert_eq!(err, 0, "no cell in range, so no row");
     let now = TimeRange::new(Utc::now().timestamp_millis() - 60_000, i64::MAX);
-    assert_eq!(posts.scan(Query::all().time_range(now)).unwrap().count(), 1);
+    assert_eq!(posts.scan(Query::all().time_range(now)).await.unwrap().count().await, 1);
 }
