@@ -2,6 +2,7 @@
 //! `MemoryStore` (or a real HBase when `HMAP_THRIFT` is set): person/role,
 //! shop/item, the org chart, weibo follows and inboxes, and a secondary index.
 
+use futures_util::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -69,11 +70,11 @@ struct PlainPerson {
     roles: BTreeMap<String, String>,
 }
 
-fn person_role(store: &Arc<dyn Store>) -> PersonRole<Arc<dyn Store>> {
+async fn person_role(store: &Arc<dyn Store>) -> PersonRole<Arc<dyn Store>> {
     let rel = ManyToMany::new(Arc::clone(store), "cf2", "cf2")
         .with_labels(|p: &Person| p.name.clone(), |r: &Role| r.name.clone());
-    rel.left().create().unwrap();
-    rel.right().create().unwrap();
+    rel.left().create().await.unwrap();
+    rel.right().create().await.unwrap();
     rel
 }
 
@@ -81,77 +82,77 @@ fn names<T>(items: &[(String, T)]) -> Vec<&str> {
     items.iter().map(|(k, _)| k.as_str()).collect()
 }
 
-#[test]
-fn person_and_role() {
-    let store = hmap_suite::test_store("person_and_role");
-    let rel = person_role(&store);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn person_and_role() {
+    let store = hmap_suite::test_store("person_and_role").await;
+    let rel = person_role(&store).await;
     rel.left()
         .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
-        .unwrap();
+        .await.unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .unwrap();
+        .await.unwrap();
 
-    rel.link(&"001".into(), &"100".into()).unwrap();
-    rel.link(&"001".into(), &"200".into()).unwrap();
-    rel.link(&"002".into(), &"200".into()).unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link(&"001".into(), &"200".into()).await.unwrap();
+    rel.link(&"002".into(), &"200".into()).await.unwrap();
     // Linking twice is harmless.
-    rel.link(&"002".into(), &"200".into()).unwrap();
+    rel.link(&"002".into(), &"200".into()).await.unwrap();
 
     // The seed's layout: cf2:100=monitor on person 001, cf2:001=Xiaohei on role 100.
-    let p1 = rel.left().get("001").unwrap().unwrap();
+    let p1 = rel.left().get("001").await.unwrap().unwrap();
     assert_eq!(
         p1.roles,
         BTreeMap::from([("100".into(), "monitor".into()), ("200".into(), "soldier".into())])
     );
-    let r200 = rel.right().get("200").unwrap().unwrap();
+    let r200 = rel.right().get("200").await.unwrap().unwrap();
     assert_eq!(
         r200.persons,
         BTreeMap::from([("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())])
     );
-    assert_eq!(names(&rel.lefts_of(&"200".into()).unwrap()), ["001", "002"]);
+    assert_eq!(names(&rel.lefts_of(&"200".into()).await.unwrap()), ["001", "002"]);
     let loaded: Vec<String> = rel
         .load_rights(&"001".into())
-        .unwrap()
+        .await.unwrap()
         .into_iter()
         .map(|r| r.name)
         .collect();
     assert_eq!(loaded, ["monitor", "soldier"]);
 
     // Unlinking, twice, and a link that never was.
-    rel.unlink(&"001".into(), &"200".into()).unwrap();
-    rel.unlink(&"001".into(), &"200".into()).unwrap();
-    rel.unlink(&"002".into(), &"100".into()).unwrap();
-    assert_eq!(names(&rel.rights_of(&"001".into()).unwrap()), ["100"]);
-    assert_eq!(names(&rel.lefts_of(&"200".into()).unwrap()), ["002"]);
+    rel.unlink(&"001".into(), &"200".into()).await.unwrap();
+    rel.unlink(&"001".into(), &"200".into()).await.unwrap();
+    rel.unlink(&"002".into(), &"100".into()).await.unwrap();
+    assert_eq!(names(&rel.rights_of(&"001".into()).await.unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of(&"200".into()).await.unwrap()), ["002"]);
 
     // A rename reaches every copy.
-    let mut r200 = rel.right().get("200").unwrap().unwrap();
+    let mut r200 = rel.right().get("200").await.unwrap().unwrap();
     r200.name = "private".into();
-    rel.right().update(&r200, &["name"]).unwrap();
-    rel.relabel_right(&"200".into()).unwrap();
+    rel.right().update(&r200, &["name"]).await.unwrap();
+    rel.relabel_right(&"200".into()).await.unwrap();
     assert_eq!(
-        rel.rights_of(&"002".into()).unwrap(),
+        rel.rights_of(&"002".into()).await.unwrap(),
         [("200".to_string(), "private".to_string())]
     );
 
     // Deleting an entity removes it from every list.
-    rel.delete_left(&"002".into()).unwrap();
-    assert_eq!(rel.left().get("002").unwrap(), None);
-    assert!(rel.lefts_of(&"200".into()).unwrap().is_empty());
-    rel.delete_right(&"100".into()).unwrap();
-    assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    rel.delete_left(&"002".into()).await.unwrap();
+    assert_eq!(rel.left().get("002").await.unwrap(), None);
+    assert!(rel.lefts_of(&"200".into()).await.unwrap().is_empty());
+    rel.delete_right(&"100".into()).await.unwrap();
+    assert!(rel.rights_of(&"001".into()).await.unwrap().is_empty());
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
 }
 
-#[test]
-fn link_needs_both_entities() {
-    let store = hmap_suite::test_store("link_needs_both_entities");
-    let rel = person_role(&store);
-    rel.left().put(&person("001", "Xiaohei")).unwrap();
-    let err = rel.link(&"001".into(), &"999".into()).unwrap_err();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_needs_both_entities() {
+    let store = hmap_suite::test_store("link_needs_both_entities").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
+    let err = rel.link(&"001".into(), &"999".into()).await.unwrap_err();
     assert_eq!(err.to_string(), "table `role`: no entity with key 999");
-    assert!(rel.rights_of(&"001".into()).unwrap().is_empty());
+    assert!(rel.rights_of(&"001".into()).await.unwrap().is_empty());
 }
 
 /// The stored rowkey of a single-part string key.
@@ -162,8 +163,8 @@ fn row(key: &str) -> Bytes {
 }
 
 /// Whether a raw row has any cell at all.
-fn raw_row_exists(store: &Arc<dyn Store>, table: &str, key: &str) -> bool {
-    store.get(table, &Get::new(row(key))).unwrap().is_some()
+async fn raw_row_exists(store: &Arc<dyn Store>, table: &str, key: &str) -> bool {
+    store.get(table, &Get::new(row(key))).await.unwrap().is_some()
 }
 
 fn assert_no_such_entity(err: Error, want_table: &str, want_row: &str) {
@@ -176,90 +177,90 @@ fn assert_no_such_entity(err: Error, want_table: &str, want_row: &str) {
 /// Issue 11: every link form, with or without labels, refuses an entity
 /// that does not exist on either side, and writes nothing: no row holding
 /// only the relation family is left behind.
-#[test]
-fn every_link_form_refuses_a_missing_entity() {
-    let store = hmap_suite::test_store("every_link_form_refuses_a_missing_entity");
-    let labelled = person_role(&store);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_link_form_refuses_a_missing_entity() {
+    let store = hmap_suite::test_store("every_link_form_refuses_a_missing_entity").await;
+    let labelled = person_role(&store).await;
     let plain: PersonRole<_> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
-    labelled.left().put(&person("001", "Xiaohei")).unwrap();
-    labelled.right().put(&role("100", "monitor")).unwrap();
+    labelled.left().put(&person("001", "Xiaohei")).await.unwrap();
+    labelled.right().put(&role("100", "monitor")).await.unwrap();
     for rel in [&labelled, &plain] {
-        assert_no_such_entity(rel.link(&"001".into(), &"999".into()).unwrap_err(), "role", "999");
-        assert_no_such_entity(rel.link(&"998".into(), &"100".into()).unwrap_err(), "person", "998");
+        assert_no_such_entity(rel.link(&"001".into(), &"999".into()).await.unwrap_err(), "role", "999");
+        assert_no_such_entity(rel.link(&"998".into(), &"100".into()).await.unwrap_err(), "person", "998");
         assert_no_such_entity(
-            rel.link_with(&"001".into(), &"999".into(), "x").unwrap_err(),
+            rel.link_with(&"001".into(), &"999".into(), "x").await.unwrap_err(),
             "role",
             "999",
         );
         assert_no_such_entity(
-            rel.link_with(&"998".into(), &"100".into(), "x").unwrap_err(),
+            rel.link_with(&"998".into(), &"100".into(), "x").await.unwrap_err(),
             "person",
             "998",
         );
         // One missing entity among many pairs: nothing is written.
         let pairs = [("001".to_string(), "100".to_string()), ("001".into(), "999".into())];
-        assert_no_such_entity(rel.link_many(&pairs).unwrap_err(), "role", "999");
+        assert_no_such_entity(rel.link_many(&pairs).await.unwrap_err(), "role", "999");
     }
-    assert!(!raw_row_exists(&store, "role", "999"));
-    assert!(!raw_row_exists(&store, "person", "998"));
-    assert!(labelled.rights_of(&"001".into()).unwrap().is_empty());
-    assert!(labelled.lefts_of(&"100".into()).unwrap().is_empty());
+    assert!(!raw_row_exists(&store, "role", "999").await);
+    assert!(!raw_row_exists(&store, "person", "998").await);
+    assert!(labelled.rights_of(&"001".into()).await.unwrap().is_empty());
+    assert!(labelled.lefts_of(&"100".into()).await.unwrap().is_empty());
     // A row holding only a relation's list is no entity either.
     store
-        .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")])
+        .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")]).await
         .unwrap();
-    assert_no_such_entity(plain.link(&"001".into(), &"997".into()).unwrap_err(), "role", "997");
+    assert_no_such_entity(plain.link(&"001".into(), &"997".into()).await.unwrap_err(), "role", "997");
 }
 
 /// `link_many` writes every pair, with the labels, one call per side.
-#[test]
-fn link_many_links_every_pair() {
-    let store = hmap_suite::test_store("link_many_links_every_pair");
-    let rel = person_role(&store);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_many_links_every_pair() {
+    let store = hmap_suite::test_store("link_many_links_every_pair").await;
+    let rel = person_role(&store).await;
     rel.left()
         .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
-        .unwrap();
+        .await.unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .unwrap();
+        .await.unwrap();
     let pairs: Vec<(String, String)> = [("001", "100"), ("001", "200"), ("002", "200")]
         .iter()
         .map(|(l, r)| (l.to_string(), r.to_string()))
         .collect();
-    rel.link_many(&pairs).unwrap();
+    rel.link_many(&pairs).await.unwrap();
     assert_eq!(
-        rel.rights_of(&"001".into()).unwrap(),
+        rel.rights_of(&"001".into()).await.unwrap(),
         [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
     );
     assert_eq!(
-        rel.lefts_of(&"200".into()).unwrap(),
+        rel.lefts_of(&"200".into()).await.unwrap(),
         [("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())]
     );
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
 }
 
 /// Issue 17: a put of a freshly built entity (its lists empty) keeps the
 /// links a relation owns; so do put_many and save; an update of the list
 /// is refused.
-#[test]
-fn a_put_of_an_entity_keeps_its_links() {
-    let store = hmap_suite::test_store("a_put_of_an_entity_keeps_its_links");
-    let rel = person_role(&store);
-    rel.left().put(&person("001", "Xiaohei")).unwrap();
-    rel.right().put(&role("100", "monitor")).unwrap();
-    rel.link(&"001".into(), &"100".into()).unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_put_of_an_entity_keeps_its_links() {
+    let store = hmap_suite::test_store("a_put_of_an_entity_keeps_its_links").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
+    rel.right().put(&role("100", "monitor")).await.unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
 
-    rel.left().put(&person("001", "Xiaohei the second")).unwrap();
-    rel.left().put_many(&[person("001", "Xiaohei the third")]).unwrap();
-    rel.right().put(&role("100", "captain")).unwrap();
-    let p = rel.left().get("001").unwrap().unwrap();
+    rel.left().put(&person("001", "Xiaohei the second")).await.unwrap();
+    rel.left().put_many(&[person("001", "Xiaohei the third")]).await.unwrap();
+    rel.right().put(&role("100", "captain")).await.unwrap();
+    let p = rel.left().get("001").await.unwrap().unwrap();
     assert_eq!(p.name, "Xiaohei the third");
     assert_eq!(p.roles, BTreeMap::from([("100".into(), "monitor".into())]));
-    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
-    let err = rel.left().update(&p, &["roles"]).unwrap_err();
+    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
+    let err = rel.left().update(&p, &["roles"]).await.unwrap_err();
     assert!(matches!(err, Error::Field { table: "person", .. }), "{err}");
     // The labels are stale (renames), not lost.
-    let report = rel.verify().unwrap();
+    let report = rel.verify().await.unwrap();
     assert!(
         report.missing.is_empty() && report.dangling.is_empty() && report.held.is_empty(),
         "{report:?}"
@@ -268,13 +269,13 @@ fn a_put_of_an_entity_keeps_its_links() {
 
 /// A relation over a family that is a plain dynamic field (which a put
 /// replaces) is a typed error at its first link.
-#[test]
-fn a_relation_over_a_plain_dynamic_family_is_refused() {
-    let store = hmap_suite::test_store("a_relation_over_a_plain_dynamic_family_is_refused");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relation_over_a_plain_dynamic_family_is_refused() {
+    let store = hmap_suite::test_store("a_relation_over_a_plain_dynamic_family_is_refused").await;
     let rel: ManyToMany<PlainPerson, Role, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
-    rel.left().create().unwrap();
-    rel.right().create().unwrap();
-    let err = rel.link(&"001".into(), &"100".into()).unwrap_err();
+    rel.left().create().await.unwrap();
+    rel.right().create().await.unwrap();
+    let err = rel.link(&"001".into(), &"100".into()).await.unwrap_err();
     assert!(
         matches!(&err, Error::Field { table: "person", field, .. } if field == "roles"),
         "{err}"
@@ -284,70 +285,70 @@ fn a_relation_over_a_plain_dynamic_family_is_refused() {
 /// Issue 17: a wiped authoritative list (as an old plain put left it) is
 /// not copied to the other side by `repair`: it is held, and restored or
 /// dropped only when asked.
-#[test]
-fn repair_holds_an_emptied_authoritative_list() {
-    let store = hmap_suite::test_store("repair_holds_an_emptied_authoritative_list");
-    let rel = person_role(&store);
-    rel.left().put(&person("001", "Xiaohei")).unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_holds_an_emptied_authoritative_list() {
+    let store = hmap_suite::test_store("repair_holds_an_emptied_authoritative_list").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .unwrap();
-    rel.link(&"001".into(), &"100".into()).unwrap();
-    rel.link(&"001".into(), &"200".into()).unwrap();
-    let wipe = || {
+        .await.unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link(&"001".into(), &"200".into()).await.unwrap();
+    let wipe = async || {
         store
-            .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")])
+            .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")]).await
             .unwrap()
     };
-    wipe();
-    let report = rel.verify().unwrap();
+    wipe().await;
+    let report = rel.verify().await.unwrap();
     assert_eq!(report.held.len(), 2, "{report:?}");
     assert!(report.dangling.is_empty(), "{report:?}");
-    let report = rel.repair().unwrap();
+    let report = rel.repair().await.unwrap();
     assert_eq!(report.held.len(), 2, "{report:?}");
     assert!(report.held[0].contains("Emptied::Restore"), "{}", report.held[0]);
-    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
+    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
 
-    let report = rel.repair_with(Emptied::Restore).unwrap();
+    let report = rel.repair_with(Emptied::Restore).await.unwrap();
     assert_eq!(report.missing.len(), 2, "{report:?}");
     assert_eq!(
-        rel.rights_of(&"001".into()).unwrap(),
+        rel.rights_of(&"001".into()).await.unwrap(),
         [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
     );
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
 
-    wipe();
-    let report = rel.repair_with(Emptied::Drop).unwrap();
+    wipe().await;
+    let report = rel.repair_with(Emptied::Drop).await.unwrap();
     assert_eq!(report.dangling.len(), 2, "{report:?}");
-    assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
 
     // One entry left on the right is what an unlink cut off after its
     // first write leaves: repaired as dangling, not held.
-    rel.link(&"001".into(), &"100".into()).unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
     store
-        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")])
+        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")]).await
         .unwrap();
-    let report = rel.repair().unwrap();
+    let report = rel.repair().await.unwrap();
     assert_eq!((report.dangling.len(), report.held.len()), (1, 0), "{report:?}");
-    assert!(rel.lefts_of(&"100".into()).unwrap().is_empty());
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
+    assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
 }
 
 /// Issue 17: a plain delete of a linked entity is refused with an error
 /// naming the relation's delete; once unlinked, it deletes.
-#[test]
-fn a_plain_delete_of_a_linked_entity_is_refused() {
-    let store = hmap_suite::test_store("a_plain_delete_of_a_linked_entity_is_refused");
-    let rel = person_role(&store);
-    rel.left().put(&person("001", "Xiaohei")).unwrap();
-    rel.right().put(&role("100", "monitor")).unwrap();
-    rel.link(&"001".into(), &"100".into()).unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_delete_of_a_linked_entity_is_refused() {
+    let store = hmap_suite::test_store("a_plain_delete_of_a_linked_entity_is_refused").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
+    rel.right().put(&role("100", "monitor")).await.unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
     for err in [
-        rel.left().delete("001").unwrap_err(),
+        rel.left().delete("001").await.unwrap_err(),
         rel.left()
             .delete_rows([rel.left().row_key("001").unwrap()])
-            .unwrap_err(),
+            .await.unwrap_err(),
     ] {
         assert!(
             matches!(&err, Error::Linked { table: "person", row, family: "cf2" } if row.starts_with("001")),
@@ -355,35 +356,35 @@ fn a_plain_delete_of_a_linked_entity_is_refused() {
         );
         assert!(err.to_string().contains("delete_left"), "{err}");
     }
-    let err = rel.right().delete("100").unwrap_err();
+    let err = rel.right().delete("100").await.unwrap_err();
     assert!(matches!(&err, Error::Linked { table: "role", .. }), "{err}");
     // So is a delete through a secondary index of the table.
     let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone()).unwrap();
-    by_name.create().unwrap();
-    let err = by_name.delete("001").unwrap_err();
+    by_name.create().await.unwrap();
+    let err = by_name.delete("001").await.unwrap_err();
     assert!(matches!(&err, Error::Linked { table: "person", .. }), "{err}");
-    assert!(rel.left().get("001").unwrap().is_some());
-    assert!(rel.verify().unwrap().is_consistent());
-    rel.unlink(&"001".into(), &"100".into()).unwrap();
-    rel.left().delete("001").unwrap();
-    assert_eq!(rel.left().get("001").unwrap(), None);
+    assert!(rel.left().get("001").await.unwrap().is_some());
+    assert!(rel.verify().await.unwrap().is_consistent());
+    rel.unlink(&"001".into(), &"100".into()).await.unwrap();
+    rel.left().delete("001").await.unwrap();
+    assert_eq!(rel.left().get("001").await.unwrap(), None);
 }
 
 /// Issue 11: links naming an entity that does not exist (either side) and
 /// rows holding only a list are reported by `verify` and removed by
 /// `repair`.
-#[test]
-fn repair_removes_links_to_missing_entities() {
-    let store = hmap_suite::test_store("repair_removes_links_to_missing_entities");
-    let rel = person_role(&store);
-    rel.left().put(&person("001", "Xiaohei")).unwrap();
-    rel.right().put(&role("100", "monitor")).unwrap();
-    rel.link(&"001".into(), &"100".into()).unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_removes_links_to_missing_entities() {
+    let store = hmap_suite::test_store("repair_removes_links_to_missing_entities").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
+    rel.right().put(&role("100", "monitor")).await.unwrap();
+    rel.link(&"001".into(), &"100".into()).await.unwrap();
     // What the old `link_with` left: 001 -> 999 where role 999 never
     // existed (its row holds only the list), and 777 -> 100 where person
     // 777 never existed; and a role deleted behind the relation's back.
-    rel.right().put(&role("300", "cook")).unwrap();
-    rel.link(&"001".into(), &"300".into()).unwrap();
+    rel.right().put(&role("300", "cook")).await.unwrap();
+    rel.link(&"001".into(), &"300".into()).await.unwrap();
     store
         .mutate(
             "person",
@@ -391,7 +392,7 @@ fn repair_removes_links_to_missing_entities() {
                 RowMutation::new(row("001")).put("cf2", "999", ""),
                 RowMutation::new(row("777")).put("cf2", "100", ""),
             ],
-        )
+        ).await
         .unwrap();
     store
         .mutate(
@@ -401,9 +402,9 @@ fn repair_removes_links_to_missing_entities() {
                 RowMutation::new(row("100")).put("cf2", "777", ""),
                 RowMutation::new(row("300")).delete_family("cf1"),
             ],
-        )
+        ).await
         .unwrap();
-    let report = rel.verify().unwrap();
+    let report = rel.verify().await.unwrap();
     // 001->999 on both sides, 777->100 on both sides, 001->300 on both.
     assert_eq!(report.absent.len(), 6, "{report:?}");
     assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
@@ -415,14 +416,14 @@ fn repair_removes_links_to_missing_entities() {
         report.absent.iter().any(|a| a.contains("no left entity 777")),
         "{report:?}"
     );
-    let repaired = rel.repair().unwrap();
+    let repaired = rel.repair().await.unwrap();
     assert_eq!(repaired.absent, report.absent);
-    assert!(rel.verify().unwrap().is_consistent(), "{}", rel.verify().unwrap());
-    assert!(!raw_row_exists(&store, "role", "999"));
-    assert!(!raw_row_exists(&store, "person", "777"));
-    assert!(!raw_row_exists(&store, "role", "300"));
-    assert_eq!(names(&rel.rights_of(&"001".into()).unwrap()), ["100"]);
-    assert_eq!(names(&rel.lefts_of(&"100".into()).unwrap()), ["001"]);
+    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(!raw_row_exists(&store, "role", "999").await);
+    assert!(!raw_row_exists(&store, "person", "777").await);
+    assert!(!raw_row_exists(&store, "role", "300").await);
+    assert_eq!(names(&rel.rights_of(&"001".into()).await.unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
 }
 
 #[derive(HTable, Debug, Clone, PartialEq)]
@@ -447,12 +448,12 @@ struct Item {
     shops: BTreeMap<String, String>,
 }
 
-#[test]
-fn shop_and_item_links_carry_a_type() {
-    let store = hmap_suite::test_store("shop_and_item_links_carry_a_type");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shop_and_item_links_carry_a_type() {
+    let store = hmap_suite::test_store("shop_and_item_links_carry_a_type").await;
     let rel: ManyToMany<Shop, Item, _> = ManyToMany::new(Arc::clone(&store), "item", "shop");
-    rel.left().create().unwrap();
-    rel.right().create().unwrap();
+    rel.left().create().await.unwrap();
+    rel.right().create().await.unwrap();
     rel.left()
         .put_many(&[
             Shop {
@@ -466,30 +467,30 @@ fn shop_and_item_links_carry_a_type() {
                 items: BTreeMap::new(),
             },
         ])
-        .unwrap();
+        .await.unwrap();
     rel.right()
         .put(&Item {
             id: "i1".into(),
             title: "Tea".into(),
             shops: BTreeMap::new(),
         })
-        .unwrap();
+        .await.unwrap();
     // item:<item_id>=type on the shop, shop:<shop_id>=type on the item.
-    rel.link_with(&"s1".into(), &"i1".into(), "consign").unwrap();
-    rel.link_with(&"s2".into(), &"i1".into(), "own").unwrap();
-    let item = rel.right().get("i1").unwrap().unwrap();
+    rel.link_with(&"s1".into(), &"i1".into(), "consign").await.unwrap();
+    rel.link_with(&"s2".into(), &"i1".into(), "own").await.unwrap();
+    let item = rel.right().get("i1").await.unwrap().unwrap();
     assert_eq!(
         item.shops,
         BTreeMap::from([("s1".into(), "consign".into()), ("s2".into(), "own".into())])
     );
     assert_eq!(
-        rel.left().get("s2").unwrap().unwrap().items,
+        rel.left().get("s2").await.unwrap().unwrap().items,
         BTreeMap::from([("i1".into(), "own".into())])
     );
     // Deleting the item removes it from every shop.
-    rel.delete_right(&"i1".into()).unwrap();
-    assert!(rel.left().get("s1").unwrap().unwrap().items.is_empty());
-    assert!(rel.verify().unwrap().is_consistent());
+    rel.delete_right(&"i1".into()).await.unwrap();
+    assert!(rel.left().get("s1").await.unwrap().unwrap().items.is_empty());
+    assert!(rel.verify().await.unwrap().is_consistent());
 }
 
 // ---------------------------------------------------------------------------
@@ -519,14 +520,14 @@ struct Inbox {
     sq: Vec<Versioned<String>>,
 }
 
-#[test]
-fn weibo_follows_and_inbox_fan_out() {
-    let store = hmap_suite::test_store("weibo_follows_and_inbox_fan_out");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weibo_follows_and_inbox_fan_out() {
+    let store = hmap_suite::test_store("weibo_follows_and_inbox_fan_out").await;
     let follows: ManyToMany<User, User, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf3")
         .with_labels(|u: &User| u.name.clone(), |u: &User| u.name.clone());
-    follows.left().create().unwrap();
+    follows.left().create().await.unwrap();
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
-    inboxes.create().unwrap();
+    inboxes.create().await.unwrap();
     for (uid, name) in [("001", "Xiaohong"), ("002", "Xiaohei"), ("003", "Xiaobai")] {
         follows
             .left()
@@ -536,7 +537,7 @@ fn weibo_follows_and_inbox_fan_out() {
                 follows: BTreeMap::new(),
                 fans: BTreeMap::new(),
             })
-            .unwrap();
+            .await.unwrap();
     }
     // The seed: 001 follows 002; 002 follows 001 and 003; 003 follows 001 and 002.
     for (a, b) in [
@@ -546,62 +547,62 @@ fn weibo_follows_and_inbox_fan_out() {
         ("003", "001"),
         ("003", "002"),
     ] {
-        follows.link(&a.into(), &b.into()).unwrap();
+        follows.link(&a.into(), &b.into()).await.unwrap();
     }
-    let u2 = follows.left().get("002").unwrap().unwrap();
+    let u2 = follows.left().get("002").await.unwrap().unwrap();
     assert_eq!(u2.fans.keys().collect::<Vec<_>>(), ["001", "003"]);
     assert_eq!(u2.follows.keys().collect::<Vec<_>>(), ["001", "003"]);
 
     let config = FanOutConfig::new("wb_inbox", "cf", "sq");
-    let fanout = FanOut::start(Arc::clone(&store), config.clone());
+    let fanout = FanOut::start(Arc::clone(&store), config.clone()).unwrap();
     let mut posted = Vec::new();
     for (author, text) in [("002", "hello"), ("001", "hi"), ("002", "again")] {
-        let fans = follows.lefts_of(&author.to_string()).unwrap();
+        let fans = follows.lefts_of(&author.to_string()).await.unwrap();
         let recipients: Vec<Bytes> = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
         let ts = next_timestamp(&RowSet::of_rows("wb_inbox", recipients.iter().map(|r| &r[..])));
         posted.push((author, text, ts));
         fanout
             .deliver(Delivery::new(recipients, Bytes::from(format!("{author}:{text}")), ts))
-            .unwrap();
+            .await.unwrap();
     }
-    assert_eq!(fanout.flush(), 0);
+    assert_eq!(fanout.flush().await, 0);
     // 003 follows 001 and 002: their three posts, newest first.
-    let inbox = inboxes.get("003").unwrap().unwrap();
+    let inbox = inboxes.get("003").await.unwrap().unwrap();
     let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
     assert_eq!(refs, ["002:again", "001:hi", "002:hello"]);
     // Pages of two, by time.
     let row = inboxes.row_key("003").unwrap();
-    let first = FanOut::read_inbox(&*store, &config, row.clone(), 2, None).unwrap();
+    let first = FanOut::read_inbox(&*store, &config, row.clone(), 2, None).await.unwrap();
     assert_eq!(first.len(), 2);
-    let next = FanOut::read_inbox(&*store, &config, row, 2, Some(first[1].0)).unwrap();
+    let next = FanOut::read_inbox(&*store, &config, row, 2, Some(first[1].0)).await.unwrap();
     assert_eq!(
         next.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
         [Bytes::from("002:hello")]
     );
     // 001 follows only 002.
-    assert_eq!(inboxes.get("001").unwrap().unwrap().sq.len(), 2);
+    assert_eq!(inboxes.get("001").await.unwrap().unwrap().sq.len(), 2);
     // 003 unfollows 002: 002's posts leave 003's inbox.
-    follows.unlink(&"003".into(), &"002".into()).unwrap();
+    follows.unlink(&"003".into(), &"002".into()).await.unwrap();
     let removed = FanOut::remove_from_inbox(&*store, &config, inboxes.row_key("003").unwrap(), |v| {
         v.starts_with(b"002:")
     })
-    .unwrap();
+    .await.unwrap();
     assert_eq!(removed, 2);
-    let inbox = inboxes.get("003").unwrap().unwrap();
+    let inbox = inboxes.get("003").await.unwrap().unwrap();
     let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
     assert_eq!(refs, ["001:hi"]);
-    assert!(fanout.shutdown().is_empty());
+    assert!(fanout.shutdown().await.is_empty());
 }
 
-#[test]
-fn fan_out_retries_and_keeps_what_fails() {
-    let memory = hmap_suite::test_store("fan_out_retries_and_keeps_what_fails");
-    Table::<Inbox, _>::new(Arc::clone(&memory)).create().unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_out_retries_and_keeps_what_fails() {
+    let memory = hmap_suite::test_store("fan_out_retries_and_keeps_what_fails").await;
+    Table::<Inbox, _>::new(Arc::clone(&memory)).create().await.unwrap();
     // Every other write fails once: retries get through.
     let flaky = Arc::new(FaultyStore::new(Arc::clone(&memory), FaultPlan::Every(2)));
     let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
     config.batch = 3;
-    let fanout = FanOut::start(Arc::clone(&flaky), config.clone());
+    let fanout = FanOut::start(Arc::clone(&flaky), config.clone()).unwrap();
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&memory));
     let recipients: Vec<Bytes> = (0..10).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
     for n in 0..20 {
@@ -611,23 +612,23 @@ fn fan_out_retries_and_keeps_what_fails() {
                 Bytes::from(format!("post{n}")),
                 1_000 + n,
             ))
-            .unwrap();
+            .await.unwrap();
     }
-    assert_eq!(fanout.flush(), 0);
+    assert_eq!(fanout.flush().await, 0);
     assert!(flaky.faults() > 0);
     for i in 0..10 {
-        assert_eq!(inboxes.get(format!("u{i}")).unwrap().unwrap().sq.len(), 20);
+        assert_eq!(inboxes.get(format!("u{i}")).await.unwrap().unwrap().sq.len(), 20);
     }
     // A store that fails every call: deliveries are kept, then retried.
     flaky.set_plan(FaultPlan::Every(1));
     fanout
         .deliver(Delivery::new(recipients.clone(), Bytes::from("late"), 5_000))
-        .unwrap();
-    assert_eq!(fanout.flush(), 1);
+        .await.unwrap();
+    assert_eq!(fanout.flush().await, 1);
     flaky.set_plan(FaultPlan::Never);
-    fanout.retry_failed().unwrap();
-    assert_eq!(fanout.flush(), 0);
-    assert_eq!(inboxes.get("u3").unwrap().unwrap().sq[0].value, "late");
+    fanout.retry_failed().await.unwrap();
+    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(inboxes.get("u3").await.unwrap().unwrap().sq[0].value, "late");
     // Shutting down writes what is still queued.
     for n in 0..50 {
         fanout
@@ -636,75 +637,75 @@ fn fan_out_retries_and_keeps_what_fails() {
                 Bytes::from(format!("final{n}")),
                 10_000 + n,
             ))
-            .unwrap();
+            .await.unwrap();
     }
-    assert!(fanout.shutdown().is_empty());
-    assert_eq!(inboxes.get("u0").unwrap().unwrap().sq.len(), 71);
+    assert!(fanout.shutdown().await.is_empty());
+    assert_eq!(inboxes.get("u0").await.unwrap().unwrap().sq.len(), 71);
 }
 
 // ---------------------------------------------------------------------------
 // The org chart.
 
-#[test]
-fn org_chart() {
-    let store = hmap_suite::test_store("org_chart");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn org_chart() {
+    let store = hmap_suite::test_store("org_chart").await;
     let org = Tree::new(Arc::clone(&store), "org");
-    org.create().unwrap();
-    org.insert("001", "CEO", None).unwrap();
-    org.insert("002", "Development", Some("001")).unwrap();
-    org.insert("003", "Dev 1", Some("002")).unwrap();
-    org.insert("004", "Dev 2", Some("002")).unwrap();
-    org.insert("005", "Marketing", Some("001")).unwrap();
-    org.insert("006", "Market 1", Some("005")).unwrap();
-    org.insert("009", "Subsidiary", None).unwrap();
+    org.create().await.unwrap();
+    org.insert("001", "CEO", None).await.unwrap();
+    org.insert("002", "Development", Some("001")).await.unwrap();
+    org.insert("003", "Dev 1", Some("002")).await.unwrap();
+    org.insert("004", "Dev 2", Some("002")).await.unwrap();
+    org.insert("005", "Marketing", Some("001")).await.unwrap();
+    org.insert("006", "Market 1", Some("005")).await.unwrap();
+    org.insert("009", "Subsidiary", None).await.unwrap();
 
     // The seed's keys: 0_ for top-level departments, 1_ for the others.
-    assert!(store.get("org", &hmap::store::Get::new("0_001")).unwrap().is_some());
-    assert!(store.get("org", &hmap::store::Get::new("1_002")).unwrap().is_some());
-    let top: Vec<String> = org.top_level().unwrap().into_iter().map(|n| n.id).collect();
+    assert!(store.get("org", &hmap::store::Get::new("0_001")).await.unwrap().is_some());
+    assert!(store.get("org", &hmap::store::Get::new("1_002")).await.unwrap().is_some());
+    let top: Vec<String> = org.top_level().await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(top, ["001", "009"]);
-    let kids: Vec<String> = org.children("002").unwrap().into_iter().map(|n| n.name).collect();
+    let kids: Vec<String> = org.children("002").await.unwrap().into_iter().map(|n| n.name).collect();
     assert_eq!(kids, ["Dev 1", "Dev 2"]);
-    let path: Vec<String> = org.path_to_root("003").unwrap().into_iter().map(|n| n.id).collect();
+    let path: Vec<String> = org.path_to_root("003").await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(path, ["003", "002", "001"]);
 
     // A parent that does not exist is a typed error naming it.
-    let err = org.insert("010", "Nowhere", Some("999")).unwrap_err();
+    let err = org.insert("010", "Nowhere", Some("999")).await.unwrap_err();
     assert!(
         matches!(&err, hmap::Error::NoSuchEntity { table: "org", key } if key == "999"),
         "{err}"
     );
     // Moves: within a level, to the top (a new rowkey), and refused cycles.
-    org.move_node("004", Some("005")).unwrap();
-    assert_eq!(org.get("002").unwrap().unwrap().children.len(), 1);
-    assert_eq!(org.get("004").unwrap().unwrap().parent.as_deref(), Some("005"));
-    org.move_node("005", None).unwrap();
-    assert!(store.get("org", &hmap::store::Get::new("1_005")).unwrap().is_none());
-    assert_eq!(org.path_to_root("006").unwrap().len(), 2);
-    assert!(org.move_node("001", Some("003")).is_err());
+    org.move_node("004", Some("005")).await.unwrap();
+    assert_eq!(org.get("002").await.unwrap().unwrap().children.len(), 1);
+    assert_eq!(org.get("004").await.unwrap().unwrap().parent.as_deref(), Some("005"));
+    org.move_node("005", None).await.unwrap();
+    assert!(store.get("org", &hmap::store::Get::new("1_005")).await.unwrap().is_none());
+    assert_eq!(org.path_to_root("006").await.unwrap().len(), 2);
+    assert!(org.move_node("001", Some("003")).await.is_err());
 
     // Deletes: refused with children, or the whole subtree.
-    assert!(org.delete("002", DeleteMode::Refuse).is_err());
-    org.delete("002", DeleteMode::Subtree).unwrap();
-    assert!(org.get("003").unwrap().is_none());
-    assert!(org.get("001").unwrap().unwrap().children.is_empty());
-    assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
+    assert!(org.delete("002", DeleteMode::Refuse).await.is_err());
+    org.delete("002", DeleteMode::Subtree).await.unwrap();
+    assert!(org.get("003").await.unwrap().is_none());
+    assert!(org.get("001").await.unwrap().unwrap().children.is_empty());
+    assert!(org.verify().await.unwrap().is_consistent(), "{}", org.verify().await.unwrap());
 }
 
 /// Issue 11: a node whose parent row is gone, a child list naming a node
 /// that is gone, and a row holding only a child list are found by `verify`
 /// and fixed by `repair` (the orphan, with its subtree, moves to the top
 /// level).
-#[test]
-fn tree_repair_handles_missing_nodes() {
-    let store = hmap_suite::test_store("tree_repair_handles_missing_nodes");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tree_repair_handles_missing_nodes() {
+    let store = hmap_suite::test_store("tree_repair_handles_missing_nodes").await;
     let org = Tree::new(Arc::clone(&store), "org");
-    org.create().unwrap();
-    org.insert("001", "CEO", None).unwrap();
-    org.insert("002", "Development", Some("001")).unwrap();
-    org.insert("003", "Dev 1", Some("002")).unwrap();
-    org.insert("005", "Team 5", Some("003")).unwrap();
-    org.insert("004", "Sales", Some("001")).unwrap();
+    org.create().await.unwrap();
+    org.insert("001", "CEO", None).await.unwrap();
+    org.insert("002", "Development", Some("001")).await.unwrap();
+    org.insert("003", "Dev 1", Some("002")).await.unwrap();
+    org.insert("005", "Team 5", Some("003")).await.unwrap();
+    org.insert("004", "Sales", Some("001")).await.unwrap();
     // Behind the tree's back: 002's row deleted, and a row holding only a
     // child list.
     store
@@ -714,9 +715,9 @@ fn tree_repair_handles_missing_nodes() {
                 RowMutation::new("1_002").delete_row(),
                 RowMutation::new("1_777").put("c", "888", "ghost"),
             ],
-        )
+        ).await
         .unwrap();
-    let report = org.verify().unwrap();
+    let report = org.verify().await.unwrap();
     let mut absent = report.absent.clone();
     absent.sort();
     assert_eq!(
@@ -728,17 +729,17 @@ fn tree_repair_handles_missing_nodes() {
         ],
         "{report:?}"
     );
-    assert!(org.get("777").unwrap().is_none());
-    let repaired = org.repair().unwrap();
+    assert!(org.get("777").await.unwrap().is_none());
+    let repaired = org.repair().await.unwrap();
     assert_eq!(repaired.absent.len(), 3, "{repaired:?}");
-    assert!(org.verify().unwrap().is_consistent(), "{}", org.verify().unwrap());
-    let top: Vec<String> = org.top_level().unwrap().into_iter().map(|n| n.id).collect();
+    assert!(org.verify().await.unwrap().is_consistent(), "{}", org.verify().await.unwrap());
+    let top: Vec<String> = org.top_level().await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(top, ["001", "003"]);
-    let path: Vec<String> = org.path_to_root("005").unwrap().into_iter().map(|n| n.id).collect();
+    let path: Vec<String> = org.path_to_root("005").await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(path, ["005", "003"]);
-    assert_eq!(org.get("001").unwrap().unwrap().children.len(), 1);
-    assert!(store.get("org", &Get::new("1_003")).unwrap().is_none());
-    assert!(store.get("org", &Get::new("1_777")).unwrap().is_none());
+    assert_eq!(org.get("001").await.unwrap().unwrap().children.len(), 1);
+    assert!(store.get("org", &Get::new("1_003")).await.unwrap().is_none());
+    assert!(store.get("org", &Get::new("1_777")).await.unwrap().is_none());
 }
 
 // ---------------------------------------------------------------------------
@@ -761,76 +762,76 @@ fn account(id: u64, email: &str, city: &str) -> Account {
     }
 }
 
-#[test]
-fn secondary_index_by_city() {
-    let store = hmap_suite::test_store("secondary_index_by_city");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secondary_index_by_city() {
+    let store = hmap_suite::test_store("secondary_index_by_city").await;
     let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
-    by_city.table().create().unwrap();
-    by_city.create().unwrap();
-    by_city.put(&account(1, "a@x", "Hangzhou")).unwrap();
-    by_city.put(&account(2, "b@x", "Beijing")).unwrap();
-    by_city.put(&account(3, "c@x", "Hangzhou")).unwrap();
-    let ids = |city: &str| -> Vec<u64> {
+    by_city.table().create().await.unwrap();
+    by_city.create().await.unwrap();
+    by_city.put(&account(1, "a@x", "Hangzhou")).await.unwrap();
+    by_city.put(&account(2, "b@x", "Beijing")).await.unwrap();
+    by_city.put(&account(3, "c@x", "Hangzhou")).await.unwrap();
+    let ids = async |city: &str| -> Vec<u64> {
         by_city
             .lookup(&city.to_string())
-            .unwrap()
+            .await.unwrap()
             .into_iter()
             .map(|a| a.id)
             .collect()
     };
-    assert_eq!(ids("Hangzhou"), [1, 3]);
+    assert_eq!(ids("Hangzhou").await, [1, 3]);
     // Moving city moves the entry.
-    by_city.put(&account(3, "c@x", "Beijing")).unwrap();
-    assert_eq!(ids("Hangzhou"), [1]);
-    assert_eq!(ids("Beijing"), [2, 3]);
+    by_city.put(&account(3, "c@x", "Beijing")).await.unwrap();
+    assert_eq!(ids("Hangzhou").await, [1]);
+    assert_eq!(ids("Beijing").await, [2, 3]);
     // An update of the indexed field, and of another field.
-    by_city.update(&account(1, "ignored", "Shanghai"), &["city"]).unwrap();
-    by_city.update(&account(2, "new@x", "ignored"), &["email"]).unwrap();
-    assert_eq!(ids("Shanghai"), [1]);
-    assert_eq!(ids("Beijing"), [2, 3]);
-    by_city.delete(2u64).unwrap();
-    assert_eq!(ids("Beijing"), [3]);
+    by_city.update(&account(1, "ignored", "Shanghai"), &["city"]).await.unwrap();
+    by_city.update(&account(2, "new@x", "ignored"), &["email"]).await.unwrap();
+    assert_eq!(ids("Shanghai").await, [1]);
+    assert_eq!(ids("Beijing").await, [2, 3]);
+    by_city.delete(2u64).await.unwrap();
+    assert_eq!(ids("Beijing").await, [3]);
     assert!(
-        by_city.verify().unwrap().is_consistent(),
+        by_city.verify().await.unwrap().is_consistent(),
         "{}",
-        by_city.verify().unwrap()
+        by_city.verify().await.unwrap()
     );
 
     // Entries written behind the index's back are found and repaired.
-    by_city.table().put(&account(9, "z@x", "Xian")).unwrap();
-    let report = by_city.verify().unwrap();
+    by_city.table().put(&account(9, "z@x", "Xian")).await.unwrap();
+    let report = by_city.verify().await.unwrap();
     assert_eq!(report.missing.len(), 1);
-    by_city.repair().unwrap();
-    assert_eq!(ids("Xian"), [9]);
-    by_city.rebuild().unwrap();
-    assert!(by_city.verify().unwrap().is_consistent());
+    by_city.repair().await.unwrap();
+    assert_eq!(ids("Xian").await, [9]);
+    by_city.rebuild().await.unwrap();
+    assert!(by_city.verify().await.unwrap().is_consistent());
 }
 
 /// Issue 11: an index entry whose row was deleted behind the index's back
 /// is reported as `absent` by `verify` and removed by `repair`.
-#[test]
-fn index_repair_removes_entries_of_deleted_rows() {
-    let store = hmap_suite::test_store("index_repair_removes_entries_of_deleted_rows");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn index_repair_removes_entries_of_deleted_rows() {
+    let store = hmap_suite::test_store("index_repair_removes_entries_of_deleted_rows").await;
     let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
-    by_city.table().create().unwrap();
-    by_city.create().unwrap();
-    by_city.put(&account(1, "a@x", "Hangzhou")).unwrap();
-    by_city.put(&account(2, "b@x", "Hangzhou")).unwrap();
-    by_city.table().delete(1u64).unwrap();
-    let report = by_city.verify().unwrap();
+    by_city.table().create().await.unwrap();
+    by_city.create().await.unwrap();
+    by_city.put(&account(1, "a@x", "Hangzhou")).await.unwrap();
+    by_city.put(&account(2, "b@x", "Hangzhou")).await.unwrap();
+    by_city.table().delete(1u64).await.unwrap();
+    let report = by_city.verify().await.unwrap();
     assert_eq!(report.absent.len(), 1, "{report:?}");
     assert!(report.absent[0].contains("is gone"), "{report:?}");
     assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
-    assert_eq!(by_city.repair().unwrap().absent.len(), 1);
+    assert_eq!(by_city.repair().await.unwrap().absent.len(), 1);
     assert!(
-        by_city.verify().unwrap().is_consistent(),
+        by_city.verify().await.unwrap().is_consistent(),
         "{}",
-        by_city.verify().unwrap()
+        by_city.verify().await.unwrap()
     );
     let entries = store
-        .scan("account_by_city", &hmap::store::Scan::all())
+        .scan("account_by_city", &hmap::store::Scan::all()).await
         .unwrap()
-        .count();
+        .count().await;
     assert_eq!(entries, 1);
 }
 
@@ -856,18 +857,18 @@ fn wall_clock_ms() -> i64 {
 /// A bulk write stamps its rows at the wall clock, not one millisecond per
 /// row ahead of it: a delete the server stamps afterwards (another client,
 /// the HBase shell, a raw store call) removes what it wrote.
-#[test]
-fn bulk_write_then_server_stamped_delete_removes_the_row() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bulk_write_then_server_stamped_delete_removes_the_row() {
     const ROWS: u64 = 200_000;
-    let store = hmap_suite::test_store("bulk_write_then_server_stamped_delete");
+    let store = hmap_suite::test_store("bulk_write_then_server_stamped_delete").await;
     let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
-    bulk.create().unwrap();
+    bulk.create().await.unwrap();
     let rows: Vec<Bulk> = (0..ROWS).map(|id| Bulk { id, n: id * 2 }).collect();
-    bulk.put_many(&rows).unwrap();
+    bulk.put_many(&rows).await.unwrap();
     let after = wall_clock_ms();
     let key = bulk.row_key(ROWS - 1).unwrap();
     let stored = store
-        .get("bulk", &hmap::store::Get::new(key.clone()))
+        .get("bulk", &hmap::store::Get::new(key.clone())).await
         .unwrap()
         .expect("the last row was written");
     let stamp = stored.cells.iter().map(|c| c.timestamp).max().unwrap();
@@ -882,25 +883,25 @@ fn bulk_write_then_server_stamped_delete_removes_the_row() {
     );
     // A delete stamped by the store, as the HBase shell's `deleteall` is.
     store
-        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()])
+        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()]).await
         .unwrap();
     assert_eq!(
-        bulk.get(ROWS - 1).unwrap(),
+        bulk.get(ROWS - 1).await.unwrap(),
         None,
         "the server-stamped delete removed the row"
     );
-    assert_eq!(bulk.get(0u64).unwrap(), Some(Bulk { id: 0, n: 0 }));
+    assert_eq!(bulk.get(0u64).await.unwrap(), Some(Bulk { id: 0, n: 0 }));
 }
 
 /// Calls made back to back, many within one millisecond, still take effect
 /// in order: a put after a delete of its row shows, and a dynamic family
 /// replaced twice holds the second map only (each replacement deletes up to
 /// the millisecond before its own).
-#[test]
-fn back_to_back_calls_keep_their_order() {
-    let store = hmap_suite::test_store("back_to_back_calls_keep_their_order");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn back_to_back_calls_keep_their_order() {
+    let store = hmap_suite::test_store("back_to_back_calls_keep_their_order").await;
     let people = Table::<PlainPerson, _>::new(Arc::clone(&store));
-    people.create().unwrap();
+    people.create().await.unwrap();
     for n in 0..50u32 {
         let mut p = PlainPerson {
             pid: "001".into(),
@@ -908,12 +909,12 @@ fn back_to_back_calls_keep_their_order() {
             roles: BTreeMap::new(),
         };
         p.roles = BTreeMap::from([(format!("r{n}"), "x".into())]);
-        people.delete("001").unwrap();
-        people.put(&p).unwrap();
-        assert_eq!(people.get("001").unwrap(), Some(p.clone()), "round {n}");
+        people.delete("001").await.unwrap();
+        people.put(&p).await.unwrap();
+        assert_eq!(people.get("001").await.unwrap(), Some(p.clone()), "round {n}");
         p.roles = BTreeMap::from([(format!("s{n}"), "y".into())]);
-        people.put(&p).unwrap();
-        assert_eq!(people.get("001").unwrap().unwrap().roles, p.roles, "round {n}");
+        people.put(&p).await.unwrap();
+        assert_eq!(people.get("001").await.unwrap().unwrap().roles, p.roles, "round {n}");
     }
 }
 
@@ -922,40 +923,43 @@ fn back_to_back_calls_keep_their_order() {
 /// `delete_rows` and `put_many`), while the others do the same on other
 /// rows, never lose a put, though calls on different rows share
 /// milliseconds.
-#[test]
-fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
     const THREADS: u64 = 4;
     const ROUNDS: u64 = 100;
     const BATCH: u64 = 20;
-    let store = hmap_suite::test_store("delete_then_put_in_a_tight_loop");
+    let store = hmap_suite::test_store("delete_then_put_in_a_tight_loop").await;
     let bulk = Table::<Bulk, _>::new(Arc::clone(&store));
-    bulk.create().unwrap();
-    std::thread::scope(|s| {
+    bulk.create().await.unwrap();
+    // Real threads, each waiting on the test's runtime.
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| std::thread::scope(|s| {
         for t in 0..THREADS {
             let bulk = &bulk;
-            s.spawn(move || {
+            let runtime = &runtime;
+            s.spawn(move || runtime.block_on(async move {
                 let own = t * 1_000;
                 let batch: Vec<u64> = (1..=BATCH).map(|i| own + i).collect();
                 let batch_keys: Vec<Bytes> = batch.iter().map(|id| bulk.row_key(*id).unwrap()).collect();
                 for round in 0..ROUNDS {
-                    bulk.delete(own).unwrap();
+                    bulk.delete(own).await.unwrap();
                     let row = Bulk { id: own, n: round };
-                    bulk.put(&row).unwrap();
-                    assert_eq!(bulk.get(own).unwrap(), Some(row), "thread {t}, round {round}");
+                    bulk.put(&row).await.unwrap();
+                    assert_eq!(bulk.get(own).await.unwrap(), Some(row), "thread {t}, round {round}");
 
-                    bulk.delete_rows(batch_keys.clone()).unwrap();
+                    bulk.delete_rows(batch_keys.clone()).await.unwrap();
                     let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
-                    bulk.put_many(&rows).unwrap();
-                    let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).unwrap();
+                    bulk.put_many(&rows).await.unwrap();
+                    let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).await.unwrap();
                     assert_eq!(
                         stored,
                         rows.into_iter().map(Some).collect::<Vec<_>>(),
                         "thread {t}, round {round}"
                     );
                 }
-            });
+            }));
         }
-    });
+    }));
 }
 
 // ---------------------------------------------------------------------------
@@ -974,10 +978,10 @@ struct Reading {
 /// A bucket's scanner that fails, whether while the merge takes the first
 /// row of each bucket or later, fails the scan: the error is the last item,
 /// never followed by a merge of the other buckets alone.
-#[test]
-fn a_failed_bucket_fails_the_salted_scan() {
-    let store = hmap_suite::test_store("a_failed_bucket_fails_the_salted_scan");
-    Table::<Reading, _>::new(Arc::clone(&store)).create().unwrap();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_bucket_fails_the_salted_scan() {
+    let store = hmap_suite::test_store("a_failed_bucket_fails_the_salted_scan").await;
+    Table::<Reading, _>::new(Arc::clone(&store)).create().await.unwrap();
     let rows: Vec<Reading> = (0..8u32)
         .flat_map(|sensor| {
             (0..3u32).map(move |seq| Reading {
@@ -987,18 +991,18 @@ fn a_failed_bucket_fails_the_salted_scan() {
             })
         })
         .collect();
-    Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).unwrap();
+    Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).await.unwrap();
     let faulty = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never).in_scanners());
     let readings = Table::<Reading, _>::new(Arc::clone(&faulty));
     // Without faults: every bucket, merged.
-    let all: Vec<Reading> = readings.scan(hmap::Query::all()).unwrap().map(Result::unwrap).collect();
+    let all: Vec<Reading> = readings.scan(hmap::Query::all()).await.unwrap().map(Result::unwrap).collect().await;
     assert_eq!(all, rows);
     // Four calls open the bucket scanners, then one per row fetched: the
     // merge takes bucket 0's first row, then 1's, then 2's (which fails), ...
     for (fault, description) in [(7, "while taking each bucket's first row"), (13, "later")] {
         let calls = faulty.calls();
         faulty.set_plan(FaultPlan::Call(calls + fault));
-        let items: Vec<hmap::Result<Reading>> = readings.scan(hmap::Query::all()).unwrap().collect();
+        let items: Vec<hmap::Result<Reading>> = readings.scan(hmap::Query::all()).await.unwrap().collect().await;
         faulty.set_plan(FaultPlan::Never);
         let errors = items.iter().filter(|r| r.is_err()).count();
         assert_eq!(errors, 1, "a fault {description}: one error");
@@ -1022,40 +1026,41 @@ struct Hooked<F> {
     before_write: F,
 }
 
+#[async_trait::async_trait]
 impl<F: Fn() + Send + Sync> Store for Hooked<F> {
-    fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
-        self.inner.create_table(schema)
+    async fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
+        self.inner.create_table(schema).await
     }
-    fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
-        self.inner.delete_table(table)
+    async fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
+        self.inner.delete_table(table).await
     }
-    fn alter_table(&self, table: &str, change: &hmap::store::FamilyChange) -> hmap::store::Result<()> {
-        self.inner.alter_table(table, change)
+    async fn alter_table(&self, table: &str, change: &hmap::store::FamilyChange) -> hmap::store::Result<()> {
+        self.inner.alter_table(table, change).await
     }
-    fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
-        self.inner.table_exists(table)
+    async fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
+        self.inner.table_exists(table).await
     }
-    fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
-        self.inner.list_tables()
+    async fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
+        self.inner.list_tables().await
     }
-    fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
-        self.inner.describe_table(table)
+    async fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
+        self.inner.describe_table(table).await
     }
-    fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
-        self.inner.get(table, get)
+    async fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
+        self.inner.get(table, get).await
     }
-    fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
-        (self.before_write)();
-        self.inner.mutate(table, rows)
+    async fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
+        tokio::task::block_in_place(|| (self.before_write)());
+        self.inner.mutate(table, rows).await
     }
-    fn scan<'a>(&'a self, table: &str, scan: &hmap::store::Scan) -> hmap::store::Result<hmap::store::RowScanner<'a>> {
-        self.inner.scan(table, scan)
+    async fn scan<'a>(&'a self, table: &str, scan: &hmap::store::Scan) -> hmap::store::Result<hmap::store::RowStream<'a>> {
+        self.inner.scan(table, scan).await
     }
-    fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
-        self.inner.check_and_mutate(table, op)
+    async fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        self.inner.check_and_mutate(table, op).await
     }
-    fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
-        self.inner.increment(table, op)
+    async fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
+        self.inner.increment(table, op).await
     }
 }
 
@@ -1063,31 +1068,28 @@ fn post(recipients: &[Bytes], n: i64) -> Delivery {
     Delivery::new(recipients.to_vec(), Bytes::from(format!("post{n}")), 1_000 + n)
 }
 
-/// Runs `f` on a thread of its own and waits at most `limit` for it.
-fn within<T: Send + 'static>(limit: std::time::Duration, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(limit).ok()
+/// Waits at most `limit` for `f`.
+async fn within<T>(limit: std::time::Duration, f: impl std::future::Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(limit, f).await.ok()
 }
 
-#[test]
-fn fan_out_flush_returns_when_the_worker_dies() {
-    let store = hmap_suite::test_store("fan_out_flush_returns_when_the_worker_dies");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_out_flush_returns_when_the_worker_dies() {
+    let store = hmap_suite::test_store("fan_out_flush_returns_when_the_worker_dies").await;
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
-    inboxes.create().unwrap();
+    inboxes.create().await.unwrap();
     let panicking = Hooked {
         inner: Arc::clone(&store),
         before_write: || panic!("a store bug"),
     };
-    let fanout = Arc::new(FanOut::start(panicking, FanOutConfig::new("wb_inbox", "cf", "sq")));
+    let fanout = Arc::new(FanOut::start(panicking, FanOutConfig::new("wb_inbox", "cf", "sq")).unwrap());
     let recipients = [inboxes.row_key("u1").unwrap()];
     for n in 0..3 {
-        fanout.deliver(post(&recipients, n)).unwrap();
+        fanout.deliver(post(&recipients, n)).await.unwrap();
     }
     let flushing = Arc::clone(&fanout);
-    let failed = within(std::time::Duration::from_secs(10), move || flushing.flush())
+    let failed = within(std::time::Duration::from_secs(10), flushing.flush())
+        .await
         .expect("flush returns although the worker died");
     // Nothing accepted is lost: what the worker did not write is set aside.
     assert_eq!(failed, 3);
@@ -1096,15 +1098,15 @@ fn fan_out_flush_returns_when_the_worker_dies() {
         "{:?}",
         fanout.failed()
     );
-    let err = fanout.deliver(post(&recipients, 9)).unwrap_err();
+    let err = fanout.deliver(post(&recipients, 9)).await.unwrap_err();
     assert!(err.to_string().contains("the fan-out worker panicked"), "{err}");
 }
 
-#[test]
-fn dropping_a_fan_out_does_not_wait_for_its_queue() {
-    let store = hmap_suite::test_store("dropping_a_fan_out_does_not_wait_for_its_queue");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_fan_out_does_not_wait_for_its_queue() {
+    let store = hmap_suite::test_store("dropping_a_fan_out_does_not_wait_for_its_queue").await;
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
-    inboxes.create().unwrap();
+    inboxes.create().await.unwrap();
     // Writes wait until the gate opens.
     let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
     let held = Arc::clone(&gate);
@@ -1120,20 +1122,22 @@ fn dropping_a_fan_out_does_not_wait_for_its_queue() {
     };
     let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
     config.queue = 2;
-    let fanout = FanOut::start(gated, config);
+    let fanout = FanOut::start(gated, config).unwrap();
     let recipients = [inboxes.row_key("u1").unwrap()];
     // One being written (held at the gate), two filling the queue.
     for n in 0..3 {
-        fanout.deliver(post(&recipients, n)).unwrap();
+        fanout.deliver(post(&recipients, n)).await.unwrap();
     }
-    within(std::time::Duration::from_secs(5), move || drop(fanout)).expect("drop returns while writes are held");
+    within(std::time::Duration::from_secs(5), async move { drop(fanout) })
+        .await
+        .expect("drop returns while writes are held");
     // The worker goes on in the background and writes the whole queue.
     let (open, changed) = &*gate;
     *open.lock().unwrap() = true;
     changed.notify_all();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        let written = inboxes.get("u1").unwrap().map_or(0, |i| i.sq.len());
+        let written = inboxes.get("u1").await.unwrap().map_or(0, |i| i.sq.len());
         if written == 3 {
             break;
         }
@@ -1145,11 +1149,11 @@ fn dropping_a_fan_out_does_not_wait_for_its_queue() {
     }
 }
 
-#[test]
-fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
-    let store = hmap_suite::test_store("fan_out_retries_transient_errors_with_backoff");
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
+    let store = hmap_suite::test_store("fan_out_retries_transient_errors_with_backoff").await;
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
-    inboxes.create().unwrap();
+    inboxes.create().await.unwrap();
     let counted = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never));
     let recipients = [inboxes.row_key("u1").unwrap()];
 
@@ -1157,9 +1161,9 @@ fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
     let mut config = FanOutConfig::new("no_such_inbox", "cf", "sq");
     config.attempts = 5;
     config.backoff = std::time::Duration::from_millis(1);
-    let fanout = FanOut::start(Arc::clone(&counted), config);
-    fanout.deliver(post(&recipients, 0)).unwrap();
-    assert_eq!(fanout.flush(), 1);
+    let fanout = FanOut::start(Arc::clone(&counted), config).unwrap();
+    fanout.deliver(post(&recipients, 0)).await.unwrap();
+    assert_eq!(fanout.flush().await, 1);
     assert_eq!(counted.calls(), 1, "a permanent error is not retried");
     drop(fanout);
 
@@ -1168,11 +1172,11 @@ fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
     let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
     config.attempts = 4;
     config.backoff = std::time::Duration::from_millis(40);
-    let fanout = FanOut::start(Arc::clone(&counted), config);
+    let fanout = FanOut::start(Arc::clone(&counted), config).unwrap();
     let calls = counted.calls();
     let started = std::time::Instant::now();
-    fanout.deliver(post(&recipients, 1)).unwrap();
-    assert_eq!(fanout.flush(), 1);
+    fanout.deliver(post(&recipients, 1)).await.unwrap();
+    assert_eq!(fanout.flush().await, 1);
     let waited = started.elapsed();
     assert_eq!(counted.calls() - calls, 4, "four attempts");
     assert!(
@@ -1181,9 +1185,9 @@ fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
     );
     // Once the store is back, the kept delivery goes through.
     counted.set_plan(FaultPlan::Never);
-    fanout.retry_failed().unwrap();
-    assert_eq!(fanout.flush(), 0);
-    assert_eq!(inboxes.get("u1").unwrap().unwrap().sq.len(), 1);
+    fanout.retry_failed().await.unwrap();
+    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(inboxes.get("u1").await.unwrap().unwrap().sq.len(), 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -1193,24 +1197,27 @@ fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() {
 /// Afterwards, without repair, every node is stored once, its parent lists
 /// it, no list names a node elsewhere, and no parents form a cycle; the
 /// only refusals are moves under a node's own descendant.
-#[test]
-fn concurrent_moves_leave_the_tree_consistent() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_moves_leave_the_tree_consistent() {
     const NODES: u64 = 12;
-    let store = hmap_suite::test_store("concurrent_moves_leave_the_tree_consistent");
+    let store = hmap_suite::test_store("concurrent_moves_leave_the_tree_consistent").await;
     let org = Tree::new(Arc::clone(&store), "org");
-    org.create().unwrap();
+    org.create().await.unwrap();
     let id = |n: u64| format!("{n:03}");
     for n in 0..NODES {
         // Four top-level nodes, each with two children.
         let parent = (n >= 4).then(|| id(n % 4));
-        org.insert(&id(n), &format!("dept {n}"), parent.as_deref()).unwrap();
+        org.insert(&id(n), &format!("dept {n}"), parent.as_deref()).await.unwrap();
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    let (moved, refused) = std::thread::scope(|scope| {
+    // Real threads, each waiting on the test's runtime.
+    let runtime = tokio::runtime::Handle::current();
+    let (moved, refused) = tokio::task::block_in_place(|| std::thread::scope(|scope| {
         let threads: Vec<_> = (0..8u64)
             .map(|t| {
                 let org = &org;
-                scope.spawn(move || {
+                let runtime = &runtime;
+                scope.spawn(move || runtime.block_on(async move {
                     let mut rng = hmap_suite::Rng::new(t);
                     let (mut moved, mut refused) = (0, 0);
                     while std::time::Instant::now() < deadline {
@@ -1219,46 +1226,46 @@ fn concurrent_moves_leave_the_tree_consistent() {
                             p if p < NODES => Some(id(p)),
                             _ => None,
                         };
-                        match org.move_node(&node, parent.as_deref()) {
+                        match org.move_node(&node, parent.as_deref()).await {
                             Ok(()) => moved += 1,
                             Err(e) if e.to_string().contains("under its own descendant") => refused += 1,
                             Err(e) => panic!("moving {node} under {parent:?}: {e}"),
                         }
                     }
                     (moved, refused)
-                })
+                }))
             })
             .collect();
         threads
             .into_iter()
             .map(|t| t.join().unwrap())
             .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    });
+    }));
     println!("{moved} moves, {refused} refused");
     assert!(moved > 0);
-    let report = org.verify().unwrap();
+    let report = org.verify().await.unwrap();
     assert!(report.is_consistent(), "{report}: {report:?}");
     // Every node once, under one key, and a path to the top from each.
-    let rows = store.scan("org", &hmap::store::Scan::range("0", "2")).unwrap().count();
+    let rows = store.scan("org", &hmap::store::Scan::range("0", "2")).await.unwrap().count().await;
     assert_eq!(rows, NODES as usize, "each node stored under one key");
     for n in 0..NODES {
-        let path = org.path_to_root(&id(n)).unwrap();
+        let path = org.path_to_root(&id(n)).await.unwrap();
         assert!(path.last().unwrap().parent.is_none());
     }
 }
 
 /// Deleting a subtree whose parents form a cycle (damaged data, written
 /// here behind the tree's back) deletes each node once and ends.
-#[test]
-fn deleting_a_subtree_with_a_cycle_ends() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_subtree_with_a_cycle_ends() {
     use hmap::store::RowMutation;
-    let store = hmap_suite::test_store("deleting_a_subtree_with_a_cycle_ends");
+    let store = hmap_suite::test_store("deleting_a_subtree_with_a_cycle_ends").await;
     let org = Tree::new(Arc::clone(&store), "org");
-    org.create().unwrap();
-    org.insert("000", "Board", None).unwrap();
-    org.insert("001", "CEO", Some("000")).unwrap();
-    org.insert("002", "Development", Some("001")).unwrap();
-    org.insert("003", "Dev 1", Some("002")).unwrap();
+    org.create().await.unwrap();
+    org.insert("000", "Board", None).await.unwrap();
+    org.insert("001", "CEO", Some("000")).await.unwrap();
+    org.insert("002", "Development", Some("001")).await.unwrap();
+    org.insert("003", "Dev 1", Some("002")).await.unwrap();
     // 001 now names 003 as its parent, and 003 lists it: 001 -> 002 -> 003 -> 001.
     store
         .mutate(
@@ -1267,28 +1274,27 @@ fn deleting_a_subtree_with_a_cycle_ends() {
                 RowMutation::new("1_001").put("i", "p", "003"),
                 RowMutation::new("1_003").put("c", "001", "CEO"),
             ],
-        )
+        ).await
         .unwrap();
-    let org = within(std::time::Duration::from_secs(20), move || {
-        org.delete("001", DeleteMode::Subtree).map(|()| org)
-    })
-    .expect("the delete ends")
-    .unwrap();
+    within(std::time::Duration::from_secs(20), org.delete("001", DeleteMode::Subtree))
+        .await
+        .expect("the delete ends")
+        .unwrap();
     for gone in ["001", "002", "003"] {
-        assert_eq!(org.get(gone).unwrap(), None, "{gone}");
+        assert_eq!(org.get(gone).await.unwrap(), None, "{gone}");
     }
-    assert!(org.get("000").unwrap().is_some());
+    assert!(org.get("000").await.unwrap().is_some());
 }
 
 /// A writer that dies holding the tree's lock delays the others by its
 /// lease, no longer; a writer that cannot wait that long fails with a
 /// timeout.
-#[test]
-fn a_dead_writers_lock_expires_with_its_lease() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_writers_lock_expires_with_its_lease() {
     use std::time::{Duration, Instant};
-    let store = hmap_suite::test_store("a_dead_writers_lock_expires_with_its_lease");
+    let store = hmap_suite::test_store("a_dead_writers_lock_expires_with_its_lease").await;
     let lease = Duration::from_millis(500);
-    Tree::new(Arc::clone(&store), "org").create().unwrap();
+    Tree::new(Arc::clone(&store), "org").create().await.unwrap();
     // A writer whose store panics on writing, after it took the lock.
     let dying = Tree::new(
         Hooked {
@@ -1300,16 +1306,16 @@ fn a_dead_writers_lock_expires_with_its_lease() {
     .with_lock(lease, Duration::from_secs(5));
     let died = Instant::now();
     assert!(
-        std::thread::spawn(move || dying.insert("001", "CEO", None))
-            .join()
+        tokio::spawn(async move { dying.insert("001", "CEO", None).await })
+            .await
             .is_err()
     );
     let impatient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_millis(50));
-    let err = impatient.insert("001", "CEO", None).unwrap_err();
+    let err = impatient.insert("001", "CEO", None).await.unwrap_err();
     assert!(matches!(err, hmap::Error::Store(ref e) if e.is_transient()), "{err}");
     assert!(err.to_string().contains("timed out"), "{err}");
     let patient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_secs(5));
-    patient.insert("001", "CEO", None).unwrap();
+    patient.insert("001", "CEO", None).await.unwrap();
     assert!(died.elapsed() >= lease, "the lease was respected");
-    assert_eq!(patient.get("001").unwrap().unwrap().name, "CEO");
+    assert_eq!(patient.get("001").await.unwrap().unwrap().name, "CEO");
 }
