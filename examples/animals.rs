@@ -9,7 +9,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use hmap::store::Store;
-use hmap::{HTable, Query, Table};
+use hmap::{HTable, Query};
+use hmap::blocking::Table;
 use hmap_suite::ExampleResult;
 
 #[derive(HTable, Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use hmap::HTable;
-use hmap::relation::ManyToMany;
+use hmap::blocking::relation::ManyToMany;
 use hmap::store::Store;
 use hmap_suite::ExampleResult;
 

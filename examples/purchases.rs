@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use hmap::store::Store;
-use hmap::{HTable, Query, Table};
+use hmap::{HTable, Query};
+use hmap::blocking::Table;
 use hmap_suite::{ExampleResult, Rng};
 
 #[derive(HTable, Debug, Clone, PartialEq)]

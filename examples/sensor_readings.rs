@@ -7,6 +7,7 @@
 //!
 //! Run with `cargo run --example sensor_readings`.
 
+use futures_util::{StreamExt, TryStreamExt};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
@@ -26,13 +27,14 @@ pub struct Reading {
     pub celsius: f64,
 }
 
-fn print_readings(
+async fn print_readings(
     readings: &Table<Reading, Arc<dyn Store>>,
     query: Query<'_>,
     now: i64,
     out: &mut dyn Write,
 ) -> ExampleResult {
-    for r in readings.scan(query)? {
+    let mut scanned = readings.scan(query).await?;
+    while let Some(r) = scanned.next().await {
         let r = r?;
         writeln!(
             out,
@@ -45,9 +47,9 @@ fn print_readings(
     Ok(())
 }
 
-pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
+pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     let readings = Table::<Reading, _>::new(Arc::clone(&store));
-    readings.create_if_missing()?;
+    readings.create_if_missing().await?;
     writeln!(out, "{}", Reading::table_schema())?;
     let now = chrono::Utc::now().timestamp_millis() / 60_000 * 60_000;
     let mut rng = Rng::new(11);
@@ -62,11 +64,12 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
             });
         }
     }
-    readings.put_many(&rows)?;
+    readings.put_many(&rows).await?;
 
     // Where the writes went: the rows per bucket (the first key byte).
     let mut per_bucket: BTreeMap<u8, usize> = BTreeMap::new();
-    for row in store.scan(Reading::TABLE, &Scan::all())? {
+    let mut scanned = store.scan(Reading::TABLE, &Scan::all()).await?;
+    while let Some(row) = scanned.next().await {
         *per_bucket.entry(row?.row[0]).or_default() += 1;
     }
     writeln!(
@@ -79,13 +82,13 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     }
 
     writeln!(out, "sensor 7, newest first (one bucket):")?;
-    print_readings(&readings, Query::prefix(7u32).limit(3), now, out)?;
+    print_readings(&readings, Query::prefix(7u32).limit(3), now, out).await?;
     writeln!(out, "every sensor, merged from 8 buckets in key order (first 5):")?;
-    print_readings(&readings, Query::all().limit(5), now, out)?;
+    print_readings(&readings, Query::all().limit(5), now, out).await?;
     let sensors: Vec<u32> = readings
-        .scan(Query::all())?
+        .scan(Query::all()).await?
         .map(|r| r.map(|r| r.sensor))
-        .collect::<Result<Vec<_>, _>>()?;
+        .try_collect::<Vec<_>>().await?;
     let ordered = sensors.windows(2).all(|w| w[0] <= w[1]);
     writeln!(
         out,
@@ -97,5 +100,5 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
 
 #[allow(dead_code)] // the tests include this file and call `run`
 fn main() {
-    hmap_suite::run_example(run);
+    hmap_suite::run_async_example(run);
 }

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use chrono::NaiveDate;
-use hmap::relation::ManyToMany;
+use hmap::blocking::relation::ManyToMany;
 use hmap::store::Store;
 use hmap::{HTable, Query};
 use hmap_suite::ExampleResult;

@@ -87,11 +87,11 @@ impl Weibo {
             .with_labels(|u: &User| u.name.clone(), |u: &User| u.name.clone());
         let posts = Table::new(Arc::clone(&store));
         let inboxes = Table::new(Arc::clone(&store));
-        follows.left().create_if_missing()?;
-        posts.create_if_missing()?;
-        inboxes.create_if_missing()?;
+        follows.left().create_if_missing().await?;
+        posts.create_if_missing().await?;
+        inboxes.create_if_missing().await?;
         let inbox = FanOutConfig::new(Inbox::TABLE, "cf", "sq");
-        let fanout = FanOut::start(Arc::clone(&store), inbox.clone());
+        let fanout = FanOut::start(Arc::clone(&store), inbox.clone())?;
         Ok(Weibo {
             follows,
             posts,
@@ -113,22 +113,22 @@ impl Weibo {
             posts: 0,
             follows: BTreeMap::new(),
             fans: BTreeMap::new(),
-        })
+        }).await
     }
 
     /// Many follows at once: one batched get per side checks that the
     /// users exist and reads their names, one call per side writes the
     /// lists.
     pub async fn follow_many(&self, pairs: &[(String, String)]) -> hmap::Result<()> {
-        self.follows.link_many(pairs)
+        self.follows.link_many(pairs).await
     }
 
     /// Unfollows, and removes the unfollowed user's posts from the
     /// follower's inbox (after the queued deliveries are written). Returns
     /// how many posts it removed.
     pub async fn unfollow(&self, who: &str, whom: &str) -> hmap::Result<usize> {
-        self.follows.unlink(&who.to_string(), &whom.to_string())?;
-        self.fanout.flush();
+        self.follows.unlink(&who.to_string(), &whom.to_string()).await?;
+        self.fanout.flush().await;
         let theirs = Post::key_schema()
             .encode_prefix(&(whom,))
             .map_err(|source| hmap::Error::Key {
@@ -136,7 +136,7 @@ impl Weibo {
                 source,
             })?;
         let inbox = self.inboxes.row_key(who)?;
-        FanOut::remove_from_inbox(&*self.store, &self.inbox, inbox, |post| post.starts_with(&theirs))
+        FanOut::remove_from_inbox(&*self.store, &self.inbox, inbox, |post| post.starts_with(&theirs)).await
     }
 
     /// Writes a post and queues it for the inboxes of the author's fans.
@@ -146,33 +146,33 @@ impl Weibo {
             at,
             content: content.into(),
         };
-        self.posts.put(&post)?;
-        self.users().increment(uid, "posts", 1)?;
+        self.posts.put(&post).await?;
+        self.users().increment(uid, "posts", 1).await?;
         let key = self.posts.row_key_of(&post)?;
         let recipients = self
             .follows
-            .lefts_of(&uid.to_string())?
+            .lefts_of(&uid.to_string()).await?
             .into_iter()
             .map(|(fan, _)| self.inboxes.row_key(fan))
             .collect::<hmap::Result<Vec<_>>>()?;
-        self.fanout.deliver(Delivery::new(recipients, key, at))
+        self.fanout.deliver(Delivery::new(recipients, key, at)).await
     }
 
     /// Waits until every queued post is in its inboxes.
     pub async fn flush(&self) -> usize {
-        self.fanout.flush()
+        self.fanout.flush().await
     }
 
     /// A page of a user's own posts, newest first.
     pub async fn own_posts(&self, uid: &str, limit: usize, cursor: Option<&Cursor>) -> hmap::Result<hmap::Page<Post>> {
-        self.posts.page(Query::prefix(uid), limit, cursor)
+        self.posts.page(Query::prefix(uid), limit, cursor).await
     }
 
     /// A page of a user's home timeline, newest first: posts older than
     /// `before` (the last page's last post time).
     pub async fn home(&self, uid: &str, limit: u32, before: Option<i64>) -> hmap::Result<Vec<Post>> {
         let inbox = self.inboxes.row_key(uid)?;
-        let page = FanOut::read_timeline(&self.posts, &self.inbox, inbox, limit, before)?;
+        let page = FanOut::read_timeline(&self.posts, &self.inbox, inbox, limit, before).await?;
         Ok(page.into_iter().map(|(_, post)| post).collect())
     }
 }
@@ -239,15 +239,15 @@ fn time(millis: i64) -> String {
 }
 
 pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
-    let weibo = Weibo::open(store)?;
+    let weibo = Weibo::open(store).await?;
     let data = dataset(42, 300, 3000);
 
     let clock = Instant::now();
     for (uid, name) in &data.users {
-        weibo.register(uid, name)?;
+        weibo.register(uid, name).await?;
     }
     let registered = clock.elapsed();
-    weibo.follow_many(&data.follows)?;
+    weibo.follow_many(&data.follows).await?;
     writeln!(
         out,
         "registered {} users with {} follows ({} ms: {} ms for the follows)",
@@ -259,15 +259,14 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
 
     let clock = Instant::now();
     for (uid, at, content) in &data.posts {
-        weibo.post(uid, *at, content)?;
+        weibo.post(uid, *at, content).await?;
     }
     let posted = clock.elapsed();
-    let failed = weibo.flush();
-    let delivered: usize = data
-        .users
-        .iter()
-        .map(|(u, _)| weibo.inboxes.get(u.as_str()).ok().flatten().map_or(0, |i| i.sq.len()))
-        .sum();
+    let failed = weibo.flush().await;
+    let mut delivered = 0;
+    for (u, _) in &data.users {
+        delivered += weibo.inboxes.get(u.as_str()).await?.map_or(0, |i| i.sq.len());
+    }
     writeln!(
         out,
         "posted {} posts in {} ms, fanned out to {delivered} inbox entries in {} ms in all ({failed} failed)",
@@ -277,7 +276,7 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     )?;
 
     let me = "u042";
-    let user = weibo.users().get(me)?.ok_or("u042 is missing")?;
+    let user = weibo.users().get(me).await?.ok_or("u042 is missing")?;
     writeln!(out)?;
     writeln!(
         out,
@@ -289,33 +288,33 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     )?;
 
     writeln!(out, "{me}'s own posts, newest first:")?;
-    let first = weibo.own_posts(me, 3, None)?;
+    let first = weibo.own_posts(me, 3, None).await?;
     for p in &first.rows {
         writeln!(out, "  {} {}", time(p.at), p.content)?;
     }
     if let Some(cursor) = &first.next {
         writeln!(out, "  next page (cursor {cursor}):")?;
-        for p in weibo.own_posts(me, 3, Some(cursor))?.rows {
+        for p in weibo.own_posts(me, 3, Some(cursor)).await?.rows {
             writeln!(out, "  {} {}", time(p.at), p.content)?;
         }
     }
 
     writeln!(out, "{me}'s home timeline, newest first:")?;
-    let page = weibo.home(me, 5, None)?;
+    let page = weibo.home(me, 5, None).await?;
     for p in &page {
         writeln!(out, "  {} {}: {}", time(p.at), p.uid, p.content)?;
     }
     if let Some(last) = page.last() {
         writeln!(out, "  next page:")?;
-        for p in weibo.home(me, 5, Some(last.at))? {
+        for p in weibo.home(me, 5, Some(last.at)).await? {
             writeln!(out, "  {} {}: {}", time(p.at), p.uid, p.content)?;
         }
     }
 
     let whom = user.follows.keys().next().cloned().ok_or("u042 follows nobody")?;
-    let removed = weibo.unfollow(me, &whom)?;
-    let after = weibo.users().get(me)?.ok_or("u042 is missing")?;
-    let them = weibo.users().get(whom.as_str())?.ok_or("followee is missing")?;
+    let removed = weibo.unfollow(me, &whom).await?;
+    let after = weibo.users().get(me).await?.ok_or("u042 is missing")?;
+    let them = weibo.users().get(whom.as_str()).await?.ok_or("followee is missing")?;
     writeln!(out)?;
     writeln!(
         out,
@@ -323,13 +322,13 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         after.follows.len(),
         !them.fans.contains_key(me)
     )?;
-    let timeline = weibo.home(me, 1000, None)?;
+    let timeline = weibo.home(me, 1000, None).await?;
     writeln!(
         out,
         "removed {removed} of {whom}'s posts from {me}'s inbox; the timeline still shows {whom}: {}",
         timeline.iter().any(|p| p.uid == whom)
     )?;
-    writeln!(out, "follow lists: {}", weibo.follows.verify()?)?;
+    writeln!(out, "follow lists: {}", weibo.follows.verify().await?)?;
     Ok(())
 }
 
