@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 
 use hmap::store::{Get, MemoryStore, Store};
-use hmap::{HTable};
-use hmap::blocking::Table;
+use hmap::{HTable, Table};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -51,21 +50,21 @@ fn dog() -> Animal {
 }
 
 /// A store holding the table with `dog()` in it.
-fn store_with_dog() -> hmap::blocking::Store<MemoryStore> {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+async fn store_with_dog() -> MemoryStore {
+    let store = MemoryStore::new();
     let animals = Table::<Animal, _>::new(&store);
-    animals.create().unwrap();
-    animals.put(&dog()).unwrap();
+    animals.create().await.unwrap();
+    animals.put(&dog()).await.unwrap();
     store
 }
 
-#[test]
-fn keys_and_values_have_their_own_codecs() {
-    let store = store_with_dog();
+#[tokio::test]
+async fn keys_and_values_have_their_own_codecs() {
+    let store = store_with_dog().await;
     let animals = Table::<Animal, _>::new(&store);
 
     let raw = store
-        .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
+        .get("animal", &Get::new(animals.row_key(4u32).unwrap())).await
         .unwrap()
         .unwrap();
     let cells: Vec<(&[u8], &[u8], &[u8])> = raw
@@ -84,21 +83,21 @@ fn keys_and_values_have_their_own_codecs() {
         ]
     );
     // Read back into the maps, keys parsed from the text.
-    assert_eq!(animals.get(4u32).unwrap(), Some(dog()));
+    assert_eq!(animals.get(4u32).await.unwrap(), Some(dog()));
 }
 
-#[test]
-fn a_text_qualifier_that_does_not_parse_names_the_column() {
-    let store = store_with_dog();
+#[tokio::test]
+async fn a_text_qualifier_that_does_not_parse_names_the_column() {
+    let store = store_with_dog().await;
     let animals = Table::<Animal, _>::new(&store);
     let row = animals.row_key(4u32).unwrap();
     store
         .mutate(
             "animal",
             &[hmap::store::RowMutation::new(row).put("child", "seven", "reddog")],
-        )
+        ).await
         .unwrap();
-    let err = animals.get(4u32).unwrap_err().to_string();
+    let err = animals.get(4u32).await.unwrap_err().to_string();
     assert!(err.contains("child:seven"), "{err}");
     assert!(err.contains("cannot parse \"seven\""), "{err}");
 }

@@ -1,6 +1,7 @@
 //! What only the in-memory store has: major compaction, an injectable clock
 //! and a configurable cell size limit.
 
+use futures_util::StreamExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -16,103 +17,103 @@ fn manual_clock(start: i64) -> (Arc<AtomicI64>, MemoryStore) {
     (now, store)
 }
 
-fn values(store: &MemoryStore, table: &str, get: Get) -> Vec<(i64, Bytes)> {
-    store.get(table, &get).unwrap().map_or_else(Vec::new, |r| {
+async fn values(store: &MemoryStore, table: &str, get: Get) -> Vec<(i64, Bytes)> {
+    store.get(table, &get).await.unwrap().map_or_else(Vec::new, |r| {
         r.cells.into_iter().map(|c| (c.timestamp, c.value)).collect()
     })
 }
 
-#[test]
-fn default_timestamps_come_from_the_clock() {
+#[tokio::test]
+async fn default_timestamps_come_from_the_clock() {
     let (now, store) = manual_clock(1_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "a")]).unwrap();
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "a")]).await.unwrap();
     now.store(2_000, Ordering::SeqCst);
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "b")]).unwrap();
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "b")]).await.unwrap();
     assert_eq!(
-        values(&store, "t", Get::new("r").max_versions(2)),
+        values(&store, "t", Get::new("r").max_versions(2)).await,
         vec![(2_000, Bytes::from_static(b"b")), (1_000, Bytes::from_static(b"a"))]
     );
 }
 
-#[test]
-fn cells_expire_as_the_clock_passes_their_ttl() {
+#[tokio::test]
+async fn cells_expire_as_the_clock_passes_their_ttl() {
     let (now, store) = manual_clock(100_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").ttl_secs(10)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").ttl_secs(10))).await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "v")]).unwrap();
+    store.mutate("t", &[RowMutation::new("r").put("f", "q", "v")]).await.unwrap();
     now.store(109_999, Ordering::SeqCst);
-    assert_eq!(values(&store, "t", Get::new("r")).len(), 1);
+    assert_eq!(values(&store, "t", Get::new("r")).await.len(), 1);
     // Expired once older than now - TTL (HBase: `timestamp < oldestStamp`).
     now.store(110_001, Ordering::SeqCst);
-    assert_eq!(values(&store, "t", Get::new("r")), vec![]);
+    assert_eq!(values(&store, "t", Get::new("r")).await, vec![]);
 }
 
-#[test]
-fn major_compaction_drops_markers_so_older_puts_reappear() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn major_compaction_drops_markers_so_older_puts_reappear() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3))).await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").delete_column_up_to("f", "q", 100)])
+        .mutate("t", &[RowMutation::new("r").delete_column_up_to("f", "q", 100)]).await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "masked")])
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "masked")]).await
         .unwrap();
-    assert_eq!(values(&store, "t", Get::new("r")), vec![]);
+    assert_eq!(values(&store, "t", Get::new("r")).await, vec![]);
     // After a major compaction the marker is gone (RG: "major compactions
     // change query results"): a new put at the old timestamp shows.
     store.major_compact("t").unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "visible")])
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "visible")]).await
         .unwrap();
     assert_eq!(
-        values(&store, "t", Get::new("r")),
+        values(&store, "t", Get::new("r")).await,
         vec![(50, Bytes::from_static(b"visible"))]
     );
 }
 
-#[test]
-fn major_compaction_keeps_exactly_what_reads_return() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn major_compaction_keeps_exactly_what_reads_return() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
         .unwrap();
     let mut m = RowMutation::new("r");
     for ts in 1..=5 {
         m = m.put_at("f", "q", ts, format!("v{ts}"));
     }
     store
-        .mutate("t", &[m, RowMutation::new("gone").put_at("f", "q", 1, "x")])
+        .mutate("t", &[m, RowMutation::new("gone").put_at("f", "q", 1, "x")]).await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("gone").delete_row()]).unwrap();
-    let before: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).unwrap().collect();
+    store.mutate("t", &[RowMutation::new("gone").delete_row()]).await.unwrap();
+    let before: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).await.unwrap().collect().await;
     store.major_compact("t").unwrap();
-    let after: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).unwrap().collect();
+    let after: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).await.unwrap().collect().await;
     assert_eq!(format!("{before:?}"), format!("{after:?}"));
     assert_eq!(
-        values(&store, "t", Get::new("r").max_versions(5)),
+        values(&store, "t", Get::new("r").max_versions(5)).await,
         vec![(5, Bytes::from_static(b"v5")), (4, Bytes::from_static(b"v4"))]
     );
 }
 
-#[test]
-fn configured_cell_size_limit() {
+#[tokio::test]
+async fn configured_cell_size_limit() {
     // Row "r", family "f", qualifier "q" and 24 bytes of framing: 27 bytes
     // before the value, as HBase counts a cell.
-    let store = hmap::blocking::Store::new(MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31)));
+    let store = MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31));
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put("f", "q", "four")])
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "four")]).await
         .unwrap();
     let err = store
-        .mutate("t", &[RowMutation::new("r").put("f", "q", "fives")])
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "fives")]).await
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -129,32 +130,32 @@ fn configured_cell_size_limit() {
     // The qualifier counts too: a one-byte longer one and a one-byte shorter
     // value are refused alike.
     let err = store
-        .mutate("t", &[RowMutation::new("r").put("f", "qq", "four")])
+        .mutate("t", &[RowMutation::new("r").put("f", "qq", "four")]).await
         .unwrap_err();
     assert!(matches!(err, StoreError::CellTooLarge { size: 32, .. }), "{err}");
 }
 
-#[test]
-fn errors_name_table_row_and_column() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn errors_name_table_row_and_column() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r\x00").put("f", "name", "Ann")])
+        .mutate("t", &[RowMutation::new("r\x00").put("f", "name", "Ann")]).await
         .unwrap();
     let err = store
-        .increment("t", &hmap::store::Increment::new("r\x00").add("f", "name", 1))
+        .increment("t", &hmap::store::Increment::new("r\x00").add("f", "name", 1)).await
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         r"table `t`, row r\x00, column f:name: the 3-byte value is not a counter (8-byte big-endian i64)"
     );
-    let err = store.get("t", &Get::new("r").family("g")).unwrap_err();
+    let err = store.get("t", &Get::new("r").family("g")).await.unwrap_err();
     assert_eq!(err.to_string(), "table `t` has no column family `g`");
     let long = vec![b'x'; 40_000];
     let err = store
-        .mutate("t", &[RowMutation::new(long).put("f", "q", "v")])
+        .mutate("t", &[RowMutation::new(long).put("f", "q", "v")]).await
         .unwrap_err();
     assert!(err.to_string().starts_with("table `t`: invalid row key xxxx"), "{err}");
     assert!(
@@ -164,8 +165,8 @@ fn errors_name_table_row_and_column() {
     );
 }
 
-#[test]
-fn schema_renders_as_a_shell_statement() {
+#[tokio::test]
+async fn schema_renders_as_a_shell_statement() {
     use hmap::schema::{BloomType, Compression};
     let schema = TableSchema::new("mytable")
         .family(
@@ -191,22 +192,22 @@ fn schema_renders_as_a_shell_statement() {
     );
 }
 
-#[test]
-fn rewriting_a_cell_keeps_memory_bounded() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn rewriting_a_cell_keeps_memory_bounded() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3))).await
         .unwrap();
     for i in 0..10_000i64 {
         // Same timestamp every time: each write supersedes the last.
         store
-            .mutate("t", &[RowMutation::new("r").put_at("f", "same", 1, i.to_string())])
+            .mutate("t", &[RowMutation::new("r").put_at("f", "same", 1, i.to_string())]).await
             .unwrap();
         store
-            .mutate("t", &[RowMutation::new("r").put_at("f", "grows", i, i.to_string())])
+            .mutate("t", &[RowMutation::new("r").put_at("f", "grows", i, i.to_string())]).await
             .unwrap();
         store
-            .increment("t", &hmap::store::Increment::new("r").add("f", "n", 1))
+            .increment("t", &hmap::store::Increment::new("r").add("f", "n", 1)).await
             .unwrap();
     }
     assert!(
@@ -214,7 +215,7 @@ fn rewriting_a_cell_keeps_memory_bounded() {
         "{}",
         store.stored_cells("t").unwrap()
     );
-    let row = store.get("t", &Get::new("r").max_versions(3)).unwrap().unwrap();
+    let row = store.get("t", &Get::new("r").max_versions(3)).await.unwrap().unwrap();
     let of = |q: &str| -> Vec<(i64, Bytes)> {
         row.cells
             .iter()
@@ -234,11 +235,11 @@ fn rewriting_a_cell_keeps_memory_bounded() {
     assert_eq!(of("n")[0].1, Bytes::copy_from_slice(&10_000i64.to_be_bytes()));
 }
 
-#[test]
-fn pruning_spares_what_an_open_scanner_reads() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn pruning_spares_what_an_open_scanner_reads() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
         .unwrap();
     store
         .mutate(
@@ -247,27 +248,27 @@ fn pruning_spares_what_an_open_scanner_reads() {
                 RowMutation::new("a").put_at("f", "q", 1, "first"),
                 RowMutation::new("b").put_at("f", "q", 1, "first"),
             ],
-        )
+        ).await
         .unwrap();
-    let mut scanner = store.scan("t", &Scan::all().batch_size(1)).unwrap();
+    let mut scanner = store.scan("t", &Scan::all().batch_size(1)).await.unwrap();
     assert_eq!(
-        scanner.next().unwrap().unwrap().cells[0].value,
+        scanner.next().await.unwrap().unwrap().cells[0].value,
         Bytes::from_static(b"first")
     );
     for i in 0..100 {
         store
-            .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, format!("later {i}"))])
+            .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, format!("later {i}"))]).await
             .unwrap();
     }
     // The scanner reads row b as it was when it opened.
     assert_eq!(
-        scanner.next().unwrap().unwrap().cells[0].value,
+        scanner.next().await.unwrap().unwrap().cells[0].value,
         Bytes::from_static(b"first")
     );
     drop(scanner);
     // Once it is gone, the next write prunes the copies it was keeping.
     store
-        .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, "last")])
+        .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, "last")]).await
         .unwrap();
     assert!(
         store.stored_cells("t").unwrap() <= 1 + 11,
@@ -275,16 +276,16 @@ fn pruning_spares_what_an_open_scanner_reads() {
         store.stored_cells("t").unwrap()
     );
     assert_eq!(
-        store.get("t", &Get::new("b")).unwrap().unwrap().cells[0].value,
+        store.get("t", &Get::new("b")).await.unwrap().unwrap().cells[0].value,
         Bytes::from_static(b"last")
     );
 }
 
-#[test]
-fn qualifiers_and_values_of_every_size_round_trip() {
-    let store = hmap::blocking::Store::new(MemoryStore::new());
+#[tokio::test]
+async fn qualifiers_and_values_of_every_size_round_trip() {
+    let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
         .unwrap();
     // Short and long qualifiers and values, empty ones included.
     let sizes = [0usize, 1, 37, 38, 39, 200];
@@ -296,12 +297,12 @@ fn qualifiers_and_values_of_every_size_round_trip() {
             m = m.put_at("f", qualifier, version as i64 + 1, value);
         }
     }
-    store.mutate("t", &[m]).unwrap();
+    store.mutate("t", &[m]).await.unwrap();
     // A marker on a long qualifier, so that marker lookups by it are exercised.
     store
-        .mutate("t", &[RowMutation::new("r").delete_version("f", vec![b'q'; 200], 1)])
+        .mutate("t", &[RowMutation::new("r").delete_version("f", vec![b'q'; 200], 1)]).await
         .unwrap();
-    let row = store.get("t", &Get::new("r").max_versions(2)).unwrap().unwrap();
+    let row = store.get("t", &Get::new("r").max_versions(2)).await.unwrap().unwrap();
     let got: Vec<(usize, i64, usize)> = row
         .cells
         .iter()
@@ -326,11 +327,11 @@ fn qualifiers_and_values_of_every_size_round_trip() {
     }
 }
 
-#[test]
-fn named_column_shows_one_expired_version_until_a_major_compaction() {
+#[tokio::test]
+async fn named_column_shows_one_expired_version_until_a_major_compaction() {
     let (_, store) = manual_clock(10_000_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(5).min_versions(1).ttl_secs(60)))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(5).min_versions(1).ttl_secs(60))).await
         .unwrap();
     store
         .mutate(
@@ -339,11 +340,11 @@ fn named_column_shows_one_expired_version_until_a_major_compaction() {
                 .put_at("f", "q", 10_000_000, "fresh")
                 .put_at("f", "q", 5_000_000, "old1")
                 .put_at("f", "q", 4_000_000, "old2")],
-        )
+        ).await
         .unwrap();
     let named = Get::new("r").column("f", "q").max_versions(3);
     assert_eq!(
-        values(&store, "t", named.clone()),
+        values(&store, "t", named.clone()).await,
         vec![
             (10_000_000, Bytes::from_static(b"fresh")),
             (5_000_000, Bytes::from_static(b"old1"))
@@ -352,42 +353,42 @@ fn named_column_shows_one_expired_version_until_a_major_compaction() {
     // A major compaction keeps what a read of the whole family returns.
     store.major_compact("t").unwrap();
     assert_eq!(
-        values(&store, "t", named),
+        values(&store, "t", named).await,
         vec![(10_000_000, Bytes::from_static(b"fresh"))]
     );
 }
 
 /// Writers racing with `alter_table` lose nothing: a write acknowledged
 /// while a family is added is readable afterwards, with the new family.
-#[test]
-fn writes_during_an_alteration_are_kept() {
-    let store = Arc::new(hmap::blocking::Store::new(MemoryStore::new()));
+#[tokio::test]
+async fn writes_during_an_alteration_are_kept() {
+    let store = Arc::new(MemoryStore::new());
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("a")))
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("a"))).await
         .unwrap();
     let writers: Vec<_> = (0..4)
         .map(|w| {
             let store = Arc::clone(&store);
-            std::thread::spawn(move || {
+            std::thread::spawn(async move || {
                 for i in 0..500 {
                     let row = format!("w{w}-{i:04}");
-                    store.mutate("t", &[RowMutation::new(row).put("a", "q", "v")]).unwrap();
+                    store.mutate("t", &[RowMutation::new(row).put("a", "q", "v")]).await.unwrap();
                 }
             })
         })
         .collect();
     for n in 0..20 {
         let family = FamilySchema::new(format!("f{n:02}"));
-        store.alter_table("t", &FamilyChange::Add(family)).unwrap();
+        store.alter_table("t", &FamilyChange::Add(family)).await.unwrap();
     }
     for w in writers {
-        w.join().unwrap();
+        w.join().unwrap().await;
     }
-    let rows = store.scan("t", &Scan::all()).unwrap().count();
+    let rows = store.scan("t", &Scan::all()).await.unwrap().count().await;
     assert_eq!(rows, 4 * 500);
-    assert_eq!(store.describe_table("t").unwrap().families.len(), 21);
+    assert_eq!(store.describe_table("t").await.unwrap().families.len(), 21);
     store
-        .mutate("t", &[RowMutation::new("w0-0000").put("f07", "q", "x")])
+        .mutate("t", &[RowMutation::new("w0-0000").put("f07", "q", "x")]).await
         .unwrap();
-    assert_eq!(values(&store, "t", Get::new("w0-0000").family("f07")).len(), 1);
+    assert_eq!(values(&store, "t", Get::new("w0-0000").family("f07")).await.len(), 1);
 }
