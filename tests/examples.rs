@@ -22,9 +22,26 @@ mod shop_item;
 #[path = "../examples/weibo.rs"]
 mod weibo;
 
+/// The output of an example on the blocking API. Examples and their stores
+/// run on the blocking API's runtime (`hmap::blocking::block_on`), so these
+/// tests are plain `#[test]`s.
 fn output(name: &str, run: fn(Arc<dyn Store>, &mut dyn std::io::Write) -> hmap_suite::ExampleResult) -> String {
     let mut out = Vec::new();
-    run(hmap_suite::test_store(name), &mut out).expect("the example runs");
+    let store = hmap::blocking::block_on(hmap_suite::test_store(name));
+    run(store, &mut out).expect("the example runs");
+    String::from_utf8(out).expect("UTF-8 output")
+}
+
+/// The output of an async example.
+fn output_async(
+    name: &str,
+    run: impl for<'a> AsyncFnOnce(Arc<dyn Store>, &'a mut dyn std::io::Write) -> hmap_suite::ExampleResult,
+) -> String {
+    let mut out = Vec::new();
+    hmap::blocking::block_on(async {
+        let store = hmap_suite::test_store(name).await;
+        run(store, &mut out).await.expect("the example runs");
+    });
     String::from_utf8(out).expect("UTF-8 output")
 }
 
@@ -39,7 +56,7 @@ fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
 
 #[test]
 fn weibo_timelines_are_correct_and_newest_first() {
-    let out = output("weibo", weibo::run);
+    let out = output_async("weibo", weibo::run);
     assert!(out.contains("registered 300 users with "), "{out}");
     assert!(out.contains("posted 3000 posts"), "{out}");
     assert!(out.contains("(0 failed)"), "{out}");
@@ -195,7 +212,7 @@ fn purchases_by_time() {
 
 #[test]
 fn sensor_readings_spread_and_merge() {
-    let out = output("sensor_readings", sensor_readings::run);
+    let out = output_async("sensor_readings", sensor_readings::run);
     let buckets = section(&out, "1200 readings of 20 sensors");
     assert_eq!(buckets.len(), 8, "all eight buckets hold rows: {out}");
     let total: usize = buckets
@@ -250,12 +267,12 @@ fn keys_sort_as_hbase_sorts_them() {
     );
 }
 
-#[test]
-fn thrift_address_without_a_gateway_is_a_clear_error() {
+#[tokio::test]
+async fn thrift_address_without_a_gateway_is_a_clear_error() {
     // Nothing listens on port 1 of this machine.
-    let err = hmap_suite::store_for(Some("127.0.0.1:1"), "").err().expect("refused");
+    let err = hmap_suite::store_for(Some("127.0.0.1:1"), "").await.err().expect("refused");
     assert!(err.starts_with("HMAP_THRIFT=127.0.0.1:1: "), "{err}");
     assert!(err.contains("scripts/hbase/hbase start"), "{err}");
-    assert!(hmap_suite::store_for(None, "").is_ok());
-    assert!(hmap_suite::store_for(Some("  "), "").is_ok());
+    assert!(hmap_suite::store_for(None, "").await.is_ok());
+    assert!(hmap_suite::store_for(Some("  "), "").await.is_ok());
 }

@@ -21,14 +21,14 @@ struct User {
 }
 
 /// The table as it exists: family `i` only, with the row `u1` in it.
-fn store() -> Arc<dyn Store> {
-    let store = hmap_suite::test_store("missing_family");
+async fn store() -> Arc<dyn Store> {
+    let store = hmap_suite::test_store("missing_family").await;
     store
-        .create_table(&TableSchema::new("user").family(FamilySchema::new("i")))
+        .create_table(&TableSchema::new("user").family(FamilySchema::new("i"))).await
         .unwrap();
     let row = Table::<User, _>::new(&store).row_key("u1").unwrap();
     store
-        .mutate("user", &[RowMutation::new(row).put("i", "name", "Ann")])
+        .mutate("user", &[RowMutation::new(row).put("i", "name", "Ann")]).await
         .unwrap();
     store
 }
@@ -41,20 +41,20 @@ fn assert_no_family_x(err: &Error) {
     assert_eq!(err.to_string(), "table `user` has no column family `x`");
 }
 
-#[test]
-fn reads_name_the_missing_family_as_writes_do() {
-    let users = Table::<User, _>::new(store());
+#[tokio::test]
+async fn reads_name_the_missing_family_as_writes_do() {
+    let users = Table::<User, _>::new(store().await);
     let put = users
         .put(&User {
             id: "u2".into(),
             name: "Bo".into(),
             score: 1,
         })
-        .unwrap_err();
+        .await.unwrap_err();
     assert_no_family_x(&put);
 
-    assert_no_family_x(&users.get("u1").unwrap_err());
-    assert_no_family_x(&users.get_many(["u1", "u2"]).unwrap_err());
-    let scan = users.scan(Query::all()).expect_err("the scan is refused");
+    assert_no_family_x(&users.get("u1").await.unwrap_err());
+    assert_no_family_x(&users.get_many(["u1", "u2"]).await.unwrap_err());
+    let scan = users.scan(Query::all()).await.expect_err("the scan is refused");
     assert_no_family_x(&scan);
 }

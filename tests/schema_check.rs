@@ -5,6 +5,7 @@
 //! `truncate`; errors about a row show its decoded key parts. On
 //! `MemoryStore`, or on a real HBase when `HMAP_THRIFT` is set.
 
+use futures_util::StreamExt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -66,7 +67,8 @@ fn purchase() -> Purchase {
 }
 
 /// Runs `f`, returning what it returned and the warnings it logged.
-fn logged<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+async fn logged<R>(f: impl std::future::Future<Output = R>) -> (R, Vec<String>) {
+    use tracing::instrument::WithSubscriber;
     use std::sync::Mutex;
     use tracing::field::{Field, Visit};
     use tracing::span::{Attributes, Id, Record};
@@ -100,7 +102,7 @@ fn logged<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
         fn exit(&self, _: &Id) {}
     }
     let warnings = Arc::new(Warnings::default());
-    let result = tracing::subscriber::with_default(Arc::clone(&warnings), f);
+    let result = f.with_subscriber(Arc::clone(&warnings)).await;
     let logged = warnings.0.lock().unwrap().clone();
     (result, logged)
 }
@@ -117,8 +119,8 @@ fn mismatch(err: Error) -> Vec<SchemaDifference> {
 
 /// The key layout's fingerprint is pinned: tables keep it as long as they
 /// live, so a change would make every table hmap created look foreign.
-#[test]
-fn key_layout_fingerprint_vector() {
+#[tokio::test]
+async fn key_layout_fingerprint_vector() {
     assert_eq!(Purchase::key_schema().fingerprint(), LAYOUT);
     assert_eq!(PurchaseById::key_schema().fingerprint(), "binary: id: u64");
     assert_eq!(Purchase::table_schema().key_layout(), Some(LAYOUT));
@@ -131,30 +133,30 @@ fn key_layout_fingerprint_vector() {
     );
 }
 
-#[test]
-fn created_tables_record_their_key_layout() {
-    let store = hmap_suite::test_store("schema_records_layout");
+#[tokio::test]
+async fn created_tables_record_their_key_layout() {
+    let store = hmap_suite::test_store("schema_records_layout").await;
     let purchases = Table::<Purchase, _>::new(&store);
-    assert!(purchases.create_if_missing().expect("create"));
-    let live = store.describe_table("purchases").expect("describe");
+    assert!(purchases.create_if_missing().await.expect("create"));
+    let live = store.describe_table("purchases").await.expect("describe");
     assert_eq!(live.key_layout(), Some(LAYOUT));
-    assert!(purchases.check_schema().expect("fits").is_empty());
-    assert!(!purchases.create_if_missing().expect("opens"));
+    assert!(purchases.check_schema().await.expect("fits").is_empty());
+    assert!(!purchases.create_if_missing().await.expect("opens"));
 }
 
 /// A table made by hand that lacks a family and holds other options: one
 /// error lists every difference (before, `create_if_missing` said
 /// `Ok(false)` and reads met the missing family later).
-#[test]
-fn missing_family_and_other_options_are_one_error() {
-    let store = hmap_suite::test_store("schema_missing_family");
+#[tokio::test]
+async fn missing_family_and_other_options_are_one_error() {
+    let store = hmap_suite::test_store("schema_missing_family").await;
     store
         .create_table(
             &TableSchema::new("purchases")
                 .family(FamilySchema::new("p").versions(1).bloom(BloomType::RowCol))
                 .family(FamilySchema::new("old"))
                 .metadata(KEY_LAYOUT_ATTRIBUTE, LAYOUT),
-        )
+        ).await
         .expect("create by hand");
     let purchases = Table::<Purchase, _>::new(&store);
     let expected = vec![
@@ -179,7 +181,7 @@ fn missing_family_and_other_options_are_one_error() {
         SchemaDifference::MissingFamily(FamilySchema::new("s")),
         SchemaDifference::ExtraFamily { family: "old".into() },
     ];
-    let err = purchases.create_if_missing().expect_err("refused");
+    let err = purchases.create_if_missing().await.expect_err("refused");
     assert_eq!(
         err.to_string(),
         "table `purchases` does not match its struct: \
@@ -189,19 +191,19 @@ fn missing_family_and_other_options_are_one_error() {
          family `s` is missing (declared {NAME => 's', VERSIONS => 1})"
     );
     assert_eq!(mismatch(err), expected);
-    assert_eq!(mismatch(purchases.check_schema().expect_err("refused")), expected);
-    assert_eq!(purchases.schema_diff().expect("diff").differences, expected);
+    assert_eq!(mismatch(purchases.check_schema().await.expect_err("refused")), expected);
+    assert_eq!(purchases.schema_diff().await.expect("diff").differences, expected);
 }
 
 /// A table created for one key layout refuses a struct of another: the
 /// error shows both (before, `create_if_missing` said `Ok(false)` and the
 /// struct read and wrote keys of its own layout).
-#[test]
-fn another_key_layout_is_refused() {
-    let store = hmap_suite::test_store("schema_key_layout");
-    Table::<Purchase, _>::new(&store).create().expect("create");
+#[tokio::test]
+async fn another_key_layout_is_refused() {
+    let store = hmap_suite::test_store("schema_key_layout").await;
+    Table::<Purchase, _>::new(&store).create().await.expect("create");
     let by_id = Table::<PurchaseById, _>::new(&store);
-    let err = by_id.create_if_missing().expect_err("refused");
+    let err = by_id.create_if_missing().await.expect_err("refused");
     assert_eq!(
         err.to_string(),
         format!(
@@ -217,23 +219,23 @@ fn another_key_layout_is_refused() {
             recorded: LAYOUT.into(),
         }]
     );
-    assert!(matches!(by_id.check_schema(), Err(Error::SchemaMismatch { .. })));
+    assert!(matches!(by_id.check_schema().await, Err(Error::SchemaMismatch { .. })));
 }
 
 /// A table hmap did not create (no recorded layout) with the struct's
 /// families opens; the diff says the layout is not recorded and names the
 /// families only the table has, for information.
-#[test]
-fn unrecorded_layout_and_extra_families_open() {
-    let store = hmap_suite::test_store("schema_unrecorded");
+#[tokio::test]
+async fn unrecorded_layout_and_extra_families_open() {
+    let store = hmap_suite::test_store("schema_unrecorded").await;
     let mut schema = Purchase::table_schema();
     schema.metadata.clear();
     schema
         .families
         .push(FamilySchema::new("z").compression(Compression::None));
-    store.create_table(&schema).expect("create by hand");
+    store.create_table(&schema).await.expect("create by hand");
     let purchases = Table::<Purchase, _>::new(&store);
-    let (opened, warnings) = logged(|| purchases.create_if_missing());
+    let (opened, warnings) = logged(purchases.create_if_missing()).await;
     assert!(!opened.expect("opens"));
     assert_eq!(
         warnings,
@@ -241,7 +243,7 @@ fn unrecorded_layout_and_extra_families_open() {
             "table `purchases` records no key layout (hmap did not create it); rows are read as `{LAYOUT}`"
         )]
     );
-    let diff = purchases.check_schema().expect("opens");
+    let diff = purchases.check_schema().await.expect("opens");
     assert!(diff.is_compatible());
     assert_eq!(
         diff.differences,
@@ -252,36 +254,36 @@ fn unrecorded_layout_and_extra_families_open() {
             },
         ]
     );
-    purchases.put(&purchase()).expect("writes");
+    purchases.put(&purchase()).await.expect("writes");
 }
 
 /// `exists`, `truncate` (rows gone, schema and layout kept) and `drop`.
-#[test]
-fn exists_truncate_drop() {
-    let store = hmap_suite::test_store("schema_lifecycle");
+#[tokio::test]
+async fn exists_truncate_drop() {
+    let store = hmap_suite::test_store("schema_lifecycle").await;
     let purchases = Table::<Purchase, _>::new(&store);
-    assert!(!purchases.exists().expect("exists"));
-    purchases.create().expect("create");
-    assert!(purchases.exists().expect("exists"));
-    purchases.put(&purchase()).expect("put");
-    assert_eq!(purchases.scan(Query::all()).expect("scan").count(), 1);
+    assert!(!purchases.exists().await.expect("exists"));
+    purchases.create().await.expect("create");
+    assert!(purchases.exists().await.expect("exists"));
+    purchases.put(&purchase()).await.expect("put");
+    assert_eq!(purchases.scan(Query::all()).await.expect("scan").count().await, 1);
 
-    let before = store.describe_table("purchases").expect("describe");
-    purchases.truncate().expect("truncate");
-    assert!(purchases.exists().expect("exists"));
-    assert_eq!(purchases.scan(Query::all()).expect("scan").count(), 0);
-    assert_eq!(store.describe_table("purchases").expect("describe"), before);
-    assert!(purchases.check_schema().expect("fits").is_empty());
-    purchases.put(&purchase()).expect("put after truncate");
+    let before = store.describe_table("purchases").await.expect("describe");
+    purchases.truncate().await.expect("truncate");
+    assert!(purchases.exists().await.expect("exists"));
+    assert_eq!(purchases.scan(Query::all()).await.expect("scan").count().await, 0);
+    assert_eq!(store.describe_table("purchases").await.expect("describe"), before);
+    assert!(purchases.check_schema().await.expect("fits").is_empty());
+    purchases.put(&purchase()).await.expect("put after truncate");
 
-    purchases.drop().expect("drop");
-    assert!(!purchases.exists().expect("exists"));
+    purchases.drop().await.expect("drop");
+    assert!(!purchases.exists().await.expect("exists"));
     assert!(matches!(
-        purchases.truncate(),
+        purchases.truncate().await,
         Err(Error::Store(StoreError::TableNotFound { .. }))
     ));
     assert!(matches!(
-        purchases.drop(),
+        purchases.drop().await,
         Err(Error::Store(StoreError::TableNotFound { .. }))
     ));
 }
@@ -297,11 +299,11 @@ fn shown_row(store: &Arc<dyn Store>) -> String {
 
 /// A cell that does not decode, and a counter that is not one: the errors
 /// show the row's key parts next to its bytes.
-#[test]
-fn row_errors_show_the_decoded_key() {
-    let store = hmap_suite::test_store("schema_row_errors");
+#[tokio::test]
+async fn row_errors_show_the_decoded_key() {
+    let store = hmap_suite::test_store("schema_row_errors").await;
     let purchases = Table::<Purchase, _>::new(&store);
-    purchases.create().expect("create");
+    purchases.create().await.expect("create");
     let key = purchases.row_key_of(&purchase()).expect("key");
     store
         .mutate(
@@ -309,13 +311,13 @@ fn row_errors_show_the_decoded_key() {
             &[RowMutation::new(key.clone())
                 .put("p", "product", &b"\xff\xfe"[..])
                 .put("s", "views", "abc")],
-        )
+        ).await
         .expect("raw write");
     let row = shown_row(&store);
 
     let err = purchases
         .get(("u1", at("2026-11-22T10:00:00Z"), 7u64))
-        .expect_err("bad utf-8");
+        .await.expect_err("bad utf-8");
     assert!(matches!(err, Error::Decode { .. }), "{err:?}");
     let message = err.to_string();
     assert!(
@@ -325,7 +327,7 @@ fn row_errors_show_the_decoded_key() {
 
     let err = purchases
         .increment(("u1", at("2026-11-22T10:00:00Z"), 7u64), "views", 1)
-        .expect_err("not a counter");
+        .await.expect_err("not a counter");
     assert!(matches!(err, Error::Store(StoreError::NotACounter { .. })), "{err:?}");
     assert_eq!(
         err.to_string(),
