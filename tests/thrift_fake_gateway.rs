@@ -10,6 +10,7 @@ mod fake;
 use std::time::{Duration, Instant};
 
 use fake::{Act, BOOL, I32, LIST, MAP, Msg, STRING, STRUCT};
+use futures_util::StreamExt;
 use hmap::store::{CheckAndMutate, Increment, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
 
 /// A store on `addr` whose calls may take `call_timeout` each.
@@ -22,9 +23,9 @@ fn store(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftStore {
 }
 
 /// Runs `f`, checking it ends within `limit`.
-fn within<T>(limit: Duration, f: impl FnOnce() -> T) -> T {
+async fn within<T>(limit: Duration, f: impl std::future::Future<Output = T>) -> T {
     let start = Instant::now();
-    let out = f();
+    let out = f.await;
     let took = start.elapsed();
     assert!(took < limit, "took {took:?}, more than {limit:?}");
     out
@@ -46,12 +47,12 @@ fn expect_protocol_error(result: Result<impl std::fmt::Debug, StoreError>) -> St
     }
 }
 
-#[test]
-fn a_dribbling_gateway_times_out_at_the_call_deadline() {
+#[tokio::test]
+async fn a_dribbling_gateway_times_out_at_the_call_deadline() {
     // One byte every 200 ms: each read is quick, the reply takes seconds.
     let addr = fake::start(|_, seq| Act::Dribble(exists_reply(seq, true), Duration::from_millis(200)));
     let store = store(addr, Duration::from_secs(1));
-    let err = within(Duration::from_millis(1600), || store.table_exists("t")).unwrap_err();
+    let err = within(Duration::from_millis(1600), store.table_exists("t")).await.unwrap_err();
     match &err {
         StoreError::Timeout { operation, elapsed, .. } => {
             assert_eq!(*operation, "tableExists");
@@ -64,25 +65,26 @@ fn a_dribbling_gateway_times_out_at_the_call_deadline() {
     assert!(err.to_string().contains("timed out after 1."), "{err}");
 }
 
-#[test]
-fn waiting_for_a_pooled_connection_counts_against_the_deadline() {
+#[tokio::test]
+async fn waiting_for_a_pooled_connection_counts_against_the_deadline() {
     let addr = fake::start(|_, _| Act::Silent(Duration::from_secs(10)));
     let mut config = ThriftConfig::new(addr.to_string());
     config.pool_size = 1;
     config.call_timeout = Duration::from_secs(1);
     let store = ThriftStore::with_config(config);
-    std::thread::scope(|s| {
-        let holder = s.spawn(|| store.table_exists("a"));
-        std::thread::sleep(Duration::from_millis(100));
-        let waiter = within(Duration::from_millis(1500), || store.table_exists("b"));
-        assert!(matches!(waiter, Err(StoreError::Timeout { .. })), "{waiter:?}");
-        let held = holder.join().expect("no panic");
-        assert!(matches!(held, Err(StoreError::Timeout { .. })), "{held:?}");
-    });
+    let holder = {
+        let store = store.clone();
+        tokio::spawn(async move { store.table_exists("a").await })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiter = within(Duration::from_millis(1500), store.table_exists("b")).await;
+    assert!(matches!(waiter, Err(StoreError::Timeout { .. })), "{waiter:?}");
+    let held = holder.await.expect("no panic");
+    assert!(matches!(held, Err(StoreError::Timeout { .. })), "{held:?}");
 }
 
-#[test]
-fn structs_nested_40000_deep_are_a_protocol_error_not_a_stack_overflow() {
+#[tokio::test]
+async fn structs_nested_40000_deep_are_a_protocol_error_not_a_stack_overflow() {
     let addr = fake::start(|method, seq| {
         let mut m = Msg::reply(method, seq);
         for _ in 0..40_000 {
@@ -91,12 +93,12 @@ fn structs_nested_40000_deep_are_a_protocol_error_not_a_stack_overflow() {
         Act::Send(m.done())
     });
     let store = store(addr, Duration::from_secs(5));
-    let message = expect_protocol_error(within(Duration::from_secs(5), || store.table_exists("t")));
+    let message = expect_protocol_error(within(Duration::from_secs(5), store.table_exists("t")).await);
     assert!(message.contains("deeper than 64"), "{message}");
 }
 
-#[test]
-fn containers_of_stop_elements_declared_huge_are_refused_at_once() {
+#[tokio::test]
+async fn containers_of_stop_elements_declared_huge_are_refused_at_once() {
     for elems in [vec![0u8], vec![0, 0], vec![0x7f], vec![STRING, 0x55]] {
         let kind = if elems.len() == 2 { MAP } else { LIST };
         let addr = fake::start(move |method, seq| {
@@ -109,15 +111,15 @@ fn containers_of_stop_elements_declared_huge_are_refused_at_once() {
             Act::Send(m.done())
         });
         let store = store(addr, Duration::from_secs(5));
-        expect_protocol_error(within(Duration::from_millis(500), || store.table_exists("t")));
+        expect_protocol_error(within(Duration::from_millis(500), store.table_exists("t")).await);
     }
 }
 
-#[test]
-fn results_of_the_wrong_type_are_protocol_errors() {
+#[tokio::test]
+async fn results_of_the_wrong_type_are_protocol_errors() {
     // tableExists answering an i32: not `false`.
     let addr = fake::start(|method, seq| Act::Send(Msg::reply(method, seq).field(I32, 0).i32(1).stop().done()));
-    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t").await);
     assert!(message.contains("I32"), "{message}");
 
     // checkAndMutate answering an i32: not a failed check.
@@ -126,39 +128,35 @@ fn results_of_the_wrong_type_are_protocol_errors() {
         _ => Act::Send(Msg::reply(method, seq).field(I32, 0).i32(0).stop().done()),
     });
     let op = CheckAndMutate::new(RowMutation::new("r").put("f", "q", "v"), "f", "q", Some("old".into()));
-    expect_protocol_error(store(addr, Duration::from_secs(5)).check_and_mutate("t", &op));
+    expect_protocol_error(store(addr, Duration::from_secs(5)).check_and_mutate("t", &op).await);
 }
 
-#[test]
-fn a_truncated_reply_is_a_connection_error() {
+#[tokio::test]
+async fn a_truncated_reply_is_a_connection_error() {
     let addr = fake::start(|_, seq| {
         let mut reply = exists_reply(seq, true);
         reply.truncate(reply.len() - 3);
         Act::SendAndClose(reply)
     });
-    let err = within(Duration::from_secs(5), || {
-        store(addr, Duration::from_secs(5)).table_exists("t")
-    })
-    .unwrap_err();
+    let store = store(addr, Duration::from_secs(5));
+    let err = within(Duration::from_secs(5), store.table_exists("t")).await.unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
 
-#[test]
-fn garbage_says_the_gateway_may_speak_another_protocol() {
+#[tokio::test]
+async fn garbage_says_the_gateway_may_speak_another_protocol() {
     let addr = fake::start(|_, _| Act::Send(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()));
-    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t").await);
     assert!(message.contains("framed transport"), "{message}");
     assert!(message.contains("compact"), "{message}");
 }
 
-#[test]
-fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
+#[tokio::test]
+async fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
     // A framed or compact gateway reads hmap's call as garbage and closes.
     let addr = fake::start(|_, _| Act::Close);
-    let err = within(Duration::from_secs(5), || {
-        store(addr, Duration::from_secs(5)).table_exists("t")
-    })
-    .unwrap_err();
+    let store = store(addr, Duration::from_secs(5));
+    let err = within(Duration::from_secs(5), store.table_exists("t")).await.unwrap_err();
     match &err {
         StoreError::Connection { message, .. } => {
             assert!(message.contains("framed transport"), "{message}");
@@ -168,10 +166,10 @@ fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
     }
 }
 
-#[test]
-fn a_reply_to_another_call_is_a_protocol_error() {
+#[tokio::test]
+async fn a_reply_to_another_call_is_a_protocol_error() {
     let addr = fake::start(|_, seq| Act::Send(exists_reply(seq + 1, true)));
-    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t"));
+    let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t").await);
     assert!(message.contains("reply to"), "{message}");
 }
 
@@ -188,8 +186,8 @@ fn io_error(method: &str, seq: i32, message: &str) -> Vec<u8> {
         .done()
 }
 
-#[test]
-fn exceptions_are_mapped_from_their_fields() {
+#[tokio::test]
+async fn exceptions_are_mapped_from_their_fields() {
     // A TIOError whose Java exception is TableExistsException.
     let addr = fake::start(|method, seq| {
         Act::Send(io_error(
@@ -199,7 +197,7 @@ fn exceptions_are_mapped_from_their_fields() {
         ))
     });
     let schema = hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f"));
-    let err = store(addr, Duration::from_secs(5)).create_table(&schema).unwrap_err();
+    let err = store(addr, Duration::from_secs(5)).create_table(&schema).await.unwrap_err();
     assert!(matches!(err, StoreError::TableExists { .. }), "{err:?}");
 
     // A message that only mentions an exception's name is not that exception.
@@ -210,7 +208,7 @@ fn exceptions_are_mapped_from_their_fields() {
             "java.io.IOException: a value mentions TableNotFoundException",
         ))
     });
-    let err = store(addr, Duration::from_secs(5)).table_exists("t").unwrap_err();
+    let err = store(addr, Duration::from_secs(5)).table_exists("t").await.unwrap_err();
     assert!(matches!(err, StoreError::Server { .. }), "{err:?}");
 
     // TIllegalArgument (field 2 of getScannerRows' result): a refused request.
@@ -229,15 +227,21 @@ fn exceptions_are_mapped_from_their_fields() {
         _ => Act::Send(Msg::reply(method, seq).stop().done()),
     });
     let store = store(addr, Duration::from_secs(5));
-    let first = store.scan("t", &Scan::all()).expect("scanner").next().expect("an item");
+    let first = store
+        .scan("t", &Scan::all())
+        .await
+        .expect("scanner")
+        .next()
+        .await
+        .expect("an item");
     match first {
         Err(StoreError::InvalidRequest { reason, .. }) => assert!(reason.contains("Invalid scanner Id"), "{reason}"),
         other => panic!("expected an invalid request, got {other:?}"),
     }
 }
 
-#[test]
-fn increment_reply_cells_are_matched_by_column() {
+#[tokio::test]
+async fn increment_reply_cells_are_matched_by_column() {
     // The reply lists cells sorted by column, not in the order asked.
     let addr = fake::start(|method, seq| match method {
         "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["c"])),
@@ -255,10 +259,10 @@ fn increment_reply_cells_are_matched_by_column() {
     });
     let store = store(addr, Duration::from_secs(5));
     let values = store
-        .increment("t", &Increment::new("r").add("c", "y", 1).add("c", "x", 2))
+        .increment("t", &Increment::new("r").add("c", "y", 1).add("c", "x", 2)).await
         .expect("increment");
     assert_eq!(values, vec![11, 12]);
     // A column the reply lacks is an error naming it.
-    let err = store.increment("t", &Increment::new("r").add("c", "z", 1)).unwrap_err();
+    let err = store.increment("t", &Increment::new("r").add("c", "z", 1)).await.unwrap_err();
     assert!(err.to_string().contains("c:z"), "{err}");
 }
