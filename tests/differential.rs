@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::TryStreamExt;
 use hmap::schema::{FamilySchema, TableSchema};
 use hmap::store::{
     CheckAndMutate, Column, Get, Increment, MemoryStore, Mutation, RowMutation, RowResult, Scan, Store, ThriftConfig,
@@ -195,26 +196,26 @@ fn env_number(name: &str, default: u64) -> u64 {
 }
 
 /// The result of `op` on `store`, as text; errors as their kind.
-fn run(store: &dyn Store, table: &str, op: &Op) -> String {
+async fn run(store: &dyn Store, table: &str, op: &Op) -> String {
     match op {
-        Op::Mutate(rows) => match store.mutate(table, rows) {
+        Op::Mutate(rows) => match store.mutate(table, rows).await {
             Ok(()) => "ok".into(),
             Err(e) => format!("error: {e}"),
         },
-        Op::Increment(increment) => match store.increment(table, increment) {
+        Op::Increment(increment) => match store.increment(table, increment).await {
             Ok(values) => format!("values: {values:?}"),
             Err(e) => format!("error: {e}"),
         },
-        Op::Check(check) => match store.check_and_mutate(table, check) {
+        Op::Check(check) => match store.check_and_mutate(table, check).await {
             Ok(applied) => format!("applied: {applied}"),
             Err(e) => format!("error: {e}"),
         },
-        Op::Get(get) => match store.get(table, get) {
+        Op::Get(get) => match store.get(table, get).await {
             Ok(row) => shown(&row.into_iter().collect::<Vec<_>>()),
             Err(e) => format!("error: {e}"),
         },
-        Op::Scan(scan) => match store.scan(table, scan) {
-            Ok(rows) => match rows.collect::<Result<Vec<_>, _>>() {
+        Op::Scan(scan) => match store.scan(table, scan).await {
+            Ok(rows) => match rows.try_collect::<Vec<_>>().await {
                 Ok(rows) => shown(&rows),
                 Err(e) => format!("error: {e}"),
             },
@@ -233,9 +234,9 @@ fn describe(op: &Op) -> String {
     }
 }
 
-#[test]
+#[tokio::test]
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
-fn memory_store_answers_as_hbase_does() {
+async fn memory_store_answers_as_hbase_does() {
     let address = hmap_suite::required_env("HMAP_THRIFT");
     let mut config = ThriftConfig::new(address);
     config.table_prefix = hmap_suite::test_table_prefix("hmap_test_differential__");
@@ -246,18 +247,18 @@ fn memory_store_answers_as_hbase_does() {
     let table = "t";
     for seed in first_seed..first_seed + sequences {
         let memory = MemoryStore::new();
-        if hbase.table_exists(table).unwrap() {
-            hbase.truncate_table(table).unwrap();
+        if hbase.table_exists(table).await.unwrap() {
+            hbase.truncate_table(table).await.unwrap();
         } else {
-            hbase.create_table(&schema(table)).unwrap();
+            hbase.create_table(&schema(table)).await.unwrap();
         }
-        memory.create_table(&schema(table)).unwrap();
+        memory.create_table(&schema(table)).await.unwrap();
         let mut rng = Rng::new(seed);
         let mut log = String::new();
         for n in 0..ops {
             let op = op(&mut rng);
             let _ = writeln!(log, "{n}: {}", describe(&op));
-            let (on_hbase, in_memory) = (run(&*hbase, table, &op), run(&memory, table, &op));
+            let (on_hbase, in_memory) = (run(&*hbase, table, &op).await, run(&memory, table, &op).await);
             assert_eq!(
                 in_memory, on_hbase,
                 "seed {seed}, operation {n} (MemoryStore left, HBase right); the operations:\n{log}"
@@ -266,10 +267,10 @@ fn memory_store_answers_as_hbase_does() {
         // Everything, every version.
         let all = Op::Scan(Scan::all().max_versions(10));
         assert_eq!(
-            run(&memory, table, &all),
-            run(&*hbase, table, &all),
+            run(&memory, table, &all).await,
+            run(&*hbase, table, &all).await,
             "seed {seed}, after the sequence; the operations:\n{log}"
         );
     }
-    hbase.delete_table(table).unwrap();
+    hbase.delete_table(table).await.unwrap();
 }

@@ -10,8 +10,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use hmap::store::{Scan, Store, ThriftConfig, ThriftStore};
-use hmap::{HTable, Table};
+use hmap::store::{Scan, ThriftConfig, ThriftStore};
+use hmap::{HTable};
+use hmap::blocking::Table;
 use serde_json::Value;
 
 #[derive(HTable, Debug, PartialEq, Clone)]
@@ -54,7 +55,7 @@ fn happybase_reads_hmap_rows_and_hmap_reads_happybase_rows() {
     let prefix = &hmap_suite::test_table_prefix("hmap_happybase__");
     let mut config = ThriftConfig::new(thrift2);
     config.table_prefix = prefix.into();
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     let members = Table::<Member, _>::new(&store);
     if store.table_exists("member").expect("table_exists") {
         store.delete_table("member").expect("delete a leftover table");

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use bytes::Bytes;
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{Get, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::store::{Get, RowMutation, Scan, StoreError, ThriftConfig, ThriftStore};
 
 fn gateway(action: &str) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/hbase/hbase");
@@ -27,7 +27,7 @@ fn row(i: usize) -> RowMutation {
     RowMutation::new(format!("r{i:04}")).put("f", "v", format!("value {i}"))
 }
 
-fn stored_rows(store: &ThriftStore, table: &str) -> Vec<Bytes> {
+fn stored_rows(store: &hmap::blocking::Store<ThriftStore>, table: &str) -> Vec<Bytes> {
     store
         .scan(table, &Scan::all())
         .expect("scan")
@@ -47,7 +47,7 @@ fn gateway_restart_fails_clearly_and_recovers_without_a_new_store() {
     let mut config = ThriftConfig::new(address.clone());
     config.pool_size = 4;
     config.table_prefix = hmap_suite::test_table_prefix("hmap_faults__");
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     let table = "restart";
     if store.table_exists(table).expect("table_exists") {
         store.delete_table(table).expect("delete a leftover table");

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use fake::{Act, LIST, Msg, STRING, STRUCT};
-use hmap::store::{Get, Store, ThriftConfig, ThriftStore};
+use hmap::store::{Get, ThriftConfig, ThriftStore};
 
 struct Counting;
 
@@ -59,7 +59,7 @@ fn peak_of_get(reply: Vec<u8>) -> (usize, Result<Option<hmap::store::RowResult>,
     });
     let mut config = ThriftConfig::new(addr.to_string());
     config.call_timeout = Duration::from_secs(20);
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     store.describe_table("t").expect("describe");
     let before = CURRENT.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);

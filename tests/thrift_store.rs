@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hmap::store::{Get, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::store::{Get, RowMutation, Scan, StoreError, ThriftConfig, ThriftStore};
 use hmap::table::salt_split_keys;
-use hmap::{HTable, Table};
+use hmap::HTable;
+use hmap::blocking::Table;
 
 #[derive(HTable, Debug, PartialEq)]
 #[hmap(table = "reading", salt(buckets = 8, by = [sensor]), family(name = "r"))]
@@ -37,11 +38,11 @@ struct Profile {
 
 /// A store on the gateway with tables under a prefix of the test's own,
 /// emptied of any an earlier run left; panics without a gateway.
-fn gateway(test: &str, pool_size: usize) -> ThriftStore {
+fn gateway(test: &str, pool_size: usize) -> hmap::blocking::Store<ThriftStore> {
     let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT"));
     config.pool_size = pool_size;
     config.table_prefix = hmap_suite::test_table_prefix(&format!("hmap_thrift_store_{test}__"));
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     for table in store.list_tables().expect("list tables") {
         store.delete_table(&table).expect("delete a leftover table");
     }
@@ -57,7 +58,7 @@ fn salted_table_is_pre_split_one_region_per_bucket() {
     let mut expected = vec![bytes::Bytes::new()];
     expected.extend(salt_split_keys(Reading::key_schema()));
     assert_eq!(expected.len(), 8);
-    assert_eq!(store.region_start_keys("reading").expect("regions"), expected);
+    assert_eq!(hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"), expected);
 
     // Rows land in every bucket and come back merged in key order.
     let rows: Vec<Reading> = (0..64)
@@ -87,7 +88,7 @@ fn truncate_keeps_regions_and_the_key_layout() {
     let store = gateway("truncate", 2);
     let readings = Table::<Reading, _>::new(&store);
     readings.create().expect("create");
-    let regions = store.region_start_keys("reading").expect("regions");
+    let regions = hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions");
     assert_eq!(regions.len(), 8);
     let rows: Vec<Reading> = (0..16)
         .map(|i| Reading {
@@ -105,7 +106,7 @@ fn truncate_keeps_regions_and_the_key_layout() {
 
     readings.truncate().expect("truncate");
     assert_eq!(store.scan("reading", &Scan::all()).expect("scan").count(), 0);
-    assert_eq!(store.region_start_keys("reading").expect("regions"), regions);
+    assert_eq!(hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"), regions);
     assert_eq!(store.describe_table("reading").expect("describe"), described);
     readings.check_schema().expect("the table still fits");
     readings.put_many(&rows).expect("the table is enabled again");
@@ -143,7 +144,7 @@ fn one_pooled_connection_serves_many_threads() {
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT1=host:port"]
 fn a_thrift1_gateway_is_refused_by_ping() {
     let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
-    let err = ThriftStore::new(thrift1).ping().unwrap_err();
+    let err = hmap::blocking::Store::new(ThriftStore::new(thrift1)).ping_blocking().unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
 
@@ -152,7 +153,7 @@ fn a_thrift1_gateway_is_refused_by_ping() {
 fn no_gateway_is_a_typed_connection_error() {
     let mut config = ThriftConfig::new("127.0.0.1:1");
     config.connect_timeout = Duration::from_secs(2);
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     let err = store.get("user", &Get::new("u1")).unwrap_err();
     match &err {
         StoreError::Connection { endpoint, message, .. } => {
@@ -162,7 +163,7 @@ fn no_gateway_is_a_typed_connection_error() {
         other => panic!("expected a connection error, got {other:?}"),
     }
     assert!(err.is_transient());
-    assert!(matches!(store.ping(), Err(StoreError::Connection { .. })));
+    assert!(matches!(store.ping_blocking(), Err(StoreError::Connection { .. })));
 }
 
 /// Saving a new versioned row whose `Option` is `None` and whose dynamic
@@ -216,4 +217,15 @@ fn increment_values_follow_the_request_order() {
     assert_eq!(store.increment("t", &op).expect("increment"), vec![4, 3, -2]);
     assert_eq!(store.increment("t", &op).expect("increment"), vec![8, 6, -4]);
     store.delete_table("t").expect("delete");
+}
+
+/// `ThriftStore::ping` through the blocking API.
+trait PingBlocking {
+    fn ping_blocking(&self) -> Result<(), StoreError>;
+}
+
+impl PingBlocking for hmap::blocking::Store<ThriftStore> {
+    fn ping_blocking(&self) -> Result<(), StoreError> {
+        hmap::blocking::block_on(self.as_async().ping())
+    }
 }
