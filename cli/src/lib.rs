@@ -65,7 +65,9 @@ use hmap::migrate::{MigrateOptions, Migration};
 use hmap::relation::{Checked, Report};
 use hmap::schema::{SchemaDiff, TableSchema};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
-use hmap::{Error, HTable, Query, Table};
+use hmap::blocking::relation::BlockingChecked;
+use hmap::blocking::{Table, block_on};
+use hmap::{Error, HTable, Query};
 
 /// What went wrong in a command. Each names what it is about; `Display` is
 /// the line the CLI prints after `error: `.
@@ -403,7 +405,7 @@ impl Session<'_> {
         config.connect_timeout = timeout.min(config.connect_timeout);
         config.read_timeout = timeout;
         let store = ThriftStore::with_config(config);
-        store.ping().map_err(|source| CliError::Connect {
+        block_on(store.ping()).map_err(|source| CliError::Connect {
             address,
             source: Box::new(source),
         })?;
@@ -471,7 +473,7 @@ impl Session<'_> {
 
     fn tables(&mut self, out: &mut dyn Write) -> Outcome {
         let store = self.store()?;
-        let live = store.list_tables()?;
+        let live = block_on(store.list_tables())?;
         let width = self.cli.tables.iter().map(|t| t.name().len()).max().unwrap_or(0);
         for table in &self.cli.tables {
             let status = if !live.iter().any(|l| l == table.name()) {
@@ -497,7 +499,7 @@ impl Session<'_> {
     fn describe(&mut self, name: &str, out: &mut dyn Write) -> Outcome {
         let store = self.store()?;
         let registered = self.cli.table_named(name).ok();
-        let live = store.describe_table(name)?;
+        let live = block_on(store.describe_table(name))?;
         writeln!(out, "{live}")?;
         if let Some(table) = registered {
             let diff = SchemaDiff::between(&table.schema(), &live);
@@ -531,7 +533,7 @@ impl Session<'_> {
             writeln!(out, "# {}", table.name())?;
             write!(out, "{migration}")?;
             if apply && !migration.is_empty() {
-                migration.apply(&*store)?;
+                block_on(migration.apply(&*store))?;
                 writeln!(out, "# {}: applied {} step(s)", table.name(), migration.steps().len())?;
             }
         }
@@ -551,11 +553,11 @@ impl Session<'_> {
             })?;
         let relation = build(self.store()?);
         let report = match check {
-            Check::Verify => relation.verify()?,
-            Check::Repair => relation.repair()?,
+            Check::Verify => relation.verify_blocking()?,
+            Check::Repair => relation.repair_blocking()?,
             Check::Rebuild => {
                 relation
-                    .rebuild()
+                    .rebuild_blocking()
                     .ok_or_else(|| CliError::NotAnIndex(name.to_string()))??;
                 writeln!(out, "{name}: rebuilt")?;
                 return Ok(());

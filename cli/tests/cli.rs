@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use apps::{shop_item, weibo};
 use assert_cmd::Command;
-use hmap::Table;
+use hmap::blocking::Table;
 use hmap::store::Store;
 use hmap_cli::CliError;
 
@@ -40,7 +40,7 @@ fn user(uid: &str, name: &str) -> weibo::User {
 
 #[test]
 fn plan_migrate_and_tables() {
-    let store = hmap_suite::test_store("cli_migrate");
+    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_migrate"));
     let plan = ok(&store, &["plan"]);
     assert!(
         plan.contains("# wb_user\ncreate 'wb_user', {NAME => 'i', VERSIONS => 1}, "),
@@ -63,11 +63,11 @@ fn plan_migrate_and_tables() {
 
     // A family the struct does not declare: drift is reported, dropping it
     // only when asked.
-    store
+    hmap::blocking::block_on(store
         .alter_table(
             "wb_user",
             &hmap::store::FamilyChange::Add(hmap::schema::FamilySchema::new("old")),
-        )
+        ))
         .unwrap();
     let described = ok(&store, &["describe", "wb_user"]);
     assert!(described.starts_with("create 'wb_user', "), "{described}");
@@ -87,7 +87,7 @@ fn plan_migrate_and_tables() {
 
 #[test]
 fn get_and_scan_print_typed_rows() {
-    let store = hmap_suite::test_store("cli_read");
+    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_read"));
     let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
     users.create().unwrap();
     users
@@ -130,7 +130,7 @@ fn get_and_scan_print_typed_rows() {
 
 #[test]
 fn relations_verify_and_repair() {
-    let store = hmap_suite::test_store("cli_relations");
+    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_relations"));
     let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
     let items: Table<shop_item::Item, _> = Table::new(Arc::clone(&store));
     shops.create().unwrap();
@@ -140,11 +140,11 @@ fn relations_verify_and_repair() {
         "shop_items: verified: consistent\n"
     );
     // A half-written link: only the shop's side.
-    store
+    hmap::blocking::block_on(store
         .mutate(
             "shop",
             &[hmap::store::RowMutation::new(shops.row_key("s1".to_string()).unwrap()).put("item", "i1", "")],
-        )
+        ))
         .unwrap();
     let found = ok(&store, &["verify", "shop_items"]);
     assert!(found.starts_with("shop_items: verified: "), "{found}");
@@ -166,7 +166,7 @@ fn relations_verify_and_repair() {
 
 #[test]
 fn bad_input_is_a_typed_error() {
-    let store = hmap_suite::test_store("cli_errors");
+    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_errors"));
     let err = run(&store, &["get", "wb_post", "u1", "yesterday"]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -249,9 +249,9 @@ fn the_binary_on_hbase() {
         cmd
     };
     // Start clean: the tables a previous run left.
-    let store = hmap_suite::store_for(Some(&address), &prefix).unwrap();
-    for table in store.list_tables().unwrap() {
-        store.delete_table(&table).unwrap();
+    let store = hmap::blocking::block_on(hmap_suite::store_for(Some(&address), &prefix)).unwrap();
+    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
+        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
     }
     on_hbase(&["migrate"]).assert().success();
     let out = on_hbase(&["tables"]).assert().success();
@@ -273,7 +273,7 @@ fn the_binary_on_hbase() {
     );
     let out = on_hbase(&["describe", "wb_user"]).assert().success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("# fits its struct"));
-    for table in store.list_tables().unwrap() {
-        store.delete_table(&table).unwrap();
+    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
+        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
     }
 }
