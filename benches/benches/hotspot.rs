@@ -33,8 +33,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hmap::schema::TableSchema;
-use hmap::store::{Store, ThriftConfig, ThriftStore};
-use hmap::{HTable, Query, Table};
+use hmap::store::{ThriftConfig, ThriftStore};
+use hmap::{HTable, Query};
+use hmap::blocking::Table;
 
 #[derive(HTable, Debug, Clone)]
 #[hmap(table = "hs_time_first", family(name = "p"))]
@@ -134,11 +135,11 @@ fn metrics(table: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
-fn run<T>(store: &Arc<ThriftStore>, layout: Layout<T>, rows: u64) -> Outcome
+fn run<T>(store: &Arc<hmap::blocking::Store<ThriftStore>>, layout: Layout<T>, rows: u64) -> Outcome
 where
     T: HTable + Send + Sync + 'static,
 {
-    let table: Table<T, Arc<ThriftStore>> = Table::new(Arc::clone(store));
+    let table: Table<T, Arc<hmap::blocking::Store<ThriftStore>>> = Table::new(Arc::clone(store));
     if table.exists().unwrap() {
         table.drop().unwrap();
     }
@@ -186,7 +187,7 @@ where
 
 /// The newest 20 purchases of 300 users, one prefix scan each; `None` for
 /// a key that does not start with the user (time first).
-fn scan_users<T: HTable>(table: &Table<T, Arc<ThriftStore>>) -> Option<Duration> {
+fn scan_users<T: HTable>(table: &Table<T, Arc<hmap::blocking::Store<ThriftStore>>>) -> Option<Duration> {
     if T::key_schema().parts().next().map(|p| p.name.as_ref()) != Some("uid") {
         return None;
     }
@@ -269,7 +270,7 @@ fn main() {
         .unwrap_or(1_000_000);
     let mut config = ThriftConfig::new(address);
     config.table_prefix = PREFIX.into();
-    let store = Arc::new(ThriftStore::with_config(config));
+    let store = Arc::new(hmap::blocking::Store::new(ThriftStore::with_config(config)));
 
     let thirds = |a: &[u8], b: &[u8]| vec![bytes::Bytes::copy_from_slice(a), bytes::Bytes::copy_from_slice(b)];
     let time_first = {

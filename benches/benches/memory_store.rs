@@ -13,7 +13,7 @@ use std::hint::black_box;
 use bytes::Bytes;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{Get, MemoryStore, RowMutation, Scan, Store};
+use hmap::store::{Get, MemoryStore, RowMutation, Scan};
 
 const ROWS: u64 = 1_000_000;
 
@@ -26,8 +26,8 @@ fn value(i: u64) -> Vec<u8> {
     format!("{i:032}").into_bytes()
 }
 
-fn loaded_store() -> MemoryStore {
-    let store = MemoryStore::new();
+fn loaded_store() -> hmap::blocking::Store<MemoryStore> {
+    let store = hmap::blocking::Store::new(MemoryStore::new());
     store
         .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
         .unwrap();
@@ -146,7 +146,7 @@ fn versions_of_one_column(c: &mut Criterion) {
     group.bench_function("put_100k_versions", |b| {
         b.iter_batched(
             || {
-                let store = MemoryStore::new();
+                let store = hmap::blocking::Store::new(MemoryStore::new());
                 store
                     .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(VERSIONS)))
                     .unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{Get, RowMutation, Store, ThriftConfig, ThriftStore};
+use hmap::store::{Get, RowMutation, ThriftConfig, ThriftStore};
 
 fn rows(n: usize) -> Vec<RowMutation> {
     (0..n)
@@ -27,7 +27,7 @@ fn thrift(c: &mut Criterion) {
     };
     let mut config = ThriftConfig::new(address);
     config.table_prefix = "hmap_bench__".into();
-    let store = ThriftStore::with_config(config);
+    let store = hmap::blocking::Store::new(ThriftStore::with_config(config));
     if store.table_exists("t").unwrap() {
         store.delete_table("t").unwrap();
     }
