@@ -28,7 +28,8 @@
 //!     quantity: u32,
 //! }
 //!
-//! fn main() -> Result<(), hmap::Error> {
+//! #[tokio::main]
+//! async fn main() -> Result<(), hmap::Error> {
 //!     // What hmap creates, in the HBase shell's words:
 //!     assert_eq!(
 //!         Sale::table_schema().to_string(),
@@ -36,22 +37,24 @@
 //!          METADATA => {'hmap.key' => 'binary: user_id: string + at: datetime reverse_ts + product_id: u64'}"
 //!     );
 //!     let sales = Table::<Sale, _>::new(MemoryStore::new());
-//!     sales.create()?;
+//!     sales.create().await?;
 //!     let day = |d: i64| DateTime::from_timestamp_millis(1_700_000_000_000 + d * 86_400_000).unwrap();
 //!     for (d, product) in [(0, "tea"), (1, "cups"), (2, "kettle")] {
-//!         sales.put(&Sale { user_id: "u42".into(), at: day(d), product_id: 7, product: product.into(), quantity: 1 })?;
+//!         sales.put(&Sale { user_id: "u42".into(), at: day(d), product_id: 7, product: product.into(), quantity: 1 }).await?;
 //!     }
-//!     sales.put(&Sale { user_id: "u43".into(), at: day(0), product_id: 8, product: "rice".into(), quantity: 5 })?;
+//!     sales.put(&Sale { user_id: "u43".into(), at: day(0), product_id: 8, product: "rice".into(), quantity: 5 }).await?;
 //!
 //!     // One user's purchases, newest first.
 //!     let products: Vec<String> = sales
-//!         .scan(Query::prefix("u42"))?
-//!         .map(|sale| sale.map(|s| s.product))
-//!         .collect::<Result<_, _>>()?;
+//!         .scan(Query::prefix("u42")).await?
+//!         .into_vec().await?
+//!         .into_iter()
+//!         .map(|s| s.product)
+//!         .collect();
 //!     assert_eq!(products, ["kettle", "cups", "tea"]);
 //!
 //!     // One purchase by its whole key, and the key read back part by part.
-//!     let rice = sales.get(("u43", day(0), 8u64))?.expect("stored");
+//!     let rice = sales.get(("u43", day(0), 8u64)).await?.expect("stored");
 //!     assert_eq!(rice.quantity, 5);
 //!     let key = sales.row_key(("u43", day(0), 8u64))?;
 //!     assert_eq!(

@@ -21,12 +21,13 @@
 //! use hmap::schema::{FamilySchema, TableSchema};
 //! use hmap::store::{MemoryStore, Store};
 //!
+//! # #[tokio::main] async fn main() -> Result<(), hmap::Error> {
 //! let store = MemoryStore::new();
-//! store.create_table(&TableSchema::new("wb_inbox").family(FamilySchema::new("cf")).family(FamilySchema::new("old")))?;
+//! store.create_table(&TableSchema::new("wb_inbox").family(FamilySchema::new("cf")).family(FamilySchema::new("old"))).await?;
 //! let declared = TableSchema::new("wb_inbox")
 //!     .family(FamilySchema::new("cf").versions(1000))
 //!     .family(FamilySchema::new("meta"));
-//! let live = store.describe_table("wb_inbox")?;
+//! let live = store.describe_table("wb_inbox").await?;
 //!
 //! let plan = Migration::plan(&declared, Some(&live), &MigrateOptions::new());
 //! assert_eq!(
@@ -41,13 +42,13 @@
 //!     plan.notes()[0].to_string(),
 //!     "family `old` is in the table only; dropping it deletes its cells: plan with drop_families to drop it"
 //! );
-//! plan.apply(&store)?;
-//! let again = Migration::plan(&declared, Some(&store.describe_table("wb_inbox")?), &MigrateOptions::new());
+//! plan.apply(&store).await?;
+//! let again = Migration::plan(&declared, Some(&store.describe_table("wb_inbox").await?), &MigrateOptions::new());
 //! assert!(again.is_empty());
 //!
-//! let dropping = Migration::plan(&declared, Some(&store.describe_table("wb_inbox")?), &MigrateOptions::new().drop_families(true));
+//! let dropping = Migration::plan(&declared, Some(&store.describe_table("wb_inbox").await?), &MigrateOptions::new().drop_families(true));
 //! assert_eq!(dropping.to_string(), "alter 'wb_inbox', 'delete' => 'old'\n");
-//! # Ok::<(), hmap::Error>(())
+//! # Ok(()) }
 //! ```
 
 use std::fmt;

@@ -10,12 +10,13 @@
 //! use hmap::schema::{FamilySchema, TableSchema};
 //! use hmap::store::{Get, MemoryStore, RowMutation, Store};
 //!
+//! # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
 //! let store = MemoryStore::new();
-//! store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
-//! store.mutate("user", &[RowMutation::new("u1").put("i", "name", "Ann")])?;
-//! let row = store.get("user", &Get::new("u1"))?.expect("the row exists");
+//! store.create_table(&TableSchema::new("user").family(FamilySchema::new("i"))).await?;
+//! store.mutate("user", &[RowMutation::new("u1").put("i", "name", "Ann")]).await?;
+//! let row = store.get("user", &Get::new("u1")).await?.expect("the row exists");
 //! assert_eq!(row.value("i", "name").as_deref(), Some(&b"Ann"[..]));
-//! # Ok::<(), hmap::store::StoreError>(())
+//! # Ok(()) }
 //! ```
 
 mod check;

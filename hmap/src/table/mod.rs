@@ -43,12 +43,13 @@ use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowRes
 ///     city: Option<String>,
 /// }
 ///
+/// # #[tokio::main] async fn main() -> Result<(), hmap::Error> {
 /// let users = Table::<User, _>::new(MemoryStore::new());
-/// users.create()?;
-/// users.put(&User { id: "u1".into(), name: "Ann".into(), city: None })?;
-/// let ann = users.get("u1")?.expect("stored");
+/// users.create().await?;
+/// users.put(&User { id: "u1".into(), name: "Ann".into(), city: None }).await?;
+/// let ann = users.get("u1").await?.expect("stored");
 /// assert_eq!(ann.name, "Ann");
-/// # Ok::<(), hmap::Error>(())
+/// # Ok(()) }
 /// ```
 pub struct Table<T, S> {
     store: S,
@@ -183,17 +184,18 @@ impl<T: HTable, S: Store> Table<T, S> {
     ///     name: String,
     /// }
     ///
+    /// # #[tokio::main] async fn main() -> Result<(), hmap::Error> {
     /// let store = MemoryStore::new();
     /// // Made by hand, with one version and no recorded key layout.
-    /// store.create_table(&TableSchema::new("user").family(FamilySchema::new("i")))?;
+    /// store.create_table(&TableSchema::new("user").family(FamilySchema::new("i"))).await?;
     /// let users = Table::<User, _>::new(&store);
-    /// let err = users.check_schema().unwrap_err();
+    /// let err = users.check_schema().await.unwrap_err();
     /// assert!(matches!(err, Error::SchemaMismatch { .. }));
     /// assert_eq!(
     ///     err.to_string(),
     ///     "table `user` does not match its struct: family `i`: VERSIONS is 1 in the table, 3 in the struct"
     /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok(()) }
     /// ```
     pub async fn check_schema(&self) -> Result<SchemaDiff> {
         let diff = self.schema_diff().await?;

@@ -125,14 +125,15 @@ struct Pool {
 /// use std::time::Duration;
 /// use hmap::store::{Get, Store, ThriftConfig, ThriftStore};
 ///
+/// # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
 /// let mut config = ThriftConfig::new("127.0.0.1:9091");
 /// config.pool_size = 16;
 /// config.call_timeout = Duration::from_secs(5); // each call, all of it
 /// config.table_prefix = "staging_".into(); // tables `staging_<name>` in HBase
 /// let store = ThriftStore::with_config(config);
-/// store.ping()?; // a Thrift2 gateway answers
-/// let row = store.get("user", &Get::new("u1"))?;
-/// # Ok::<(), hmap::store::StoreError>(())
+/// store.ping().await?; // a Thrift2 gateway answers
+/// let row = store.get("user", &Get::new("u1")).await?;
+/// # Ok(()) }
 /// ```
 ///
 /// Puts go to the gateway in `putMultiple` batches, single deletes in
