@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 
+use hmap::blocking::Table;
 use hmap::store::Store;
 use hmap::{HTable, Query};
-use hmap::blocking::Table;
 use hmap_suite::ExampleResult;
 
 #[derive(HTable, Debug, Clone, PartialEq)]

@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use hmap::blocking::relation::{Tree};
-use hmap::relation::{DeleteMode};
+use hmap::blocking::relation::Tree;
+use hmap::relation::DeleteMode;
 use hmap::store::Store;
 use hmap_suite::ExampleResult;
 

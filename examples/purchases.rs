@@ -8,9 +8,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use hmap::blocking::Table;
 use hmap::store::Store;
 use hmap::{HTable, Query};
-use hmap::blocking::Table;
 use hmap_suite::{ExampleResult, Rng};
 
 #[derive(HTable, Debug, Clone, PartialEq)]

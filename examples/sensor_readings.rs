@@ -86,9 +86,11 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     writeln!(out, "every sensor, merged from 8 buckets in key order (first 5):")?;
     print_readings(&readings, Query::all().limit(5), now, out).await?;
     let sensors: Vec<u32> = readings
-        .scan(Query::all()).await?
+        .scan(Query::all())
+        .await?
         .map(|r| r.map(|r| r.sensor))
-        .try_collect::<Vec<_>>().await?;
+        .try_collect::<Vec<_>>()
+        .await?;
     let ordered = sensors.windows(2).all(|w| w[0] <= w[1]);
     writeln!(
         out,

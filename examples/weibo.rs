@@ -107,13 +107,15 @@ impl Weibo {
     }
 
     pub async fn register(&self, uid: &str, name: &str) -> hmap::Result<()> {
-        self.users().put(&User {
-            uid: uid.into(),
-            name: name.into(),
-            posts: 0,
-            follows: BTreeMap::new(),
-            fans: BTreeMap::new(),
-        }).await
+        self.users()
+            .put(&User {
+                uid: uid.into(),
+                name: name.into(),
+                posts: 0,
+                follows: BTreeMap::new(),
+                fans: BTreeMap::new(),
+            })
+            .await
     }
 
     /// Many follows at once: one batched get per side checks that the
@@ -151,7 +153,8 @@ impl Weibo {
         let key = self.posts.row_key_of(&post)?;
         let recipients = self
             .follows
-            .lefts_of(&uid.to_string()).await?
+            .lefts_of(&uid.to_string())
+            .await?
             .into_iter()
             .map(|(fan, _)| self.inboxes.row_key(fan))
             .collect::<hmap::Result<Vec<_>>>()?;

@@ -82,7 +82,8 @@ async fn ab_table<'a>(t: &'a dyn Target, case: &str) -> TestTable<'a> {
         t,
         case,
         vec![FamilySchema::new("a").versions(3), FamilySchema::new("b")],
-    ).await
+    )
+    .await
 }
 
 /// A cell, for assertions.
@@ -102,14 +103,16 @@ async fn put(t: &TestTable<'_>, rows: Vec<RowMutation>) {
 async fn get_cells(t: &TestTable<'_>, get: Get) -> Vec<Cell> {
     t.store
         .get(&t.name, &get)
-        .await.expect("get")
+        .await
+        .expect("get")
         .map_or_else(Vec::new, |r| r.cells)
 }
 
 async fn scan_rows(t: &TestTable<'_>, scan: Scan) -> Vec<RowResult> {
     t.store
         .scan(&t.name, &scan)
-        .await.expect("scan")
+        .await
+        .expect("scan")
         .try_collect::<Vec<_>>()
         .await
         .expect("scan rows")
@@ -177,7 +180,10 @@ pub async fn missing_table_fails(t: &dyn Target) {
     let name = format!("{}missing_table_fails_never_created", t.table_prefix());
     let s = t.store();
     let _ = s.delete_table(&name).await;
-    assert!(matches!(s.delete_table(&name).await, Err(StoreError::TableNotFound { .. })));
+    assert!(matches!(
+        s.delete_table(&name).await,
+        Err(StoreError::TableNotFound { .. })
+    ));
     assert!(matches!(
         s.get(&name, &Get::new("r")).await,
         Err(StoreError::TableNotFound { .. })
@@ -190,7 +196,10 @@ pub async fn missing_table_fails(t: &dyn Target) {
         s.scan(&name, &Scan::all()).await.map(|_| ()),
         Err(StoreError::TableNotFound { .. })
     ));
-    assert!(matches!(s.describe_table(&name).await, Err(StoreError::TableNotFound { .. })));
+    assert!(matches!(
+        s.describe_table(&name).await,
+        Err(StoreError::TableNotFound { .. })
+    ));
 }
 
 /// Every family option set at creation is what `describe` reports.
@@ -211,7 +220,8 @@ pub async fn describe_returns_family_options(t: &dyn Target) {
         t,
         "describe_returns_family_options",
         vec![tuned.clone(), FamilySchema::new("d")],
-    ).await;
+    )
+    .await;
     let described = t.store().describe_table(&tt.name).await.unwrap();
     assert_eq!(described.name, tt.name);
     assert_eq!(described.families, vec![FamilySchema::new("d"), tuned]);
@@ -245,11 +255,13 @@ pub async fn describe_sorts_families(t: &dyn Target) {
         t,
         "describe_sorts_families",
         vec![FamilySchema::new("z"), FamilySchema::new("a"), FamilySchema::new("m")],
-    ).await;
+    )
+    .await;
     let names: Vec<String> = t
         .store()
         .describe_table(&tt.name)
-        .await.unwrap()
+        .await
+        .unwrap()
         .families
         .into_iter()
         .map(|f| f.name)
@@ -268,11 +280,13 @@ pub async fn invalid_schemas_fail(t: &dyn Target) {
         Err(StoreError::InvalidSchema { .. })
     ));
     assert!(matches!(
-        s.create_table(&TableSchema::new("bad name!").family(FamilySchema::new("a"))).await,
+        s.create_table(&TableSchema::new("bad name!").family(FamilySchema::new("a")))
+            .await,
         Err(StoreError::InvalidSchema { .. })
     ));
     assert!(matches!(
-        s.create_table(&TableSchema::new(name.clone()).family(FamilySchema::new("a:b"))).await,
+        s.create_table(&TableSchema::new(name.clone()).family(FamilySchema::new("a:b")))
+            .await,
         Err(StoreError::InvalidSchema { .. })
     ));
     assert!(!s.table_exists(&name).await.unwrap());
@@ -332,7 +346,8 @@ pub async fn cells_sorted_by_family_and_qualifier(t: &dyn Target) {
                 .put_at("a", "Y", 1, "1")
                 .put_at("a", "x", 1, "2"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r")).await,
         vec![
@@ -352,8 +367,12 @@ pub async fn get_one_family(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("a", "x", 1, "1").put_at("b", "y", 1, "2")],
-    ).await;
-    assert_eq!(get_cells(&tt, Get::new("r").family("b")).await, vec![cell("b", "y", 1, "2")]);
+    )
+    .await;
+    assert_eq!(
+        get_cells(&tt, Get::new("r").family("b")).await,
+        vec![cell("b", "y", 1, "2")]
+    );
 }
 
 /// A get of chosen columns returns only those columns.
@@ -368,7 +387,8 @@ pub async fn get_chosen_columns(t: &dyn Target) {
                 .put_at("a", "y", 1, "2")
                 .put_at("b", "z", 1, "3"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").column("a", "y").column("b", "z")).await,
         vec![cell("a", "y", 1, "2"), cell("b", "z", 1, "3")]
@@ -380,7 +400,10 @@ pub async fn get_absent_column(t: &dyn Target) {
     let tt = ab_table(t, "get_absent_column").await;
     put(&tt, vec![RowMutation::new("r").put_at("a", "x", 1, "1")]).await;
     assert_eq!(
-        t.store().get(&tt.name, &Get::new("r").column("a", "nope")).await.unwrap(),
+        t.store()
+            .get(&tt.name, &Get::new("r").column("a", "nope"))
+            .await
+            .unwrap(),
         None
     );
 }
@@ -417,7 +440,8 @@ pub async fn refused_batch_writes_nothing(t: &dyn Target) {
                 RowMutation::new("bad").put_at("zz", "q", 1, "v"),
             ],
         )
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::NoSuchFamily { .. }), "{err}");
     assert_eq!(scan_rows(&tt, Scan::all()).await, vec![]);
 }
@@ -446,7 +470,8 @@ pub async fn batch_applies_rows_in_order(t: &dyn Target) {
                 .delete_family_up_to("b", 1),
             RowMutation::new("r5"),
         ],
-    ).await;
+    )
+    .await;
     let rows = scan_rows(&tt, Scan::all().max_versions(3)).await;
     let got: Vec<(Bytes, Vec<Cell>)> = rows.into_iter().map(|r| (r.row, r.cells)).collect();
     assert_eq!(
@@ -466,7 +491,8 @@ pub async fn empty_qualifier_and_value(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("a", "", 1, "v").put_at("a", "e", 1, "")],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r")).await,
         vec![cell("a", "", 1, "v"), cell("a", "e", 1, "")]
@@ -488,7 +514,8 @@ pub async fn binary_bytes_round_trip(t: &dyn Target) {
             RowMutation::new(row_ff.clone()).put_at("a", qualifier.clone(), 1, value.clone()),
             RowMutation::new(row_00.clone()).put_at("a", "q", 1, "v"),
         ],
-    ).await;
+    )
+    .await;
     let got = get_cells(&tt, Get::new(row_ff.clone())).await;
     assert_eq!(got, vec![Cell::new(Bytes::from_static(b"a"), qualifier, 1, value)]);
     assert_eq!(scan_keys(&tt, Scan::all()).await, vec![row_00, row_ff]);
@@ -500,7 +527,8 @@ pub async fn empty_row_rejected(t: &dyn Target) {
     let err = t
         .store()
         .mutate(&tt.name, &[RowMutation::new("").put("a", "q", "v")])
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::InvalidRow { .. }), "{err}");
 }
 
@@ -520,7 +548,8 @@ pub async fn row_length_limit(t: &dyn Target) {
     let err = t
         .store()
         .mutate(&tt.name, &[RowMutation::new(vec![b'k'; limit + 1]).put("a", "q", "v")])
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::InvalidRow { .. }), "{err}");
 }
 
@@ -533,7 +562,8 @@ pub async fn oversized_value_rejected(t: &dyn Target) {
     let err = t
         .store()
         .mutate(&tt.name, &[RowMutation::new("r").put("a", "q", vec![0u8; limit + 1])])
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, StoreError::CellTooLarge { size, limit: l, .. } if size > limit && l == limit),
         "{err}"
@@ -548,7 +578,8 @@ pub async fn negative_timestamp_rejected(t: &dyn Target) {
     let err = t
         .store()
         .mutate(&tt.name, &[RowMutation::new("r").put_at("a", "q", -1, "v")])
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, StoreError::NegativeTimestamp { timestamp: -1, .. }),
         "{err}"
@@ -565,11 +596,13 @@ pub async fn get_many_in_order(t: &dyn Target) {
             RowMutation::new("r1").put_at("a", "q", 1, "1"),
             RowMutation::new("r3").put_at("a", "q", 1, "3"),
         ],
-    ).await;
+    )
+    .await;
     let got = t
         .store()
         .get_many(&tt.name, &[Get::new("r3"), Get::new("r2"), Get::new("r1")])
-        .await.unwrap();
+        .await
+        .unwrap();
     let values: Vec<Option<Vec<Cell>>> = got.into_iter().map(|r| r.map(|r| r.cells)).collect();
     assert_eq!(
         values,
@@ -616,7 +649,8 @@ pub async fn get_fewer_versions(t: &dyn Target) {
                 .put_at("a", "q", 2, "v2")
                 .put_at("a", "q", 3, "v3"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(2)).await,
         vec![cell("a", "q", 3, "v3"), cell("a", "q", 2, "v2")]
@@ -634,7 +668,8 @@ pub async fn get_latest_by_default(t: &dyn Target) {
                 .put_at("a", "q", 1, "old")
                 .put_at("a", "q", 2, "new"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("a", "q", 2, "new")]);
 }
 
@@ -695,7 +730,8 @@ pub async fn time_range_is_half_open(t: &dyn Target) {
                 .put_at("a", "q", 20, "20")
                 .put_at("a", "q", 30, "30"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3).time_range(TimeRange::new(10, 30))).await,
         vec![cell("a", "q", 20, "20"), cell("a", "q", 10, "10")]
@@ -715,7 +751,8 @@ pub async fn time_range_then_versions(t: &dyn Target) {
                 .put_at("a", "q", 20, "20")
                 .put_at("a", "q", 30, "30"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").time_range(TimeRange::new(0, 25))).await,
         vec![cell("a", "q", 20, "20")]
@@ -732,7 +769,8 @@ pub async fn exact_timestamp(t: &dyn Target) {
                 .put_at("a", "q", 10, "10")
                 .put_at("a", "q", 20, "20"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").time_range(TimeRange::at(10))).await,
         vec![cell("a", "q", 10, "10")]
@@ -746,7 +784,8 @@ pub async fn time_range_without_versions(t: &dyn Target) {
     assert_eq!(
         t.store()
             .get(&tt.name, &Get::new("r").time_range(TimeRange::new(11, 20)))
-            .await.unwrap(),
+            .await
+            .unwrap(),
         None
     );
 }
@@ -766,7 +805,8 @@ pub async fn delete_latest_reveals_previous(t: &dyn Target) {
                 .put_at("a", "q", 100, "v1")
                 .put_at("a", "q", 200, "v2"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_latest("a", "q")]).await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3)).await,
@@ -786,7 +826,8 @@ pub async fn delete_latest_of_single_version(t: &dyn Target) {
                 .put_at("b", "q", 100, "v")
                 .put_at("b", "k", 100, "keep"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_latest("b", "q")]).await;
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "k", 100, "keep")]);
 }
@@ -803,7 +844,8 @@ pub async fn delete_one_version(t: &dyn Target) {
                 .put_at("a", "q", 2, "v2")
                 .put_at("a", "q", 3, "v3"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_version("a", "q", 2)]).await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3)).await,
@@ -823,7 +865,8 @@ pub async fn delete_column_all_versions(t: &dyn Target) {
                 .put_at("a", "q", 2, "v2")
                 .put_at("a", "other", 1, "o"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_column("a", "q")]).await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3)).await,
@@ -844,7 +887,8 @@ pub async fn delete_column_up_to(t: &dyn Target) {
                 .put_at("a", "q", 2, "v2")
                 .put_at("a", "q", 3, "v3"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_column_up_to("a", "q", 2)]).await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3)).await,
@@ -864,7 +908,8 @@ pub async fn delete_family(t: &dyn Target) {
                 .put_at("a", "y", 1, "2")
                 .put_at("b", "z", 1, "3"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_family("a")]).await;
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "z", 1, "3")]);
 }
@@ -881,7 +926,8 @@ pub async fn delete_family_up_to(t: &dyn Target) {
                 .put_at("a", "edge", 10, "at the marker")
                 .put_at("a", "y", 15, "new"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_family_up_to("a", 10)]).await;
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("a", "y", 15, "new")]);
 }
@@ -896,7 +942,8 @@ pub async fn delete_row(t: &dyn Target) {
             RowMutation::new("r").put_at("a", "x", 1, "1").put_at("b", "y", 1, "2"),
             RowMutation::new("s").put_at("a", "x", 1, "keep"),
         ],
-    ).await;
+    )
+    .await;
     put(&tt, vec![RowMutation::new("r").delete_row()]).await;
     assert_eq!(t.store().get(&tt.name, &Get::new("r")).await.unwrap(), None);
     assert_eq!(scan_keys(&tt, Scan::all()).await, keys(&["s"]));
@@ -961,7 +1008,8 @@ pub async fn delete_and_put_in_one_mutation(t: &dyn Target) {
                 .delete_column("a", "old")
                 .put_at("a", "new", 2, "y"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("a", "new", 2, "y")]);
 }
 
@@ -979,9 +1027,13 @@ pub async fn ttl_hides_expired(t: &dyn Target) {
             RowMutation::new("old").put_at("t", "q", now - 3_600_000, "stale"),
             RowMutation::new("new").put_at("t", "q", now, "fresh"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(t.store().get(&tt.name, &Get::new("old")).await.unwrap(), None);
-    assert_eq!(get_cells(&tt, Get::new("new")).await, vec![cell("t", "q", now, "fresh")]);
+    assert_eq!(
+        get_cells(&tt, Get::new("new")).await,
+        vec![cell("t", "q", now, "fresh")]
+    );
     assert_eq!(scan_keys(&tt, Scan::all()).await, keys(&["new"]));
 }
 
@@ -995,7 +1047,8 @@ pub async fn min_versions_outlive_ttl(t: &dyn Target) {
         t,
         "min_versions_outlive_ttl",
         vec![FamilySchema::new("t").versions(5).min_versions(1).ttl_secs(60)],
-    ).await;
+    )
+    .await;
     let now = now_millis();
     put(
         &tt,
@@ -1005,7 +1058,8 @@ pub async fn min_versions_outlive_ttl(t: &dyn Target) {
             now - 3_600_000,
             "newest",
         )],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(5)).await,
         vec![cell("t", "q", now - 3_600_000, "newest")]
@@ -1021,7 +1075,8 @@ pub async fn min_versions_count_fresh_versions(t: &dyn Target) {
         t,
         "min_versions_count_fresh_versions",
         vec![FamilySchema::new("t").versions(5).min_versions(2).ttl_secs(60)],
-    ).await;
+    )
+    .await;
     let now = now_millis();
     put(
         &tt,
@@ -1031,7 +1086,8 @@ pub async fn min_versions_count_fresh_versions(t: &dyn Target) {
                 .put_at("t", "q", now - 3_600_000, "old1")
                 .put_at("t", "q", now - 7_200_000, "old2"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(5)).await,
         vec![cell("t", "q", now, "fresh"), cell("t", "q", now - 3_600_000, "old1")]
@@ -1052,7 +1108,8 @@ pub async fn scan_all_in_order(t: &dyn Target) {
             RowMutation::new("a").put_at("a", "q", 1, "1").put_at("b", "z", 1, "1b"),
             RowMutation::new("b").put_at("a", "q", 1, "2"),
         ],
-    ).await;
+    )
+    .await;
     let rows = scan_rows(&tt, Scan::all()).await;
     assert_eq!(
         rows,
@@ -1089,9 +1146,13 @@ pub async fn scan_prefix(t: &dyn Target) {
             .iter()
             .map(|k| RowMutation::new(*k).put_at("a", "q", 1, "v"))
             .collect(),
-    ).await;
+    )
+    .await;
     assert_eq!(scan_keys(&tt, Scan::prefix("u1_")).await, keys(&["u1_a", "u1_b"]));
-    assert_eq!(scan_keys(&tt, Scan::prefix("u1")).await, keys(&["u1", "u10", "u1_a", "u1_b"]));
+    assert_eq!(
+        scan_keys(&tt, Scan::prefix("u1")).await,
+        keys(&["u1", "u10", "u1_a", "u1_b"])
+    );
 }
 
 /// A prefix ending in 0xFF bytes still bounds the scan correctly.
@@ -1104,7 +1165,8 @@ pub async fn scan_prefix_with_ff(t: &dyn Target) {
         rows.iter()
             .map(|k| RowMutation::new(Bytes::copy_from_slice(k)).put_at("a", "q", 1, "v"))
             .collect(),
-    ).await;
+    )
+    .await;
     let got = scan_keys(&tt, Scan::prefix(Bytes::from_static(b"a\xff"))).await;
     let expected: Vec<Bytes> = [&b"a\xff"[..], b"a\xff\x00", b"a\xff\xff"]
         .iter()
@@ -1145,7 +1207,8 @@ pub async fn scan_reversed_prefix(t: &dyn Target) {
             .iter()
             .map(|k| RowMutation::new(*k).put_at("a", "q", 1, "v"))
             .collect(),
-    ).await;
+    )
+    .await;
     assert_eq!(
         scan_keys(&tt, Scan::prefix("p1").reversed()).await,
         keys(&["p1_2", "p1_1", "p1"])
@@ -1157,8 +1220,14 @@ pub async fn scan_reversed_prefix(t: &dyn Target) {
 pub async fn scan_limit(t: &dyn Target) {
     let tt = ab_table(t, "scan_limit").await;
     numbered_rows(&tt, 10).await;
-    assert_eq!(scan_keys(&tt, Scan::all().limit(3)).await, keys(&["r000", "r001", "r002"]));
-    assert_eq!(scan_keys(&tt, Scan::all().reversed().limit(2)).await, keys(&["r009", "r008"]));
+    assert_eq!(
+        scan_keys(&tt, Scan::all().limit(3)).await,
+        keys(&["r000", "r001", "r002"])
+    );
+    assert_eq!(
+        scan_keys(&tt, Scan::all().reversed().limit(2)).await,
+        keys(&["r009", "r008"])
+    );
 }
 
 /// Small batch sizes return the same rows as one big batch.
@@ -1169,7 +1238,11 @@ pub async fn scan_batch_sizes_agree(t: &dyn Target) {
     let all = scan_keys(&tt, Scan::all()).await;
     assert_eq!(all.len(), 25);
     for batch in [1, 2, 7, 25, 1000] {
-        assert_eq!(scan_keys(&tt, Scan::all().batch_size(batch)).await, all, "batch {batch}");
+        assert_eq!(
+            scan_keys(&tt, Scan::all().batch_size(batch)).await,
+            all,
+            "batch {batch}"
+        );
         assert_eq!(
             scan_keys(&tt, Scan::all().batch_size(batch).limit(11)).await,
             all[..11].to_vec()
@@ -1188,7 +1261,8 @@ pub async fn scan_chosen_columns(t: &dyn Target) {
             RowMutation::new("r2").put_at("a", "x", 1, "3"),
             RowMutation::new("r3").put_at("b", "y", 1, "4"),
         ],
-    ).await;
+    )
+    .await;
     let rows = scan_rows(&tt, Scan::all().column("b", "y")).await;
     assert_eq!(
         rows,
@@ -1211,7 +1285,8 @@ pub async fn scan_time_range(t: &dyn Target) {
                 .put_at("a", "q", 20, "mid")
                 .put_at("a", "q", 30, "late"),
         ],
-    ).await;
+    )
+    .await;
     let rows = scan_rows(&tt, Scan::all().time_range(TimeRange::new(15, 25))).await;
     assert_eq!(
         rows,
@@ -1234,7 +1309,8 @@ pub async fn scan_max_versions(t: &dyn Target) {
                 .put_at("a", "q", 2, "2")
                 .put_at("a", "q", 3, "3"),
         ],
-    ).await;
+    )
+    .await;
     let rows = scan_rows(&tt, Scan::all().max_versions(2)).await;
     assert_eq!(rows[0].cells, vec![cell("a", "q", 3, "3"), cell("a", "q", 2, "2")]);
 }
@@ -1249,7 +1325,8 @@ pub async fn scan_skips_deleted_rows(t: &dyn Target) {
             RowMutation::new("r001").delete_row(),
             RowMutation::new("r002").delete_family("b"),
         ],
-    ).await;
+    )
+    .await;
     assert_eq!(scan_keys(&tt, Scan::all()).await, keys(&["r000", "r003"]));
 }
 
@@ -1319,7 +1396,8 @@ pub async fn check_and_put_when_equal(t: &dyn Target) {
                 Some(Bytes::from_static(b"1")),
             ),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
     assert_eq!(
         get_cells(&tt, Get::new("r")).await,
@@ -1342,7 +1420,8 @@ pub async fn check_and_put_when_different(t: &dyn Target) {
                 Some(Bytes::from_static(b"0")),
             ),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(!applied);
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "ver", 1, "1")]);
 }
@@ -1358,7 +1437,8 @@ pub async fn check_absent_when_missing(t: &dyn Target) {
             &tt.name,
             &CheckAndMutate::new(RowMutation::new("r").put_at("b", "lock", 1, "me"), "b", "lock", None),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "lock", 1, "me")]);
 }
@@ -1373,7 +1453,8 @@ pub async fn check_absent_when_present(t: &dyn Target) {
             &tt.name,
             &CheckAndMutate::new(RowMutation::new("r").put_at("b", "lock", 2, "me"), "b", "lock", None),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(!applied);
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "lock", 1, "them")]);
 }
@@ -1388,7 +1469,8 @@ pub async fn check_and_delete(t: &dyn Target) {
                 .put_at("b", "state", 1, "done")
                 .put_at("b", "data", 1, "x"),
         ],
-    ).await;
+    )
+    .await;
     let applied = t
         .store()
         .check_and_mutate(
@@ -1400,7 +1482,8 @@ pub async fn check_and_delete(t: &dyn Target) {
                 Some(Bytes::from_static(b"done")),
             ),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "state", 1, "done")]);
 }
@@ -1416,7 +1499,8 @@ pub async fn check_compares_latest_version(t: &dyn Target) {
                 .put_at("a", "q", 1, "old")
                 .put_at("a", "q", 2, "new"),
         ],
-    ).await;
+    )
+    .await;
     let check = async |expected: &'static [u8]| {
         t.store()
             .check_and_mutate(
@@ -1428,7 +1512,8 @@ pub async fn check_compares_latest_version(t: &dyn Target) {
                     Some(Bytes::from_static(expected)),
                 ),
             )
-            .await.unwrap()
+            .await
+            .unwrap()
     };
     assert!(!check(b"old").await);
     assert!(check(b"new").await);
@@ -1445,7 +1530,8 @@ pub async fn check_absent_after_delete(t: &dyn Target) {
             &tt.name,
             &CheckAndMutate::new(RowMutation::new("r").put("b", "lock", "y"), "b", "lock", None),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
 }
 
@@ -1460,7 +1546,8 @@ pub async fn increment_creates_counter(t: &dyn Target) {
     let values = t
         .store()
         .increment(&tt.name, &Increment::new("r").add("b", "hits", 5))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert_eq!(values, vec![5]);
     let cells = get_cells(&tt, Get::new("r")).await;
     assert_eq!(cells.len(), 1);
@@ -1474,7 +1561,8 @@ pub async fn increment_accumulates(t: &dyn Target) {
     for (amount, expected) in [(1, 1), (10, 11), (-4, 7), (0, 7)] {
         assert_eq!(
             s.increment(&tt.name, &Increment::new("r").add("b", "n", amount))
-                .await.unwrap(),
+                .await
+                .unwrap(),
             vec![expected]
         );
     }
@@ -1489,10 +1577,13 @@ pub async fn increment_accumulates(t: &dyn Target) {
 pub async fn increment_several_columns(t: &dyn Target) {
     let tt = ab_table(t, "increment_several_columns").await;
     let s = t.store();
-    s.increment(&tt.name, &Increment::new("r").add("b", "x", 2)).await.unwrap();
+    s.increment(&tt.name, &Increment::new("r").add("b", "x", 2))
+        .await
+        .unwrap();
     let values = s
         .increment(&tt.name, &Increment::new("r").add("b", "x", 3).add("b", "y", 4))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert_eq!(values, vec![5, 4]);
 }
 
@@ -1504,7 +1595,8 @@ pub async fn increment_non_counter_fails(t: &dyn Target) {
     let err = t
         .store()
         .increment(&tt.name, &Increment::new("r").add("b", "name", 1))
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::NotACounter { len: 3, .. }), "{err}");
     assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("b", "name", 1, "Ann")]);
 }
@@ -1518,11 +1610,13 @@ pub async fn increment_timestamp_after_current(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("b", "n", future, 1i64.to_be_bytes().to_vec())],
-    ).await;
+    )
+    .await;
     assert_eq!(
         t.store()
             .increment(&tt.name, &Increment::new("r").add("b", "n", 1))
-            .await.unwrap(),
+            .await
+            .unwrap(),
         vec![2]
     );
     let cells = get_cells(&tt, Get::new("r")).await;
@@ -1543,38 +1637,45 @@ pub async fn concurrent_writers_and_readers(t: &dyn Target) {
     // Real threads, each waiting on the test's runtime (`block_in_place`
     // lets this one block).
     let runtime = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| thread::scope(|scope| {
-        for w in 0..WRITERS {
-            let tt = &tt;
-            let runtime = &runtime;
-            scope.spawn(move || runtime.block_on(async move {
-                for i in 0..ROWS {
-                    // Both columns in one mutation: readers must see both or none.
-                    let value = format!("{w}-{i}");
-                    put(
-                        tt,
-                        vec![
-                            RowMutation::new(format!("w{w}_{i:03}"))
-                                .put_at("a", "x", 1, value.clone())
-                                .put_at("b", "y", 1, value),
-                        ],
-                    ).await;
-                }
-            }));
-        }
-        for _ in 0..2 {
-            let tt = &tt;
-            let runtime = &runtime;
-            scope.spawn(move || runtime.block_on(async move {
-                for _ in 0..20 {
-                    for row in scan_rows(tt, Scan::all().batch_size(7)).await {
-                        assert_eq!(row.cells.len(), 2, "a half-applied row: {row:?}");
-                        assert_eq!(row.cells[0].value, row.cells[1].value);
-                    }
-                }
-            }));
-        }
-    }));
+    tokio::task::block_in_place(|| {
+        thread::scope(|scope| {
+            for w in 0..WRITERS {
+                let tt = &tt;
+                let runtime = &runtime;
+                scope.spawn(move || {
+                    runtime.block_on(async move {
+                        for i in 0..ROWS {
+                            // Both columns in one mutation: readers must see both or none.
+                            let value = format!("{w}-{i}");
+                            put(
+                                tt,
+                                vec![
+                                    RowMutation::new(format!("w{w}_{i:03}"))
+                                        .put_at("a", "x", 1, value.clone())
+                                        .put_at("b", "y", 1, value),
+                                ],
+                            )
+                            .await;
+                        }
+                    })
+                });
+            }
+            for _ in 0..2 {
+                let tt = &tt;
+                let runtime = &runtime;
+                scope.spawn(move || {
+                    runtime.block_on(async move {
+                        for _ in 0..20 {
+                            for row in scan_rows(tt, Scan::all().batch_size(7)).await {
+                                assert_eq!(row.cells.len(), 2, "a half-applied row: {row:?}");
+                                assert_eq!(row.cells[0].value, row.cells[1].value);
+                            }
+                        }
+                    })
+                });
+            }
+        })
+    });
     assert_eq!(scan_rows(&tt, Scan::all()).await.len(), WRITERS * ROWS);
 }
 
@@ -1583,23 +1684,29 @@ pub async fn concurrent_writers_and_readers(t: &dyn Target) {
 pub async fn concurrent_increments(t: &dyn Target) {
     let tt = ab_table(t, "concurrent_increments").await;
     let runtime = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| thread::scope(|scope| {
-        for _ in 0..4 {
-            let runtime = &runtime;
-            let tt = &tt;
-            scope.spawn(move || runtime.block_on(async move {
-                for _ in 0..50 {
-                    t.store()
-                        .increment(&tt.name, &Increment::new("r").add("b", "n", 1))
-                        .await.unwrap();
-                }
-            }));
-        }
-    }));
+    tokio::task::block_in_place(|| {
+        thread::scope(|scope| {
+            for _ in 0..4 {
+                let runtime = &runtime;
+                let tt = &tt;
+                scope.spawn(move || {
+                    runtime.block_on(async move {
+                        for _ in 0..50 {
+                            t.store()
+                                .increment(&tt.name, &Increment::new("r").add("b", "n", 1))
+                                .await
+                                .unwrap();
+                        }
+                    })
+                });
+            }
+        })
+    });
     assert_eq!(
         t.store()
             .increment(&tt.name, &Increment::new("r").add("b", "n", 0))
-            .await.unwrap(),
+            .await
+            .unwrap(),
         vec![200]
     );
 }
@@ -1623,10 +1730,17 @@ pub async fn family_includes_its_named_columns(t: &dyn Target) {
                 .put_at("a", "x", 1, "2")
                 .put_at("b", "y", 1, "3"),
         ],
-    ).await;
+    )
+    .await;
     let family_a = vec![cell("a", "r", 1, "1"), cell("a", "x", 1, "2")];
-    assert_eq!(get_cells(&tt, Get::new("r").family("a").column("a", "r")).await, family_a);
-    assert_eq!(get_cells(&tt, Get::new("r").column("a", "r").family("a")).await, family_a);
+    assert_eq!(
+        get_cells(&tt, Get::new("r").family("a").column("a", "r")).await,
+        family_a
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").column("a", "r").family("a")).await,
+        family_a
+    );
     assert_eq!(
         get_cells(&tt, Get::new("r").family("a").column("a", "r").column("b", "y")).await,
         [family_a.clone(), vec![cell("b", "y", 1, "3")]].concat()
@@ -1644,7 +1758,8 @@ pub async fn hand_built_columns_read_as_a_set(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("a", "r", 1, "1").put_at("a", "x", 1, "2")],
-    ).await;
+    )
+    .await;
     let mut get = Get::new("r");
     get.columns = vec![
         Column::Family(Bytes::from_static(b"a")),
@@ -1655,7 +1770,8 @@ pub async fn hand_built_columns_read_as_a_set(t: &dyn Target) {
     let mut scan = Scan::all();
     scan.columns = get.columns;
     assert_eq!(
-        scan_rows(&tt, scan).await
+        scan_rows(&tt, scan)
+            .await
             .into_iter()
             .flat_map(|r| r.cells)
             .collect::<Vec<_>>(),
@@ -1673,7 +1789,8 @@ pub async fn increment_repeated_column_refused(t: &dyn Target) {
     let err = t
         .store()
         .increment(&tt.name, &Increment::new("r").add("b", "q", 2).add("b", "q", 5))
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     match &err {
         StoreError::InvalidRequest { table, reason } => {
             assert_eq!(*table, tt.name);
@@ -1698,7 +1815,8 @@ pub async fn scan_range_start_equals_stop(t: &dyn Target) {
             .iter()
             .map(|k| RowMutation::new(*k).put_at("a", "q", 1, "v"))
             .collect(),
-    ).await;
+    )
+    .await;
     assert_eq!(scan_keys(&tt, Scan::range("b", "b")).await, keys(&[]));
     assert_eq!(scan_keys(&tt, Scan::range("b", "b").reversed()).await, keys(&[]));
     assert_eq!(scan_keys(&tt, Scan::range("c", "b")).await, keys(&[]));
@@ -1718,7 +1836,8 @@ pub async fn min_versions_named_column_keeps_one_expired(t: &dyn Target) {
         t,
         "min_versions_named_column_keeps_one_expired",
         vec![FamilySchema::new("t").versions(5).min_versions(1).ttl_secs(60)],
-    ).await;
+    )
+    .await;
     let now = now_millis();
     put(
         &tt,
@@ -1731,7 +1850,8 @@ pub async fn min_versions_named_column_keeps_one_expired(t: &dyn Target) {
                 .put_at("t", "q", now - 3_600_000, "old1")
                 .put_at("t", "q", now - 7_200_000, "old2"),
         ],
-    ).await;
+    )
+    .await;
     let fresh_and_one = vec![cell("t", "q", now, "fresh"), cell("t", "q", now - 3_600_000, "old1")];
     assert_eq!(
         get_cells(&tt, Get::new("r").column("t", "q").max_versions(3)).await,
@@ -1768,14 +1888,16 @@ pub async fn check_empty_means_absent_or_empty(t: &dyn Target) {
             RowMutation::new("empty").put_at("b", "q", 1, ""),
             RowMutation::new("full").put_at("b", "q", 1, "z"),
         ],
-    ).await;
+    )
+    .await;
     let check = async |row: &'static str, expected: Option<Bytes>| {
         t.store()
             .check_and_mutate(
                 &tt.name,
                 &CheckAndMutate::new(RowMutation::new(row).put_at("b", "hit", 1, "x"), "b", "q", expected),
             )
-            .await.unwrap()
+            .await
+            .unwrap()
     };
     assert!(check("absent", Some(Bytes::new())).await);
     assert!(check("empty", None).await);
@@ -1800,11 +1922,13 @@ pub async fn two_delete_latest_in_one_mutation(t: &dyn Target) {
                 .put_at("a", "q", 2, "v2")
                 .put_at("a", "q", 3, "v3"),
         ],
-    ).await;
+    )
+    .await;
     put(
         &tt,
         vec![RowMutation::new("r").delete_latest("a", "q").delete_latest("a", "q")],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(3)).await,
         vec![cell("a", "q", 2, "v2"), cell("a", "q", 1, "v1")]
@@ -1831,7 +1955,8 @@ pub async fn check_and_mutate_put_not_older_than_checked(t: &dyn Target) {
                 Some(Bytes::from_static(b"x")),
             ),
         )
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
     assert_eq!(
         get_cells(&tt, Get::new("r")).await,
@@ -1868,13 +1993,17 @@ pub async fn illegal_table_name_fails(t: &dyn Target) {
             other => panic!("{call} on {name:?}: expected an invalid request, got {other:?}"),
         };
         invalid(s.get(name, &Get::new("r")).await.map(|_| ()), "get");
-        invalid(s.mutate(name, &[RowMutation::new("r").put("a", "q", "v")]).await, "mutate");
+        invalid(
+            s.mutate(name, &[RowMutation::new("r").put("a", "q", "v")]).await,
+            "mutate",
+        );
         invalid(s.scan(name, &Scan::all()).await.map(|_| ()), "scan");
         invalid(s.table_exists(name).await.map(|_| ()), "table_exists");
         invalid(s.describe_table(name).await.map(|_| ()), "describe_table");
         invalid(s.delete_table(name).await, "delete_table");
         assert!(matches!(
-            s.create_table(&TableSchema::new(name).family(FamilySchema::new("a"))).await,
+            s.create_table(&TableSchema::new(name).family(FamilySchema::new("a")))
+                .await,
             Err(StoreError::InvalidSchema { .. })
         ));
     }
@@ -1894,16 +2023,19 @@ pub async fn table_name_length_limit(t: &dyn Target) {
         s.delete_table(&longest).await.unwrap();
     }
     s.create_table(&TableSchema::new(longest.clone()).family(FamilySchema::new("a")))
-        .await.unwrap();
+        .await
+        .unwrap();
     s.mutate(&longest, &[RowMutation::new("r").put_at("a", "q", 1, "v")])
-        .await.unwrap();
+        .await
+        .unwrap();
     let cells = s.get(&longest, &Get::new("r")).await.unwrap().map(|r| r.cells);
     s.delete_table(&longest).await.unwrap();
     assert_eq!(cells, Some(vec![cell("a", "q", 1, "v")]));
 
     let too_long = format!("{longest}n");
     assert!(matches!(
-        s.create_table(&TableSchema::new(too_long.clone()).family(FamilySchema::new("a"))).await,
+        s.create_table(&TableSchema::new(too_long.clone()).family(FamilySchema::new("a")))
+            .await,
         Err(StoreError::InvalidSchema { .. })
     ));
     assert!(matches!(
@@ -1929,7 +2061,8 @@ pub async fn cell_size_counts_row_and_column(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("row").put_at("a", "qq", 1, vec![b'x'; largest])],
-    ).await;
+    )
+    .await;
     let cells = get_cells(&tt, Get::new("row")).await;
     assert_eq!(cells.len(), 1);
     assert_eq!(cells[0].value.len(), largest);
@@ -1939,7 +2072,8 @@ pub async fn cell_size_counts_row_and_column(t: &dyn Target) {
             &tt.name,
             &[RowMutation::new("row").put_at("a", "qq", 2, vec![b'x'; largest + 1])],
         )
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     match &err {
         StoreError::CellTooLarge {
             table,
@@ -1973,7 +2107,8 @@ pub async fn check_absent_guards_deletes(t: &dyn Target) {
                 .put_at("a", "opt", 5, "stale")
                 .put_at("b", "k1", 5, "x"),
         ],
-    ).await;
+    )
+    .await;
     let save = |version: &'static str| {
         RowMutation::new("r")
             .delete_column_up_to("a", "opt", 10)
@@ -1984,7 +2119,8 @@ pub async fn check_absent_guards_deletes(t: &dyn Target) {
     let applied = t
         .store()
         .check_and_mutate(&tt.name, &CheckAndMutate::new(save("1"), "b", "ver", None))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(applied);
     let saved = vec![cell("b", "k2", 10, "y"), cell("b", "ver", 10, "1")];
     assert_eq!(get_cells(&tt, Get::new("r")).await, saved);
@@ -1992,7 +2128,8 @@ pub async fn check_absent_guards_deletes(t: &dyn Target) {
     let applied = t
         .store()
         .check_and_mutate(&tt.name, &CheckAndMutate::new(save("2"), "b", "ver", None))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert!(!applied);
     assert_eq!(get_cells(&tt, Get::new("r")).await, saved);
 }
@@ -2047,7 +2184,8 @@ pub async fn truncate_keeps_schema_and_splits(t: &dyn Target) {
             RowMutation::new("a1").put_at("a", "q", 1, "v"),
             RowMutation::new("z1").put_at("b", "q", 1, "v"),
         ],
-    ).await;
+    )
+    .await;
     let before = t.store().describe_table(&tt.name).await.unwrap();
     t.store().truncate_table(&tt.name).await.unwrap();
     assert!(t.store().table_exists(&tt.name).await.unwrap());
@@ -2083,7 +2221,10 @@ pub async fn alter_adds_a_family(t: &dyn Target) {
         .block_size(32_768)
         .bloom(BloomType::RowCol)
         .compression(Compression::Gz);
-    t.store().alter_table(&tt.name, &FamilyChange::Add(c.clone())).await.unwrap();
+    t.store()
+        .alter_table(&tt.name, &FamilyChange::Add(c.clone()))
+        .await
+        .unwrap();
     let described = t.store().describe_table(&tt.name).await.unwrap();
     let names: Vec<&str> = described.families.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "c"]);
@@ -2091,7 +2232,8 @@ pub async fn alter_adds_a_family(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("c", "q", 1, "1").put_at("c", "q", 2, "2")],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(5)).await,
         vec![cell("a", "q", 1, "old"), cell("c", "q", 2, "2"), cell("c", "q", 1, "1")]
@@ -2112,11 +2254,13 @@ pub async fn alter_modifies_a_family(t: &dyn Target) {
                 .put_at("b", "q", 2, "2")
                 .put_at("a", "q", 1, "a1"),
         ],
-    ).await;
+    )
+    .await;
     let wider = FamilySchema::new("b").versions(5).in_memory(true);
     t.store()
         .alter_table(&tt.name, &FamilyChange::Modify(wider.clone()))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert_eq!(
         t.store().describe_table(&tt.name).await.unwrap().find_family(b"b"),
         Some(&wider)
@@ -2128,7 +2272,8 @@ pub async fn alter_modifies_a_family(t: &dyn Target) {
     put(
         &tt,
         vec![RowMutation::new("r").put_at("b", "q", 3, "3").put_at("b", "q", 4, "4")],
-    ).await;
+    )
+    .await;
     assert_eq!(
         get_cells(&tt, Get::new("r").max_versions(5)).await,
         vec![
@@ -2150,14 +2295,17 @@ pub async fn alter_deletes_a_family(t: &dyn Target) {
             RowMutation::new("r1").put_at("a", "q", 1, "1").put_at("b", "q", 1, "x"),
             RowMutation::new("r2").put_at("b", "q", 1, "y"),
         ],
-    ).await;
+    )
+    .await;
     t.store()
         .alter_table(&tt.name, &FamilyChange::Delete("b".into()))
-        .await.unwrap();
+        .await
+        .unwrap();
     let names: Vec<String> = t
         .store()
         .describe_table(&tt.name)
-        .await.unwrap()
+        .await
+        .unwrap()
         .families
         .into_iter()
         .map(|f| f.name)
@@ -2196,7 +2344,8 @@ pub async fn alter_refuses_what_does_not_fit(t: &dyn Target) {
     let err = t
         .store()
         .alter_table(&missing, &FamilyChange::Add(FamilySchema::new("c")))
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, StoreError::TableNotFound { ref table } if *table == missing),
         "{err}"

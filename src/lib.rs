@@ -70,11 +70,14 @@ pub fn test_table_prefix(name: &str) -> String {
 pub async fn test_store(test: &str) -> Arc<dyn Store> {
     let address = std::env::var("HMAP_THRIFT").ok();
     let prefix = test_table_prefix(&format!("hmap_test_{test}__"));
-    let store = store_for(address.as_deref(), &prefix).await.unwrap_or_else(|e| panic!("{e}"));
+    let store = store_for(address.as_deref(), &prefix)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     for table in store.list_tables().await.expect("list the test's tables") {
         store
             .delete_table(&table)
-            .await.expect("delete a table left by an earlier run");
+            .await
+            .expect("delete a table left by an earlier run");
     }
     store
 }

@@ -270,7 +270,10 @@ fn keys_sort_as_hbase_sorts_them() {
 #[tokio::test]
 async fn thrift_address_without_a_gateway_is_a_clear_error() {
     // Nothing listens on port 1 of this machine.
-    let err = hmap_suite::store_for(Some("127.0.0.1:1"), "").await.err().expect("refused");
+    let err = hmap_suite::store_for(Some("127.0.0.1:1"), "")
+        .await
+        .err()
+        .expect("refused");
     assert!(err.starts_with("HMAP_THRIFT=127.0.0.1:1: "), "{err}");
     assert!(err.contains("scripts/hbase/hbase start"), "{err}");
     assert!(hmap_suite::store_for(None, "").await.is_ok());

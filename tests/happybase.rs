@@ -10,9 +10,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use hmap::store::{Scan, ThriftConfig, ThriftStore};
-use hmap::{HTable};
+use hmap::HTable;
 use hmap::blocking::Table;
+use hmap::store::{Scan, ThriftConfig, ThriftStore};
 use serde_json::Value;
 
 #[derive(HTable, Debug, PartialEq, Clone)]

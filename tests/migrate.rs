@@ -127,7 +127,8 @@ async fn a_family_the_struct_dropped_is_kept_unless_dropping_is_asked_for() {
     );
     dropping.apply(&store).await.unwrap();
     let names: Vec<String> = store
-        .describe_table("inbox").await
+        .describe_table("inbox")
+        .await
         .unwrap()
         .families
         .into_iter()
@@ -136,7 +137,8 @@ async fn a_family_the_struct_dropped_is_kept_unless_dropping_is_asked_for() {
     assert_eq!(names, ["cf"]);
     assert!(
         v1.migration(&MigrateOptions::new().drop_families(true))
-            .await.unwrap()
+            .await
+            .unwrap()
             .is_empty()
     );
 }

@@ -24,11 +24,13 @@ struct User {
 async fn store() -> Arc<dyn Store> {
     let store = hmap_suite::test_store("missing_family").await;
     store
-        .create_table(&TableSchema::new("user").family(FamilySchema::new("i"))).await
+        .create_table(&TableSchema::new("user").family(FamilySchema::new("i")))
+        .await
         .unwrap();
     let row = Table::<User, _>::new(&store).row_key("u1").unwrap();
     store
-        .mutate("user", &[RowMutation::new(row).put("i", "name", "Ann")]).await
+        .mutate("user", &[RowMutation::new(row).put("i", "name", "Ann")])
+        .await
         .unwrap();
     store
 }
@@ -50,7 +52,8 @@ async fn reads_name_the_missing_family_as_writes_do() {
             name: "Bo".into(),
             score: 1,
         })
-        .await.unwrap_err();
+        .await
+        .unwrap_err();
     assert_no_family_x(&put);
 
     assert_no_family_x(&users.get("u1").await.unwrap_err());

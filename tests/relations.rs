@@ -88,10 +88,12 @@ async fn person_and_role() {
     let rel = person_role(&store).await;
     rel.left()
         .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
-        .await.unwrap();
+        .await
+        .unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .await.unwrap();
+        .await
+        .unwrap();
 
     rel.link(&"001".into(), &"100".into()).await.unwrap();
     rel.link(&"001".into(), &"200".into()).await.unwrap();
@@ -113,7 +115,8 @@ async fn person_and_role() {
     assert_eq!(names(&rel.lefts_of(&"200".into()).await.unwrap()), ["001", "002"]);
     let loaded: Vec<String> = rel
         .load_rights(&"001".into())
-        .await.unwrap()
+        .await
+        .unwrap()
         .into_iter()
         .map(|r| r.name)
         .collect();
@@ -142,7 +145,11 @@ async fn person_and_role() {
     assert!(rel.lefts_of(&"200".into()).await.unwrap().is_empty());
     rel.delete_right(&"100".into()).await.unwrap();
     assert!(rel.rights_of(&"001".into()).await.unwrap().is_empty());
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -186,7 +193,11 @@ async fn every_link_form_refuses_a_missing_entity() {
     labelled.right().put(&role("100", "monitor")).await.unwrap();
     for rel in [&labelled, &plain] {
         assert_no_such_entity(rel.link(&"001".into(), &"999".into()).await.unwrap_err(), "role", "999");
-        assert_no_such_entity(rel.link(&"998".into(), &"100".into()).await.unwrap_err(), "person", "998");
+        assert_no_such_entity(
+            rel.link(&"998".into(), &"100".into()).await.unwrap_err(),
+            "person",
+            "998",
+        );
         assert_no_such_entity(
             rel.link_with(&"001".into(), &"999".into(), "x").await.unwrap_err(),
             "role",
@@ -207,9 +218,14 @@ async fn every_link_form_refuses_a_missing_entity() {
     assert!(labelled.lefts_of(&"100".into()).await.unwrap().is_empty());
     // A row holding only a relation's list is no entity either.
     store
-        .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")]).await
+        .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")])
+        .await
         .unwrap();
-    assert_no_such_entity(plain.link(&"001".into(), &"997".into()).await.unwrap_err(), "role", "997");
+    assert_no_such_entity(
+        plain.link(&"001".into(), &"997".into()).await.unwrap_err(),
+        "role",
+        "997",
+    );
 }
 
 /// `link_many` writes every pair, with the labels, one call per side.
@@ -219,10 +235,12 @@ async fn link_many_links_every_pair() {
     let rel = person_role(&store).await;
     rel.left()
         .put_many(&[person("001", "Xiaohei"), person("002", "Xiaohuang")])
-        .await.unwrap();
+        .await
+        .unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .await.unwrap();
+        .await
+        .unwrap();
     let pairs: Vec<(String, String)> = [("001", "100"), ("001", "200"), ("002", "200")]
         .iter()
         .map(|(l, r)| (l.to_string(), r.to_string()))
@@ -236,7 +254,11 @@ async fn link_many_links_every_pair() {
         rel.lefts_of(&"200".into()).await.unwrap(),
         [("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())]
     );
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
 }
 
 /// Issue 17: a put of a freshly built entity (its lists empty) keeps the
@@ -251,7 +273,10 @@ async fn a_put_of_an_entity_keeps_its_links() {
     rel.link(&"001".into(), &"100".into()).await.unwrap();
 
     rel.left().put(&person("001", "Xiaohei the second")).await.unwrap();
-    rel.left().put_many(&[person("001", "Xiaohei the third")]).await.unwrap();
+    rel.left()
+        .put_many(&[person("001", "Xiaohei the third")])
+        .await
+        .unwrap();
     rel.right().put(&role("100", "captain")).await.unwrap();
     let p = rel.left().get("001").await.unwrap().unwrap();
     assert_eq!(p.name, "Xiaohei the third");
@@ -292,12 +317,14 @@ async fn repair_holds_an_emptied_authoritative_list() {
     rel.left().put(&person("001", "Xiaohei")).await.unwrap();
     rel.right()
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
-        .await.unwrap();
+        .await
+        .unwrap();
     rel.link(&"001".into(), &"100".into()).await.unwrap();
     rel.link(&"001".into(), &"200".into()).await.unwrap();
     let wipe = async || {
         store
-            .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")]).await
+            .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")])
+            .await
             .unwrap()
     };
     wipe().await;
@@ -315,24 +342,37 @@ async fn repair_holds_an_emptied_authoritative_list() {
         rel.rights_of(&"001".into()).await.unwrap(),
         [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
     );
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
 
     wipe().await;
     let report = rel.repair_with(Emptied::Drop).await.unwrap();
     assert_eq!(report.dangling.len(), 2, "{report:?}");
     assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
 
     // One entry left on the right is what an unlink cut off after its
     // first write leaves: repaired as dangling, not held.
     rel.link(&"001".into(), &"100".into()).await.unwrap();
     store
-        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")]).await
+        .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")])
+        .await
         .unwrap();
     let report = rel.repair().await.unwrap();
     assert_eq!((report.dangling.len(), report.held.len()), (1, 0), "{report:?}");
     assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
 }
 
 /// Issue 17: a plain delete of a linked entity is refused with an error
@@ -348,7 +388,8 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
         rel.left().delete("001").await.unwrap_err(),
         rel.left()
             .delete_rows([rel.left().row_key("001").unwrap()])
-            .await.unwrap_err(),
+            .await
+            .unwrap_err(),
     ] {
         assert!(
             matches!(&err, Error::Linked { table: "person", row, family: "cf2" } if row.starts_with("001")),
@@ -392,7 +433,8 @@ async fn repair_removes_links_to_missing_entities() {
                 RowMutation::new(row("001")).put("cf2", "999", ""),
                 RowMutation::new(row("777")).put("cf2", "100", ""),
             ],
-        ).await
+        )
+        .await
         .unwrap();
     store
         .mutate(
@@ -402,7 +444,8 @@ async fn repair_removes_links_to_missing_entities() {
                 RowMutation::new(row("100")).put("cf2", "777", ""),
                 RowMutation::new(row("300")).delete_family("cf1"),
             ],
-        ).await
+        )
+        .await
         .unwrap();
     let report = rel.verify().await.unwrap();
     // 001->999 on both sides, 777->100 on both sides, 001->300 on both.
@@ -418,7 +461,11 @@ async fn repair_removes_links_to_missing_entities() {
     );
     let repaired = rel.repair().await.unwrap();
     assert_eq!(repaired.absent, report.absent);
-    assert!(rel.verify().await.unwrap().is_consistent(), "{}", rel.verify().await.unwrap());
+    assert!(
+        rel.verify().await.unwrap().is_consistent(),
+        "{}",
+        rel.verify().await.unwrap()
+    );
     assert!(!raw_row_exists(&store, "role", "999").await);
     assert!(!raw_row_exists(&store, "person", "777").await);
     assert!(!raw_row_exists(&store, "role", "300").await);
@@ -467,14 +514,16 @@ async fn shop_and_item_links_carry_a_type() {
                 items: BTreeMap::new(),
             },
         ])
-        .await.unwrap();
+        .await
+        .unwrap();
     rel.right()
         .put(&Item {
             id: "i1".into(),
             title: "Tea".into(),
             shops: BTreeMap::new(),
         })
-        .await.unwrap();
+        .await
+        .unwrap();
     // item:<item_id>=type on the shop, shop:<shop_id>=type on the item.
     rel.link_with(&"s1".into(), &"i1".into(), "consign").await.unwrap();
     rel.link_with(&"s2".into(), &"i1".into(), "own").await.unwrap();
@@ -537,7 +586,8 @@ async fn weibo_follows_and_inbox_fan_out() {
                 follows: BTreeMap::new(),
                 fans: BTreeMap::new(),
             })
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     // The seed: 001 follows 002; 002 follows 001 and 003; 003 follows 001 and 002.
     for (a, b) in [
@@ -563,7 +613,8 @@ async fn weibo_follows_and_inbox_fan_out() {
         posted.push((author, text, ts));
         fanout
             .deliver(Delivery::new(recipients, Bytes::from(format!("{author}:{text}")), ts))
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     assert_eq!(fanout.flush().await, 0);
     // 003 follows 001 and 002: their three posts, newest first.
@@ -572,9 +623,13 @@ async fn weibo_follows_and_inbox_fan_out() {
     assert_eq!(refs, ["002:again", "001:hi", "002:hello"]);
     // Pages of two, by time.
     let row = inboxes.row_key("003").unwrap();
-    let first = FanOut::read_inbox(&*store, &config, row.clone(), 2, None).await.unwrap();
+    let first = FanOut::read_inbox(&*store, &config, row.clone(), 2, None)
+        .await
+        .unwrap();
     assert_eq!(first.len(), 2);
-    let next = FanOut::read_inbox(&*store, &config, row, 2, Some(first[1].0)).await.unwrap();
+    let next = FanOut::read_inbox(&*store, &config, row, 2, Some(first[1].0))
+        .await
+        .unwrap();
     assert_eq!(
         next.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
         [Bytes::from("002:hello")]
@@ -586,7 +641,8 @@ async fn weibo_follows_and_inbox_fan_out() {
     let removed = FanOut::remove_from_inbox(&*store, &config, inboxes.row_key("003").unwrap(), |v| {
         v.starts_with(b"002:")
     })
-    .await.unwrap();
+    .await
+    .unwrap();
     assert_eq!(removed, 2);
     let inbox = inboxes.get("003").await.unwrap().unwrap();
     let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
@@ -612,7 +668,8 @@ async fn fan_out_retries_and_keeps_what_fails() {
                 Bytes::from(format!("post{n}")),
                 1_000 + n,
             ))
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     assert_eq!(fanout.flush().await, 0);
     assert!(flaky.faults() > 0);
@@ -623,7 +680,8 @@ async fn fan_out_retries_and_keeps_what_fails() {
     flaky.set_plan(FaultPlan::Every(1));
     fanout
         .deliver(Delivery::new(recipients.clone(), Bytes::from("late"), 5_000))
-        .await.unwrap();
+        .await
+        .unwrap();
     assert_eq!(fanout.flush().await, 1);
     flaky.set_plan(FaultPlan::Never);
     fanout.retry_failed().await.unwrap();
@@ -637,7 +695,8 @@ async fn fan_out_retries_and_keeps_what_fails() {
                 Bytes::from(format!("final{n}")),
                 10_000 + n,
             ))
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     assert!(fanout.shutdown().await.is_empty());
     assert_eq!(inboxes.get("u0").await.unwrap().unwrap().sq.len(), 71);
@@ -660,13 +719,31 @@ async fn org_chart() {
     org.insert("009", "Subsidiary", None).await.unwrap();
 
     // The seed's keys: 0_ for top-level departments, 1_ for the others.
-    assert!(store.get("org", &hmap::store::Get::new("0_001")).await.unwrap().is_some());
-    assert!(store.get("org", &hmap::store::Get::new("1_002")).await.unwrap().is_some());
+    assert!(
+        store
+            .get("org", &hmap::store::Get::new("0_001"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store
+            .get("org", &hmap::store::Get::new("1_002"))
+            .await
+            .unwrap()
+            .is_some()
+    );
     let top: Vec<String> = org.top_level().await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(top, ["001", "009"]);
     let kids: Vec<String> = org.children("002").await.unwrap().into_iter().map(|n| n.name).collect();
     assert_eq!(kids, ["Dev 1", "Dev 2"]);
-    let path: Vec<String> = org.path_to_root("003").await.unwrap().into_iter().map(|n| n.id).collect();
+    let path: Vec<String> = org
+        .path_to_root("003")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
     assert_eq!(path, ["003", "002", "001"]);
 
     // A parent that does not exist is a typed error naming it.
@@ -680,7 +757,13 @@ async fn org_chart() {
     assert_eq!(org.get("002").await.unwrap().unwrap().children.len(), 1);
     assert_eq!(org.get("004").await.unwrap().unwrap().parent.as_deref(), Some("005"));
     org.move_node("005", None).await.unwrap();
-    assert!(store.get("org", &hmap::store::Get::new("1_005")).await.unwrap().is_none());
+    assert!(
+        store
+            .get("org", &hmap::store::Get::new("1_005"))
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(org.path_to_root("006").await.unwrap().len(), 2);
     assert!(org.move_node("001", Some("003")).await.is_err());
 
@@ -689,7 +772,11 @@ async fn org_chart() {
     org.delete("002", DeleteMode::Subtree).await.unwrap();
     assert!(org.get("003").await.unwrap().is_none());
     assert!(org.get("001").await.unwrap().unwrap().children.is_empty());
-    assert!(org.verify().await.unwrap().is_consistent(), "{}", org.verify().await.unwrap());
+    assert!(
+        org.verify().await.unwrap().is_consistent(),
+        "{}",
+        org.verify().await.unwrap()
+    );
 }
 
 /// Issue 11: a node whose parent row is gone, a child list naming a node
@@ -715,7 +802,8 @@ async fn tree_repair_handles_missing_nodes() {
                 RowMutation::new("1_002").delete_row(),
                 RowMutation::new("1_777").put("c", "888", "ghost"),
             ],
-        ).await
+        )
+        .await
         .unwrap();
     let report = org.verify().await.unwrap();
     let mut absent = report.absent.clone();
@@ -732,10 +820,20 @@ async fn tree_repair_handles_missing_nodes() {
     assert!(org.get("777").await.unwrap().is_none());
     let repaired = org.repair().await.unwrap();
     assert_eq!(repaired.absent.len(), 3, "{repaired:?}");
-    assert!(org.verify().await.unwrap().is_consistent(), "{}", org.verify().await.unwrap());
+    assert!(
+        org.verify().await.unwrap().is_consistent(),
+        "{}",
+        org.verify().await.unwrap()
+    );
     let top: Vec<String> = org.top_level().await.unwrap().into_iter().map(|n| n.id).collect();
     assert_eq!(top, ["001", "003"]);
-    let path: Vec<String> = org.path_to_root("005").await.unwrap().into_iter().map(|n| n.id).collect();
+    let path: Vec<String> = org
+        .path_to_root("005")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
     assert_eq!(path, ["005", "003"]);
     assert_eq!(org.get("001").await.unwrap().unwrap().children.len(), 1);
     assert!(store.get("org", &Get::new("1_003")).await.unwrap().is_none());
@@ -774,7 +872,8 @@ async fn secondary_index_by_city() {
     let ids = async |city: &str| -> Vec<u64> {
         by_city
             .lookup(&city.to_string())
-            .await.unwrap()
+            .await
+            .unwrap()
             .into_iter()
             .map(|a| a.id)
             .collect()
@@ -785,8 +884,14 @@ async fn secondary_index_by_city() {
     assert_eq!(ids("Hangzhou").await, [1]);
     assert_eq!(ids("Beijing").await, [2, 3]);
     // An update of the indexed field, and of another field.
-    by_city.update(&account(1, "ignored", "Shanghai"), &["city"]).await.unwrap();
-    by_city.update(&account(2, "new@x", "ignored"), &["email"]).await.unwrap();
+    by_city
+        .update(&account(1, "ignored", "Shanghai"), &["city"])
+        .await
+        .unwrap();
+    by_city
+        .update(&account(2, "new@x", "ignored"), &["email"])
+        .await
+        .unwrap();
     assert_eq!(ids("Shanghai").await, [1]);
     assert_eq!(ids("Beijing").await, [2, 3]);
     by_city.delete(2u64).await.unwrap();
@@ -829,9 +934,11 @@ async fn index_repair_removes_entries_of_deleted_rows() {
         by_city.verify().await.unwrap()
     );
     let entries = store
-        .scan("account_by_city", &hmap::store::Scan::all()).await
+        .scan("account_by_city", &hmap::store::Scan::all())
+        .await
         .unwrap()
-        .count().await;
+        .count()
+        .await;
     assert_eq!(entries, 1);
 }
 
@@ -868,7 +975,8 @@ async fn bulk_write_then_server_stamped_delete_removes_the_row() {
     let after = wall_clock_ms();
     let key = bulk.row_key(ROWS - 1).unwrap();
     let stored = store
-        .get("bulk", &hmap::store::Get::new(key.clone())).await
+        .get("bulk", &hmap::store::Get::new(key.clone()))
+        .await
         .unwrap()
         .expect("the last row was written");
     let stamp = stored.cells.iter().map(|c| c.timestamp).max().unwrap();
@@ -883,7 +991,8 @@ async fn bulk_write_then_server_stamped_delete_removes_the_row() {
     );
     // A delete stamped by the store, as the HBase shell's `deleteall` is.
     store
-        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()]).await
+        .mutate("bulk", &[hmap::store::RowMutation::new(key).delete_row()])
+        .await
         .unwrap();
     assert_eq!(
         bulk.get(ROWS - 1).await.unwrap(),
@@ -933,33 +1042,37 @@ async fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
     bulk.create().await.unwrap();
     // Real threads, each waiting on the test's runtime.
     let runtime = tokio::runtime::Handle::current();
-    tokio::task::block_in_place(|| std::thread::scope(|s| {
-        for t in 0..THREADS {
-            let bulk = &bulk;
-            let runtime = &runtime;
-            s.spawn(move || runtime.block_on(async move {
-                let own = t * 1_000;
-                let batch: Vec<u64> = (1..=BATCH).map(|i| own + i).collect();
-                let batch_keys: Vec<Bytes> = batch.iter().map(|id| bulk.row_key(*id).unwrap()).collect();
-                for round in 0..ROUNDS {
-                    bulk.delete(own).await.unwrap();
-                    let row = Bulk { id: own, n: round };
-                    bulk.put(&row).await.unwrap();
-                    assert_eq!(bulk.get(own).await.unwrap(), Some(row), "thread {t}, round {round}");
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let bulk = &bulk;
+                let runtime = &runtime;
+                s.spawn(move || {
+                    runtime.block_on(async move {
+                        let own = t * 1_000;
+                        let batch: Vec<u64> = (1..=BATCH).map(|i| own + i).collect();
+                        let batch_keys: Vec<Bytes> = batch.iter().map(|id| bulk.row_key(*id).unwrap()).collect();
+                        for round in 0..ROUNDS {
+                            bulk.delete(own).await.unwrap();
+                            let row = Bulk { id: own, n: round };
+                            bulk.put(&row).await.unwrap();
+                            assert_eq!(bulk.get(own).await.unwrap(), Some(row), "thread {t}, round {round}");
 
-                    bulk.delete_rows(batch_keys.clone()).await.unwrap();
-                    let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
-                    bulk.put_many(&rows).await.unwrap();
-                    let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).await.unwrap();
-                    assert_eq!(
-                        stored,
-                        rows.into_iter().map(Some).collect::<Vec<_>>(),
-                        "thread {t}, round {round}"
-                    );
-                }
-            }));
-        }
-    }));
+                            bulk.delete_rows(batch_keys.clone()).await.unwrap();
+                            let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
+                            bulk.put_many(&rows).await.unwrap();
+                            let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).await.unwrap();
+                            assert_eq!(
+                                stored,
+                                rows.into_iter().map(Some).collect::<Vec<_>>(),
+                                "thread {t}, round {round}"
+                            );
+                        }
+                    })
+                });
+            }
+        })
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -991,11 +1104,20 @@ async fn a_failed_bucket_fails_the_salted_scan() {
             })
         })
         .collect();
-    Table::<Reading, _>::new(Arc::clone(&store)).put_many(&rows).await.unwrap();
+    Table::<Reading, _>::new(Arc::clone(&store))
+        .put_many(&rows)
+        .await
+        .unwrap();
     let faulty = Arc::new(FaultyStore::new(Arc::clone(&store), FaultPlan::Never).in_scanners());
     let readings = Table::<Reading, _>::new(Arc::clone(&faulty));
     // Without faults: every bucket, merged.
-    let all: Vec<Reading> = readings.scan(hmap::Query::all()).await.unwrap().map(Result::unwrap).collect().await;
+    let all: Vec<Reading> = readings
+        .scan(hmap::Query::all())
+        .await
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+        .await;
     assert_eq!(all, rows);
     // Four calls open the bucket scanners, then one per row fetched: the
     // merge takes bucket 0's first row, then 1's, then 2's (which fails), ...
@@ -1053,7 +1175,11 @@ impl<F: Fn() + Send + Sync> Store for Hooked<F> {
         tokio::task::block_in_place(|| (self.before_write)());
         self.inner.mutate(table, rows).await
     }
-    async fn scan<'a>(&'a self, table: &str, scan: &hmap::store::Scan) -> hmap::store::Result<hmap::store::RowStream<'a>> {
+    async fn scan<'a>(
+        &'a self,
+        table: &str,
+        scan: &hmap::store::Scan,
+    ) -> hmap::store::Result<hmap::store::RowStream<'a>> {
         self.inner.scan(table, scan).await
     }
     async fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
@@ -1207,46 +1333,57 @@ async fn concurrent_moves_leave_the_tree_consistent() {
     for n in 0..NODES {
         // Four top-level nodes, each with two children.
         let parent = (n >= 4).then(|| id(n % 4));
-        org.insert(&id(n), &format!("dept {n}"), parent.as_deref()).await.unwrap();
+        org.insert(&id(n), &format!("dept {n}"), parent.as_deref())
+            .await
+            .unwrap();
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     // Real threads, each waiting on the test's runtime.
     let runtime = tokio::runtime::Handle::current();
-    let (moved, refused) = tokio::task::block_in_place(|| std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..8u64)
-            .map(|t| {
-                let org = &org;
-                let runtime = &runtime;
-                scope.spawn(move || runtime.block_on(async move {
-                    let mut rng = hmap_suite::Rng::new(t);
-                    let (mut moved, mut refused) = (0, 0);
-                    while std::time::Instant::now() < deadline {
-                        let node = id(rng.below(NODES));
-                        let parent = match rng.below(NODES + 2) {
-                            p if p < NODES => Some(id(p)),
-                            _ => None,
-                        };
-                        match org.move_node(&node, parent.as_deref()).await {
-                            Ok(()) => moved += 1,
-                            Err(e) if e.to_string().contains("under its own descendant") => refused += 1,
-                            Err(e) => panic!("moving {node} under {parent:?}: {e}"),
-                        }
-                    }
-                    (moved, refused)
-                }))
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|t| t.join().unwrap())
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    }));
+    let (moved, refused) = tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..8u64)
+                .map(|t| {
+                    let org = &org;
+                    let runtime = &runtime;
+                    scope.spawn(move || {
+                        runtime.block_on(async move {
+                            let mut rng = hmap_suite::Rng::new(t);
+                            let (mut moved, mut refused) = (0, 0);
+                            while std::time::Instant::now() < deadline {
+                                let node = id(rng.below(NODES));
+                                let parent = match rng.below(NODES + 2) {
+                                    p if p < NODES => Some(id(p)),
+                                    _ => None,
+                                };
+                                match org.move_node(&node, parent.as_deref()).await {
+                                    Ok(()) => moved += 1,
+                                    Err(e) if e.to_string().contains("under its own descendant") => refused += 1,
+                                    Err(e) => panic!("moving {node} under {parent:?}: {e}"),
+                                }
+                            }
+                            (moved, refused)
+                        })
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        })
+    });
     println!("{moved} moves, {refused} refused");
     assert!(moved > 0);
     let report = org.verify().await.unwrap();
     assert!(report.is_consistent(), "{report}: {report:?}");
     // Every node once, under one key, and a path to the top from each.
-    let rows = store.scan("org", &hmap::store::Scan::range("0", "2")).await.unwrap().count().await;
+    let rows = store
+        .scan("org", &hmap::store::Scan::range("0", "2"))
+        .await
+        .unwrap()
+        .count()
+        .await;
     assert_eq!(rows, NODES as usize, "each node stored under one key");
     for n in 0..NODES {
         let path = org.path_to_root(&id(n)).await.unwrap();
@@ -1274,12 +1411,16 @@ async fn deleting_a_subtree_with_a_cycle_ends() {
                 RowMutation::new("1_001").put("i", "p", "003"),
                 RowMutation::new("1_003").put("c", "001", "CEO"),
             ],
-        ).await
-        .unwrap();
-    within(std::time::Duration::from_secs(20), org.delete("001", DeleteMode::Subtree))
+        )
         .await
-        .expect("the delete ends")
         .unwrap();
+    within(
+        std::time::Duration::from_secs(20),
+        org.delete("001", DeleteMode::Subtree),
+    )
+    .await
+    .expect("the delete ends")
+    .unwrap();
     for gone in ["001", "002", "003"] {
         assert_eq!(org.get(gone).await.unwrap(), None, "{gone}");
     }

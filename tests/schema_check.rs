@@ -68,9 +68,9 @@ fn purchase() -> Purchase {
 
 /// Runs `f`, returning what it returned and the warnings it logged.
 async fn logged<R>(f: impl std::future::Future<Output = R>) -> (R, Vec<String>) {
-    use tracing::instrument::WithSubscriber;
     use std::sync::Mutex;
     use tracing::field::{Field, Visit};
+    use tracing::instrument::WithSubscriber;
     use tracing::span::{Attributes, Id, Record};
     use tracing::{Event, Level, Metadata};
 
@@ -156,7 +156,8 @@ async fn missing_family_and_other_options_are_one_error() {
                 .family(FamilySchema::new("p").versions(1).bloom(BloomType::RowCol))
                 .family(FamilySchema::new("old"))
                 .metadata(KEY_LAYOUT_ATTRIBUTE, LAYOUT),
-        ).await
+        )
+        .await
         .expect("create by hand");
     let purchases = Table::<Purchase, _>::new(&store);
     let expected = vec![
@@ -311,13 +312,15 @@ async fn row_errors_show_the_decoded_key() {
             &[RowMutation::new(key.clone())
                 .put("p", "product", &b"\xff\xfe"[..])
                 .put("s", "views", "abc")],
-        ).await
+        )
+        .await
         .expect("raw write");
     let row = shown_row(&store);
 
     let err = purchases
         .get(("u1", at("2026-11-22T10:00:00Z"), 7u64))
-        .await.expect_err("bad utf-8");
+        .await
+        .expect_err("bad utf-8");
     assert!(matches!(err, Error::Decode { .. }), "{err:?}");
     let message = err.to_string();
     assert!(
@@ -327,7 +330,8 @@ async fn row_errors_show_the_decoded_key() {
 
     let err = purchases
         .increment(("u1", at("2026-11-22T10:00:00Z"), 7u64), "views", 1)
-        .await.expect_err("not a counter");
+        .await
+        .expect_err("not a counter");
     assert!(matches!(err, Error::Store(StoreError::NotACounter { .. })), "{err:?}");
     assert_eq!(
         err.to_string(),

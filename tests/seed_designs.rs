@@ -70,7 +70,8 @@ async fn animal_taxonomy() {
     // The stored layout is the seed's: child:<id>=name, the ids written as
     // text (`child:7=reddog`), as the HBase shell shows them.
     let raw = store
-        .get("animal", &Get::new(animals.row_key(4u32).unwrap())).await
+        .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
+        .await
         .unwrap()
         .unwrap();
     let columns: Vec<(&[u8], &[u8], &[u8])> = raw
@@ -98,7 +99,13 @@ async fn animal_taxonomy() {
     );
 
     // All animals, in id order.
-    let ids: Vec<u32> = animals.scan(Query::all()).await.unwrap().map(|a| a.unwrap().id).collect().await;
+    let ids: Vec<u32> = animals
+        .scan(Query::all())
+        .await
+        .unwrap()
+        .map(|a| a.unwrap().id)
+        .collect()
+        .await;
     assert_eq!(ids, [1, 4, 7]);
 }
 
@@ -171,7 +178,8 @@ async fn shop_and_item() {
                 shops: BTreeMap::from([("s1".into(), "dried".into())]),
             },
         ])
-        .await.unwrap();
+        .await
+        .unwrap();
     // A shop's items with their details: one get, then one batched get.
     let s = shops.get("s1").await.unwrap().unwrap();
     let listed = items.get_many(s.items.keys().map(String::as_str)).await.unwrap();
@@ -179,7 +187,8 @@ async fn shop_and_item() {
     assert_eq!(names, ["apple", "fig"]);
     // Values are Java's Bytes.toBytes: the price is an 8-byte double.
     let raw = store
-        .get("item", &Get::new(items.row_key("i1").unwrap())).await
+        .get("item", &Get::new(items.row_key("i1").unwrap()))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(raw.value("info", "price").unwrap(), &3.5f64.to_be_bytes()[..]);
@@ -233,16 +242,20 @@ async fn purchases_newest_first_per_user() {
     let (_, sales) = sales_fixture("purchases_newest_first_per_user").await;
     let alice: Vec<u64> = sales
         .scan(Query::prefix("alice"))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(alice, [14, 13, 12, 11, 10]);
     // The latest purchase is the first row of the prefix.
     let latest = sales
         .scan(Query::prefix("alice").limit(1))
-        .await.unwrap()
+        .await
+        .unwrap()
         .next()
-        .await.unwrap()
+        .await
+        .unwrap()
         .unwrap();
     assert_eq!(latest.at, at(4));
 }
@@ -254,15 +267,19 @@ async fn purchases_in_a_time_range() {
     // is stored reversed.
     let in_range: Vec<u64> = sales
         .scan(Query::prefix("alice").between(at(1), at(4)))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(in_range, [13, 12, 11]);
     let oldest_first: Vec<u64> = sales
         .scan(Query::prefix("alice").between(at(1), at(4)).reversed())
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(oldest_first, [11, 12, 13]);
 }
 
@@ -276,15 +293,20 @@ async fn purchases_paginated() {
     let cursor: Cursor = token.parse().unwrap();
     let second = sales.page(Query::prefix("alice"), 2, Some(&cursor)).await.unwrap();
     assert_eq!(second.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [12, 11]);
-    let third = sales.page(Query::prefix("alice"), 2, second.next.as_ref()).await.unwrap();
+    let third = sales
+        .page(Query::prefix("alice"), 2, second.next.as_ref())
+        .await
+        .unwrap();
     assert_eq!(third.rows.iter().map(|s| s.product_id).collect::<Vec<_>>(), [10]);
     assert!(third.next.is_none());
     // Offset and limit, as the seeds page without a cursor.
     let page: Vec<u64> = sales
         .scan(Query::prefix("alice").offset(1).limit(3))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(page, [13, 12, 11]);
 }
 
@@ -378,7 +400,8 @@ async fn weibo_users_and_fans() {
     assert_eq!(users.get("001").await.unwrap(), Some(red.clone()));
     // `text` stores Display: readable in the shell.
     let raw = store
-        .get("wb_user", &Get::new(users.row_key("001").unwrap())).await
+        .get("wb_user", &Get::new(users.row_key("001").unwrap()))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(&raw.value("info", "gender").unwrap()[..], b"f");
@@ -436,15 +459,18 @@ async fn weibo_posts_with_text_keys() {
                 content: format!("{uid} at {ms}"),
                 title: None,
             })
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     let key = posts.row_key(("001", 3_000i64)).unwrap();
     assert_eq!(&key[..], b"001_9223372036854772807");
     let mine: Vec<i64> = posts
         .scan(Query::prefix("001"))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|p| p.unwrap().posted_at)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(mine, [3_000, 2_000, 1_000]);
 }
 
@@ -470,7 +496,8 @@ async fn inbox_keeps_a_thousand_versions() {
             uid: "001".into(),
             sq: refs,
         })
-        .await.unwrap();
+        .await
+        .unwrap();
     let inbox = inboxes.get("001").await.unwrap().unwrap();
     assert_eq!(inbox.sq.len(), 1000);
     assert_eq!(inbox.sq[0], Versioned::new(1200, "post1200".to_string()));
@@ -512,24 +539,30 @@ async fn salted_reads_one_bucket_or_merge_all() {
     // One sensor: one bucket, newest first.
     let one: Vec<i64> = readings
         .scan(Query::prefix(4u32))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|r| r.unwrap().at)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(one, [now, now - 60_000, now - 120_000]);
     // Every sensor: eight buckets merged in key order (sensor, then newest).
     let all: Vec<(u32, i64)> = readings
         .scan(Query::all())
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|r| r.map(|r| (r.sensor, r.at)).unwrap())
-        .collect().await;
+        .collect()
+        .await;
     let mut expected: Vec<(u32, i64)> = rows.iter().map(|r| (r.sensor, r.at)).collect();
     expected.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     assert_eq!(all, expected);
     let reversed: Vec<(u32, i64)> = readings
         .scan(Query::all().reversed())
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|r| r.map(|r| (r.sensor, r.at)).unwrap())
-        .collect().await;
+        .collect()
+        .await;
     expected.reverse();
     assert_eq!(reversed, expected);
     // Pages across buckets.
@@ -579,16 +612,20 @@ async fn hash_prefixed_keys_and_json_cells() {
                 video,
                 meta: meta.clone(),
             })
-            .await.unwrap();
+            .await
+            .unwrap();
     }
     let videos: Vec<u64> = watches
         .scan(Query::prefix("u1"))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|w| w.unwrap().video)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(videos, [1, 2, 3]);
     let raw = store
-        .get("watch", &Get::new(watches.row_key(("u1", 1u64)).unwrap())).await
+        .get("watch", &Get::new(watches.row_key(("u1", 1u64)).unwrap()))
+        .await
         .unwrap()
         .unwrap();
     assert_eq!(&raw.value("w", "meta").unwrap()[..], br#"{"seconds":42,"device":"tv"}"#);
@@ -655,9 +692,11 @@ async fn deletes_and_missing_cells() {
     sales.delete(("bob", at(5), 21u64)).await.unwrap();
     let bob: Vec<u64> = sales
         .scan(Query::prefix("bob"))
-        .await.unwrap()
+        .await
+        .unwrap()
         .map(|s| s.unwrap().product_id)
-        .collect().await;
+        .collect()
+        .await;
     assert_eq!(bob, [20]);
     // A row missing a required cell is an error that names table, row and column.
     let key = sales.row_key(("bob", at(2), 20u64)).unwrap();
@@ -671,7 +710,8 @@ async fn deletes_and_missing_cells() {
                 "q",
                 hmap::clock::next_timestamp(&hmap::clock::RowSet::of("sale", &key)),
             )],
-        ).await
+        )
+        .await
         .unwrap();
     let err = sales.get(("bob", at(2), 20u64)).await.unwrap_err();
     assert!(matches!(err, Error::MissingCell { .. }));
@@ -687,7 +727,8 @@ async fn deletes_and_missing_cells() {
         .mutate(
             "sale",
             &[hmap::store::RowMutation::new(key).put_at("n", "q", later, "x")],
-        ).await
+        )
+        .await
         .unwrap();
     let err = sales.get(("bob", at(2), 20u64)).await.unwrap_err();
     assert!(
@@ -707,7 +748,8 @@ async fn time_ranges_on_cells() {
             content: "hi".into(),
             title: Some("t".into()),
         })
-        .await.unwrap();
+        .await
+        .unwrap();
     // Cells written now are outside a range in the past: the optional field
     // reads as absent, the required one is an error.
     let past = TimeRange::new(0, 1_000);

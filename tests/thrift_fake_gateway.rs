@@ -52,7 +52,9 @@ async fn a_dribbling_gateway_times_out_at_the_call_deadline() {
     // One byte every 200 ms: each read is quick, the reply takes seconds.
     let addr = fake::start(|_, seq| Act::Dribble(exists_reply(seq, true), Duration::from_millis(200)));
     let store = store(addr, Duration::from_secs(1));
-    let err = within(Duration::from_millis(1600), store.table_exists("t")).await.unwrap_err();
+    let err = within(Duration::from_millis(1600), store.table_exists("t"))
+        .await
+        .unwrap_err();
     match &err {
         StoreError::Timeout { operation, elapsed, .. } => {
             assert_eq!(*operation, "tableExists");
@@ -139,7 +141,9 @@ async fn a_truncated_reply_is_a_connection_error() {
         Act::SendAndClose(reply)
     });
     let store = store(addr, Duration::from_secs(5));
-    let err = within(Duration::from_secs(5), store.table_exists("t")).await.unwrap_err();
+    let err = within(Duration::from_secs(5), store.table_exists("t"))
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
 
@@ -156,7 +160,9 @@ async fn a_gateway_that_hangs_up_on_the_first_call_may_be_framed() {
     // A framed or compact gateway reads hmap's call as garbage and closes.
     let addr = fake::start(|_, _| Act::Close);
     let store = store(addr, Duration::from_secs(5));
-    let err = within(Duration::from_secs(5), store.table_exists("t")).await.unwrap_err();
+    let err = within(Duration::from_secs(5), store.table_exists("t"))
+        .await
+        .unwrap_err();
     match &err {
         StoreError::Connection { message, .. } => {
             assert!(message.contains("framed transport"), "{message}");
@@ -197,7 +203,10 @@ async fn exceptions_are_mapped_from_their_fields() {
         ))
     });
     let schema = hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f"));
-    let err = store(addr, Duration::from_secs(5)).create_table(&schema).await.unwrap_err();
+    let err = store(addr, Duration::from_secs(5))
+        .create_table(&schema)
+        .await
+        .unwrap_err();
     assert!(matches!(err, StoreError::TableExists { .. }), "{err:?}");
 
     // A message that only mentions an exception's name is not that exception.
@@ -259,10 +268,14 @@ async fn increment_reply_cells_are_matched_by_column() {
     });
     let store = store(addr, Duration::from_secs(5));
     let values = store
-        .increment("t", &Increment::new("r").add("c", "y", 1).add("c", "x", 2)).await
+        .increment("t", &Increment::new("r").add("c", "y", 1).add("c", "x", 2))
+        .await
         .expect("increment");
     assert_eq!(values, vec![11, 12]);
     // A column the reply lacks is an error naming it.
-    let err = store.increment("t", &Increment::new("r").add("c", "z", 1)).await.unwrap_err();
+    let err = store
+        .increment("t", &Increment::new("r").add("c", "z", 1))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("c:z"), "{err}");
 }

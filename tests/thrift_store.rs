@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use hmap::store::{Get, RowMutation, Scan, StoreError, ThriftConfig, ThriftStore};
-use hmap::table::salt_split_keys;
 use hmap::HTable;
 use hmap::blocking::Table;
+use hmap::store::{Get, RowMutation, Scan, StoreError, ThriftConfig, ThriftStore};
+use hmap::table::salt_split_keys;
 
 #[derive(HTable, Debug, PartialEq)]
 #[hmap(table = "reading", salt(buckets = 8, by = [sensor]), family(name = "r"))]
@@ -58,7 +58,10 @@ fn salted_table_is_pre_split_one_region_per_bucket() {
     let mut expected = vec![bytes::Bytes::new()];
     expected.extend(salt_split_keys(Reading::key_schema()));
     assert_eq!(expected.len(), 8);
-    assert_eq!(hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"), expected);
+    assert_eq!(
+        hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"),
+        expected
+    );
 
     // Rows land in every bucket and come back merged in key order.
     let rows: Vec<Reading> = (0..64)
@@ -106,7 +109,10 @@ fn truncate_keeps_regions_and_the_key_layout() {
 
     readings.truncate().expect("truncate");
     assert_eq!(store.scan("reading", &Scan::all()).expect("scan").count(), 0);
-    assert_eq!(hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"), regions);
+    assert_eq!(
+        hmap::blocking::block_on(store.as_async().region_start_keys("reading")).expect("regions"),
+        regions
+    );
     assert_eq!(store.describe_table("reading").expect("describe"), described);
     readings.check_schema().expect("the table still fits");
     readings.put_many(&rows).expect("the table is enabled again");
@@ -144,7 +150,9 @@ fn one_pooled_connection_serves_many_threads() {
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT1=host:port"]
 fn a_thrift1_gateway_is_refused_by_ping() {
     let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
-    let err = hmap::blocking::Store::new(ThriftStore::new(thrift1)).ping_blocking().unwrap_err();
+    let err = hmap::blocking::Store::new(ThriftStore::new(thrift1))
+        .ping_blocking()
+        .unwrap_err();
     assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
 }
 

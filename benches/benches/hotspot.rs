@@ -32,10 +32,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hmap::blocking::Table;
 use hmap::schema::TableSchema;
 use hmap::store::{ThriftConfig, ThriftStore};
 use hmap::{HTable, Query};
-use hmap::blocking::Table;
 
 #[derive(HTable, Debug, Clone)]
 #[hmap(table = "hs_time_first", family(name = "p"))]

@@ -60,13 +60,13 @@ use chrono::{DateTime, NaiveDate, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 
+use hmap::blocking::relation::BlockingChecked;
+use hmap::blocking::{Table, block_on};
 use hmap::key::{KeyError, KeySchema, PartKind, PartValue, parse_printable};
 use hmap::migrate::{MigrateOptions, Migration};
 use hmap::relation::{Checked, Report};
 use hmap::schema::{SchemaDiff, TableSchema};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
-use hmap::blocking::relation::BlockingChecked;
-use hmap::blocking::{Table, block_on};
 use hmap::{Error, HTable, Query};
 
 /// What went wrong in a command. Each names what it is about; `Display` is

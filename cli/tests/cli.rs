@@ -63,12 +63,11 @@ fn plan_migrate_and_tables() {
 
     // A family the struct does not declare: drift is reported, dropping it
     // only when asked.
-    hmap::blocking::block_on(store
-        .alter_table(
-            "wb_user",
-            &hmap::store::FamilyChange::Add(hmap::schema::FamilySchema::new("old")),
-        ))
-        .unwrap();
+    hmap::blocking::block_on(store.alter_table(
+        "wb_user",
+        &hmap::store::FamilyChange::Add(hmap::schema::FamilySchema::new("old")),
+    ))
+    .unwrap();
     let described = ok(&store, &["describe", "wb_user"]);
     assert!(described.starts_with("create 'wb_user', "), "{described}");
     assert!(
@@ -140,12 +139,11 @@ fn relations_verify_and_repair() {
         "shop_items: verified: consistent\n"
     );
     // A half-written link: only the shop's side.
-    hmap::blocking::block_on(store
-        .mutate(
-            "shop",
-            &[hmap::store::RowMutation::new(shops.row_key("s1".to_string()).unwrap()).put("item", "i1", "")],
-        ))
-        .unwrap();
+    hmap::blocking::block_on(store.mutate(
+        "shop",
+        &[hmap::store::RowMutation::new(shops.row_key("s1".to_string()).unwrap()).put("item", "i1", "")],
+    ))
+    .unwrap();
     let found = ok(&store, &["verify", "shop_items"]);
     assert!(found.starts_with("shop_items: verified: "), "{found}");
     assert!(!found.contains("consistent"), "{found}");

@@ -64,7 +64,8 @@ async fn keys_and_values_have_their_own_codecs() {
     let animals = Table::<Animal, _>::new(&store);
 
     let raw = store
-        .get("animal", &Get::new(animals.row_key(4u32).unwrap())).await
+        .get("animal", &Get::new(animals.row_key(4u32).unwrap()))
+        .await
         .unwrap()
         .unwrap();
     let cells: Vec<(&[u8], &[u8], &[u8])> = raw
@@ -95,7 +96,8 @@ async fn a_text_qualifier_that_does_not_parse_names_the_column() {
         .mutate(
             "animal",
             &[hmap::store::RowMutation::new(row).put("child", "seven", "reddog")],
-        ).await
+        )
+        .await
         .unwrap();
     let err = animals.get(4u32).await.unwrap_err().to_string();
     assert!(err.contains("child:seven"), "{err}");

@@ -27,11 +27,18 @@ async fn values(store: &MemoryStore, table: &str, get: Get) -> Vec<(i64, Bytes)>
 async fn default_timestamps_come_from_the_clock() {
     let (now, store) = manual_clock(1_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "a")]).await.unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "a")])
+        .await
+        .unwrap();
     now.store(2_000, Ordering::SeqCst);
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "b")]).await.unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "b")])
+        .await
+        .unwrap();
     assert_eq!(
         values(&store, "t", Get::new("r").max_versions(2)).await,
         vec![(2_000, Bytes::from_static(b"b")), (1_000, Bytes::from_static(b"a"))]
@@ -42,9 +49,13 @@ async fn default_timestamps_come_from_the_clock() {
 async fn cells_expire_as_the_clock_passes_their_ttl() {
     let (now, store) = manual_clock(100_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").ttl_secs(10))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").ttl_secs(10)))
+        .await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("r").put("f", "q", "v")]).await.unwrap();
+    store
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "v")])
+        .await
+        .unwrap();
     now.store(109_999, Ordering::SeqCst);
     assert_eq!(values(&store, "t", Get::new("r")).await.len(), 1);
     // Expired once older than now - TTL (HBase: `timestamp < oldestStamp`).
@@ -56,20 +67,24 @@ async fn cells_expire_as_the_clock_passes_their_ttl() {
 async fn major_compaction_drops_markers_so_older_puts_reappear() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").delete_column_up_to("f", "q", 100)]).await
+        .mutate("t", &[RowMutation::new("r").delete_column_up_to("f", "q", 100)])
+        .await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "masked")]).await
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "masked")])
+        .await
         .unwrap();
     assert_eq!(values(&store, "t", Get::new("r")).await, vec![]);
     // After a major compaction the marker is gone (RG: "major compactions
     // change query results"): a new put at the old timestamp shows.
     store.major_compact("t").unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "visible")]).await
+        .mutate("t", &[RowMutation::new("r").put_at("f", "q", 50, "visible")])
+        .await
         .unwrap();
     assert_eq!(
         values(&store, "t", Get::new("r")).await,
@@ -81,19 +96,34 @@ async fn major_compaction_drops_markers_so_older_puts_reappear() {
 async fn major_compaction_keeps_exactly_what_reads_return() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .await
         .unwrap();
     let mut m = RowMutation::new("r");
     for ts in 1..=5 {
         m = m.put_at("f", "q", ts, format!("v{ts}"));
     }
     store
-        .mutate("t", &[m, RowMutation::new("gone").put_at("f", "q", 1, "x")]).await
+        .mutate("t", &[m, RowMutation::new("gone").put_at("f", "q", 1, "x")])
+        .await
         .unwrap();
-    store.mutate("t", &[RowMutation::new("gone").delete_row()]).await.unwrap();
-    let before: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).await.unwrap().collect().await;
+    store
+        .mutate("t", &[RowMutation::new("gone").delete_row()])
+        .await
+        .unwrap();
+    let before: Vec<_> = store
+        .scan("t", &Scan::all().max_versions(5))
+        .await
+        .unwrap()
+        .collect()
+        .await;
     store.major_compact("t").unwrap();
-    let after: Vec<_> = store.scan("t", &Scan::all().max_versions(5)).await.unwrap().collect().await;
+    let after: Vec<_> = store
+        .scan("t", &Scan::all().max_versions(5))
+        .await
+        .unwrap()
+        .collect()
+        .await;
     assert_eq!(format!("{before:?}"), format!("{after:?}"));
     assert_eq!(
         values(&store, "t", Get::new("r").max_versions(5)).await,
@@ -107,13 +137,16 @@ async fn configured_cell_size_limit() {
     // before the value, as HBase counts a cell.
     let store = MemoryStore::with_config(MemoryStoreConfig::new().max_value_size(31));
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r").put("f", "q", "four")]).await
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "four")])
+        .await
         .unwrap();
     let err = store
-        .mutate("t", &[RowMutation::new("r").put("f", "q", "fives")]).await
+        .mutate("t", &[RowMutation::new("r").put("f", "q", "fives")])
+        .await
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -130,7 +163,8 @@ async fn configured_cell_size_limit() {
     // The qualifier counts too: a one-byte longer one and a one-byte shorter
     // value are refused alike.
     let err = store
-        .mutate("t", &[RowMutation::new("r").put("f", "qq", "four")]).await
+        .mutate("t", &[RowMutation::new("r").put("f", "qq", "four")])
+        .await
         .unwrap_err();
     assert!(matches!(err, StoreError::CellTooLarge { size: 32, .. }), "{err}");
 }
@@ -139,13 +173,16 @@ async fn configured_cell_size_limit() {
 async fn errors_name_table_row_and_column() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .await
         .unwrap();
     store
-        .mutate("t", &[RowMutation::new("r\x00").put("f", "name", "Ann")]).await
+        .mutate("t", &[RowMutation::new("r\x00").put("f", "name", "Ann")])
+        .await
         .unwrap();
     let err = store
-        .increment("t", &hmap::store::Increment::new("r\x00").add("f", "name", 1)).await
+        .increment("t", &hmap::store::Increment::new("r\x00").add("f", "name", 1))
+        .await
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -155,7 +192,8 @@ async fn errors_name_table_row_and_column() {
     assert_eq!(err.to_string(), "table `t` has no column family `g`");
     let long = vec![b'x'; 40_000];
     let err = store
-        .mutate("t", &[RowMutation::new(long).put("f", "q", "v")]).await
+        .mutate("t", &[RowMutation::new(long).put("f", "q", "v")])
+        .await
         .unwrap_err();
     assert!(err.to_string().starts_with("table `t`: invalid row key xxxx"), "{err}");
     assert!(
@@ -196,18 +234,22 @@ async fn schema_renders_as_a_shell_statement() {
 async fn rewriting_a_cell_keeps_memory_bounded() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(3)))
+        .await
         .unwrap();
     for i in 0..10_000i64 {
         // Same timestamp every time: each write supersedes the last.
         store
-            .mutate("t", &[RowMutation::new("r").put_at("f", "same", 1, i.to_string())]).await
+            .mutate("t", &[RowMutation::new("r").put_at("f", "same", 1, i.to_string())])
+            .await
             .unwrap();
         store
-            .mutate("t", &[RowMutation::new("r").put_at("f", "grows", i, i.to_string())]).await
+            .mutate("t", &[RowMutation::new("r").put_at("f", "grows", i, i.to_string())])
+            .await
             .unwrap();
         store
-            .increment("t", &hmap::store::Increment::new("r").add("f", "n", 1)).await
+            .increment("t", &hmap::store::Increment::new("r").add("f", "n", 1))
+            .await
             .unwrap();
     }
     assert!(
@@ -239,7 +281,8 @@ async fn rewriting_a_cell_keeps_memory_bounded() {
 async fn pruning_spares_what_an_open_scanner_reads() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+        .await
         .unwrap();
     store
         .mutate(
@@ -248,7 +291,8 @@ async fn pruning_spares_what_an_open_scanner_reads() {
                 RowMutation::new("a").put_at("f", "q", 1, "first"),
                 RowMutation::new("b").put_at("f", "q", 1, "first"),
             ],
-        ).await
+        )
+        .await
         .unwrap();
     let mut scanner = store.scan("t", &Scan::all().batch_size(1)).await.unwrap();
     assert_eq!(
@@ -257,7 +301,8 @@ async fn pruning_spares_what_an_open_scanner_reads() {
     );
     for i in 0..100 {
         store
-            .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, format!("later {i}"))]).await
+            .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, format!("later {i}"))])
+            .await
             .unwrap();
     }
     // The scanner reads row b as it was when it opened.
@@ -268,7 +313,8 @@ async fn pruning_spares_what_an_open_scanner_reads() {
     drop(scanner);
     // Once it is gone, the next write prunes the copies it was keeping.
     store
-        .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, "last")]).await
+        .mutate("t", &[RowMutation::new("b").put_at("f", "q", 1, "last")])
+        .await
         .unwrap();
     assert!(
         store.stored_cells("t").unwrap() <= 1 + 11,
@@ -285,7 +331,8 @@ async fn pruning_spares_what_an_open_scanner_reads() {
 async fn qualifiers_and_values_of_every_size_round_trip() {
     let store = MemoryStore::new();
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(2)))
+        .await
         .unwrap();
     // Short and long qualifiers and values, empty ones included.
     let sizes = [0usize, 1, 37, 38, 39, 200];
@@ -300,7 +347,8 @@ async fn qualifiers_and_values_of_every_size_round_trip() {
     store.mutate("t", &[m]).await.unwrap();
     // A marker on a long qualifier, so that marker lookups by it are exercised.
     store
-        .mutate("t", &[RowMutation::new("r").delete_version("f", vec![b'q'; 200], 1)]).await
+        .mutate("t", &[RowMutation::new("r").delete_version("f", vec![b'q'; 200], 1)])
+        .await
         .unwrap();
     let row = store.get("t", &Get::new("r").max_versions(2)).await.unwrap().unwrap();
     let got: Vec<(usize, i64, usize)> = row
@@ -331,7 +379,8 @@ async fn qualifiers_and_values_of_every_size_round_trip() {
 async fn named_column_shows_one_expired_version_until_a_major_compaction() {
     let (_, store) = manual_clock(10_000_000);
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(5).min_versions(1).ttl_secs(60))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("f").versions(5).min_versions(1).ttl_secs(60)))
+        .await
         .unwrap();
     store
         .mutate(
@@ -340,7 +389,8 @@ async fn named_column_shows_one_expired_version_until_a_major_compaction() {
                 .put_at("f", "q", 10_000_000, "fresh")
                 .put_at("f", "q", 5_000_000, "old1")
                 .put_at("f", "q", 4_000_000, "old2")],
-        ).await
+        )
+        .await
         .unwrap();
     let named = Get::new("r").column("f", "q").max_versions(3);
     assert_eq!(
@@ -364,7 +414,8 @@ async fn named_column_shows_one_expired_version_until_a_major_compaction() {
 async fn writes_during_an_alteration_are_kept() {
     let store = Arc::new(MemoryStore::new());
     store
-        .create_table(&TableSchema::new("t").family(FamilySchema::new("a"))).await
+        .create_table(&TableSchema::new("t").family(FamilySchema::new("a")))
+        .await
         .unwrap();
     let writers: Vec<_> = (0..4)
         .map(|w| {
@@ -372,7 +423,10 @@ async fn writes_during_an_alteration_are_kept() {
             std::thread::spawn(async move || {
                 for i in 0..500 {
                     let row = format!("w{w}-{i:04}");
-                    store.mutate("t", &[RowMutation::new(row).put("a", "q", "v")]).await.unwrap();
+                    store
+                        .mutate("t", &[RowMutation::new(row).put("a", "q", "v")])
+                        .await
+                        .unwrap();
                 }
             })
         })
@@ -388,7 +442,8 @@ async fn writes_during_an_alteration_are_kept() {
     assert_eq!(rows, 4 * 500);
     assert_eq!(store.describe_table("t").await.unwrap().families.len(), 21);
     store
-        .mutate("t", &[RowMutation::new("w0-0000").put("f07", "q", "x")]).await
+        .mutate("t", &[RowMutation::new("w0-0000").put("f07", "q", "x")])
+        .await
         .unwrap();
     assert_eq!(values(&store, "t", Get::new("w0-0000").family("f07")).await.len(), 1);
 }

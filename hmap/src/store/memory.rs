@@ -1244,7 +1244,7 @@ impl SyncStore for MemoryStore {
         Ok(())
     }
 
-    fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<MemScanner> {
+    fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner> {
         let t = self.table(table)?;
         let selection = t.selection(&scan.columns, scan.max_versions, scan.time_range)?;
         let read_point = {
