@@ -86,6 +86,7 @@ pub async fn test_store(test: &str) -> Arc<dyn Store> {
 /// to stdout; on error, prints it and exits with status 1 (2 if the store
 /// cannot be had).
 pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleResult) {
+    log_spans();
     let store = match hmap::blocking::block_on(store_from_env()) {
         Ok(store) => store,
         Err(message) => {
@@ -101,8 +102,23 @@ pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleRe
     }
 }
 
+/// With `RUST_LOG` set (`RUST_LOG=hmap=debug`: a line per store call;
+/// `hmap=trace`: and per Thrift call), prints hmap's spans to stderr as they
+/// close, with their fields and timings.
+fn log_spans() {
+    if std::env::var_os("RUST_LOG").is_none() {
+        return;
+    }
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
 /// [`run_example`] for an async example: runs it on a tokio runtime.
 pub fn run_async_example(run: impl for<'a> AsyncFnOnce(Arc<dyn Store>, &'a mut dyn Write) -> ExampleResult) {
+    log_spans();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

@@ -15,6 +15,7 @@ use super::check::{
     check_family_change, check_increment, check_mutation, check_read, check_row, check_schema, check_table_name,
 };
 use super::error::{show_column, show_row};
+use super::traced;
 use super::{
     CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan,
     Store, StoreError, TimeRange, selected_columns,
@@ -1348,57 +1349,103 @@ impl SyncStore for MemoryStore {
 #[async_trait]
 impl Store for MemoryStore {
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        SyncStore::create_table(self, schema)
+        traced("memory", "create_table", &schema.name, 0, async move {
+            SyncStore::create_table(self, schema)
+        })
+        .await
     }
 
     async fn delete_table(&self, table: &str) -> Result<()> {
-        SyncStore::delete_table(self, table)
+        traced("memory", "delete_table", table, 0, async move {
+            SyncStore::delete_table(self, table)
+        })
+        .await
     }
 
     async fn truncate_table(&self, table: &str) -> Result<()> {
-        SyncStore::truncate_table(self, table)
+        traced("memory", "truncate_table", table, 0, async move {
+            SyncStore::truncate_table(self, table)
+        })
+        .await
     }
 
     async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
-        SyncStore::alter_table(self, table, change)
+        traced("memory", "alter_table", table, 0, async move {
+            SyncStore::alter_table(self, table, change)
+        })
+        .await
     }
 
     async fn table_exists(&self, table: &str) -> Result<bool> {
-        SyncStore::table_exists(self, table)
+        traced("memory", "table_exists", table, 0, async move {
+            SyncStore::table_exists(self, table)
+        })
+        .await
     }
 
     async fn list_tables(&self) -> Result<Vec<String>> {
-        SyncStore::list_tables(self)
+        traced(
+            "memory",
+            "list_tables",
+            "",
+            0,
+            async move { SyncStore::list_tables(self) },
+        )
+        .await
     }
 
     async fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        SyncStore::describe_table(self, table)
+        traced("memory", "describe_table", table, 0, async move {
+            SyncStore::describe_table(self, table)
+        })
+        .await
     }
 
     async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        SyncStore::get(self, table, get)
+        traced(
+            "memory",
+            "get",
+            table,
+            1,
+            async move { SyncStore::get(self, table, get) },
+        )
+        .await
     }
 
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        SyncStore::get_many(self, table, gets)
+        traced("memory", "get_many", table, gets.len(), async move {
+            SyncStore::get_many(self, table, gets)
+        })
+        .await
     }
 
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        SyncStore::mutate(self, table, rows)
+        traced("memory", "mutate", table, rows.len(), async move {
+            SyncStore::mutate(self, table, rows)
+        })
+        .await
     }
 
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        Ok(Box::pin(futures_util::stream::iter(SyncStore::scan(
-            self, table, scan,
-        )?)))
+        traced("memory", "scan", table, 0, async move {
+            let rows: RowStream<'a> = Box::pin(futures_util::stream::iter(SyncStore::scan(self, table, scan)?));
+            Ok(rows)
+        })
+        .await
     }
 
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        SyncStore::check_and_mutate(self, table, op)
+        traced("memory", "check_and_mutate", table, 1, async move {
+            SyncStore::check_and_mutate(self, table, op)
+        })
+        .await
     }
 
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        SyncStore::increment(self, table, op)
+        traced("memory", "increment", table, 1, async move {
+            SyncStore::increment(self, table, op)
+        })
+        .await
     }
 }
 

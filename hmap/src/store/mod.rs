@@ -25,6 +25,7 @@ mod faulty;
 mod memory;
 #[cfg(feature = "thrift")]
 mod thrift;
+mod trace;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
 pub use thrift::{ThriftConfig, ThriftStore};
+pub(crate) use trace::traced;
 // For the fuzz target only (`fuzz/fuzz_targets/decode_reply.rs`).
 #[cfg(feature = "thrift")]
 #[doc(hidden)]

@@ -28,6 +28,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use tokio::sync::{Semaphore, mpsc};
+use tracing::Instrument;
 
 use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
 use self::hbase::{Decoded, ServerException};
@@ -36,6 +37,7 @@ use super::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
 };
+use super::traced;
 use super::{
     CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
@@ -359,6 +361,21 @@ impl ThriftStore {
         A: Fn(&mut Encoder),
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
     {
+        let span = tracing::trace_span!(
+            "hmap.thrift",
+            method = spec.name,
+            bytes_out = tracing::field::Empty,
+            bytes_in = tracing::field::Empty
+        );
+        self.run_attempts(spec, retry).instrument(span).await
+    }
+
+    /// [`run`](Self::run)'s attempts, in its span.
+    async fn run_attempts<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
+    where
+        A: Fn(&mut Encoder),
+        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
+    {
         let deadline = Deadline::after(self.shared.config.call_timeout);
         let mut attempts_left = if retry { 2 } else { 1 };
         loop {
@@ -388,6 +405,7 @@ impl ThriftStore {
         let (mut conn, _permit) = self.checkout(deadline).await?;
         let seq = conn.next_seq();
         let request = codec::call(spec.name, seq, &spec.args);
+        tracing::Span::current().record("bytes_out", request.len());
         let reply = match conn
             .round_trip(&request, deadline, self.shared.config.read_timeout)
             .await
@@ -402,6 +420,7 @@ impl ThriftStore {
                 return Err(failure);
             }
         };
+        tracing::Span::current().record("bytes_in", reply.len());
         match codec::open_reply(reply, spec.name, seq).and_then(&spec.decode) {
             Ok(answer) => {
                 self.checkin(conn);
@@ -652,36 +671,45 @@ impl ThriftStore {
 #[async_trait]
 impl Store for ThriftStore {
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        check_schema(schema, &self.shared.config.table_prefix)?;
-        self.forget_schema(&schema.name);
-        self.call_void(&schema.name, "createTable", |e| {
-            hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
-            if !schema.split_keys.is_empty() {
-                e.field(TType::List, 2);
-                e.list(TType::String, schema.split_keys.len());
-                for k in &schema.split_keys {
-                    e.string(k);
+        traced("thrift", "create_table", &schema.name, 0, async move {
+            check_schema(schema, &self.shared.config.table_prefix)?;
+            self.forget_schema(&schema.name);
+            self.call_void(&schema.name, "createTable", |e| {
+                hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
+                if !schema.split_keys.is_empty() {
+                    e.field(TType::List, 2);
+                    e.list(TType::String, schema.split_keys.len());
+                    for k in &schema.split_keys {
+                        e.string(k);
+                    }
                 }
-            }
+            })
+            .await
         })
         .await
     }
 
     async fn delete_table(&self, table: &str) -> Result<()> {
-        check_table_name(table, &self.shared.config.table_prefix)?;
-        self.forget_schema(table);
-        self.disable_existing(table).await?;
-        self.call_void(table, "deleteTable", |e| hbase::table_name(e, 1, &self.wire(table)))
-            .await
+        traced("thrift", "delete_table", table, 0, async move {
+            check_table_name(table, &self.shared.config.table_prefix)?;
+            self.forget_schema(table);
+            self.disable_existing(table).await?;
+            self.call_void(table, "deleteTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+                .await
+        })
+        .await
     }
 
     /// `disableTable`, then `truncateTable` with `preserveSplits`; HBase
     /// enables the table again.
     async fn truncate_table(&self, table: &str) -> Result<()> {
-        self.disable_existing(table).await?;
-        self.call_void(table, "truncateTable", |e| {
-            hbase::table_name(e, 1, &self.wire(table));
-            e.bool_field(2, true);
+        traced("thrift", "truncate_table", table, 0, async move {
+            self.disable_existing(table).await?;
+            self.call_void(table, "truncateTable", |e| {
+                hbase::table_name(e, 1, &self.wire(table));
+                e.bool_field(2, true);
+            })
+            .await
         })
         .await
     }
@@ -692,261 +720,292 @@ impl Store for ThriftStore {
     /// does not model (`DATA_BLOCK_ENCODING`, `KEEP_DELETED_CELLS`, ...)
     /// return to HBase's defaults.
     async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
-        self.forget_schema(table);
-        let live = self.descriptor(table).await?;
-        check_family_change(&live, change)?;
-        let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
-        let altered = match change {
-            FamilyChange::Add(f) => {
-                self.call_void(table, "addColumnFamily", |e| {
-                    name(e);
-                    hbase::family_descriptor(e, 2, f);
-                })
-                .await
-            }
-            FamilyChange::Modify(f) => {
-                self.call_void(table, "modifyColumnFamily", |e| {
-                    name(e);
-                    hbase::family_descriptor(e, 2, f);
-                })
-                .await
-            }
-            FamilyChange::Delete(family) => {
-                self.call_void(table, "deleteColumnFamily", |e| {
-                    name(e);
-                    e.binary_field(2, family.as_bytes());
-                })
-                .await
-            }
-        };
-        self.forget_schema(table);
-        altered
+        traced("thrift", "alter_table", table, 0, async move {
+            self.forget_schema(table);
+            let live = self.descriptor(table).await?;
+            check_family_change(&live, change)?;
+            let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
+            let altered = match change {
+                FamilyChange::Add(f) => {
+                    self.call_void(table, "addColumnFamily", |e| {
+                        name(e);
+                        hbase::family_descriptor(e, 2, f);
+                    })
+                    .await
+                }
+                FamilyChange::Modify(f) => {
+                    self.call_void(table, "modifyColumnFamily", |e| {
+                        name(e);
+                        hbase::family_descriptor(e, 2, f);
+                    })
+                    .await
+                }
+                FamilyChange::Delete(family) => {
+                    self.call_void(table, "deleteColumnFamily", |e| {
+                        name(e);
+                        e.binary_field(2, family.as_bytes());
+                    })
+                    .await
+                }
+            };
+            self.forget_schema(table);
+            altered
+        })
+        .await
     }
 
     async fn table_exists(&self, table: &str) -> Result<bool> {
-        check_table_name(table, &self.shared.config.table_prefix)?;
-        self.call(
-            table,
-            "tableExists",
-            true,
-            |e| hbase::table_name(e, 1, &self.wire(table)),
-            |r| hbase::reply(r, TType::Bool, Reader::bool),
-        )
+        traced("thrift", "table_exists", table, 0, async move {
+            check_table_name(table, &self.shared.config.table_prefix)?;
+            self.call(
+                table,
+                "tableExists",
+                true,
+                |e| hbase::table_name(e, 1, &self.wire(table)),
+                |r| hbase::reply(r, TType::Bool, Reader::bool),
+            )
+            .await
+        })
         .await
     }
 
     async fn list_tables(&self) -> Result<Vec<String>> {
-        let names = self
-            .call(
-                "",
-                "getTableNamesByPattern",
-                true,
-                |e| e.bool_field(2, false),
-                |r| hbase::reply(r, TType::List, hbase::table_names),
-            )
-            .await?;
-        let prefix = &self.shared.config.table_prefix;
-        let mut names: Vec<String> = names
-            .into_iter()
-            .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
-            .collect();
-        names.sort();
-        Ok(names)
+        traced("thrift", "list_tables", "", 0, async move {
+            let names = self
+                .call(
+                    "",
+                    "getTableNamesByPattern",
+                    true,
+                    |e| e.bool_field(2, false),
+                    |r| hbase::reply(r, TType::List, hbase::table_names),
+                )
+                .await?;
+            let prefix = &self.shared.config.table_prefix;
+            let mut names: Vec<String> = names
+                .into_iter()
+                .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
+                .collect();
+            names.sort();
+            Ok(names)
+        })
+        .await
     }
 
     async fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        let mut schema = self.descriptor(table).await?;
-        // How the table is split now: its regions' start keys, the first
-        // (empty) one aside.
-        schema.split_keys = self
-            .region_start_keys(table)
-            .await?
-            .into_iter()
-            .filter(|k| !k.is_empty())
-            .collect();
-        Ok(schema)
+        traced("thrift", "describe_table", table, 0, async move {
+            let mut schema = self.descriptor(table).await?;
+            // How the table is split now: its regions' start keys, the first
+            // (empty) one aside.
+            schema.split_keys = self
+                .region_start_keys(table)
+                .await?
+                .into_iter()
+                .filter(|k| !k.is_empty())
+                .collect();
+            Ok(schema)
+        })
+        .await
     }
 
     async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        let schema = self.schema(table).await?;
-        check_row(table, &get.row)?;
-        check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
-        let result = self
-            .call(
-                table,
-                "get",
-                true,
-                |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    e.field(TType::Struct, 2);
-                    hbase::get(e, get);
-                },
-                |r| hbase::reply(r, TType::Struct, hbase::result),
-            )
-            .await?;
-        Ok(result.map(|mut r| {
-            if r.row.is_empty() {
-                r.row = get.row.clone();
-            }
-            r
-        }))
+        traced("thrift", "get", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_row(table, &get.row)?;
+            check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
+            let result = self
+                .call(
+                    table,
+                    "get",
+                    true,
+                    |e| {
+                        e.binary_field(1, self.wire(table).as_bytes());
+                        e.field(TType::Struct, 2);
+                        hbase::get(e, get);
+                    },
+                    |r| hbase::reply(r, TType::Struct, hbase::result),
+                )
+                .await?;
+            Ok(result.map(|mut r| {
+                if r.row.is_empty() {
+                    r.row = get.row.clone();
+                }
+                r
+            }))
+        })
+        .await
     }
 
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        let schema = self.schema(table).await?;
-        for g in gets {
-            check_row(table, &g.row)?;
-            check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
-        }
-        if gets.is_empty() {
-            return Ok(Vec::new());
-        }
-        let results = self
-            .call(
-                table,
-                "getMultiple",
-                true,
-                |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    hbase::struct_list(e, 2, gets, hbase::get);
-                },
-                |r| hbase::reply(r, TType::List, hbase::results),
-            )
-            .await?;
-        if results.len() != gets.len() {
-            return Err(StoreError::Server {
-                table: table.into(),
-                operation: "getMultiple",
-                message: format!("{} results for {} gets", results.len(), gets.len()),
-            });
-        }
-        Ok(results)
+        traced("thrift", "get_many", table, gets.len(), async move {
+            let schema = self.schema(table).await?;
+            for g in gets {
+                check_row(table, &g.row)?;
+                check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
+            }
+            if gets.is_empty() {
+                return Ok(Vec::new());
+            }
+            let results = self
+                .call(
+                    table,
+                    "getMultiple",
+                    true,
+                    |e| {
+                        e.binary_field(1, self.wire(table).as_bytes());
+                        hbase::struct_list(e, 2, gets, hbase::get);
+                    },
+                    |r| hbase::reply(r, TType::List, hbase::results),
+                )
+                .await?;
+            if results.len() != gets.len() {
+                return Err(StoreError::Server {
+                    table: table.into(),
+                    operation: "getMultiple",
+                    message: format!("{} results for {} gets", results.len(), gets.len()),
+                });
+            }
+            Ok(results)
+        })
+        .await
     }
 
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        let schema = self.schema(table).await?;
-        for r in rows {
-            check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
-        }
-        for batch in batches(rows) {
-            match batch {
-                Batch::Puts(rows) => self.put_multiple(table, rows).await?,
-                Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
-                Batch::Mixed(row) => self.mutate_row(table, row).await?,
+        traced("thrift", "mutate", table, rows.len(), async move {
+            let schema = self.schema(table).await?;
+            for r in rows {
+                check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
             }
-        }
-        Ok(())
+            for batch in batches(rows) {
+                match batch {
+                    Batch::Puts(rows) => self.put_multiple(table, rows).await?,
+                    Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
+                    Batch::Mixed(row) => self.mutate_row(table, row).await?,
+                }
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        let schema = self.schema(table).await?;
-        check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
-        // The gateway would read a stop equal to the start as a one-row get.
-        if scan.is_empty_range() {
-            return Ok(Box::pin(futures_util::stream::empty()));
-        }
-        // HBase reads a reversed scan from its start row (inclusive, the
-        // high end) down to its stop row (exclusive). hmap's range is low to
-        // high with the low end inclusive: start from the high end, skip a
-        // row equal to it, and stop below the low end here.
-        let (start, stop) = if scan.reversed {
-            (scan.stop.clone(), Bytes::new())
-        } else {
-            (scan.start.clone(), scan.stop.clone())
-        };
-        let id = self
-            .call(
-                table,
-                "openScanner",
-                false,
-                |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    e.field(TType::Struct, 2);
-                    hbase::scan(e, scan, &start, &stop);
-                },
-                |r| hbase::reply(r, TType::I32, Reader::i32),
-            )
-            .await?;
-        self.shared
-            .scanners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id);
-        let fetcher = ScanFetcher {
-            store: self.clone(),
-            table: table.to_string(),
-            id,
-            done: false,
-            reversed: scan.reversed,
-            low: scan.start.clone(),
-            high: scan.stop.clone(),
-            remaining: scan.limit,
-            batch: i32::try_from(scan.batch_size.max(1)).unwrap_or(i32::MAX),
-        };
-        Ok(fetcher.spawn())
+        traced("thrift", "scan", table, 0, async move {
+            let schema = self.schema(table).await?;
+            check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
+            // The gateway would read a stop equal to the start as a one-row get.
+            if scan.is_empty_range() {
+                let none: RowStream<'a> = Box::pin(futures_util::stream::empty());
+                return Ok(none);
+            }
+            // HBase reads a reversed scan from its start row (inclusive, the
+            // high end) down to its stop row (exclusive). hmap's range is low to
+            // high with the low end inclusive: start from the high end, skip a
+            // row equal to it, and stop below the low end here.
+            let (start, stop) = if scan.reversed {
+                (scan.stop.clone(), Bytes::new())
+            } else {
+                (scan.start.clone(), scan.stop.clone())
+            };
+            let id = self
+                .call(
+                    table,
+                    "openScanner",
+                    false,
+                    |e| {
+                        e.binary_field(1, self.wire(table).as_bytes());
+                        e.field(TType::Struct, 2);
+                        hbase::scan(e, scan, &start, &stop);
+                    },
+                    |r| hbase::reply(r, TType::I32, Reader::i32),
+                )
+                .await?;
+            self.shared
+                .scanners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(id);
+            let fetcher = ScanFetcher {
+                store: self.clone(),
+                table: table.to_string(),
+                id,
+                done: false,
+                reversed: scan.reversed,
+                low: scan.start.clone(),
+                high: scan.stop.clone(),
+                remaining: scan.limit,
+                batch: i32::try_from(scan.batch_size.max(1)).unwrap_or(i32::MAX),
+            };
+            Ok(fetcher.spawn())
+        })
+        .await
     }
 
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        let schema = self.schema(table).await?;
-        check_family(&schema, &op.family)?;
-        check_mutation(&schema, &op.row, &op.mutations, self.shared.config.max_value_size)?;
-        // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
-        // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
-        // value to `ifMatches` as it is (it cannot be left out: a null one
-        // fails there), and HBase's region treats an empty expected value as
-        // its client's `ifNotExists()` does (`HRegion.checkAndMutateInternal`:
-        // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
-        // the empty value, and may guard deletes as well as puts.
-        let expected = op.expected.as_deref().unwrap_or_default();
-        self.call(
-            table,
-            "checkAndMutate",
-            false,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                e.binary_field(2, &op.row);
-                e.binary_field(3, &op.family);
-                e.binary_field(4, &op.qualifier);
-                e.i32_field(5, hbase::COMPARE_EQUAL);
-                e.binary_field(6, expected);
-                hbase::row_mutations(e, 7, &op.row, &op.mutations);
-            },
-            |r| hbase::reply(r, TType::Bool, Reader::bool),
-        )
+        traced("thrift", "check_and_mutate", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_family(&schema, &op.family)?;
+            check_mutation(&schema, &op.row, &op.mutations, self.shared.config.max_value_size)?;
+            // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
+            // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
+            // value to `ifMatches` as it is (it cannot be left out: a null one
+            // fails there), and HBase's region treats an empty expected value as
+            // its client's `ifNotExists()` does (`HRegion.checkAndMutateInternal`:
+            // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
+            // the empty value, and may guard deletes as well as puts.
+            let expected = op.expected.as_deref().unwrap_or_default();
+            self.call(
+                table,
+                "checkAndMutate",
+                false,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.binary_field(2, &op.row);
+                    e.binary_field(3, &op.family);
+                    e.binary_field(4, &op.qualifier);
+                    e.i32_field(5, hbase::COMPARE_EQUAL);
+                    e.binary_field(6, expected);
+                    hbase::row_mutations(e, 7, &op.row, &op.mutations);
+                },
+                |r| hbase::reply(r, TType::Bool, Reader::bool),
+            )
+            .await
+        })
         .await
     }
 
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        let schema = self.schema(table).await?;
-        check_increment(&schema, &op.row, &op.columns)?;
-        let result = self.call(
-            table,
-            "increment",
-            false,
-            |e| {
-                e.binary_field(1, self.wire(table).as_bytes());
-                e.field(TType::Struct, 2);
-                hbase::increment(e, &op.row, &op.columns);
-            },
-            |r| hbase::reply(r, TType::Struct, hbase::result),
-        );
-        let row = match result.await {
-            Ok(row) => row,
-            Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
-                return Err(StoreError::NotACounter {
-                    table: table.into(),
-                    row: super::error::show_row(&op.row),
-                    column: op
-                        .columns
-                        .first()
-                        .map(|(f, q, _)| super::error::show_column(f, q))
-                        .unwrap_or_default(),
-                    len: not_a_counter(&message).unwrap_or(0),
-                });
-            }
-            Err(e) => return Err(e),
-        };
-        counters(table, op, row.unwrap_or_default())
+        traced("thrift", "increment", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_increment(&schema, &op.row, &op.columns)?;
+            let result = self.call(
+                table,
+                "increment",
+                false,
+                |e| {
+                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.field(TType::Struct, 2);
+                    hbase::increment(e, &op.row, &op.columns);
+                },
+                |r| hbase::reply(r, TType::Struct, hbase::result),
+            );
+            let row = match result.await {
+                Ok(row) => row,
+                Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
+                    return Err(StoreError::NotACounter {
+                        table: table.into(),
+                        row: super::error::show_row(&op.row),
+                        column: op
+                            .columns
+                            .first()
+                            .map(|(f, q, _)| super::error::show_column(f, q))
+                            .unwrap_or_default(),
+                        len: not_a_counter(&message).unwrap_or(0),
+                    });
+                }
+                Err(e) => return Err(e),
+            };
+            counters(table, op, row.unwrap_or_default())
+        })
+        .await
     }
 }
 

@@ -1,0 +1,82 @@
+//! One `tracing` span per store call: `hmap.store`, with the backend, the
+//! operation, the table, the rows asked for, the cells returned, the time it
+//! took and its outcome. Free when no subscriber listens: the span is
+//! disabled and the call runs as it is.
+
+use std::future::Future;
+
+use tracing::Instrument;
+use tracing::field::Empty;
+
+use super::{Result, RowResult, RowStream};
+use crate::schema::TableSchema;
+
+/// Runs `call` in its span, and records how it went.
+pub(crate) async fn traced<T: Counted>(
+    backend: &'static str,
+    operation: &'static str,
+    table: &str,
+    rows: usize,
+    call: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let span = tracing::debug_span!(
+        "hmap.store",
+        backend,
+        operation,
+        table,
+        rows,
+        cells = Empty,
+        elapsed_us = Empty,
+        outcome = Empty
+    );
+    if span.is_disabled() {
+        return call.await;
+    }
+    let started = std::time::Instant::now();
+    let result = call.instrument(span.clone()).await;
+    span.record(
+        "elapsed_us",
+        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    );
+    match &result {
+        Ok(value) => {
+            span.record("cells", value.cells());
+            span.record("outcome", "ok");
+        }
+        Err(e) => {
+            span.record("outcome", tracing::field::display(e));
+        }
+    }
+    result
+}
+
+/// How many cells a call's answer holds, for its span.
+pub(crate) trait Counted {
+    fn cells(&self) -> usize {
+        0
+    }
+}
+
+impl Counted for () {}
+impl Counted for bool {}
+impl Counted for Vec<String> {}
+impl Counted for TableSchema {}
+impl Counted for RowStream<'_> {}
+
+impl Counted for Vec<i64> {
+    fn cells(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Counted for Option<RowResult> {
+    fn cells(&self) -> usize {
+        self.as_ref().map_or(0, |r| r.cells.len())
+    }
+}
+
+impl Counted for Vec<Option<RowResult>> {
+    fn cells(&self) -> usize {
+        self.iter().map(Counted::cells).sum()
+    }
+}
