@@ -6,6 +6,11 @@
 //! for. The package is `hmap-hbase` (the name `hmap` on crates.io belongs to
 //! another crate); the library is `hmap`.
 //!
+//! hmap is async, on tokio: stores, tables and relation helpers return
+//! futures, scans are `Stream`s, one connection pool serves every task, and
+//! each call has one deadline. [`blocking`] wraps the same API for programs
+//! without a runtime.
+//!
 //! ```
 //! use chrono::{DateTime, Utc};
 //! use hmap::store::MemoryStore;
@@ -84,8 +89,10 @@
 //!   [`MemoryStore`](store::MemoryStore), in memory with HBase's semantics
 //!   (versions, TTL, delete markers), for tests and development;
 //!   `ThriftStore`, a pooled client of HBase's Thrift2 gateway (feature
-//!   `thrift`, on by default); [`FaultyStore`](store::FaultyStore), which
+//!   `thrift`, on by default); `FaultyStore` (feature `testing`), which
 //!   fails chosen calls, to test what happens when a write fails half-way.
+//! - [`blocking`]: the same API without an async runtime, each call waiting
+//!   for its answer.
 //! - [`relation`]: many-to-many lists, trees, inbox fan-out and secondary
 //!   indexes kept across rows, with `verify` and `repair`.
 //!

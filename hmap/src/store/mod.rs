@@ -21,6 +21,7 @@
 
 mod check;
 mod error;
+#[cfg(feature = "testing")]
 mod faulty;
 mod memory;
 #[cfg(feature = "thrift")]
@@ -37,6 +38,7 @@ use bytes::Bytes;
 
 pub use error::StoreError;
 pub(crate) use error::show_row;
+#[cfg(feature = "testing")]
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
