@@ -225,9 +225,11 @@ impl ThriftStore {
     }
 
     /// How many of the gateway's scanners this store holds open: opened by
-    /// [`scan`](Store::scan) and not yet closed, which dropping the scanner
-    /// does (`closeScanner`). A scanner whose close could not reach the
-    /// gateway stays counted; the gateway expires it after its lease
+    /// [`scan`](Store::scan) and not yet closed. Each scanner is read by a
+    /// task of its own, which closes it (`closeScanner`) once the rows run
+    /// out or the stream is dropped, moments later. A scanner whose close
+    /// could not reach the gateway (or whose runtime shut down first) stays
+    /// counted; the gateway expires it after its lease
     /// (`hbase.client.scanner.timeout.period`, 60 s by default).
     pub fn open_scanners(&self) -> usize {
         self.shared
