@@ -149,7 +149,7 @@ impl Weibo {
             content: content.into(),
         };
         self.posts.put(&post).await?;
-        self.users().increment(uid, "posts", 1).await?;
+        self.users().increment(uid, User::POSTS, 1).await?;
         let key = self.posts.row_key_of(&post)?;
         let recipients = self
             .follows

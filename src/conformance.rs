@@ -1375,6 +1375,23 @@ pub async fn scanner_released_on_drop(t: &dyn Target) {
     assert_eq!(t.open_scanners(), before);
 }
 
+/// A scanner asked for more after its last row keeps answering none (a
+/// `Stream` that ended stays ended). (Java client: `ResultScanner.next()`
+/// returns null after the end, every time.)
+pub async fn scanner_ends_for_good(t: &dyn Target) {
+    let tt = ab_table(t, "scanner_ends_for_good").await;
+    numbered_rows(&tt, 3).await;
+    let mut scanner = t.store().scan(&tt.name, &Scan::all().batch_size(2)).await.unwrap();
+    let mut rows = 0;
+    while let Some(row) = scanner.next().await {
+        row.unwrap();
+        rows += 1;
+    }
+    assert_eq!(rows, 3);
+    assert!(scanner.next().await.is_none());
+    assert!(scanner.next().await.is_none());
+}
+
 // ---------------------------------------------------------------------------
 // Check-and-mutate
 
@@ -2425,6 +2442,7 @@ macro_rules! for_each_case {
             scan_empty,
             scanner_reads_at_open,
             scanner_released_on_drop,
+            scanner_ends_for_good,
             check_and_put_when_equal,
             check_and_put_when_different,
             check_absent_when_missing,

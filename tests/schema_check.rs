@@ -329,7 +329,7 @@ async fn row_errors_show_the_decoded_key() {
     );
 
     let err = purchases
-        .increment(("u1", at("2026-11-22T10:00:00Z"), 7u64), "views", 1)
+        .increment(("u1", at("2026-11-22T10:00:00Z"), 7u64), Purchase::VIEWS, 1)
         .await
         .expect_err("not a counter");
     assert!(matches!(err, Error::Store(StoreError::NotACounter { .. })), "{err:?}");

@@ -275,6 +275,23 @@ fn expand(m: &Model<'_>) -> TokenStream {
 
     let assertions = assertions(m);
 
+    // A typed handle per field that `update` and `increment` take: a
+    // misspelt field is a compile error, not a runtime one.
+    let vis = &m.input.vis;
+    let handles = m.fields.iter().filter_map(|f| {
+        if matches!(f.role, Role::Key(_) | Role::Skip) {
+            return None;
+        }
+        let name = f.ident.to_string();
+        let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
+        let konst = syn::Ident::new(&name.to_uppercase(), f.ident.span());
+        let doc = format!("The field `{name}`: a typed handle for `Table::update` and `Table::increment`.");
+        Some(quote! {
+            #[doc = #doc]
+            #vis const #konst: __hmap::Field<#ident> = __hmap::Field::new(#name);
+        })
+    });
+
     quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, clippy::all)]
@@ -287,6 +304,12 @@ fn expand(m: &Model<'_>) -> TokenStream {
             static __HMAP_KEY: __hmap::KeySchema = __hmap::KeySchema::from_static(#format, &__HMAP_SEGMENTS);
             static __HMAP_FIELDS: [__hmap::FieldInfo; #field_count] = [#(#field_infos),*];
             static __HMAP_COLUMNS: [(&str, &str); #column_count] = [#(#columns),*];
+
+            #[automatically_derived]
+            #[allow(dead_code)]
+            impl #ident {
+                #(#handles)*
+            }
 
             #[automatically_derived]
             impl __hmap::HTable for #ident {

@@ -118,7 +118,7 @@ pub mod value;
 pub use error::{Error, Result};
 #[doc = include_str!("../../docs/derive.md")]
 pub use hmap_derive::HTable;
-pub use table::{Cursor, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table};
+pub use table::{Cursor, Field, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table};
 pub use value::Versioned;
 
 /// What `#[derive(HTable)]` expands to refers to these, and only these.
@@ -133,7 +133,7 @@ pub mod __private {
         FromKeyPart, KeyError, KeyFormat, KeyPart, KeySchema, Order, PartKind, PartSpec, Segment, Width,
     };
     pub use crate::schema::{BloomType, Compression, FamilySchema};
-    pub use crate::table::{FieldInfo, FieldRole, HTable, RowReader, RowWriter};
+    pub use crate::table::{Field, FieldInfo, FieldRole, HTable, RowReader, RowWriter};
     pub use crate::value::{CellValue, Codec, Json, Native, Text, Versioned};
 
     /// Checks at compile time that a field's type has a default cell

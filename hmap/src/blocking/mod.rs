@@ -49,7 +49,41 @@ pub use table::{Rows, Table};
 /// runtime they were opened on, so a store used through the blocking API is
 /// best used only through it (or through this function).
 pub fn block_on<F: Future>(future: F) -> F::Output {
-    runtime().block_on(future)
+    let runtime = runtime();
+    // A call that needs no waiting (an in-memory store, rows already
+    // fetched) is done on its first poll: try that before parking this
+    // thread on the runtime, in the runtime's context (a scan may spawn its
+    // fetching task on that poll).
+    let _context = runtime.enter();
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+        return output;
+    }
+    runtime.block_on(future)
+}
+
+/// The items of `stream` that are ready: at least one (waiting for it), then
+/// as many as are ready at once, up to `max`; none when the stream ended.
+/// One wait for a batch of rows rather than one per row.
+pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
+    stream: &mut S,
+    max: usize,
+) -> std::collections::VecDeque<S::Item> {
+    use futures_util::{FutureExt, StreamExt};
+    let mut items = std::collections::VecDeque::new();
+    let Some(first) = block_on(stream.next()) else {
+        return items;
+    };
+    items.push_back(first);
+    let _context = runtime().enter();
+    while items.len() < max {
+        match stream.next().now_or_never() {
+            Some(Some(item)) => items.push_back(item),
+            _ => break,
+        }
+    }
+    items
 }
 
 /// The process's runtime for the blocking API.

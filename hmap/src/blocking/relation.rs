@@ -164,7 +164,7 @@ where
     blocking_methods! { "crate::relation::Index";
         fn create(&self) -> Result<()>;
         fn put(&self, row: &T) -> Result<()>;
-        fn update(&self, row: &T, fields: &[&str]) -> Result<()>;
+        fn update(&self, row: &T, fields: &[crate::Field<T>]) -> Result<()>;
         fn delete(&self, key: impl KeyTuple) -> Result<()>;
         fn lookup(&self, value: &V) -> Result<Vec<T>>;
         fn verify(&self) -> Result<Report>;

@@ -69,14 +69,20 @@ impl<S: AsyncStore> Store<S> {
     /// fetched in batches as it advances; dropping it closes the scanner.
     pub fn scan(&self, table: &str, scan: &Scan) -> Result<RowIter<'_>> {
         Ok(RowIter {
-            inner: block_on(self.inner.scan(table, scan))?,
+            inner: futures_util::StreamExt::fuse(block_on(self.inner.scan(table, scan))?),
+            ready: std::collections::VecDeque::new(),
         })
     }
 }
 
+/// Rows taken from a stream per wait, at most.
+pub(crate) const READY_ROWS: usize = 256;
+
 /// The rows of a blocking [`Store::scan`].
 pub struct RowIter<'a> {
-    inner: RowStream<'a>,
+    // Fused: the iterator may ask again after the end.
+    inner: futures_util::stream::Fuse<RowStream<'a>>,
+    ready: std::collections::VecDeque<Result<RowResult>>,
 }
 
 impl fmt::Debug for RowIter<'_> {
@@ -89,8 +95,10 @@ impl Iterator for RowIter<'_> {
     type Item = Result<RowResult>;
 
     fn next(&mut self) -> Option<Result<RowResult>> {
-        use futures_util::StreamExt;
-        block_on(self.inner.next())
+        if self.ready.is_empty() {
+            self.ready = super::ready_items(&mut self.inner, READY_ROWS);
+        }
+        self.ready.pop_front()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::key::{KeyInspection, KeyTuple};
 use crate::migrate::{MigrateOptions, Migration};
 use crate::schema::SchemaDiff;
 use crate::store::Store as AsyncStore;
-use crate::table::{Cursor, HTable, Page, Query};
+use crate::table::{Cursor, Field, HTable, Page, Query};
 
 /// A typed table over a store, blocking: [`crate::Table`]'s methods, each
 /// waiting for its answer.
@@ -101,10 +101,10 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>>;
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
-        fn update(&self, row: &T, fields: &[&str]) -> Result<()>;
+        fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()>;
         fn delete(&self, key: impl KeyTuple) -> Result<()>;
         fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
-        fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64>;
+        fn increment(&self, key: impl KeyTuple, field: Field<T>, amount: i64) -> Result<i64>;
     }
 
     /// [`get_many`](crate::Table::get_many), waiting for it.
@@ -124,7 +124,8 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
     /// batches as it advances.
     pub fn scan(&self, query: Query<'_>) -> Result<Rows<'_, T>> {
         Ok(Rows {
-            inner: block_on(self.inner.scan(query))?,
+            inner: futures_util::StreamExt::fuse(block_on(self.inner.scan(query))?),
+            ready: std::collections::VecDeque::new(),
         })
     }
 
@@ -136,7 +137,9 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
 
 /// The rows of a blocking [`Table::scan`], decoded as they are fetched.
 pub struct Rows<'a, T> {
-    inner: crate::Rows<'a, T>,
+    // Fused: the iterator may ask again after the end.
+    inner: futures_util::stream::Fuse<crate::Rows<'a, T>>,
+    ready: std::collections::VecDeque<Result<T>>,
 }
 
 impl<T> fmt::Debug for Rows<'_, T> {
@@ -149,6 +152,9 @@ impl<T> Iterator for Rows<'_, T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        block_on(self.inner.next())
+        if self.ready.is_empty() {
+            self.ready = super::ready_items(&mut self.inner, super::store::READY_ROWS);
+        }
+        self.ready.pop_front()
     }
 }

@@ -132,7 +132,8 @@ where
     }
 
     /// Updates chosen fields of a row and keeps its index entry current.
-    pub async fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
+    pub async fn update(&self, row: &T, fields: &[crate::Field<T>]) -> Result<()> {
+        let fields = crate::table::field_names(fields);
         let primary = self.table.row_key_of(row)?;
         let old = self.table.get_row(primary.clone()).await?;
         let store = self.table.store();
@@ -158,7 +159,7 @@ where
         store
             .mutate(self.index_table, &[self.put_entry(entry.clone(), ts)])
             .await?;
-        self.table.update_at(row, primary.clone(), fields, ts).await?;
+        self.table.update_at(row, primary.clone(), &fields, ts).await?;
         let now = self.table.get_row(primary).await?;
         if let (Some((old_value, old_entry)), Some(now)) = (old, now) {
             let new_value = (self.value_of)(&now);

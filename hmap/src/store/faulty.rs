@@ -232,7 +232,7 @@ impl<S: Store> Store for FaultyStore<S> {
             let row = scanner.next().await?;
             Some((row, Some(scanner)))
         });
-        Ok(Box::pin(rows))
+        Ok(Box::pin(rows.fuse()))
     }
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         self.call("check_and_mutate", self.inner.check_and_mutate(table, op))

@@ -1,5 +1,7 @@
 //! What `#[derive(HTable)]` implements: a struct's table, key, families and fields.
 
+use std::marker::PhantomData;
+
 use bytes::Bytes;
 
 use super::{RowReader, RowWriter};
@@ -109,6 +111,69 @@ pub trait HTable: Sized + Send + Sync {
             .map(|fam| fam.versions)
             .max()
             .unwrap_or(1)
+    }
+}
+
+/// A field of `T`, by name: the typed handles `#[derive(HTable)]` generates
+/// as associated constants (`User::NAME` for the field `name`), which
+/// [`Table::update`](crate::Table::update) and
+/// [`Table::increment`](crate::Table::increment) take, so that a misspelt
+/// field is a compile error.
+///
+/// ```
+/// use hmap::{Field, HTable};
+///
+/// #[derive(HTable)]
+/// #[hmap(table = "user", family(name = "i"))]
+/// struct User {
+///     #[hmap(key)]
+///     id: String,
+///     name: String,
+///     #[hmap(counter)]
+///     posts: i64,
+/// }
+///
+/// let name: Field<User> = User::NAME;
+/// assert_eq!(name.name(), "name");
+/// assert_eq!(User::POSTS.name(), "posts");
+/// ```
+pub struct Field<T> {
+    name: &'static str,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T> Field<T> {
+    /// The handle of `T`'s field `name`; the derive's business.
+    #[doc(hidden)]
+    pub const fn new(name: &'static str) -> Self {
+        Field { name, of: PhantomData }
+    }
+
+    /// The field's Rust name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<T> Clone for Field<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Field<T> {}
+
+impl<T> PartialEq for Field<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl<T> Eq for Field<T> {}
+
+impl<T> std::fmt::Debug for Field<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Field({})", self.name)
     }
 }
 

@@ -7,7 +7,7 @@ mod query;
 mod row;
 mod rows;
 
-pub use mapping::{FieldInfo, FieldRole, HTable, salt_split_keys};
+pub use mapping::{Field, FieldInfo, FieldRole, HTable, salt_split_keys};
 pub use query::{Cursor, Page, Query};
 pub(crate) use row::show_typed_row;
 pub use row::{RowReader, RowWriter};
@@ -365,12 +365,14 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(())
     }
 
-    /// Writes only the named fields of a row (by Rust field name).
-    pub async fn update(&self, row: &T, fields: &[&str]) -> Result<()> {
-        self.check_update_fields(fields)?;
+    /// Writes only the given fields of a row: `users.update(&user,
+    /// &[User::NAME, User::CITY])`, with the handles the derive generates.
+    pub async fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()> {
+        let fields = field_names(fields);
+        self.check_update_fields(&fields)?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
-        self.write(row, key, Some(fields), ts).await.map(|_| ())
+        self.write(row, key, Some(&fields), ts).await.map(|_| ())
     }
 
     /// [`update`](Self::update) of the row `key` (its
@@ -593,8 +595,10 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(())
     }
 
-    /// Adds `amount` to a counter field; returns its new value.
-    pub async fn increment(&self, key: impl KeyTuple, field: &str, amount: i64) -> Result<i64> {
+    /// Adds `amount` to a counter field (`User::POSTS`); returns its new
+    /// value.
+    pub async fn increment(&self, key: impl KeyTuple, field: Field<T>, amount: i64) -> Result<i64> {
+        let field = field.name();
         let info = T::fields()
             .iter()
             .find(|f| f.name == field)
@@ -700,6 +704,11 @@ impl<T: HTable, S: Store> Table<T, S> {
             next: if more { last.map(Cursor) } else { None },
         })
     }
+}
+
+/// The names of typed field handles.
+pub(crate) fn field_names<T>(fields: &[Field<T>]) -> Vec<&'static str> {
+    fields.iter().map(Field::name).collect()
 }
 
 /// The families `T` reads, each once.

@@ -41,7 +41,7 @@ impl<'a, T: HTable + 'a> Rows<'a, T> {
             Some((row.and_then(|row| Table::<T, &dyn Store>::decode(&row)), merge))
         });
         Rows {
-            rows: Box::pin(rows),
+            rows: Box::pin(rows.fuse()),
             scanners,
         }
     }

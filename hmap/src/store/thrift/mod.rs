@@ -1263,7 +1263,7 @@ impl ScanFetcher {
                 }
             },
         );
-        Box::pin(rows)
+        Box::pin(futures_util::StreamExt::fuse(rows))
     }
 
     /// The next batch of rows in hmap's range, at most what the limit allows.
