@@ -148,9 +148,11 @@ struct Pool {
 /// wait for a pooled connection, connecting, sending and every read.
 /// Connections are pooled; one that broke (the gateway restarted, or dropped
 /// it while idle) is replaced. Reads that fail on a broken connection are
-/// retried once on a new one, within the same deadline; writes are not,
-/// since whether they were applied is unknown: they fail with
-/// [`StoreError::Connection`].
+/// tried again on a new one, up to three attempts with a pause that grows
+/// from 10 ms, all within the same deadline; writes are not, since whether
+/// they were applied is unknown: they fail with [`StoreError::Connection`].
+/// A call cancelled midway (its future dropped) closes its connection, so
+/// no later call reads its reply.
 ///
 /// Replies are checked against the Thrift2 IDL: a value of another type than
 /// declared, nesting deeper than 64 levels, or a length beyond the bytes of
@@ -196,6 +198,11 @@ struct CallSpec<'a, A, D> {
     args: A,
     decode: D,
 }
+
+/// Attempts of a read whose connection failed (writes get one: whether a
+/// failed write was applied is unknown), and the pause before the second.
+const READ_ATTEMPTS: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 
 /// A hint for a gateway that does not answer in unframed binary Thrift.
 const WIRE_HINT: &str = "the gateway may run framed transport (`-f`, `-hsha`, `-nonblocking`) or the compact \
@@ -379,7 +386,8 @@ impl ThriftStore {
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
     {
         let deadline = Deadline::after(self.shared.config.call_timeout);
-        let mut attempts_left = if retry { 2 } else { 1 };
+        let mut attempts_left = if retry { READ_ATTEMPTS } else { 1 };
+        let mut backoff = FIRST_BACKOFF;
         loop {
             attempts_left -= 1;
             let failure = match self.attempt(spec, &deadline).await {
@@ -387,7 +395,15 @@ impl ThriftStore {
                 Err(failure) => failure,
             };
             match failure {
-                Failure::Io { .. } if attempts_left > 0 && deadline.remaining().is_some() => continue,
+                Failure::Io { .. } if attempts_left > 0 => {
+                    // A read again, on a new connection, after a pause that
+                    // doubles; all within the one deadline.
+                    let Some(left) = deadline.remaining() else {
+                        return Err(self.failure(spec.table, spec.name, Failure::TimedOut, &deadline));
+                    };
+                    tokio::time::sleep(backoff.min(left)).await;
+                    backoff *= 4;
+                }
                 failure => return Err(self.failure(spec.table, spec.name, failure, &deadline)),
             }
         }
