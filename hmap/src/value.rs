@@ -25,7 +25,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use bytes::Bytes;
+#[cfg(feature = "chrono")]
 use chrono::{DateTime, NaiveDate, Utc};
+#[cfg(feature = "uuid")]
 use uuid::Uuid;
 
 /// Why a cell value could not be read or written.
@@ -146,6 +148,7 @@ impl<const N: usize> CellValue for [u8; N] {
     }
 }
 
+#[cfg(feature = "uuid")]
 impl CellValue for Uuid {
     fn to_cell(&self) -> Bytes {
         Bytes::copy_from_slice(self.as_bytes())
@@ -155,6 +158,7 @@ impl CellValue for Uuid {
     }
 }
 
+#[cfg(feature = "chrono")]
 impl CellValue for DateTime<Utc> {
     fn to_cell(&self) -> Bytes {
         self.timestamp_millis().to_cell()
@@ -165,6 +169,7 @@ impl CellValue for DateTime<Utc> {
     }
 }
 
+#[cfg(feature = "chrono")]
 impl CellValue for NaiveDate {
     fn to_cell(&self) -> Bytes {
         // chrono's dates span about ±262,000 years: ±96 million days fit an i32.
@@ -205,10 +210,11 @@ impl<T: CellValue> Codec<T> for Native {
     }
 }
 
-/// JSON through serde: `#[hmap(json)]`.
+/// JSON through serde: `#[hmap(json)]` (feature `json`, on by default).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Json;
 
+#[cfg(feature = "json")]
 impl<T: serde::Serialize + serde::de::DeserializeOwned> Codec<T> for Json {
     fn encode(value: &T) -> Result<Bytes, ValueError> {
         serde_json::to_vec(value)

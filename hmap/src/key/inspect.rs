@@ -4,7 +4,9 @@
 use std::fmt;
 
 use bytes::Bytes;
+#[cfg(feature = "chrono")]
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+#[cfg(feature = "uuid")]
 use uuid::Uuid;
 
 use super::codec::{KeyCursor, ReadPart, encode_part, write_plain};
@@ -35,8 +37,11 @@ pub enum PartValue {
     Str(String),
     Bytes(Bytes),
     FixedBytes(Vec<u8>),
+    #[cfg(feature = "uuid")]
     Uuid(Uuid),
+    #[cfg(feature = "chrono")]
     DateTime(DateTime<Utc>),
+    #[cfg(feature = "chrono")]
     Date(NaiveDate),
 }
 
@@ -60,8 +65,11 @@ impl PartValue {
             PartValue::Str(_) => PartKind::Str,
             PartValue::Bytes(_) => PartKind::Bytes,
             PartValue::FixedBytes(v) => PartKind::FixedBytes(v.len()),
+            #[cfg(feature = "uuid")]
             PartValue::Uuid(_) => PartKind::Uuid,
+            #[cfg(feature = "chrono")]
             PartValue::DateTime(_) => PartKind::DateTime,
+            #[cfg(feature = "chrono")]
             PartValue::Date(_) => PartKind::Date,
         }
     }
@@ -92,8 +100,11 @@ macro_rules! with_typed {
                 let $v = &RawFixed(bytes);
                 $body
             }
+            #[cfg(feature = "uuid")]
             PartValue::Uuid($v) => $body,
+            #[cfg(feature = "chrono")]
             PartValue::DateTime($v) => $body,
+            #[cfg(feature = "chrono")]
             PartValue::Date($v) => $body,
         }
     };
@@ -154,7 +165,7 @@ impl KeyPart for RawFixed<'_> {
 struct DynReader(PartKind);
 
 macro_rules! dyn_read {
-    ($kind:expr, $read:ident($arg:expr), fixed => $fixed:expr) => {
+    ($kind:expr, $read:ident($arg:expr), fixed => $fixed:expr, uuid => $uuid:expr) => {
         match $kind {
             PartKind::U8 => u8::$read($arg).map(PartValue::U8),
             PartKind::U16 => u16::$read($arg).map(PartValue::U16),
@@ -172,9 +183,20 @@ macro_rules! dyn_read {
             PartKind::Str => String::$read($arg).map(PartValue::Str),
             PartKind::Bytes => Bytes::$read($arg).map(PartValue::Bytes),
             PartKind::FixedBytes(_) => $fixed.map(PartValue::FixedBytes),
+            #[cfg(feature = "uuid")]
             PartKind::Uuid => Uuid::$read($arg).map(PartValue::Uuid),
+            // Without the type: its 16 bytes, or its text.
+            #[cfg(not(feature = "uuid"))]
+            PartKind::Uuid => $uuid,
+            #[cfg(feature = "chrono")]
             PartKind::DateTime => DateTime::<Utc>::$read($arg).map(PartValue::DateTime),
+            #[cfg(feature = "chrono")]
             PartKind::Date => NaiveDate::$read($arg).map(PartValue::Date),
+            // Without the types: milliseconds and days as numbers.
+            #[cfg(not(feature = "chrono"))]
+            PartKind::DateTime => i64::$read($arg).map(PartValue::I64),
+            #[cfg(not(feature = "chrono"))]
+            PartKind::Date => i32::$read($arg).map(PartValue::I32),
         }
     };
 }
@@ -186,14 +208,17 @@ impl ReadPart for DynReader {
     }
     fn binary(&self, input: &mut BinaryReader<'_>) -> Result<PartValue, PartError> {
         let len = self.0.binary_len().unwrap_or(0);
-        dyn_read!(self.0, read_binary(input), fixed => input.take_vec(len))
+        dyn_read!(self.0, read_binary(input), fixed => input.take_vec(len), uuid => input.take_vec(16).map(PartValue::FixedBytes))
     }
     fn text(&self, text: &[u8]) -> Result<PartValue, PartError> {
-        dyn_read!(self.0, read_text(text), fixed => read_hex(text))
+        dyn_read!(self.0, read_text(text), fixed => read_hex(text), uuid => String::read_text(text).map(PartValue::Str))
     }
     fn millis(&self, millis: i64) -> Result<PartValue, PartError> {
         match self.0 {
+            #[cfg(feature = "chrono")]
             PartKind::DateTime => DateTime::<Utc>::from_millis(millis).map(PartValue::DateTime),
+            #[cfg(not(feature = "chrono"))]
+            PartKind::DateTime => Ok(PartValue::I64(millis)),
             PartKind::I64 => Ok(PartValue::I64(millis)),
             PartKind::U64 => u64::from_millis(millis).map(PartValue::U64),
             kind => Err(PartError::Unsupported {
@@ -216,8 +241,11 @@ impl fmt::Display for PartValue {
             PartValue::Str(s) => write!(f, "{s:?}"),
             PartValue::Bytes(b) => write!(f, "{:?}", Printable(b)),
             PartValue::FixedBytes(b) => write!(f, "{:?}", Printable(b)),
+            #[cfg(feature = "chrono")]
             PartValue::DateTime(t) => f.write_str(&t.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            #[cfg(feature = "uuid")]
             PartValue::Uuid(u) => write!(f, "{u}"),
+            #[cfg(feature = "chrono")]
             PartValue::Date(d) => write!(f, "{d}"),
             PartValue::F32(v) => write!(f, "{v:?}"),
             PartValue::F64(v) => write!(f, "{v:?}"),

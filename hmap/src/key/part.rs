@@ -12,7 +12,9 @@
 use std::fmt;
 
 use bytes::Bytes;
+#[cfg(feature = "chrono")]
 use chrono::{DateTime, NaiveDate, Utc};
+#[cfg(feature = "uuid")]
 use uuid::Uuid;
 
 use super::error::PartError;
@@ -827,6 +829,7 @@ impl<const N: usize> FromKeyPart for [u8; N] {
 // ---------------------------------------------------------------------------
 // uuid: 16 raw bytes (Uuid's own order); hyphenated lowercase in text.
 
+#[cfg(feature = "uuid")]
 impl KeyPart for Uuid {
     const KIND: PartKind = PartKind::Uuid;
     #[inline]
@@ -841,6 +844,7 @@ impl KeyPart for Uuid {
     }
 }
 
+#[cfg(feature = "uuid")]
 impl FromKeyPart for Uuid {
     fn read_binary(input: &mut BinaryReader<'_>) -> Result<Self, PartError> {
         Ok(Uuid::from_bytes(input.take()?))
@@ -859,6 +863,7 @@ impl FromKeyPart for Uuid {
 // (floored) when a key is written. NaiveDate is i32 days since 1970-01-01,
 // `YYYYMMDD` in text.
 
+#[cfg(feature = "chrono")]
 impl KeyPart for DateTime<Utc> {
     const KIND: PartKind = PartKind::DateTime;
     #[inline]
@@ -877,6 +882,7 @@ impl KeyPart for DateTime<Utc> {
     }
 }
 
+#[cfg(feature = "chrono")]
 impl FromKeyPart for DateTime<Utc> {
     fn read_binary(input: &mut BinaryReader<'_>) -> Result<Self, PartError> {
         Self::from_millis(i64::read_binary(input)?)
@@ -889,8 +895,10 @@ impl FromKeyPart for DateTime<Utc> {
     }
 }
 
+#[cfg(feature = "chrono")]
 const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
 
+#[cfg(feature = "chrono")]
 impl KeyPart for NaiveDate {
     const KIND: PartKind = PartKind::Date;
     #[inline]
@@ -911,6 +919,7 @@ impl KeyPart for NaiveDate {
     }
 }
 
+#[cfg(feature = "chrono")]
 impl FromKeyPart for NaiveDate {
     fn read_binary(input: &mut BinaryReader<'_>) -> Result<Self, PartError> {
         let days = i32::read_binary(input)?;
