@@ -81,8 +81,13 @@ async fn cancelled_writes_lose_nothing_acknowledged() {
                 let row = format!("t{task:02}-{i:03}");
                 let rows = [RowMutation::new(row.clone()).put("f", "q", row.clone())];
                 let write = store.mutate("t", &rows);
-                // From 0 to 20 ms: some writes finish, some are cut off.
-                let limit = Duration::from_micros(rng.below(20_000));
+                // From 0 to 50 ms: some writes finish, some are cut off;
+                // every fourth is given all the time it needs.
+                let limit = if i % 4 == 0 {
+                    Duration::from_secs(60)
+                } else {
+                    Duration::from_micros(rng.below(50_000))
+                };
                 if let Ok(done) = tokio::time::timeout(limit, write).await {
                     done.expect("a write that finished succeeded");
                     acknowledged.push(row);
@@ -95,7 +100,11 @@ async fn cancelled_writes_lose_nothing_acknowledged() {
     for task in tasks {
         acknowledged.extend(task.await.expect("no panic"));
     }
-    assert!(!acknowledged.is_empty(), "some writes finished within their limits");
+    assert!(
+        acknowledged.len() >= 160,
+        "the unlimited writes finished: {}",
+        acknowledged.len()
+    );
     for row in &acknowledged {
         let stored = store.get("t", &Get::new(row.clone())).await.unwrap();
         let value = stored.and_then(|r| r.value("f", "q"));

@@ -307,6 +307,94 @@ async fn a_relation_over_a_plain_dynamic_family_is_refused() {
     );
 }
 
+/// A check in batches finds what a whole one finds; a repair cut off after
+/// a few batches (its future dropped) and resumed from its last checkpoint
+/// leaves both sides agreeing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batched_repair_resumes_from_its_checkpoint() {
+    use hmap::relation::{CheckOptions, Checkpoint};
+    use std::sync::Mutex;
+    let store = hmap_suite::test_store("a_batched_repair_resumes_from_its_checkpoint").await;
+    let rel = person_role(&store).await;
+    for p in 0..12 {
+        rel.left()
+            .put(&person(&format!("{p:03}"), &format!("p{p}")))
+            .await
+            .unwrap();
+    }
+    for r in 0..6 {
+        rel.right()
+            .put(&role(&format!("{}", 100 + r), &format!("r{r}")))
+            .await
+            .unwrap();
+    }
+    for p in 0..12 {
+        rel.link(&format!("{p:03}"), &format!("{}", 100 + p % 6)).await.unwrap();
+    }
+    // Damage: half the right side's entries gone, and two it should not have.
+    for r in 0..3 {
+        store
+            .mutate(
+                "role",
+                &[RowMutation::new(row(&format!("{}", 100 + r))).delete_family("cf2")],
+            )
+            .await
+            .unwrap();
+    }
+    store
+        .mutate(
+            "role",
+            &[
+                RowMutation::new(row("104")).put("cf2", "000", "p0"),
+                RowMutation::new(row("105")).put("cf2", "001", "p1"),
+            ],
+        )
+        .await
+        .unwrap();
+    let whole = rel.verify().await.unwrap();
+    assert_eq!((whole.missing.len(), whole.dangling.len()), (6, 2), "{whole:?}");
+    let batched = rel
+        .check(Emptied::Hold, false, &CheckOptions::new().batch(1))
+        .await
+        .unwrap();
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(batched.missing.clone()), sorted(whole.missing.clone()));
+    assert_eq!(sorted(batched.dangling.clone()), sorted(whole.dangling.clone()));
+
+    // A repair in batches of 2, cut off after its third batch.
+    let checkpoints: Arc<Mutex<Vec<Checkpoint>>> = Arc::default();
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let options = {
+        let checkpoints = Arc::clone(&checkpoints);
+        let stop = Arc::clone(&stop);
+        CheckOptions::new().batch(2).progress(move |p| {
+            let mut seen = checkpoints.lock().unwrap();
+            seen.push(p.checkpoint.clone());
+            if seen.len() == 3 {
+                stop.notify_one();
+            }
+        })
+    };
+    tokio::select! {
+        done = rel.check(Emptied::Hold, true, &options) => panic!("the repair was to be cut off: {done:?}"),
+        () = stop.notified() => {}
+    }
+    let resume_from = checkpoints.lock().unwrap()[2].clone();
+    assert_eq!(resume_from.pass(), 1);
+    let text = resume_from.to_string();
+    assert_eq!(text.parse::<Checkpoint>().unwrap(), resume_from);
+    // Three batches of two left rows were repaired: not yet consistent.
+    assert!(!rel.verify().await.unwrap().is_consistent());
+    rel.check(Emptied::Hold, true, &CheckOptions::new().batch(2).from(resume_from))
+        .await
+        .unwrap();
+    let after = rel.verify().await.unwrap();
+    assert!(after.is_consistent(), "{after}");
+}
+
 /// Issue 17: a wiped authoritative list (as an old plain put left it) is
 /// not copied to the other side by `repair`: it is held, and restored or
 /// dropped only when asked.
@@ -1204,15 +1292,26 @@ async fn fan_out_flush_returns_when_the_worker_dies() {
     let store = hmap_suite::test_store("fan_out_flush_returns_when_the_worker_dies").await;
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
     inboxes.create().await.unwrap();
+    // The worker's first write waits until all three are queued, then dies.
+    let queued = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let panicking = Hooked {
         inner: Arc::clone(&store),
-        before_write: || panic!("a store bug"),
+        before_write: {
+            let queued = Arc::clone(&queued);
+            move || {
+                while !queued.load(std::sync::atomic::Ordering::SeqCst) {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                panic!("a store bug")
+            }
+        },
     };
     let fanout = Arc::new(FanOut::start(panicking, FanOutConfig::new("wb_inbox", "cf", "sq")).unwrap());
     let recipients = [inboxes.row_key("u1").unwrap()];
     for n in 0..3 {
         fanout.deliver(post(&recipients, n)).await.unwrap();
     }
+    queued.store(true, std::sync::atomic::Ordering::SeqCst);
     let flushing = Arc::clone(&fanout);
     let failed = within(std::time::Duration::from_secs(10), flushing.flush())
         .await

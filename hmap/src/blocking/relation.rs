@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::{Table, block_on, blocking_methods};
 use crate::error::Result;
 use crate::key::{FromKeyPart, KeyPart, KeyTuple};
-use crate::relation::{Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeNode};
+use crate::relation::{CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeNode};
 use crate::store::Store;
 use crate::table::HTable;
 use crate::value::CellValue;
@@ -81,6 +81,12 @@ where
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;
         fn repair_with(&self, emptied: Emptied) -> Result<Report>;
+    }
+
+    /// [`check`](crate::relation::ManyToMany::check): verify or repair in
+    /// batches, resumable; waiting for it.
+    pub fn check(&self, emptied: Emptied, fix: bool, options: &CheckOptions) -> Result<Report> {
+        block_on(self.inner.check(emptied, fix, options))
     }
 }
 
@@ -270,6 +276,8 @@ pub trait BlockingChecked {
     fn repair_blocking(&self) -> Result<Report>;
     /// [`Checked::rebuild`], waiting for it.
     fn rebuild_blocking(&self) -> Option<Result<()>>;
+    /// [`Checked::check`], waiting for it.
+    fn check_blocking(&self, fix: bool, options: &CheckOptions) -> Result<Report>;
 }
 
 impl<C: Checked + ?Sized> BlockingChecked for C {
@@ -281,5 +289,8 @@ impl<C: Checked + ?Sized> BlockingChecked for C {
     }
     fn rebuild_blocking(&self) -> Option<Result<()>> {
         block_on(self.rebuild())
+    }
+    fn check_blocking(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
+        block_on(self.check(fix, options))
     }
 }

@@ -5,11 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
-use super::{Report, Side};
+use super::{CheckOptions, Checkpoint, Progress, Report, Side};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::KeyTuple;
-use crate::store::{Get, Mutation, RowMutation, Scan, Store};
+use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
 use crate::table::{FieldRole, HTable, Table};
 use crate::value::CellValue;
 
@@ -60,9 +60,6 @@ where
             .finish()
     }
 }
-
-/// One link as stored on one side: `(left id, right id) -> value`.
-type Links<LK, RK> = BTreeMap<(LK, RK), String>;
 
 impl<L, R, S> ManyToMany<L, R, S>
 where
@@ -430,61 +427,6 @@ where
         listed.into_iter().map(|(l, _)| self.left.row_key(l)).collect()
     }
 
-    /// Every link as one side stores it, `(left, right) -> value`.
-    async fn scan_side(&self, table: &'static str, family: &'static str, swap: bool) -> Result<Links<L::Key, R::Key>> {
-        let mut links = BTreeMap::new();
-        let mut scanned = self.store().scan(table, &Scan::all().family(family)).await?;
-        while let Some(row) = scanned.next().await {
-            let row = row?;
-            let reader = crate::table::RowReader::new(table, &row);
-            if swap {
-                let right: R::Key = R::key_schema()
-                    .decode(&row.row)
-                    .map_err(|source| Error::Key { table, source })?;
-                let entries: Vec<(L::Key, String)> =
-                    reader.dynamic::<crate::value::Native, crate::value::Native, L::Key, String, Vec<_>>(family)?;
-                for (left, value) in entries {
-                    links.insert((left, right.clone()), value);
-                }
-            } else {
-                let left: L::Key = L::key_schema()
-                    .decode(&row.row)
-                    .map_err(|source| Error::Key { table, source })?;
-                let entries: Vec<(R::Key, String)> =
-                    reader.dynamic::<crate::value::Native, crate::value::Native, R::Key, String, Vec<_>>(family)?;
-                for (right, value) in entries {
-                    links.insert((left.clone(), right), value);
-                }
-            }
-        }
-        Ok(links)
-    }
-
-    /// The keys of every row of a table that holds an entity (a cell
-    /// outside its relation families); `None` for a type that is nothing
-    /// but its relation lists, whose existence cannot be told.
-    async fn entity_keys<T: HTable>(&self) -> Result<Option<BTreeSet<T::Key>>>
-    where
-        T::Key: Ord,
-    {
-        let families = Table::<T, S>::entity_families();
-        if families.is_empty() {
-            return Ok(None);
-        }
-        let scan = families.into_iter().fold(Scan::all(), Scan::family);
-        let mut keys = BTreeSet::new();
-        let mut scanned = self.store().scan(T::TABLE, &scan).await?;
-        while let Some(row) = scanned.next().await {
-            let row = row?;
-            let key = T::key_schema().decode(&row.row).map_err(|source| Error::Key {
-                table: T::TABLE,
-                source,
-            })?;
-            keys.insert(key);
-        }
-        Ok(Some(keys))
-    }
-
     /// Compares both sides: links the right side lacks (`missing`), links
     /// only the right side has (`dangling`), labels that differ from the
     /// entities' (`stale`), entries naming an entity that does not exist
@@ -548,110 +490,309 @@ where
     }
 
     async fn examine(&self, emptied: Emptied, fix: bool) -> Result<Report> {
-        let left = self.scan_side(L::TABLE, self.left_family, false).await?;
-        let right = self.scan_side(R::TABLE, self.right_family, true).await?;
-        let left_entities = self.entity_keys::<L>().await?;
-        let right_entities = self.entity_keys::<R>().await?;
-        let listed: BTreeSet<&L::Key> = left.keys().map(|(l, _)| l).collect();
-        let left_exists = |l: &L::Key| left_entities.as_ref().is_none_or(|e| e.contains(l));
-        let right_exists = |r: &R::Key| right_entities.as_ref().is_none_or(|e| e.contains(r));
-        let gone = |(l, r): &(L::Key, R::Key)| !left_exists(l) || !right_exists(r);
-        let absent = |(l, r): &(L::Key, R::Key), side: Side| {
-            if left_exists(l) {
-                format!("{} -> {}: no right entity {} ({side} side)", show(l), show(r), show(r))
-            } else {
-                format!("{} -> {}: no left entity {} ({side} side)", show(l), show(r), show(l))
-            }
-        };
-        let mut report = Report::default();
-        // The fixes, as (row, qualifier, the value to write or `None` to
-        // remove) per side; stamped once all their rows are known.
-        let mut left_fixes: Vec<Fix> = Vec::new();
-        let mut right_fixes: Vec<Fix> = Vec::new();
-        for pair in left.keys().filter(|p| gone(p)) {
-            report.absent.push(absent(pair, Side::Left));
-            left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), None));
+        self.check(emptied, fix, &CheckOptions::new()).await
+    }
+
+    /// [`verify`](Self::verify) or (with `fix`) [`repair_with`](Self::repair_with)
+    /// in batches: the left rows a batch at a time (each batch's right rows
+    /// in one batched get), then the right rows likewise, reporting
+    /// [`Progress`] after each batch and resuming from
+    /// [`CheckOptions::from`]. Memory holds one batch, not the tables. A
+    /// repair writes each batch's fixes before reading the next, so a run
+    /// cut off resumes from its last checkpoint. (Right entries naming a left
+    /// entity whose list is empty are decided at the end of the run, once
+    /// they are counted: a run cut off in the second pass leaves those it
+    /// saw for the next full run.)
+    pub async fn check(&self, emptied: Emptied, fix: bool, options: &CheckOptions) -> Result<Report> {
+        let mut run = Run::default();
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
+            self.check_left(start, fix, options, &mut run).await?;
         }
-        for pair in right.keys().filter(|p| gone(p)) {
-            report.absent.push(absent(pair, Side::Right));
-            right_fixes.push(self.unmirror(pair).await?);
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 2) {
+            self.check_right(start, fix, options, &mut run).await?;
+            self.decide_emptied(emptied, fix, &mut run).await?;
         }
-        for (pair, value) in left.iter().filter(|(p, _)| !gone(p)) {
-            let expected = self.expected_right_value(&pair.0, value).await?;
-            match right.get(pair) {
-                None => report.missing.push(describe(pair, Side::Right)),
-                Some(mirror) if *mirror != expected => report.stale.push(describe(pair, Side::Right)),
-                Some(_) => continue,
-            }
-            right_fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
-        }
-        // Right entries per left entity whose list is empty: one is what an
-        // unlink or a `delete_right` cut off half-way leaves; more is a list
-        // that was wiped. (A left type that is nothing but its lists has no
-        // put that could wipe one, and its `delete_left` cut off half-way
-        // looks the same: never held.)
-        let mut unlisted: BTreeMap<&L::Key, usize> = BTreeMap::new();
-        if left_entities.is_some() {
-            for (l, _) in right.keys().filter(|p| !gone(p) && !listed.contains(&p.0)) {
-                *unlisted.entry(l).or_default() += 1;
-            }
-        }
-        for (pair, value) in right.iter().filter(|(p, _)| !gone(p) && !left.contains_key(p)) {
-            if unlisted.get(&pair.0).is_none_or(|n| *n < 2) {
-                report.dangling.push(describe(pair, Side::Right));
-                right_fixes.push(self.unmirror(pair).await?);
+        Ok(run.report)
+    }
+
+    /// Pass 1: each left row's links against the right rows they name.
+    async fn check_left(
+        &self,
+        start: Bytes,
+        fix: bool,
+        options: &CheckOptions,
+        run: &mut Run<L::Key, R::Key>,
+    ) -> Result<()> {
+        let scan = Self::side_scan::<L>(start, self.left_family);
+        let mut rows = self.store().scan(L::TABLE, &scan).await?;
+        let mut batch = Vec::new();
+        loop {
+            let next = rows.next().await.transpose()?;
+            let end = next.is_none();
+            batch.extend(next);
+            if batch.len() < options.batch && !end {
                 continue;
             }
-            match emptied {
-                Emptied::Hold => report.held.push(format!(
-                    "{}: the left list of {} is empty but the right side names it; repair_with(Emptied::Restore) copies the link back, repair_with(Emptied::Drop) removes it",
-                    describe(pair, Side::Right),
-                    show(&pair.0)
-                )),
-                Emptied::Drop => {
-                    report.dangling.push(describe(pair, Side::Right));
-                    right_fixes.push(self.unmirror(pair).await?);
-                }
-                Emptied::Restore => {
-                    report.missing.push(describe(pair, Side::Left));
-                    left_fixes.push((
-                        self.left.row_key(pair.0.clone())?,
-                        pair.1.to_cell(),
-                        Some(self.expected_left_value(&pair.1, value).await?),
-                    ));
-                }
-            }
-        }
-        if fix && !(left_fixes.is_empty() && right_fixes.is_empty()) {
-            let mut rows = RowSet::new();
-            for (row, _, _) in &left_fixes {
-                rows.insert(L::TABLE, row);
-            }
-            for (row, _, _) in &right_fixes {
-                rows.insert(R::TABLE, row);
-            }
-            let ts = next_timestamp(&rows);
-            let writes = |family: &'static str, fixes: Vec<Fix>| -> Vec<RowMutation> {
-                fixes
-                    .into_iter()
-                    .map(|(row, qualifier, value)| match value {
-                        Some(value) => RowMutation::new(row).put_at(family, qualifier, ts, value),
-                        None => RowMutation::new(row).delete_column_up_to(family, qualifier, ts),
-                    })
-                    .collect()
+            let Some(last) = batch.last().map(|r| r.row.clone()) else {
+                break;
             };
-            if !left_fixes.is_empty() {
-                self.store()
-                    .mutate(L::TABLE, &writes(self.left_family, left_fixes))
-                    .await?;
+            let mut links = Vec::new();
+            for row in &batch {
+                let left: L::Key = L::key_schema().decode(&row.row).map_err(|source| Error::Key {
+                    table: L::TABLE,
+                    source,
+                })?;
+                let exists = Self::holds_entity::<L>(row);
+                for (right, value) in Self::entries::<R::Key>(L::TABLE, row, self.left_family)? {
+                    links.push((exists, (left.clone(), right), value));
+                }
             }
-            if !right_fixes.is_empty() {
-                self.store()
-                    .mutate(R::TABLE, &writes(self.right_family, right_fixes))
-                    .await?;
+            let rights: BTreeSet<R::Key> = links.iter().map(|(_, (_, r), _)| r.clone()).collect();
+            let mirrors = self.side_rows::<R, L::Key>(rights, self.right_family).await?;
+            let (mut left_fixes, mut right_fixes) = (Vec::new(), Vec::new());
+            for (left_exists, pair, value) in links {
+                let mirror = mirrors.get(&pair.1);
+                if !left_exists || mirror.is_none_or(|(exists, _)| !exists) {
+                    run.report.absent.push(absent(&pair, left_exists, Side::Left));
+                    left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), None));
+                    continue;
+                }
+                let expected = self.expected_right_value(&pair.0, &value).await?;
+                match mirror.and_then(|(_, list)| list.get(&pair.0)) {
+                    None => run.report.missing.push(describe(&pair, Side::Right)),
+                    Some(m) if *m != expected => run.report.stale.push(describe(&pair, Side::Right)),
+                    Some(_) => continue,
+                }
+                right_fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
+            }
+            if fix {
+                self.apply(left_fixes, right_fixes).await?;
+            }
+            run.rows += batch.len() as u64;
+            batch.clear();
+            options.report(&run.progress("left rows", Checkpoint::new(1, last)));
+            // A long check shares its runtime: let other tasks run.
+            tokio::task::yield_now().await;
+            if end {
+                break;
             }
         }
-        Ok(report)
+        Ok(())
+    }
+
+    /// Pass 2: each right row's entries against the left rows they name.
+    async fn check_right(
+        &self,
+        start: Bytes,
+        fix: bool,
+        options: &CheckOptions,
+        run: &mut Run<L::Key, R::Key>,
+    ) -> Result<()> {
+        let scan = Self::side_scan::<R>(start, self.right_family);
+        let mut rows = self.store().scan(R::TABLE, &scan).await?;
+        // A left type that is nothing but its lists has no put that could
+        // wipe one: its entries are never held.
+        let lists_can_be_wiped = !Table::<L, S>::entity_families().is_empty();
+        let mut batch = Vec::new();
+        loop {
+            let next = rows.next().await.transpose()?;
+            let end = next.is_none();
+            batch.extend(next);
+            if batch.len() < options.batch && !end {
+                continue;
+            }
+            let Some(last) = batch.last().map(|r| r.row.clone()) else {
+                break;
+            };
+            let mut entries = Vec::new();
+            for row in &batch {
+                let right: R::Key = R::key_schema().decode(&row.row).map_err(|source| Error::Key {
+                    table: R::TABLE,
+                    source,
+                })?;
+                let exists = Self::holds_entity::<R>(row);
+                for (left, value) in Self::entries::<L::Key>(R::TABLE, row, self.right_family)? {
+                    entries.push((exists, (left, right.clone()), value));
+                }
+            }
+            let lefts: BTreeSet<L::Key> = entries.iter().map(|(_, (l, _), _)| l.clone()).collect();
+            let lists = self.side_rows::<L, R::Key>(lefts, self.left_family).await?;
+            let mut right_fixes = Vec::new();
+            for (right_exists, pair, value) in entries {
+                let list = lists.get(&pair.0);
+                let left_exists = list.is_some_and(|(exists, _)| *exists);
+                if !left_exists || !right_exists {
+                    run.report.absent.push(absent(&pair, left_exists, Side::Right));
+                    right_fixes.push(self.unmirror(&pair).await?);
+                    continue;
+                }
+                let list = list.map(|(_, list)| list);
+                if list.is_some_and(|l| l.contains_key(&pair.1)) {
+                    continue; // pass 1 compared it
+                }
+                if lists_can_be_wiped && list.is_none_or(BTreeMap::is_empty) {
+                    // Decided once every right row naming it is counted.
+                    run.emptied.entry(pair.0.to_cell()).or_default().push((pair, value));
+                    continue;
+                }
+                run.report.dangling.push(describe(&pair, Side::Right));
+                right_fixes.push(self.unmirror(&pair).await?);
+            }
+            if fix {
+                self.apply(Vec::new(), right_fixes).await?;
+            }
+            run.rows += batch.len() as u64;
+            batch.clear();
+            options.report(&run.progress("right rows", Checkpoint::new(2, last)));
+            // A long check shares its runtime: let other tasks run.
+            tokio::task::yield_now().await;
+            if end {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Right entries naming a left entity whose list is empty: one is what
+    /// an unlink or a `delete_right` cut off half-way leaves (dangling);
+    /// more is a list that was wiped, done with as `emptied` says.
+    async fn decide_emptied(&self, emptied: Emptied, fix: bool, run: &mut Run<L::Key, R::Key>) -> Result<()> {
+        let (mut left_fixes, mut right_fixes) = (Vec::new(), Vec::new());
+        for entries in std::mem::take(&mut run.emptied).into_values() {
+            let wiped = entries.len() >= 2;
+            for (pair, value) in entries {
+                match (wiped, emptied) {
+                    (false, _) | (true, Emptied::Drop) => {
+                        run.report.dangling.push(describe(&pair, Side::Right));
+                        right_fixes.push(self.unmirror(&pair).await?);
+                    }
+                    (true, Emptied::Hold) => run.report.held.push(format!(
+                        "{}: the left list of {} is empty but the right side names it; repair_with(Emptied::Restore) copies the link back, repair_with(Emptied::Drop) removes it",
+                        describe(&pair, Side::Right),
+                        show(&pair.0)
+                    )),
+                    (true, Emptied::Restore) => {
+                        run.report.missing.push(describe(&pair, Side::Left));
+                        left_fixes.push((
+                            self.left.row_key(pair.0.clone())?,
+                            pair.1.to_cell(),
+                            Some(self.expected_left_value(&pair.1, &value).await?),
+                        ));
+                    }
+                }
+            }
+        }
+        if fix {
+            self.apply(left_fixes, right_fixes).await?;
+        }
+        Ok(())
+    }
+
+    /// A side's rows from `start`: its entity families and its list.
+    fn side_scan<T: HTable>(start: Bytes, family: &'static str) -> Scan {
+        Table::<T, S>::entity_families()
+            .into_iter()
+            .fold(Scan::range(start, Bytes::new()), Scan::family)
+            .family(family)
+    }
+
+    /// Whether a row holds an entity: a cell outside its relation families
+    /// (a type that is nothing but its lists always does).
+    fn holds_entity<T: HTable>(row: &RowResult) -> bool {
+        let families = Table::<T, S>::entity_families();
+        families.is_empty()
+            || row
+                .cells
+                .iter()
+                .any(|c| families.iter().any(|f| c.family == f.as_bytes()))
+    }
+
+    /// The entries of a row's list.
+    fn entries<K: CellValue>(table: &'static str, row: &RowResult, family: &'static str) -> Result<Vec<(K, String)>> {
+        crate::table::RowReader::new(table, row)
+            .dynamic::<crate::value::Native, crate::value::Native, K, String, Vec<_>>(family)
+    }
+
+    /// For each key, in one batched get: whether its row holds an entity,
+    /// and its list.
+    async fn side_rows<T, K>(
+        &self,
+        keys: BTreeSet<T::Key>,
+        family: &'static str,
+    ) -> Result<BTreeMap<T::Key, (bool, BTreeMap<K, String>)>>
+    where
+        T: HTable,
+        T::Key: KeyTuple + Clone + Ord,
+        K: CellValue + Ord,
+    {
+        let keys: Vec<T::Key> = keys.into_iter().collect();
+        let mut gets = Vec::with_capacity(keys.len());
+        for key in &keys {
+            let row = T::key_schema()
+                .encode(key)
+                .map(Bytes::from)
+                .map_err(|source| Error::Key {
+                    table: T::TABLE,
+                    source,
+                })?;
+            let get = Table::<T, S>::entity_families()
+                .into_iter()
+                .fold(Get::new(row), Get::family)
+                .family(family);
+            gets.push(get);
+        }
+        let rows = if gets.is_empty() {
+            Vec::new()
+        } else {
+            self.store().get_many(T::TABLE, &gets).await?
+        };
+        let mut sides = BTreeMap::new();
+        for (key, row) in keys.into_iter().zip(rows) {
+            let side = match row {
+                Some(row) => (
+                    Self::holds_entity::<T>(&row),
+                    Self::entries::<K>(T::TABLE, &row, family)?.into_iter().collect(),
+                ),
+                None => (Table::<T, S>::entity_families().is_empty(), BTreeMap::new()),
+            };
+            sides.insert(key, side);
+        }
+        Ok(sides)
+    }
+
+    /// Writes fixes to both sides at one timestamp.
+    async fn apply(&self, left_fixes: Vec<Fix>, right_fixes: Vec<Fix>) -> Result<()> {
+        if left_fixes.is_empty() && right_fixes.is_empty() {
+            return Ok(());
+        }
+        let mut rows = RowSet::new();
+        for (row, _, _) in &left_fixes {
+            rows.insert(L::TABLE, row);
+        }
+        for (row, _, _) in &right_fixes {
+            rows.insert(R::TABLE, row);
+        }
+        let ts = next_timestamp(&rows);
+        let writes = |family: &'static str, fixes: Vec<Fix>| -> Vec<RowMutation> {
+            fixes
+                .into_iter()
+                .map(|(row, qualifier, value)| match value {
+                    Some(value) => RowMutation::new(row).put_at(family, qualifier, ts, value),
+                    None => RowMutation::new(row).delete_column_up_to(family, qualifier, ts),
+                })
+                .collect()
+        };
+        if !left_fixes.is_empty() {
+            self.store()
+                .mutate(L::TABLE, &writes(self.left_family, left_fixes))
+                .await?;
+        }
+        if !right_fixes.is_empty() {
+            self.store()
+                .mutate(R::TABLE, &writes(self.right_family, right_fixes))
+                .await?;
+        }
+        Ok(())
     }
 
     /// The fix that removes a link's entry from the right side.
@@ -663,6 +804,49 @@ where
 /// A repair's fix of one list entry: row, qualifier, and the value to write
 /// (`None` removes the entry).
 type Fix = (Bytes, Bytes, Option<String>);
+
+/// A link and its value, as one side stores it.
+type Entry<LK, RK> = ((LK, RK), String);
+
+/// What a batched check has found and read so far.
+struct Run<LK, RK> {
+    report: Report,
+    rows: u64,
+    /// Right entries naming a left entity whose list is empty, by that
+    /// entity's id, decided once all are counted.
+    emptied: BTreeMap<Bytes, Vec<Entry<LK, RK>>>,
+}
+
+impl<LK, RK> Default for Run<LK, RK> {
+    fn default() -> Self {
+        Run {
+            report: Report::default(),
+            rows: 0,
+            emptied: BTreeMap::new(),
+        }
+    }
+}
+
+impl<LK, RK> Run<LK, RK> {
+    fn progress(&self, pass: &'static str, checkpoint: Checkpoint) -> Progress {
+        let r = &self.report;
+        Progress {
+            pass,
+            rows: self.rows,
+            found: r.missing.len() + r.dangling.len() + r.stale.len() + r.absent.len() + r.held.len(),
+            checkpoint,
+        }
+    }
+}
+
+/// An entry naming an entity that does not exist.
+fn absent<LK: CellValue, RK: CellValue>((l, r): &(LK, RK), left_exists: bool, side: Side) -> String {
+    if left_exists {
+        format!("{} -> {}: no right entity {} ({side} side)", show(l), show(r), show(r))
+    } else {
+        format!("{} -> {}: no left entity {} ({side} side)", show(l), show(r), show(l))
+    }
+}
 
 /// What [`ManyToMany::repair_with`] does with a left entity whose list is
 /// empty while two or more right rows still name it (one is what an
@@ -703,5 +887,8 @@ where
     }
     async fn repair(&self) -> Result<Report> {
         ManyToMany::repair(self).await
+    }
+    async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
+        ManyToMany::check(self, Emptied::Hold, fix, options).await
     }
 }

@@ -18,6 +18,7 @@
 mod fanout;
 mod index;
 mod many;
+mod pass;
 mod tree;
 
 use std::fmt;
@@ -25,6 +26,7 @@ use std::fmt;
 pub use fanout::{Delivery, FanOut, FanOutConfig};
 pub use index::Index;
 pub use many::{Emptied, ManyToMany};
+pub use pass::{CheckOptions, Checkpoint, Progress};
 pub use tree::{DeleteMode, Tree, TreeNode};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
@@ -90,6 +92,19 @@ pub trait Checked: Send + Sync {
     /// helper has any; `None` if it has nothing to rebuild.
     async fn rebuild(&self) -> Option<crate::Result<()>> {
         None
+    }
+    /// [`verify`](Self::verify), or with `fix` [`repair`](Self::repair), in
+    /// batches with [`Progress`] reports, resumable from a [`Checkpoint`].
+    /// Helpers that check in one pass (a tree, read under its lock; an
+    /// index) do it whole and refuse a checkpoint.
+    async fn check(&self, fix: bool, options: &CheckOptions) -> crate::Result<Report> {
+        if let Some(from) = &options.from {
+            return Err(crate::Error::Query {
+                table: "relation",
+                reason: format!("this helper checks in one pass: it cannot resume from {from}"),
+            });
+        }
+        if fix { self.repair().await } else { self.verify().await }
     }
 }
 
