@@ -64,7 +64,7 @@ use hmap::blocking::relation::BlockingChecked;
 use hmap::blocking::{Table, block_on};
 use hmap::key::{KeyError, KeySchema, PartKind, PartValue, parse_printable};
 use hmap::migrate::{MigrateOptions, Migration};
-use hmap::relation::{Checked, Report};
+use hmap::relation::{CheckOptions, Checked, Progress, Report};
 use hmap::schema::{SchemaDiff, TableSchema};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
 use hmap::{Error, HTable, Query};
@@ -132,6 +132,9 @@ pub enum CliError {
     #[error("{0:?} is not hex")]
     Hex(String),
     /// The relation has nothing to rebuild.
+    /// A `--from` that is not a checkpoint.
+    #[error("{0}")]
+    Checkpoint(String),
     #[error("`{0}` has nothing to rebuild: rebuild-index takes an index")]
     NotAnIndex(String),
     /// What hmap answered.
@@ -352,20 +355,28 @@ enum Action {
         format: Format,
     },
     /// Reports what is out of sync in a relation, writing nothing.
-    Verify {
-        /// The relation, as registered.
-        relation: String,
-    },
+    Verify(CheckArgs),
     /// Repairs a relation from its authoritative side.
-    Repair {
-        /// The relation, as registered.
-        relation: String,
-    },
+    Repair(CheckArgs),
     /// Rebuilds an index from its table.
     RebuildIndex {
         /// The index, as registered.
         index: String,
     },
+}
+
+/// A check of a relation: read in batches, with a progress bar, resumable.
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// The relation, as registered.
+    relation: String,
+    /// Rows read per batch; a repair writes each batch's fixes before the next.
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    /// Resume after this checkpoint, as an earlier run printed it
+    /// (`pass:hex`): a run cut off (Ctrl-C, a crash) goes on from there.
+    #[arg(long)]
+    from: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -465,9 +476,9 @@ impl Session<'_> {
                 let rows = table.scan(store, prefix, limit)?;
                 print_rows(table, rows, format, out)
             }
-            Action::Verify { relation } => self.check(&relation, Check::Verify, out),
-            Action::Repair { relation } => self.check(&relation, Check::Repair, out),
-            Action::RebuildIndex { index } => self.check(&index, Check::Rebuild, out),
+            Action::Verify(args) => self.check(&args.relation, Check::Verify, Some(&args), out),
+            Action::Repair(args) => self.check(&args.relation, Check::Repair, Some(&args), out),
+            Action::RebuildIndex { index } => self.check(&index, Check::Rebuild, None, out),
         }
     }
 
@@ -540,7 +551,7 @@ impl Session<'_> {
         Ok(())
     }
 
-    fn check(&mut self, name: &str, check: Check, out: &mut dyn Write) -> Outcome {
+    fn check(&mut self, name: &str, check: Check, args: Option<&CheckArgs>, out: &mut dyn Write) -> Outcome {
         let (_, build) = self
             .cli
             .relations
@@ -552,10 +563,20 @@ impl Session<'_> {
                 known: self.cli.relations.iter().map(|(n, _)| n.clone()).collect(),
             })?;
         let relation = build(self.store()?);
-        let report = match check {
-            Check::Verify => relation.verify_blocking()?,
-            Check::Repair => relation.repair_blocking()?,
-            Check::Rebuild => {
+        let report = match (check, args) {
+            (Check::Verify | Check::Repair, Some(args)) => {
+                let mut options = CheckOptions::new().batch(args.batch);
+                if let Some(from) = &args.from {
+                    options = options.from(from.parse().map_err(CliError::Checkpoint)?);
+                }
+                let progress = CheckProgress::new(name);
+                let report = relation.check_blocking(check == Check::Repair, &options.progress(progress.reporter()));
+                progress.finish();
+                report?
+            }
+            (Check::Verify, None) => relation.verify_blocking()?,
+            (Check::Repair, None) => relation.repair_blocking()?,
+            (Check::Rebuild, _) => {
                 relation
                     .rebuild_blocking()
                     .ok_or_else(|| CliError::NotAnIndex(name.to_string()))??;
@@ -564,6 +585,50 @@ impl Session<'_> {
             }
         };
         print_report(name, check, &report, out)
+    }
+}
+
+/// The progress of a long check: a spinner on a terminal, saying where to
+/// resume from; elsewhere (a log, a pipe), a line per batch on stderr with
+/// the checkpoint, so that a run cut off can be resumed with `--from`.
+struct CheckProgress {
+    bar: indicatif::ProgressBar,
+    name: String,
+}
+
+impl CheckProgress {
+    fn new(name: &str) -> Self {
+        let bar = if io::IsTerminal::is_terminal(&io::stderr()) {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        CheckProgress {
+            bar,
+            name: name.to_string(),
+        }
+    }
+
+    fn reporter(&self) -> impl Fn(&Progress) + Send + Sync + 'static {
+        let bar = self.bar.clone();
+        let name = self.name.clone();
+        move |p: &Progress| {
+            let line = format!(
+                "{name}: {} rows read ({}), {} found; resume with --from {}",
+                p.rows, p.pass, p.found, p.checkpoint
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.set_message(line);
+            }
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 

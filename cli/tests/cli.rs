@@ -160,6 +160,54 @@ fn relations_verify_and_repair() {
         run(&store, &["verify", "nothing"]),
         Err(CliError::Unknown { what: "relation", .. })
     ));
+
+    // In batches, and resumed from a checkpoint an earlier run printed:
+    // three shops whose link to an item was only half written.
+    items
+        .put(&shop_item::Item {
+            id: "i1".into(),
+            name: "tea".into(),
+            price: 1.0,
+            details: None,
+            title: "tea".into(),
+            shops: Default::default(),
+        })
+        .unwrap();
+    for s in ["s2", "s3", "s4"] {
+        shops
+            .put(&shop_item::Shop {
+                id: s.into(),
+                name: s.into(),
+                address: "here".into(),
+                regdate: chrono::NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(),
+                items: Default::default(),
+            })
+            .unwrap();
+        hmap::blocking::block_on(store.mutate(
+            "shop",
+            &[hmap::store::RowMutation::new(shops.row_key(s.to_string()).unwrap()).put("item", "i1", "")],
+        ))
+        .unwrap();
+    }
+    let found = ok(&store, &["verify", "shop_items", "--batch", "1"]);
+    assert!(found.contains("missing: s2 -> i1"), "{found}");
+    assert!(found.contains("missing: s4 -> i1"), "{found}");
+    // Resuming after the second shop row checks only the rows after it.
+    let s2 = shops.row_key("s2".to_string()).unwrap();
+    let checkpoint = format!("1:{}", s2.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let rest = ok(&store, &["repair", "shop_items", "--batch", "1", "--from", &checkpoint]);
+    assert!(!rest.contains("s2 -> i1"), "{rest}");
+    assert!(rest.contains("missing: s3 -> i1"), "{rest}");
+    let left = ok(&store, &["verify", "shop_items"]);
+    assert!(
+        left.contains("missing: s2 -> i1") && !left.contains("s3 -> i1"),
+        "{left}"
+    );
+    ok(&store, &["repair", "shop_items"]);
+    assert!(matches!(
+        run(&store, &["verify", "shop_items", "--from", "later"]),
+        Err(CliError::Checkpoint(message)) if message.contains("not a checkpoint")
+    ));
 }
 
 #[test]
@@ -271,6 +319,21 @@ fn the_binary_on_hbase() {
     );
     let out = on_hbase(&["describe", "wb_user"]).assert().success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("# fits its struct"));
+    // A check in batches prints, on stderr (not a terminal here), where to
+    // resume from after each batch; `--from` takes it back.
+    users.put(&user("u8", "Eve")).unwrap();
+    let out = on_hbase(&["verify", "follows", "--batch", "1"]).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let checkpoint = stderr
+        .lines()
+        .find_map(|l| l.split("resume with --from ").nth(1))
+        .unwrap_or_else(|| panic!("no checkpoint in {stderr:?}"))
+        .to_string();
+    assert!(checkpoint.starts_with("1:"), "{checkpoint}");
+    let out = on_hbase(&["verify", "follows", "--from", &checkpoint])
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("consistent"));
     for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
         hmap::blocking::block_on(store.delete_table(&table)).unwrap();
     }
