@@ -1,17 +1,16 @@
 //! Secondary indexes: a table from a field's value to the rows that hold it.
 
 use futures_util::StreamExt;
-use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
-use super::Report;
+use super::{CheckOptions, Checkpoint, Progress, Report};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::{FromKeyPart, KeyFormat, KeyPart, KeySchema, PartKind, PartSpec, Printable, Segment};
 use crate::schema::{FamilySchema, TableSchema};
-use crate::store::{Mutation, RowMutation, Scan, Store};
-use crate::table::{HTable, Query, Table};
+use crate::store::{Get, Mutation, RowMutation, Scan, Store};
+use crate::table::{Cursor, HTable, Query, Table};
 
 const FAMILY: &str = "x";
 
@@ -235,62 +234,142 @@ where
     /// entries whose row holds another value (`dangling`) and entries whose
     /// row is gone (`absent`).
     pub async fn verify(&self) -> Result<Report> {
-        self.check(false).await
+        self.check(false, &CheckOptions::new()).await
     }
 
     /// Adds the missing entries and removes the dangling and absent ones.
     pub async fn repair(&self) -> Result<Report> {
-        self.check(true).await
+        self.check(true, &CheckOptions::new()).await
     }
 
-    async fn check(&self, fix: bool) -> Result<Report> {
+    /// [`verify`](Self::verify) or (with `fix`) [`repair`](Self::repair) in
+    /// batches: the table's rows a batch at a time (their entries in one
+    /// batched get), then the index's entries likewise (their rows in one
+    /// batched get), reporting [`Progress`] after each batch and resuming
+    /// from [`CheckOptions::from`]. A repair writes each batch's fixes
+    /// before it reads the next.
+    pub async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         let mut report = Report::default();
-        let mut expected = BTreeSet::new();
-        let mut rows = BTreeSet::new();
-        let mut scanned = self.table.scan(Query::all()).await?;
-        while let Some(row) = scanned.next().await {
-            let row = row?;
-            let primary = self.table.row_key_of(&row)?;
-            expected.insert(self.entry_key(&(self.value_of)(&row), &primary)?);
-            rows.insert(primary);
-        }
-        let stored: BTreeMap<Bytes, Bytes> = self
-            .entries(None)
-            .await?
-            .into_iter()
-            .map(|(k, _, primary)| (k, primary))
-            .collect();
-        let mut to_put = Vec::new();
-        let mut to_delete = Vec::new();
-        for key in expected.iter().filter(|k| !stored.contains_key(*k)) {
-            report.missing.push(format!("no entry {}", Printable(key)));
-            to_put.push(key.clone());
-        }
-        for (key, primary) in stored.iter().filter(|(k, _)| !expected.contains(*k)) {
-            if rows.contains(primary) {
-                report
-                    .dangling
-                    .push(format!("entry {}: its row holds another value", Printable(key)));
-            } else {
-                report
-                    .absent
-                    .push(format!("entry {}: row {} is gone", Printable(key), Printable(primary)));
+        let mut read = 0u64;
+        let store = self.table.store();
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
+            // The query (whose parts need not be `Send`) ends before the wait.
+            let scan = {
+                let mut query = Query::all().batch_size(options.batch.min(10_000));
+                if let Some(from) = options.from.as_ref().filter(|_| !start.is_empty()) {
+                    query = query.after(Cursor::after(Bytes::copy_from_slice(from.after())));
+                }
+                self.table.scan(query)
+            };
+            let mut rows = scan.await?;
+            let mut batch = Vec::new();
+            loop {
+                let next = rows.next().await.transpose()?;
+                let end = next.is_none();
+                batch.extend(next);
+                if batch.len() < options.batch && !end {
+                    continue;
+                }
+                let mut expected = Vec::with_capacity(batch.len());
+                for row in &batch {
+                    let primary = self.table.row_key_of(row)?;
+                    expected.push((self.entry_key(&(self.value_of)(row), &primary)?, primary));
+                }
+                let Some(last) = expected.last().map(|(_, primary)| primary.clone()) else {
+                    break;
+                };
+                let gets: Vec<Get> = expected.iter().map(|(entry, _)| Get::new(entry.clone())).collect();
+                let stored = store.get_many(self.index_table, &gets).await?;
+                let mut to_put = Vec::new();
+                for ((entry, _), stored) in expected.into_iter().zip(stored) {
+                    if stored.is_none() {
+                        report.missing.push(format!("no entry {}", Printable(&entry)));
+                        to_put.push(entry);
+                    }
+                }
+                if fix {
+                    self.write_entries(to_put, Vec::new()).await?;
+                }
+                read += batch.len() as u64;
+                batch.clear();
+                options.report(&progress("table rows", read, &report, Checkpoint::new(1, last)));
+                tokio::task::yield_now().await;
+                if end {
+                    break;
+                }
             }
-            to_delete.push(key.clone());
         }
-        if fix && !(to_put.is_empty() && to_delete.is_empty()) {
-            let ts = next_timestamp(&RowSet::of_rows(
-                self.index_table,
-                to_put.iter().chain(&to_delete).map(|k| &k[..]),
-            ));
-            let writes: Vec<RowMutation> = to_put
-                .into_iter()
-                .map(|key| self.put_entry(key, ts))
-                .chain(to_delete.into_iter().map(|key| self.delete_entry(key, ts)))
-                .collect();
-            self.table.store().mutate(self.index_table, &writes).await?;
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 2) {
+            let mut entries = store.scan(self.index_table, &Scan::range(start, Bytes::new())).await?;
+            let mut batch = Vec::new();
+            loop {
+                let next = entries.next().await.transpose()?;
+                let end = next.is_none();
+                batch.extend(next);
+                if batch.len() < options.batch && !end {
+                    continue;
+                }
+                let Some(last) = batch.last().map(|e| e.row.clone()) else {
+                    break;
+                };
+                let mut named = Vec::with_capacity(batch.len());
+                for entry in &batch {
+                    let (_, primary): (V, Bytes) = self.key.decode(&entry.row).map_err(|source| Error::Key {
+                        table: self.index_table,
+                        source,
+                    })?;
+                    named.push((entry.row.clone(), primary));
+                }
+                let rows = self
+                    .table
+                    .get_many_rows(named.iter().map(|(_, primary)| primary.clone()))
+                    .await?;
+                let mut to_delete = Vec::new();
+                for ((entry, primary), row) in named.into_iter().zip(rows) {
+                    match row {
+                        None => report.absent.push(format!(
+                            "entry {}: row {} is gone",
+                            Printable(&entry),
+                            Printable(&primary)
+                        )),
+                        Some(row) if self.entry_key(&(self.value_of)(&row), &primary)? != entry => report
+                            .dangling
+                            .push(format!("entry {}: its row holds another value", Printable(&entry))),
+                        Some(_) => continue,
+                    }
+                    to_delete.push(entry);
+                }
+                if fix {
+                    self.write_entries(Vec::new(), to_delete).await?;
+                }
+                read += batch.len() as u64;
+                batch.clear();
+                options.report(&progress("index entries", read, &report, Checkpoint::new(2, last)));
+                tokio::task::yield_now().await;
+                if end {
+                    break;
+                }
+            }
         }
         Ok(report)
+    }
+
+    /// Puts and deletes entries at one timestamp.
+    async fn write_entries(&self, to_put: Vec<Bytes>, to_delete: Vec<Bytes>) -> Result<()> {
+        if to_put.is_empty() && to_delete.is_empty() {
+            return Ok(());
+        }
+        let ts = next_timestamp(&RowSet::of_rows(
+            self.index_table,
+            to_put.iter().chain(&to_delete).map(|k| &k[..]),
+        ));
+        let writes: Vec<RowMutation> = to_put
+            .into_iter()
+            .map(|key| self.put_entry(key, ts))
+            .chain(to_delete.into_iter().map(|key| self.delete_entry(key, ts)))
+            .collect();
+        self.table.store().mutate(self.index_table, &writes).await?;
+        Ok(())
     }
 
     /// Deletes every entry and indexes the table afresh.
@@ -335,5 +414,18 @@ where
     }
     async fn rebuild(&self) -> Option<Result<()>> {
         Some(Index::rebuild(self).await)
+    }
+    async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
+        Index::check(self, fix, options).await
+    }
+}
+
+/// A batched check's progress, from what it has read and found.
+pub(super) fn progress(pass: &'static str, rows: u64, report: &Report, checkpoint: Checkpoint) -> Progress {
+    Progress {
+        pass,
+        rows,
+        found: report.len(),
+        checkpoint,
     }
 }

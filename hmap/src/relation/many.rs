@@ -829,13 +829,7 @@ impl<LK, RK> Default for Run<LK, RK> {
 
 impl<LK, RK> Run<LK, RK> {
     fn progress(&self, pass: &'static str, checkpoint: Checkpoint) -> Progress {
-        let r = &self.report;
-        Progress {
-            pass,
-            rows: self.rows,
-            found: r.missing.len() + r.dangling.len() + r.stale.len() + r.absent.len() + r.held.len(),
-            checkpoint,
-        }
+        super::index::progress(pass, self.rows, &self.report, checkpoint)
     }
 }
 

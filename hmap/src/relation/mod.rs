@@ -51,6 +51,16 @@ pub struct Report {
 }
 
 impl Report {
+    /// How many findings it holds, of every kind.
+    pub fn len(&self) -> usize {
+        self.missing.len() + self.dangling.len() + self.stale.len() + self.absent.len() + self.held.len()
+    }
+
+    /// Whether it holds no finding (both sides agree).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether both sides agree.
     pub fn is_consistent(&self) -> bool {
         self.missing.is_empty()
