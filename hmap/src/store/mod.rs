@@ -22,6 +22,8 @@ mod check;
 mod error;
 mod faulty;
 mod memory;
+#[cfg(feature = "native")]
+pub mod native;
 #[cfg(feature = "thrift")]
 mod thrift;
 
