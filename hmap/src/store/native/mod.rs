@@ -11,6 +11,7 @@
 //! - [`client`]: [`NativeClient`], async get, mutate and scan on hmap's own types.
 
 pub mod codec;
+pub mod connection;
 pub mod error;
 pub mod proto;
 

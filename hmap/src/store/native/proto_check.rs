@@ -244,8 +244,25 @@ fn rust_schema() -> Schema {
     let mut scopes: Vec<(String, usize, &str)> = Vec::new();
     let mut depth = 0usize;
     let mut pending_attr: Option<String> = None;
-    for line in source.lines() {
-        let line = line.trim();
+    // rustfmt may spread a long `#[prost(...)]` over lines: join them.
+    let mut lines: Vec<String> = Vec::new();
+    let mut open_attr: Option<String> = None;
+    for line in source.lines().map(str::trim) {
+        match open_attr.take() {
+            Some(mut attr) => {
+                attr.push_str(line);
+                if attr.ends_with(")]") {
+                    lines.push(attr.replace(",)]", ")]").replace(',', ", ").replace(",  ", ", "));
+                } else {
+                    open_attr = Some(attr);
+                }
+            }
+            None if line == "#[prost(" => open_attr = Some(line.to_string()),
+            None => lines.push(line.to_string()),
+        }
+    }
+    for line in &lines {
+        let line = line.as_str();
         let opens = line.matches('{').count();
         let closes = line.matches('}').count();
         let path = |scopes: &[(String, usize, &str)], last: &str| {
@@ -427,4 +444,9 @@ fn parser_reads_the_subset() {
     assert_eq!(qv[&4].ty, "DeleteType");
     assert_eq!(rust.messages["RegionSpecifier"][&1].name, "r#type");
     assert_eq!(rust.messages["ScanResponse"][&1].packed.as_deref(), Some("false"));
+    // An attribute rustfmt spread over lines.
+    assert_eq!(
+        rust.messages["MutationProto"][&6].default.as_deref(),
+        Some("UseDefault")
+    );
 }
