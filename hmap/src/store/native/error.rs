@@ -78,6 +78,29 @@ pub enum NativeError {
         /// What is wrong.
         reason: String,
     },
+    /// The table has no region in `hbase:meta` (it does not exist).
+    #[error("table `{table}` does not exist")]
+    TableNotFound {
+        /// The table.
+        table: String,
+    },
+    /// `hbase:meta` has no usable region for a row: a hole, a region being
+    /// split, or one not assigned. Worth looking up again after a while.
+    #[error("table `{table}` has no region for row {row}: {reason}")]
+    NoRegion {
+        /// The table.
+        table: String,
+        /// The row, printable.
+        row: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request NativeStore cannot send yet.
+    #[error("NativeStore cannot send {what} yet")]
+    Unsupported {
+        /// What it cannot send.
+        what: String,
+    },
     /// The server answered the call with an exception.
     #[error(transparent)]
     Remote(#[from] RemoteError),
@@ -265,8 +288,21 @@ impl NativeError {
             None => message,
         };
         match self {
-            NativeError::Remote(e) if e.kind == ExceptionKind::TableNotFound => StoreError::TableNotFound {
+            NativeError::Remote(RemoteError {
+                kind: ExceptionKind::TableNotFound,
+                ..
+            })
+            | NativeError::TableNotFound { .. } => StoreError::TableNotFound {
                 table: table.to_string(),
+            },
+            e @ NativeError::Unsupported { .. } => StoreError::InvalidRequest {
+                table: table.to_string(),
+                reason: at_row(e.to_string()),
+            },
+            e @ NativeError::NoRegion { .. } => StoreError::Server {
+                table: table.to_string(),
+                operation,
+                message: e.to_string(),
             },
             NativeError::Remote(e) => StoreError::Server {
                 table: table.to_string(),

@@ -10,12 +10,16 @@
 //!   lookups in `hbase:meta`;
 //! - [`client`]: [`NativeClient`], async get, mutate and scan on hmap's own types.
 
+pub mod client;
 pub mod codec;
 pub mod connection;
+pub mod convert;
 pub mod error;
+pub mod locate;
 pub mod proto;
 
 #[cfg(test)]
 mod proto_check;
 
+pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};

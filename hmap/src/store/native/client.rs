@@ -1,0 +1,591 @@
+//! [`NativeStore`]: hmap's reads and writes over HBase's own RPC, as async
+//! functions on hmap's types (the `Store` trait will be a thin adapter).
+//!
+//! Each call has one deadline ([`NativeConfig::call_timeout`]) that covers
+//! locating the region, dialling, and every retry: a region that moved, is
+//! opening or is not served where the cache said is looked up again, a
+//! busy server is backed off from (16 ms doubling up to 5 s, as gohbase),
+//! always within the deadline.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::connection::{CallReply, Connection, ConnectionConfig, Service};
+use super::convert;
+use super::error::NativeError;
+use super::locate::{self, RegionLocation};
+use super::proto;
+use crate::store::{Get, RowMutation, RowResult, Scan, StoreError};
+
+/// How a [`NativeStore`] reaches HBase.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct NativeConfig {
+    /// Masters or region servers that answer `ClientMetaService`, `host:port`;
+    /// tried in order.
+    pub bootstrap: Vec<String>,
+    /// Each call's deadline, retries included.
+    pub call_timeout: Duration,
+    /// The connections' settings.
+    pub connection: ConnectionConfig,
+}
+
+impl NativeConfig {
+    /// Bootstraps from these servers, with a 30 s deadline per call.
+    pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        NativeConfig {
+            bootstrap: bootstrap.into_iter().map(Into::into).collect(),
+            call_timeout: Duration::from_secs(30),
+            connection: ConnectionConfig::default(),
+        }
+    }
+
+    /// Sets each call's deadline.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+}
+
+/// A client of HBase's RPC protocol; cheap to clone (clones share the
+/// connections and the region cache).
+#[derive(Clone, Debug)]
+pub struct NativeStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: NativeConfig,
+    connections: Mutex<HashMap<(String, Service), Connection>>,
+    /// Region locations by table, then by start key.
+    regions: Mutex<HashMap<String, BTreeMap<Bytes, RegionLocation>>>,
+    meta: Mutex<Option<RegionLocation>>,
+}
+
+/// A call's deadline and retry pacing.
+struct Attempts {
+    started: Instant,
+    deadline: Instant,
+    backoff: Duration,
+}
+
+impl Attempts {
+    fn new(timeout: Duration) -> Self {
+        let started = Instant::now();
+        Attempts {
+            started,
+            deadline: started + timeout,
+            backoff: Duration::from_millis(16),
+        }
+    }
+
+    /// The time left, or the timeout error.
+    fn remaining(&self, endpoint: &str, method: &'static str) -> Result<Duration, NativeError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NativeError::Timeout {
+                endpoint: endpoint.to_string(),
+                method,
+                elapsed: self.started.elapsed(),
+            });
+        }
+        Ok(left)
+    }
+
+    /// Sleeps before the next try, if the deadline leaves room; otherwise
+    /// gives `error` back.
+    async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left <= self.backoff {
+            return Err(error);
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+        Ok(())
+    }
+}
+
+/// What to do about a failed try.
+enum Retry {
+    /// The region's location is stale: look it up again.
+    Relocate,
+    /// The server is busy: wait and try the same place.
+    Wait,
+    /// Give up.
+    No,
+}
+
+fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
+    match error {
+        NativeError::Remote(e) if e.kind.is_region_moved() => Retry::Relocate,
+        NativeError::Remote(e) if e.kind.is_busy() => Retry::Wait,
+        NativeError::NoRegion { .. } => Retry::Relocate,
+        // The server may be gone: its regions will be elsewhere.
+        NativeError::Connect { .. } => Retry::Relocate,
+        NativeError::Closed { .. } if idempotent => Retry::Relocate,
+        _ => Retry::No,
+    }
+}
+
+impl NativeStore {
+    /// Connects: asks the bootstrap servers where `hbase:meta` is.
+    pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
+        let store = NativeStore {
+            inner: Arc::new(Inner {
+                config,
+                connections: Mutex::default(),
+                regions: Mutex::default(),
+                meta: Mutex::default(),
+            }),
+        };
+        store
+            .meta_region()
+            .await
+            .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
+        Ok(store)
+    }
+
+    fn connection(&self, endpoint: &str, service: Service) -> Connection {
+        let mut connections = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        connections
+            .entry((endpoint.to_string(), service))
+            .or_insert_with(|| Connection::new(endpoint, service, self.inner.config.connection.clone()))
+            .clone()
+    }
+
+    /// Where `hbase:meta` is, from the cache or the registry.
+    async fn meta_region(&self) -> Result<RegionLocation, (NativeError, String)> {
+        if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(meta);
+        }
+        let mut last = None;
+        for endpoint in &self.inner.config.bootstrap {
+            let connection = self.connection(endpoint, Service::ClientMeta);
+            let reply = connection
+                .call::<proto::GetMetaRegionLocationsResponse>(
+                    "GetMetaRegionLocations",
+                    &proto::GetMetaRegionLocationsRequest {},
+                    self.inner.config.call_timeout,
+                )
+                .await
+                .and_then(|r| locate::meta_location(&r.message));
+            match reply {
+                Ok(meta) => {
+                    *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
+                    return Ok(meta);
+                }
+                Err(e) => last = Some((e, endpoint.clone())),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            (
+                NativeError::InvalidReply {
+                    reason: "no bootstrap server configured".to_string(),
+                },
+                String::new(),
+            )
+        }))
+    }
+
+    fn cached(&self, table: &str, row: &[u8]) -> Option<RegionLocation> {
+        let regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        let (_, region) = regions.get(table)?.range(..=Bytes::copy_from_slice(row)).next_back()?;
+        region.contains(row).then(|| region.clone())
+    }
+
+    fn forget(&self, region: &RegionLocation) {
+        let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(table) = regions.get_mut(&region.table) {
+            table.remove(&region.start);
+        }
+        if region.table == locate::META_TABLE {
+            *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// The region that holds `row` in `table` (cached, or looked up in `hbase:meta`).
+    pub async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation, StoreError> {
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        self.locate_within(table, row, &mut attempts)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
+    }
+
+    async fn locate_within(
+        &self,
+        table: &str,
+        row: &[u8],
+        attempts: &mut Attempts,
+    ) -> Result<RegionLocation, (NativeError, String)> {
+        if let Some(region) = self.cached(table, row) {
+            return Ok(region);
+        }
+        loop {
+            let meta = self.meta_region().await?;
+            let request = proto::ScanRequest {
+                region: Some(meta.specifier()),
+                scan: Some(proto::Scan {
+                    column: vec![proto::Column {
+                        family: Bytes::from_static(locate::META_FAMILY),
+                        qualifier: Vec::new(),
+                    }],
+                    start_row: Some(locate::meta_key(table, row).into()),
+                    stop_row: Some(locate::meta_stop_key(table).into()),
+                    include_stop_row: Some(true),
+                    reversed: Some(true),
+                    caching: Some(1),
+                    ..Default::default()
+                }),
+                number_of_rows: Some(1),
+                close_scanner: Some(true),
+                ..Default::default()
+            };
+            let result = async {
+                let left = attempts.remaining(&meta.server, "Scan")?;
+                let reply = self
+                    .connection(&meta.server, Service::Client)
+                    .call::<proto::ScanResponse>("Scan", &request, left)
+                    .await?;
+                let rows = scan_rows(&reply)?;
+                let cells: Vec<_> = rows.into_iter().next().unwrap_or_default();
+                locate::region_from_meta(table, row, &cells)
+            }
+            .await;
+            match result {
+                Ok(region) => {
+                    let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+                    regions
+                        .entry(table.to_string())
+                        .or_default()
+                        .insert(region.start.clone(), region.clone());
+                    return Ok(region);
+                }
+                Err(e) => match retry_kind(&e, true) {
+                    Retry::Relocate => {
+                        if !matches!(e, NativeError::NoRegion { .. }) {
+                            self.forget(&meta);
+                        }
+                        attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
+                    }
+                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?,
+                    Retry::No => return Err((e, meta.server.clone())),
+                },
+            }
+        }
+    }
+
+    /// Calls `method` on the region of `row`, relocating and backing off
+    /// as needed, within one deadline.
+    async fn region_call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        table: &str,
+        row: &[u8],
+        method: &'static str,
+        idempotent: bool,
+        request: impl Fn(&RegionLocation) -> Req,
+    ) -> Result<(RegionLocation, CallReply<Resp>), (NativeError, String)> {
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        loop {
+            let region = self.locate_within(table, row, &mut attempts).await?;
+            let left = attempts
+                .remaining(&region.server, method)
+                .map_err(|e| (e, region.server.clone()))?;
+            let connection = self.connection(&region.server, Service::Client);
+            match connection.call::<Resp>(method, &request(&region), left).await {
+                Ok(reply) => return Ok((region, reply)),
+                Err(e) => match retry_kind(&e, idempotent) {
+                    Retry::Relocate => {
+                        self.forget(&region);
+                        attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?;
+                    }
+                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?,
+                    Retry::No => return Err((e, region.server.clone())),
+                },
+            }
+        }
+    }
+
+    /// Reads one row; `None` if it has no cell the get selects.
+    pub async fn get(&self, table: &str, get: &crate::store::Get) -> Result<Option<RowResult>, StoreError> {
+        let request = |region: &RegionLocation| proto::GetRequest {
+            region: region.specifier(),
+            get: convert::get(get),
+        };
+        let (_, reply) = self
+            .region_call::<_, proto::GetResponse>(table, &get.row, "Get", true, request)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, Some(&get.row), "get", &endpoint))?;
+        let result = reply.message.result.unwrap_or_default();
+        let read = convert::associated_cells(&result)
+            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()));
+        read.map_err(|e| e.into_store(table, Some(&get.row), "get", ""))
+    }
+
+    /// Reads many rows; results in the order of `gets`.
+    pub async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>, StoreError> {
+        let mut out = Vec::with_capacity(gets.len());
+        for get in gets {
+            out.push(self.get(table, get).await?);
+        }
+        Ok(out)
+    }
+
+    /// Applies each row's changes (atomically per row, rows independently).
+    pub async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
+        for row in rows {
+            let mutations = convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+            match &mutations[..] {
+                [] => {}
+                [one] => {
+                    let request = |region: &RegionLocation| proto::MutateRequest {
+                        region: region.specifier(),
+                        mutation: one.clone(),
+                        condition: None,
+                        nonce_group: None,
+                    };
+                    self.region_call::<_, proto::MutateResponse>(table, &row.row, "Mutate", false, request)
+                        .await
+                        .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
+                }
+                several => {
+                    // Kinds mixed in one row: one atomic region action.
+                    let request = |region: &RegionLocation| proto::MultiRequest {
+                        region_action: vec![proto::RegionAction {
+                            region: region.specifier(),
+                            atomic: Some(true),
+                            action: several
+                                .iter()
+                                .enumerate()
+                                .map(|(i, m)| proto::Action {
+                                    index: Some(i as u32),
+                                    mutation: Some(m.clone()),
+                                    get: None,
+                                })
+                                .collect(),
+                            condition: None,
+                        }],
+                        nonce_group: None,
+                    };
+                    let (_, reply) = self
+                        .region_call::<_, proto::MultiResponse>(table, &row.row, "Multi", false, request)
+                        .await
+                        .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
+                    multi_error(&reply.message).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the rows of a scan, region by region, all of them (up to the
+    /// scan's limit). Scanners are closed when the limit stops a region early.
+    pub async fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
+        let mut rows = Vec::new();
+        if scan.is_empty_range() || scan.limit == Some(0) {
+            return Ok(rows);
+        }
+        let mut scan = scan.clone();
+        loop {
+            let remaining = scan.limit.map(|l| l - rows.len());
+            let from: Bytes = if scan.reversed {
+                // The region holding the row just below the stop.
+                scan.stop.clone()
+            } else {
+                scan.start.clone()
+            };
+            let (region, got) = self.scan_region(table, &scan, &from, remaining).await?;
+            rows.extend(got);
+            if scan.limit.is_some_and(|l| rows.len() >= l) {
+                return Ok(rows);
+            }
+            if scan.reversed {
+                // Next: the region below this one.
+                if region.start.is_empty() || region.start <= scan.start {
+                    return Ok(rows);
+                }
+                scan.stop = region.start.clone();
+            } else {
+                if region.end.is_empty() || (!scan.stop.is_empty() && region.end >= scan.stop) {
+                    return Ok(rows);
+                }
+                scan.start = region.end.clone();
+            }
+        }
+    }
+
+    /// Scans the region of `from` to its end (or the scan's, or the
+    /// limit); returns the region and its rows.
+    async fn scan_region(
+        &self,
+        table: &str,
+        scan: &Scan,
+        from: &[u8],
+        limit: Option<usize>,
+    ) -> Result<(RegionLocation, Vec<RowResult>), StoreError> {
+        // A reversed scan from the table's end locates the last region:
+        // the greatest row there is.
+        let locate_row: Vec<u8> = if scan.reversed {
+            reversed_locate_row(from)
+        } else {
+            from.to_vec()
+        };
+        let batch = scan.batch_size.clamp(1, u32::MAX as usize) as u32;
+        let open = |region: &RegionLocation| proto::ScanRequest {
+            region: Some(region.specifier()),
+            scan: Some(convert::scan(scan)),
+            number_of_rows: Some(batch),
+            limit_of_rows: limit.map(|l| l.min(u32::MAX as usize) as u32),
+            ..Default::default()
+        };
+        let err = |e: NativeError, endpoint: &str| e.into_store(table, None, "scan", endpoint);
+        let (region, reply) = self
+            .region_call::<_, proto::ScanResponse>(table, &locate_row, "Scan", true, open)
+            .await
+            .map_err(|(e, endpoint)| err(e, &endpoint))?;
+        let connection = self.connection(&region.server, Service::Client);
+        let mut rows = Vec::new();
+        let mut reply = reply;
+        let mut call_seq = 0u64;
+        loop {
+            for cells in scan_rows(&reply).map_err(|e| err(e, &region.server))? {
+                if let Some(row) = rows_from_cells(cells) {
+                    rows.push(row);
+                }
+            }
+            let message = &reply.message;
+            let more_in_region = message.more_results_in_region.unwrap_or(true) && message.more_results.unwrap_or(true);
+            let scanner = message.scanner_id;
+            let full = limit.is_some_and(|l| rows.len() >= l);
+            if full || !more_in_region {
+                if let (Some(id), true) = (scanner, full && more_in_region) {
+                    // Stopped early: close the scanner.
+                    let close = proto::ScanRequest {
+                        scanner_id: Some(id),
+                        number_of_rows: Some(0),
+                        close_scanner: Some(true),
+                        ..Default::default()
+                    };
+                    let _ = connection
+                        .call::<proto::ScanResponse>("Scan", &close, self.inner.config.call_timeout)
+                        .await;
+                }
+                if let Some(l) = limit {
+                    rows.truncate(l);
+                }
+                return Ok((region, rows));
+            }
+            let Some(id) = scanner else {
+                return Err(err(
+                    NativeError::MissingField {
+                        message: "scan response",
+                        field: "scanner id",
+                    },
+                    &region.server,
+                ));
+            };
+            call_seq += 1;
+            let next = proto::ScanRequest {
+                scanner_id: Some(id),
+                number_of_rows: Some(batch),
+                next_call_seq: Some(call_seq - 1),
+                ..Default::default()
+            };
+            reply = connection
+                .call::<proto::ScanResponse>("Scan", &next, self.inner.config.call_timeout)
+                .await
+                .map_err(|e| err(e, &region.server))?;
+        }
+    }
+}
+
+/// The row to locate a reversed scan's region by: the greatest row below
+/// `stop` (exclusive), approximated by the stop itself minus a byte; the
+/// table's last region for an empty stop.
+fn reversed_locate_row(stop: &[u8]) -> Vec<u8> {
+    if stop.is_empty() {
+        // Past every row HBase allows: the last region.
+        return vec![0xFF; crate::store::MAX_ROW_LENGTH];
+    }
+    // The row just below `stop`: drop a trailing 0, or decrement the last
+    // byte and pad with 0xFF (enough to sort after every real row below it).
+    let mut row = stop.to_vec();
+    match row.pop() {
+        Some(0) => {}
+        Some(b) => {
+            row.push(b - 1);
+            row.extend(std::iter::repeat_n(0xFF, 8));
+        }
+        None => {}
+    }
+    row
+}
+
+/// The cells of each row of a scan reply: from the cell block, split by
+/// `cells_per_result`, or from the `Result` messages.
+fn scan_rows(reply: &CallReply<proto::ScanResponse>) -> Result<Vec<Vec<super::codec::WireCell>>, NativeError> {
+    let message = &reply.message;
+    if !message.cells_per_result.is_empty() {
+        let mut cells = reply.cells.iter().cloned();
+        let mut rows = Vec::with_capacity(message.cells_per_result.len());
+        for (i, &n) in message.cells_per_result.iter().enumerate() {
+            let row: Vec<_> = cells.by_ref().take(n as usize).collect();
+            if row.len() != n as usize {
+                return Err(NativeError::InvalidReply {
+                    reason: format!("scan result {i} announces {n} cells, the cell block has {}", row.len()),
+                });
+            }
+            rows.push(row);
+        }
+        return Ok(rows);
+    }
+    Ok(message
+        .results
+        .iter()
+        .map(|r| {
+            r.cell
+                .iter()
+                .map(|c| super::codec::WireCell {
+                    row: c.row.clone().unwrap_or_default(),
+                    family: c.family.clone().unwrap_or_default(),
+                    qualifier: c.qualifier.clone().unwrap_or_default(),
+                    timestamp: c.timestamp.unwrap_or(0) as i64,
+                    cell_type: c.cell_type.unwrap_or(4) as u8,
+                    value: c.value.clone().unwrap_or_default(),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+fn rows_from_cells(cells: Vec<super::codec::WireCell>) -> Option<RowResult> {
+    let n = cells.len();
+    convert::row_result(&proto::Result::default(), n, &mut cells.into_iter())
+        .ok()
+        .flatten()
+}
+
+/// The first exception of a `Multi` reply, if any.
+fn multi_error(reply: &proto::MultiResponse) -> Result<(), NativeError> {
+    for result in &reply.region_action_result {
+        let exceptions = result
+            .exception
+            .iter()
+            .chain(result.result_or_exception.iter().filter_map(|r| r.exception.as_ref()));
+        if let Some(e) = exceptions.into_iter().next() {
+            let trace = String::from_utf8_lossy(e.value.as_deref().unwrap_or_default()).into_owned();
+            return Err(NativeError::Remote(super::error::RemoteError::new(
+                e.name.clone(),
+                trace,
+            )));
+        }
+    }
+    Ok(())
+}

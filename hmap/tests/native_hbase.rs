@@ -1,0 +1,194 @@
+//! NativeStore's layers against the real HBase: the registry, a region
+//! lookup in `hbase:meta`, and gets, mutations and scans compared byte for
+//! byte with what the Thrift2 gateway reads and writes.
+//!
+//! ```sh
+//! eval $(scripts/hbase/hbase address)     # HMAP_NATIVE=host:port of the master
+//! HMAP_THRIFT=127.0.0.1:9091 HMAP_NATIVE=... cargo test -p hmap-hbase --features native \
+//!     --test native_hbase -- --include-ignored
+//! ```
+#![cfg(feature = "native")]
+
+use std::time::Duration;
+
+use hmap::schema::{FamilySchema, TableSchema};
+use hmap::store::native::{NativeConfig, NativeStore};
+use hmap::store::{Get, RowMutation, RowResult, Scan, Store, StoreError, ThriftStore};
+
+/// The environment variable's value; panics when it is unset, so that a
+/// test that needs a real HBase never passes without one (the same rule as
+/// `hmap_suite::required_env`, which this crate cannot depend on).
+fn required_env(variable: &str) -> String {
+    match std::env::var(variable) {
+        Ok(value) if !value.trim().is_empty() => value.trim().to_string(),
+        _ => panic!(
+            "{variable} is not set: this test needs a real HBase \
+             (eval $(scripts/hbase/hbase start); eval $(scripts/hbase/hbase address))"
+        ),
+    }
+}
+
+fn table_name(name: &str) -> String {
+    format!("{}{name}", std::env::var("HMAP_TEST_PREFIX").unwrap_or_default())
+}
+
+/// A fresh two-region table (split at `m`) with families `f` (1 version)
+/// and `g` (3 versions), made through the Thrift2 gateway.
+fn fresh_table(thrift: &ThriftStore, name: &str) -> String {
+    let table = table_name(name);
+    if thrift.table_exists(&table).expect("exists") {
+        thrift.delete_table(&table).expect("delete the old table");
+    }
+    let schema = TableSchema::new(table.clone())
+        .family(FamilySchema::new("f"))
+        .family(FamilySchema::new("g").versions(3))
+        .split_keys([bytes::Bytes::from_static(b"m")]);
+    thrift.create_table(&schema).expect("create");
+    table
+}
+
+async fn native() -> NativeStore {
+    let config = NativeConfig::new([required_env("HMAP_NATIVE")]).call_timeout(Duration::from_secs(20));
+    NativeStore::connect(config)
+        .await
+        .expect("bootstrap through ClientMetaService")
+}
+
+fn thrift_scan(thrift: &ThriftStore, table: &str, scan: &Scan) -> Vec<RowResult> {
+    thrift
+        .scan(table, scan)
+        .expect("thrift scan")
+        .collect::<Result<_, _>>()
+        .expect("thrift rows")
+}
+
+#[tokio::test]
+#[ignore = "needs a real HBase: HMAP_NATIVE (scripts/hbase/hbase address) and HMAP_THRIFT"]
+async fn native_reads_and_writes_match_thrift() {
+    let thrift = ThriftStore::new(required_env("HMAP_THRIFT"));
+    let table = fresh_table(&thrift, "hbase");
+    let native = native().await;
+
+    // Written through the gateway, every byte value and two versions.
+    let binary: Vec<u8> = (0..=255).collect();
+    thrift
+        .mutate(
+            &table,
+            &[
+                RowMutation::new("a1")
+                    .put("f", "q", "one")
+                    .put("f", b"\x00\xff".to_vec(), binary.clone())
+                    .put("f", "", "")
+                    .put_at("g", "v", 5, "five")
+                    .put_at("g", "v", 7, "seven"),
+                RowMutation::new("z9").put("f", "q", "last"),
+            ],
+        )
+        .expect("thrift put");
+
+    // The regions: a1 in the first, z9 in the second.
+    let first = native.locate(&table, b"a1").await.expect("locate a1");
+    let second = native.locate(&table, b"z9").await.expect("locate z9");
+    assert!(first.name.starts_with(format!("{table},,").as_bytes()), "{first:?}");
+    assert_eq!((&first.start[..], &first.end[..]), (&b""[..], &b"m"[..]));
+    assert_eq!((&second.start[..], &second.end[..]), (&b"m"[..], &b""[..]));
+    assert_ne!(first.name, second.name);
+
+    // Gets, byte for byte as the gateway reads them.
+    for get in [
+        Get::new("a1"),
+        Get::new("a1").max_versions(3),
+        Get::new("a1").column("g", "v").max_versions(3),
+        Get::new("a1").family("f"),
+        Get::new("a1").time_range(hmap::store::TimeRange::new(6, 8)).family("g"),
+        Get::new("z9"),
+        Get::new("missing"),
+    ] {
+        let ours = native.get(&table, &get).await.expect("native get");
+        let theirs = thrift.get(&table, &get).expect("thrift get");
+        assert_eq!(ours, theirs, "{get:?}");
+    }
+    let a1 = native.get(&table, &Get::new("a1")).await.expect("get").expect("a row");
+    assert_eq!(a1.value("f", b"\x00\xff"), Some(binary.clone().into()));
+    assert_eq!(a1.cells.len(), 4);
+
+    // Writes through NativeStore, read back through the gateway.
+    native
+        .mutate(
+            &table,
+            &[
+                RowMutation::new("b2")
+                    .put("f", "q", "native")
+                    .put_at("g", "v", 3, "three"),
+                RowMutation::new("n5").put("f", "q", "second region"),
+                RowMutation::new("a1").delete_column("f", "q"),
+                // Mixed kinds in one row: one atomic Multi.
+                RowMutation::new("z9")
+                    .delete_row()
+                    .put_at("f", "r", i64::MAX - 1, "after"),
+            ],
+        )
+        .await
+        .expect("native mutate");
+    for row in ["a1", "b2", "n5", "z9"] {
+        let theirs = thrift.get(&table, &Get::new(row).max_versions(3)).expect("thrift get");
+        let ours = native
+            .get(&table, &Get::new(row).max_versions(3))
+            .await
+            .expect("native get");
+        assert_eq!(ours, theirs, "row {row}");
+    }
+    assert_eq!(
+        thrift
+            .get(&table, &Get::new("b2"))
+            .expect("get")
+            .and_then(|r| r.value("f", "q")),
+        Some("native".into())
+    );
+    assert_eq!(
+        thrift
+            .get(&table, &Get::new("a1"))
+            .expect("get")
+            .and_then(|r| r.value("f", "q")),
+        None
+    );
+
+    // Scans over both regions, as the gateway scans.
+    for scan in [
+        Scan::all(),
+        Scan::all().batch_size(1),
+        Scan::all().limit(3),
+        Scan::range("b", "o"),
+        Scan::prefix("n"),
+        Scan::all().family("g").max_versions(3),
+        Scan::all().reversed(),
+        Scan::range("b", "o").reversed(),
+        Scan::all().reversed().limit(2).batch_size(1),
+    ] {
+        let ours = native.scan(&table, &scan).await.expect("native scan");
+        assert_eq!(ours, thrift_scan(&thrift, &table, &scan), "{scan:?}");
+    }
+    // Not vacuous: both regions, both directions.
+    let rows = |rows: Vec<RowResult>| rows.into_iter().map(|r| r.row).collect::<Vec<_>>();
+    assert_eq!(
+        rows(native.scan(&table, &Scan::all()).await.expect("scan")),
+        ["a1", "b2", "n5", "z9"]
+    );
+    assert_eq!(
+        rows(
+            native
+                .scan(&table, &Scan::range("b", "o").reversed())
+                .await
+                .expect("scan")
+        ),
+        ["n5", "b2"]
+    );
+
+    // Errors name the table.
+    let missing = table_name("hbase_missing");
+    match native.get(&missing, &Get::new("r")).await {
+        Err(StoreError::TableNotFound { table }) => assert_eq!(table, missing),
+        other => panic!("expected TableNotFound, got {other:?}"),
+    }
+    thrift.delete_table(&table).expect("clean up");
+}
