@@ -184,11 +184,89 @@ async fn native_reads_and_writes_match_thrift() {
         ["n5", "b2"]
     );
 
+    // Batched gets over both regions (one Multi per server), in order.
+    let gets: Vec<Get> = ["z9", "missing", "a1", "n5", "b2"].into_iter().map(Get::new).collect();
+    let ours = native.get_many(&table, &gets).await.expect("native get_many");
+    assert_eq!(ours, thrift.get_many(&table, &gets).expect("thrift get_many"));
+    assert_eq!(ours.iter().filter(|r| r.is_some()).count(), 4);
+
+    // Many calls in flight on one connection per server.
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let native = native.clone();
+        let table = table.clone();
+        let row = ["a1", "b2", "n5", "z9"][i % 4];
+        calls.spawn(async move { (row, native.get(&table, &Get::new(row)).await) });
+    }
+    while let Some(joined) = calls.join_next().await {
+        let (row, got) = joined.expect("task");
+        assert_eq!(got.expect("get").map(|r| r.row), Some(row.into()));
+    }
+
     // Errors name the table.
     let missing = table_name("hbase_missing");
     match native.get(&missing, &Get::new("r")).await {
         Err(StoreError::TableNotFound { table }) => assert_eq!(table, missing),
         other => panic!("expected TableNotFound, got {other:?}"),
     }
+    thrift.delete_table(&table).expect("clean up");
+}
+
+/// Figures, not assertions: point gets one at a time through each store,
+/// and with 64 in flight on NativeStore's one connection.
+#[tokio::test]
+#[ignore = "needs a real HBase: HMAP_NATIVE (scripts/hbase/hbase address) and HMAP_THRIFT"]
+async fn native_point_get_figures() {
+    const ROWS: usize = 1000;
+    let thrift = ThriftStore::new(required_env("HMAP_THRIFT"));
+    let table = fresh_table(&thrift, "hbase_figures");
+    let native = native().await;
+    let rows: Vec<RowMutation> = (0..ROWS)
+        .map(|i| RowMutation::new(format!("r{i:05}")).put("f", "q", format!("value {i}")))
+        .collect();
+    let started = std::time::Instant::now();
+    native.mutate(&table, &rows).await.expect("load");
+    let load = started.elapsed();
+    let started = std::time::Instant::now();
+    for i in 0..ROWS {
+        thrift
+            .get(&table, &Get::new(format!("r{i:05}")))
+            .expect("get")
+            .expect("row");
+    }
+    let thrift_serial = started.elapsed();
+    let started = std::time::Instant::now();
+    for i in 0..ROWS {
+        native
+            .get(&table, &Get::new(format!("r{i:05}")))
+            .await
+            .expect("get")
+            .expect("row");
+    }
+    let native_serial = started.elapsed();
+    let started = std::time::Instant::now();
+    let mut calls = tokio::task::JoinSet::new();
+    for worker in 0..64 {
+        let (native, table) = (native.clone(), table.clone());
+        calls.spawn(async move {
+            for i in (worker..ROWS).step_by(64) {
+                native
+                    .get(&table, &Get::new(format!("r{i:05}")))
+                    .await
+                    .expect("get")
+                    .expect("row");
+            }
+        });
+    }
+    while let Some(joined) = calls.join_next().await {
+        joined.expect("task");
+    }
+    let native_concurrent = started.elapsed();
+    let scanned = native.scan(&table, &Scan::all().batch_size(500)).await.expect("scan");
+    assert_eq!(scanned.len(), ROWS);
+    eprintln!(
+        "{ROWS} rows: native Multi load {load:?}; point gets one at a time: thrift {thrift_serial:?}, \
+         native {native_serial:?}; native with 64 in flight {native_concurrent:?}"
+    );
     thrift.delete_table(&table).expect("clean up");
 }

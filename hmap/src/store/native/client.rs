@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::batch::Op;
 use super::connection::{CallReply, Connection, ConnectionConfig, Service};
 use super::convert;
 use super::error::NativeError;
@@ -67,14 +68,14 @@ struct Inner {
 }
 
 /// A call's deadline and retry pacing.
-struct Attempts {
+pub(super) struct Attempts {
     started: Instant,
     deadline: Instant,
     backoff: Duration,
 }
 
 impl Attempts {
-    fn new(timeout: Duration) -> Self {
+    pub(super) fn new(timeout: Duration) -> Self {
         let started = Instant::now();
         Attempts {
             started,
@@ -84,7 +85,7 @@ impl Attempts {
     }
 
     /// The time left, or the timeout error.
-    fn remaining(&self, endpoint: &str, method: &'static str) -> Result<Duration, NativeError> {
+    pub(super) fn remaining(&self, endpoint: &str, method: &'static str) -> Result<Duration, NativeError> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(NativeError::Timeout {
@@ -98,7 +99,7 @@ impl Attempts {
 
     /// Sleeps before the next try, if the deadline leaves room; otherwise
     /// gives `error` back.
-    async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
+    pub(super) async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
         let left = self.deadline.saturating_duration_since(Instant::now());
         if left <= self.backoff {
             return Err(error);
@@ -110,7 +111,7 @@ impl Attempts {
 }
 
 /// What to do about a failed try.
-enum Retry {
+pub(super) enum Retry {
     /// The region's location is stale: look it up again.
     Relocate,
     /// The server is busy: wait and try the same place.
@@ -119,7 +120,7 @@ enum Retry {
     No,
 }
 
-fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
+pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
     match error {
         NativeError::Remote(e) if e.kind.is_region_moved() => Retry::Relocate,
         NativeError::Remote(e) if e.kind.is_busy() => Retry::Wait,
@@ -149,7 +150,7 @@ impl NativeStore {
         Ok(store)
     }
 
-    fn connection(&self, endpoint: &str, service: Service) -> Connection {
+    pub(super) fn connection(&self, endpoint: &str, service: Service) -> Connection {
         let mut connections = self
             .inner
             .connections
@@ -195,13 +196,17 @@ impl NativeStore {
         }))
     }
 
+    pub(super) fn config(&self) -> &NativeConfig {
+        &self.inner.config
+    }
+
     fn cached(&self, table: &str, row: &[u8]) -> Option<RegionLocation> {
         let regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
         let (_, region) = regions.get(table)?.range(..=Bytes::copy_from_slice(row)).next_back()?;
         region.contains(row).then(|| region.clone())
     }
 
-    fn forget(&self, region: &RegionLocation) {
+    pub(super) fn forget(&self, region: &RegionLocation) {
         let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(table) = regions.get_mut(&region.table) {
             table.remove(&region.start);
@@ -219,7 +224,7 @@ impl NativeStore {
             .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
     }
 
-    async fn locate_within(
+    pub(super) async fn locate_within(
         &self,
         table: &str,
         row: &[u8],
@@ -329,17 +334,28 @@ impl NativeStore {
         read.map_err(|e| e.into_store(table, Some(&get.row), "get", ""))
     }
 
-    /// Reads many rows; results in the order of `gets`.
+    /// Reads many rows in one `Multi` call per region server; results in
+    /// the order of `gets`.
     pub async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>, StoreError> {
-        let mut out = Vec::with_capacity(gets.len());
-        for get in gets {
-            out.push(self.get(table, get).await?);
-        }
-        Ok(out)
+        let ops: Vec<_> = gets.iter().map(|g| (g.row.clone(), Op::Get(convert::get(g)))).collect();
+        self.multi(table, &ops, true, "get_many").await
     }
 
     /// Applies each row's changes (atomically per row, rows independently).
     pub async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
+        if rows.len() > 1 {
+            // One Multi per region server; each row atomic on its own.
+            let mut ops = Vec::with_capacity(rows.len());
+            for row in rows {
+                let mutations =
+                    convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+                if !mutations.is_empty() {
+                    ops.push((row.row.clone(), Op::Mutate(mutations)));
+                }
+            }
+            self.multi(table, &ops, false, "mutate").await?;
+            return Ok(());
+        }
         for row in rows {
             let mutations = convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
             match &mutations[..] {
