@@ -605,3 +605,247 @@ fn multi_error(reply: &proto::MultiResponse) -> Result<(), NativeError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use bytes::BytesMut;
+    use prost::Message;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::store::native::codec::{self, WireCell};
+    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+
+    /// How the fake region server answers `Get`: the exception class of
+    /// each try, then the row (or, with `fail_always`, the last exception
+    /// for ever).
+    struct Script {
+        get_failures: Vec<&'static str>,
+        fail_always: bool,
+        meta_scans: AtomicUsize,
+        gets: AtomicUsize,
+    }
+
+    /// A fake cluster of one server: registry, `hbase:meta` and one region
+    /// of table `t` holding row `r`.
+    async fn fake_cluster(script: Arc<Script>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = listener.local_addr().expect("addr").to_string();
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let script = script.clone();
+                tokio::spawn(serve(stream, script, port));
+            }
+        });
+        endpoint
+    }
+
+    fn cell(row: &str, family: &str, qualifier: &str, value: Vec<u8>) -> WireCell {
+        WireCell {
+            row: Bytes::copy_from_slice(row.as_bytes()),
+            family: Bytes::copy_from_slice(family.as_bytes()),
+            qualifier: Bytes::copy_from_slice(qualifier.as_bytes()),
+            timestamp: 9,
+            cell_type: 4,
+            value: value.into(),
+        }
+    }
+
+    async fn serve(mut stream: tokio::net::TcpStream, script: Arc<Script>, port: u16) {
+        let mut head = [0; 10];
+        if stream.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let mut header = vec![0; u32::from_be_bytes([head[6], head[7], head[8], head[9]]) as usize];
+        if stream.read_exact(&mut header).await.is_err() {
+            return;
+        }
+        let mut buf = BytesMut::new();
+        loop {
+            let mut frame = loop {
+                if let Some(frame) = codec::split_frame(&mut buf, 1 << 20).expect("frame") {
+                    break frame;
+                }
+                if stream.read_buf(&mut buf).await.unwrap_or(0) == 0 {
+                    return;
+                }
+            };
+            let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+            let request = RequestHeader::decode(frame.split_to(len)).expect("header");
+            let id = request.call_id;
+            let ok = |message: Vec<u8>, cells: &[WireCell]| {
+                let mut block = BytesMut::new();
+                codec::encode_cell_block(cells, &mut block);
+                let header = ResponseHeader {
+                    call_id: id,
+                    ..Default::default()
+                };
+                codec::encode_response(&header, Some(&message), &block)
+            };
+            let reply = match request.method_name.as_deref() {
+                Some("GetMetaRegionLocations") => ok(
+                    proto::GetMetaRegionLocationsResponse {
+                        meta_locations: vec![proto::RegionLocation {
+                            region_info: region_info("hbase", "meta"),
+                            server_name: Some(proto::ServerName {
+                                host_name: "127.0.0.1".into(),
+                                port: Some(u32::from(port)),
+                                start_code: Some(1),
+                            }),
+                            seq_num: 0,
+                        }],
+                    }
+                    .encode_to_vec(),
+                    &[],
+                ),
+                Some("Scan") => {
+                    script.meta_scans.fetch_add(1, Ordering::SeqCst);
+                    let name = "t,,1.abc.";
+                    let mut info = b"PBUF".to_vec();
+                    info.extend(region_info("default", "t").encode_to_vec());
+                    let cells = [
+                        cell(name, "info", "regioninfo", info),
+                        cell(name, "info", "server", format!("127.0.0.1:{port}").into_bytes()),
+                    ];
+                    let message = proto::ScanResponse {
+                        cells_per_result: vec![2],
+                        more_results: Some(false),
+                        ..Default::default()
+                    };
+                    ok(message.encode_to_vec(), &cells)
+                }
+                Some("Get") => {
+                    let n = script.gets.fetch_add(1, Ordering::SeqCst);
+                    let failure = match script.get_failures.get(n) {
+                        None if script.fail_always => script.get_failures.last(),
+                        failure => failure,
+                    };
+                    match failure {
+                        Some(class) => {
+                            let header = ResponseHeader {
+                                call_id: id,
+                                exception: Some(ExceptionResponse {
+                                    exception_class_name: Some(class.to_string()),
+                                    stack_trace: Some(format!("{class}: scripted")),
+                                    ..Default::default()
+                                }),
+                                cell_block_meta: None,
+                            };
+                            codec::encode_response(&header, None, &[])
+                        }
+                        _ => {
+                            let message = proto::GetResponse {
+                                result: Some(proto::Result {
+                                    associated_cell_count: Some(1),
+                                    ..Default::default()
+                                }),
+                            };
+                            ok(message.encode_to_vec(), &[cell("r", "f", "q", b"v".to_vec())])
+                        }
+                    }
+                }
+                other => panic!("unexpected call {other:?}"),
+            };
+            if stream.write_all(&reply).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn region_info(namespace: &str, table: &str) -> proto::RegionInfo {
+        proto::RegionInfo {
+            region_id: 1,
+            table_name: proto::TableName {
+                namespace: Bytes::copy_from_slice(namespace.as_bytes()),
+                qualifier: Bytes::copy_from_slice(table.as_bytes()),
+            },
+            start_key: Some(Bytes::new()),
+            end_key: Some(Bytes::new()),
+            ..Default::default()
+        }
+    }
+
+    async fn store(script: &Arc<Script>, timeout: Duration) -> NativeStore {
+        let endpoint = fake_cluster(script.clone()).await;
+        NativeStore::connect(NativeConfig::new([endpoint]).call_timeout(timeout))
+            .await
+            .expect("connect")
+    }
+
+    fn script(failures: Vec<&'static str>) -> Arc<Script> {
+        Arc::new(Script {
+            fail_always: false,
+            get_failures: failures,
+            meta_scans: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_moved_region_is_looked_up_again() {
+        let script = script(vec![
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let row = store.get("t", &Get::new("r")).await.expect("answered in the end");
+        assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
+        assert_eq!(script.gets.load(Ordering::SeqCst), 3);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3, "a lookup per try");
+    }
+
+    #[tokio::test]
+    async fn a_busy_server_is_waited_for_without_a_lookup() {
+        let script = script(vec!["org.apache.hadoop.hbase.CallQueueTooBigException"]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        store.get("t", &Get::new("r")).await.expect("answered");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 2);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "the cached location kept");
+    }
+
+    #[tokio::test]
+    async fn retries_stop_at_the_deadline() {
+        let script = Arc::new(Script {
+            fail_always: true,
+            get_failures: vec!["org.apache.hadoop.hbase.NotServingRegionException"],
+            meta_scans: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
+        });
+        let store = store(&script, Duration::from_millis(300)).await;
+        let started = Instant::now();
+        let err = store.get("t", &Get::new("r")).await.expect_err("never served");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(script.gets.load(Ordering::SeqCst) >= 2, "retried");
+        let message = err.to_string();
+        assert!(
+            message.contains("table `t`") && message.contains("NotServingRegionException"),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn other_exceptions_are_not_retried() {
+        let script = script(vec!["org.apache.hadoop.hbase.DoNotRetryIOException"]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let err = store.get("t", &Get::new("r")).await.expect_err("refused");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 1);
+        assert!(
+            matches!(&err, StoreError::Server { table, message, .. } if table == "t" && message.starts_with("row r:")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reversed_lookups_start_below_the_stop() {
+        assert_eq!(reversed_locate_row(b"m\x00"), b"m");
+        assert_eq!(reversed_locate_row(b"m"), b"l\xff\xff\xff\xff\xff\xff\xff\xff");
+        assert_eq!(reversed_locate_row(b"").len(), crate::store::MAX_ROW_LENGTH);
+    }
+}
