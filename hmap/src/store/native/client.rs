@@ -267,10 +267,7 @@ impl NativeStore {
             match result {
                 Ok(region) => {
                     let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
-                    regions
-                        .entry(table.to_string())
-                        .or_default()
-                        .insert(region.start.clone(), region.clone());
+                    cache_region(regions.entry(table.to_string()).or_default(), region.clone());
                     return Ok(region);
                 }
                 Err(e) => match retry_kind(&e, true) {
@@ -520,6 +517,16 @@ impl NativeStore {
                 .map_err(|e| err(e, &region.server))?;
         }
     }
+}
+
+/// Caches a region, evicting the cached regions it overlaps (a parent
+/// after a split, daughters after a merge): they are stale.
+fn cache_region(regions: &mut BTreeMap<Bytes, RegionLocation>, region: RegionLocation) {
+    let overlaps = |other: &RegionLocation| {
+        (region.end.is_empty() || other.start < region.end) && (other.end.is_empty() || region.start < other.end)
+    };
+    regions.retain(|_, other| !overlaps(other));
+    regions.insert(region.start.clone(), region);
 }
 
 /// The row to locate a reversed scan's region by: the greatest row below
@@ -840,6 +847,29 @@ mod tests {
             matches!(&err, StoreError::Server { table, message, .. } if table == "t" && message.starts_with("row r:")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_new_region_evicts_the_stale_ones_it_overlaps() {
+        let region = |start: &'static str, end: &'static str| RegionLocation {
+            table: "t".into(),
+            name: format!("t,{start},1.x.").into(),
+            start: start.into(),
+            end: end.into(),
+            server: "h:1".into(),
+        };
+        let mut cache = BTreeMap::new();
+        cache_region(&mut cache, region("", "m"));
+        cache_region(&mut cache, region("m", ""));
+        // A merge: one region over both.
+        cache_region(&mut cache, region("", ""));
+        assert_eq!(cache.len(), 1);
+        // A split: the daughters replace the parent, and keep each other.
+        cache_region(&mut cache, region("", "g"));
+        cache_region(&mut cache, region("g", ""));
+        assert_eq!(cache.keys().collect::<Vec<_>>(), [&Bytes::from(""), &Bytes::from("g")]);
+        cache_region(&mut cache, region("c", "e"));
+        assert_eq!(cache.keys().collect::<Vec<_>>(), [&Bytes::from("c"), &Bytes::from("g")]);
     }
 
     #[test]
