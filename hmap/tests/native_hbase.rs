@@ -203,6 +203,76 @@ async fn native_reads_and_writes_match_thrift() {
         assert_eq!(got.expect("get").map(|r| r.row), Some(row.into()));
     }
 
+    // Check-and-mutate and increments, side by side with the gateway on
+    // twin rows: the same answers, the same values.
+    use hmap::store::{CheckAndMutate, Increment};
+    let values = |row: Option<RowResult>| {
+        row.map(|r| {
+            r.cells
+                .into_iter()
+                .map(|c| (c.family, c.qualifier, c.value))
+                .collect::<Vec<_>>()
+        })
+    };
+    for (ours_row, theirs_row) in [("c1", "c2")] {
+        let ops = |row: &str| {
+            [
+                CheckAndMutate::new(RowMutation::new(row.to_string()).put("f", "q", "x"), "f", "q", None),
+                CheckAndMutate::new(RowMutation::new(row.to_string()).put("f", "q", "no"), "f", "q", None),
+                CheckAndMutate::new(
+                    RowMutation::new(row.to_string())
+                        .put("f", "q", "y")
+                        .put("f", "r", "z")
+                        .delete_column("g", "v"),
+                    "f",
+                    "q",
+                    Some("x".into()),
+                ),
+                CheckAndMutate::new(
+                    RowMutation::new(row.to_string()).delete_column("f", "r"),
+                    "f",
+                    "q",
+                    Some("x".into()),
+                ),
+            ]
+        };
+        for (ours, theirs) in ops(ours_row).iter().zip(ops(theirs_row).iter()) {
+            let a = native
+                .check_and_mutate(&table, ours)
+                .await
+                .expect("native check_and_mutate");
+            let b = thrift
+                .check_and_mutate(&table, theirs)
+                .expect("thrift check_and_mutate");
+            assert_eq!(a, b, "{ours:?}");
+        }
+        let ours = native.get(&table, &Get::new(ours_row)).await.expect("get");
+        let theirs = thrift.get(&table, &Get::new(theirs_row)).expect("get");
+        assert_eq!(values(ours.clone()), values(theirs), "rows after check_and_mutate");
+        assert_eq!(ours.and_then(|r| r.value("f", "q")), Some("y".into()));
+    }
+    for _ in 0..2 {
+        let ours = native
+            .increment(&table, &Increment::new("k1").add("g", "m", 2).add("f", "n", 5))
+            .await
+            .expect("native increment");
+        let theirs = thrift
+            .increment(&table, &Increment::new("k2").add("g", "m", 2).add("f", "n", 5))
+            .expect("thrift increment");
+        assert_eq!(ours, theirs);
+    }
+    assert_eq!(
+        native
+            .increment(&table, &Increment::new("k1").add("f", "n", -1))
+            .await
+            .expect("increment"),
+        [9]
+    );
+    match native.increment(&table, &Increment::new("b2").add("f", "q", 1)).await {
+        Err(StoreError::NotACounter { len: 6, column, .. }) => assert_eq!(column, "f:q"),
+        other => panic!("expected NotACounter, got {other:?}"),
+    }
+
     // Errors name the table.
     let missing = table_name("hbase_missing");
     match native.get(&missing, &Get::new("r")).await {

@@ -19,7 +19,7 @@ use super::convert;
 use super::error::NativeError;
 use super::locate::{self, RegionLocation};
 use super::proto;
-use crate::store::{Get, RowMutation, RowResult, Scan, StoreError};
+use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
 
 /// How a [`NativeStore`] reaches HBase.
 #[derive(Clone, Debug)]
@@ -396,6 +396,102 @@ impl NativeStore {
             }
         }
         Ok(())
+    }
+
+    /// Applies the changes if the column's newest value is `op.expected`
+    /// (absent or empty for `None`); returns whether it did.
+    pub async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool, StoreError> {
+        let row = RowMutation::with(op.row.clone(), op.mutations.clone());
+        let store_error =
+            |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "check_and_mutate", &endpoint);
+        let mutations = convert::mutations(&row).map_err(|e| store_error((e, String::new())))?;
+        let condition = convert::condition(op);
+        match &mutations[..] {
+            [one] => {
+                let request = |region: &RegionLocation| proto::MutateRequest {
+                    region: region.specifier(),
+                    mutation: one.clone(),
+                    condition: Some(condition.clone()),
+                    nonce_group: None,
+                };
+                let (_, reply) = self
+                    .region_call::<_, proto::MutateResponse>(table, &op.row, "Mutate", false, request)
+                    .await
+                    .map_err(store_error)?;
+                Ok(reply.message.processed.unwrap_or(false))
+            }
+            several => {
+                // Several kinds: one atomic region action under the condition.
+                let request = |region: &RegionLocation| proto::MultiRequest {
+                    region_action: vec![proto::RegionAction {
+                        region: region.specifier(),
+                        atomic: Some(true),
+                        action: several
+                            .iter()
+                            .enumerate()
+                            .map(|(i, m)| proto::Action {
+                                index: Some(i as u32),
+                                mutation: Some(m.clone()),
+                                get: None,
+                            })
+                            .collect(),
+                        condition: Some(condition.clone()),
+                    }],
+                    nonce_group: None,
+                };
+                let (_, reply) = self
+                    .region_call::<_, proto::MultiResponse>(table, &op.row, "Multi", false, request)
+                    .await
+                    .map_err(store_error)?;
+                multi_error(&reply.message).map_err(|e| store_error((e, String::new())))?;
+                Ok(reply
+                    .message
+                    .region_action_result
+                    .first()
+                    .and_then(|r| r.processed)
+                    .unwrap_or(false))
+            }
+        }
+    }
+
+    /// Adds to counters; returns their new values, in the order of `op`.
+    pub async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
+        let mutation = convert::increment(op);
+        let request = |region: &RegionLocation| proto::MutateRequest {
+            region: region.specifier(),
+            mutation: mutation.clone(),
+            condition: None,
+            nonce_group: None,
+        };
+        let store_error = |(e, endpoint): (NativeError, String)| {
+            // `DoNotRetryIOException: Field is not a long, it's N bytes wide`
+            // (`HRegion.MutationBatchOperation.getLongValue`).
+            let not_a_counter = e.remote().and_then(|r| {
+                r.message
+                    .strip_prefix("Field is not a long, it's ")?
+                    .strip_suffix(" bytes wide")?
+                    .parse::<usize>()
+                    .ok()
+            });
+            match (not_a_counter, op.columns.first()) {
+                (Some(len), Some((family, qualifier, _))) => StoreError::NotACounter {
+                    table: table.to_string(),
+                    row: crate::store::show_row(&op.row),
+                    column: crate::store::error::show_column(family, qualifier),
+                    len,
+                },
+                _ => e.into_store(table, Some(&op.row), "increment", &endpoint),
+            }
+        };
+        let (_, reply) = self
+            .region_call::<_, proto::MutateResponse>(table, &op.row, "Mutate", false, request)
+            .await
+            .map_err(store_error)?;
+        let result = reply.message.result.unwrap_or_default();
+        let row = convert::associated_cells(&result)
+            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
+            .map_err(|e| store_error((e, String::new())))?;
+        convert::counters(op, row.as_ref()).map_err(|e| store_error((e, String::new())))
     }
 
     /// Reads the rows of a scan, region by region, all of them (up to the

@@ -5,7 +5,11 @@ use bytes::Bytes;
 use super::codec::WireCell;
 use super::error::NativeError;
 use super::proto::{self, mutation_proto};
-use crate::store::{Cell, Column, Get, Mutation, RowMutation, RowResult, Scan, TimeRange, selected_columns};
+use prost::Message;
+
+use crate::store::{
+    Cell, CheckAndMutate, Column, Get, Increment, Mutation, RowMutation, RowResult, Scan, TimeRange, selected_columns,
+};
 
 /// The KeyValue type byte of a put.
 const PUT: u8 = 4;
@@ -172,6 +176,80 @@ pub fn mutations(row: &RowMutation) -> Result<Vec<proto::MutationProto>, NativeE
         }
     }
     Ok(out)
+}
+
+/// The check of a check-and-mutate: the column's newest value EQUAL to the
+/// expected one. An absent expected value is the empty one: HBase's region
+/// reads an empty comparator value as "absent or empty"
+/// (`HRegion.checkAndMutateInternal`: `valueIsNull`), as its client's
+/// `ifNotExists()` relies on.
+pub fn condition(op: &CheckAndMutate) -> proto::Condition {
+    let comparable = proto::BinaryComparator {
+        comparable: proto::ByteArrayComparable {
+            value: Some(op.expected.clone().unwrap_or_default()),
+        },
+    };
+    proto::Condition {
+        row: op.row.clone(),
+        family: Some(op.family.clone()),
+        qualifier: Some(op.qualifier.clone()),
+        compare_type: Some(proto::CompareType::Equal as i32),
+        comparator: Some(proto::Comparator {
+            name: "org.apache.hadoop.hbase.filter.BinaryComparator".to_string(),
+            serialized_comparator: Some(comparable.encode_to_vec().into()),
+        }),
+        time_range: None,
+        filter: None,
+    }
+}
+
+/// An increment as HBase's `INCREMENT` mutation: each amount as an 8-byte
+/// big-endian value.
+pub fn increment(op: &Increment) -> proto::MutationProto {
+    let mut mutation = proto::MutationProto {
+        row: Some(op.row.clone()),
+        mutate_type: Some(mutation_proto::MutationType::Increment as i32),
+        ..Default::default()
+    };
+    for (family, qualifier, amount) in &op.columns {
+        let qv = mutation_proto::column_value::QualifierValue {
+            qualifier: Some(qualifier.clone()),
+            value: Some(Bytes::copy_from_slice(&amount.to_be_bytes())),
+            timestamp: None,
+            delete_type: None,
+            tags: None,
+        };
+        match mutation.column_value.iter_mut().find(|c| c.family == *family) {
+            Some(column) => column.qualifier_value.push(qv),
+            None => mutation.column_value.push(mutation_proto::ColumnValue {
+                family: family.clone(),
+                qualifier_value: vec![qv],
+            }),
+        }
+    }
+    mutation
+}
+
+/// The new value of each counter of `op`, in its order, from the row HBase
+/// answered an increment with (its cells sorted by column, one per counter).
+pub fn counters(op: &Increment, row: Option<&RowResult>) -> Result<Vec<i64>, NativeError> {
+    op.columns
+        .iter()
+        .map(|(family, qualifier, _)| {
+            let cell = row
+                .and_then(|r| r.latest(family, qualifier))
+                .ok_or_else(|| NativeError::InvalidReply {
+                    reason: format!(
+                        "the increment's reply has no cell for {}",
+                        crate::store::error::show_column(family, qualifier)
+                    ),
+                })?;
+            let bytes: [u8; 8] = cell.value[..].try_into().map_err(|_| NativeError::InvalidReply {
+                reason: format!("a counter of {} bytes", cell.value.len()),
+            })?;
+            Ok(i64::from_be_bytes(bytes))
+        })
+        .collect()
 }
 
 /// A row's cells: those of a cell block (`cells`, taking `count`) and
