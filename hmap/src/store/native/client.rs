@@ -495,122 +495,211 @@ impl NativeStore {
     }
 
     /// Reads the rows of a scan, region by region, all of them (up to the
-    /// scan's limit). Scanners are closed when the limit stops a region early.
+    /// scan's limit).
     pub async fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
+        let mut scanner = self.scanner(table, scan);
         let mut rows = Vec::new();
-        if scan.is_empty_range() || scan.limit == Some(0) {
-            return Ok(rows);
+        while let Some(row) = scanner.next().await? {
+            rows.push(row);
         }
-        let mut scan = scan.clone();
+        Ok(rows)
+    }
+
+    /// A scanner over the rows of a scan: it fetches `batch_size` rows per
+    /// round trip, region by region, and closes its server-side scanner when
+    /// it stops early or is dropped.
+    pub fn scanner(&self, table: &str, scan: &Scan) -> NativeScanner {
+        NativeScanner {
+            store: self.clone(),
+            table: table.to_string(),
+            finished: scan.is_empty_range() || scan.limit == Some(0),
+            scan: scan.clone(),
+            open: None,
+            buffer: std::collections::VecDeque::new(),
+            returned: 0,
+        }
+    }
+}
+
+/// The rows of a scan, fetched a batch at a time (see [`NativeStore::scanner`]).
+#[derive(Debug)]
+pub struct NativeScanner {
+    store: NativeStore,
+    table: String,
+    /// The part of the range not read yet (its bounds move region by region).
+    scan: Scan,
+    open: Option<OpenScanner>,
+    buffer: std::collections::VecDeque<RowResult>,
+    returned: usize,
+    finished: bool,
+}
+
+/// A scanner open on a region server.
+#[derive(Debug)]
+struct OpenScanner {
+    region: RegionLocation,
+    id: Option<u64>,
+    /// `next_call_seq` of the next call.
+    seq: u64,
+    /// The server keeps the scanner open: the region has more rows.
+    more: bool,
+}
+
+impl NativeScanner {
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<RowResult>, StoreError> {
         loop {
-            let remaining = scan.limit.map(|l| l - rows.len());
-            let from: Bytes = if scan.reversed {
-                // The region holding the row just below the stop.
-                scan.stop.clone()
-            } else {
-                scan.start.clone()
-            };
-            let (region, got) = self.scan_region(table, &scan, &from, remaining).await?;
-            rows.extend(got);
-            if scan.limit.is_some_and(|l| rows.len() >= l) {
-                return Ok(rows);
+            let limit_reached = self.scan.limit.is_some_and(|l| self.returned >= l);
+            if !limit_reached && let Some(row) = self.buffer.pop_front() {
+                self.returned += 1;
+                return Ok(Some(row));
             }
-            if scan.reversed {
-                // Next: the region below this one.
-                if region.start.is_empty() || region.start <= scan.start {
-                    return Ok(rows);
-                }
-                scan.stop = region.start.clone();
-            } else {
-                if region.end.is_empty() || (!scan.stop.is_empty() && region.end >= scan.stop) {
-                    return Ok(rows);
-                }
-                scan.start = region.end.clone();
+            if self.finished || limit_reached {
+                self.finished = true;
+                self.buffer.clear();
+                self.close().await;
+                return Ok(None);
+            }
+            match self.open.take() {
+                Some(open) if open.more => self.fetch(open).await?,
+                Some(open) => self.advance(&open.region),
+                None => self.open_region().await?,
             }
         }
     }
 
-    /// Scans the region of `from` to its end (or the scan's, or the
-    /// limit); returns the region and its rows.
-    async fn scan_region(
-        &self,
-        table: &str,
-        scan: &Scan,
-        from: &[u8],
-        limit: Option<usize>,
-    ) -> Result<(RegionLocation, Vec<RowResult>), StoreError> {
-        // A reversed scan from the table's end locates the last region:
-        // the greatest row there is.
-        let locate_row: Vec<u8> = if scan.reversed {
-            reversed_locate_row(from)
+    fn remaining(&self) -> Option<usize> {
+        self.scan
+            .limit
+            .map(|l| l.saturating_sub(self.returned + self.buffer.len()))
+    }
+
+    fn batch(&self) -> u32 {
+        let batch = self.scan.batch_size.clamp(1, u32::MAX as usize);
+        self.remaining().map_or(batch, |r| batch.min(r.max(1))) as u32
+    }
+
+    fn error(&self, e: NativeError, endpoint: &str) -> StoreError {
+        e.into_store(&self.table, None, "scan", endpoint)
+    }
+
+    /// Opens a scanner on the region where the unread range begins (ends,
+    /// when reversed).
+    async fn open_region(&mut self) -> Result<(), StoreError> {
+        let locate_row = if self.scan.reversed {
+            reversed_locate_row(&self.scan.stop)
         } else {
-            from.to_vec()
+            self.scan.start.to_vec()
         };
-        let batch = scan.batch_size.clamp(1, u32::MAX as usize) as u32;
+        let (scan, batch) = (convert::scan(&self.scan), self.batch());
+        let limit = self.remaining().map(|l| l.min(u32::MAX as usize) as u32);
         let open = |region: &RegionLocation| proto::ScanRequest {
             region: Some(region.specifier()),
-            scan: Some(convert::scan(scan)),
+            scan: Some(scan.clone()),
             number_of_rows: Some(batch),
-            limit_of_rows: limit.map(|l| l.min(u32::MAX as usize) as u32),
+            limit_of_rows: limit,
             ..Default::default()
         };
-        let err = |e: NativeError, endpoint: &str| e.into_store(table, None, "scan", endpoint);
         let (region, reply) = self
-            .region_call::<_, proto::ScanResponse>(table, &locate_row, "Scan", true, open)
+            .store
+            .region_call::<_, proto::ScanResponse>(&self.table, &locate_row, "Scan", true, open)
             .await
-            .map_err(|(e, endpoint)| err(e, &endpoint))?;
-        let connection = self.connection(&region.server, Service::Client);
-        let mut rows = Vec::new();
-        let mut reply = reply;
-        let mut call_seq = 0u64;
-        loop {
-            for cells in scan_rows(&reply).map_err(|e| err(e, &region.server))? {
-                if let Some(row) = rows_from_cells(cells) {
-                    rows.push(row);
-                }
-            }
-            let message = &reply.message;
-            let more_in_region = message.more_results_in_region.unwrap_or(true) && message.more_results.unwrap_or(true);
-            let scanner = message.scanner_id;
-            let full = limit.is_some_and(|l| rows.len() >= l);
-            if full || !more_in_region {
-                if let (Some(id), true) = (scanner, full && more_in_region) {
-                    // Stopped early: close the scanner.
-                    let close = proto::ScanRequest {
-                        scanner_id: Some(id),
-                        number_of_rows: Some(0),
-                        close_scanner: Some(true),
-                        ..Default::default()
-                    };
-                    let _ = connection
-                        .call::<proto::ScanResponse>("Scan", &close, self.inner.config.call_timeout)
-                        .await;
-                }
-                if let Some(l) = limit {
-                    rows.truncate(l);
-                }
-                return Ok((region, rows));
-            }
-            let Some(id) = scanner else {
-                return Err(err(
-                    NativeError::MissingField {
-                        message: "scan response",
-                        field: "scanner id",
-                    },
-                    &region.server,
-                ));
+            .map_err(|(e, endpoint)| self.error(e, &endpoint))?;
+        self.take_rows(region, 0, reply)
+    }
+
+    /// The next batch of an open scanner.
+    async fn fetch(&mut self, open: OpenScanner) -> Result<(), StoreError> {
+        let Some(id) = open.id else {
+            let missing = NativeError::MissingField {
+                message: "scan response",
+                field: "scanner id",
             };
-            call_seq += 1;
-            let next = proto::ScanRequest {
-                scanner_id: Some(id),
-                number_of_rows: Some(batch),
-                next_call_seq: Some(call_seq - 1),
-                ..Default::default()
-            };
-            reply = connection
-                .call::<proto::ScanResponse>("Scan", &next, self.inner.config.call_timeout)
-                .await
-                .map_err(|e| err(e, &region.server))?;
+            return Err(self.error(missing, &open.region.server));
+        };
+        let next = proto::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(self.batch()),
+            next_call_seq: Some(open.seq),
+            ..Default::default()
+        };
+        let connection = self.store.connection(&open.region.server, Service::Client);
+        let reply = connection
+            .call::<proto::ScanResponse>("Scan", &next, self.store.config().call_timeout)
+            .await
+            .map_err(|e| self.error(e, &open.region.server))?;
+        self.take_rows(open.region, open.seq + 1, reply)
+    }
+
+    fn take_rows(
+        &mut self,
+        region: RegionLocation,
+        seq: u64,
+        reply: CallReply<proto::ScanResponse>,
+    ) -> Result<(), StoreError> {
+        let rows = scan_rows(&reply).map_err(|e| self.error(e, &region.server))?;
+        self.buffer.extend(rows.into_iter().filter_map(rows_from_cells));
+        let message = &reply.message;
+        let more = message.more_results_in_region.unwrap_or(true) && message.more_results.unwrap_or(true);
+        self.open = Some(OpenScanner {
+            region,
+            id: message.scanner_id,
+            seq,
+            more: more && message.scanner_id.is_some(),
+        });
+        Ok(())
+    }
+
+    /// Moves the unread range past a region read to its end.
+    fn advance(&mut self, region: &RegionLocation) {
+        let scan = &mut self.scan;
+        if scan.reversed {
+            if region.start.is_empty() || region.start <= scan.start {
+                self.finished = true;
+            } else {
+                scan.stop = region.start.clone();
+            }
+        } else if region.end.is_empty() || (!scan.stop.is_empty() && region.end >= scan.stop) {
+            self.finished = true;
+        } else {
+            scan.start = region.end.clone();
+        }
+    }
+
+    /// The request that closes an open scanner, if one is open.
+    fn close_request(&mut self) -> Option<(Connection, proto::ScanRequest)> {
+        let open = self.open.take()?;
+        let id = open.id.filter(|_| open.more)?;
+        let request = proto::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(0),
+            close_scanner: Some(true),
+            ..Default::default()
+        };
+        Some((self.store.connection(&open.region.server, Service::Client), request))
+    }
+
+    async fn close(&mut self) {
+        if let Some((connection, request)) = self.close_request() {
+            // Best effort: the server expires a forgotten scanner anyway.
+            let timeout = self.store.config().call_timeout;
+            let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+        }
+    }
+}
+
+impl Drop for NativeScanner {
+    /// Closes the server's scanner in the background, if one is open and a
+    /// tokio runtime is there to run the call.
+    fn drop(&mut self) {
+        let Some((connection, request)) = self.close_request() else {
+            return;
+        };
+        let timeout = self.store.config().call_timeout;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+            });
         }
     }
 }
@@ -728,6 +817,9 @@ mod tests {
     struct Script {
         get_failures: Vec<&'static str>,
         fail_always: bool,
+        scanner_closes: AtomicUsize,
+        /// The next row the fake scanner returns.
+        next_row: AtomicUsize,
         meta_scans: AtomicUsize,
         gets: AtomicUsize,
     }
@@ -782,6 +874,8 @@ mod tests {
             };
             let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
             let request = RequestHeader::decode(frame.split_to(len)).expect("header");
+            let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+            let body = frame.split_to(len);
             let id = request.call_id;
             let ok = |message: Vec<u8>, cells: &[WireCell]| {
                 let mut block = BytesMut::new();
@@ -808,6 +902,32 @@ mod tests {
                     .encode_to_vec(),
                     &[],
                 ),
+                Some("Scan") if !is_meta_scan(&body) => {
+                    // Table t: endless rows r0, r1, ... through scanner 7.
+                    let scan = proto::ScanRequest::decode(body).expect("scan request");
+                    if scan.close_scanner == Some(true) {
+                        assert_eq!(scan.scanner_id, Some(7));
+                        script.scanner_closes.fetch_add(1, Ordering::SeqCst);
+                        ok(proto::ScanResponse::default().encode_to_vec(), &[])
+                    } else {
+                        if scan.scan.is_some() {
+                            script.next_row.store(0, Ordering::SeqCst);
+                        }
+                        let n = scan.number_of_rows.unwrap_or(1) as usize;
+                        let first = script.next_row.fetch_add(n, Ordering::SeqCst);
+                        let cells: Vec<_> = (first..first + n)
+                            .map(|i| cell(&format!("r{i}"), "f", "q", b"v".to_vec()))
+                            .collect();
+                        let message = proto::ScanResponse {
+                            cells_per_result: vec![1; cells.len()],
+                            scanner_id: Some(7),
+                            more_results: Some(true),
+                            more_results_in_region: Some(true),
+                            ..Default::default()
+                        };
+                        ok(message.encode_to_vec(), &cells)
+                    }
+                }
                 Some("Scan") => {
                     script.meta_scans.fetch_add(1, Ordering::SeqCst);
                     let name = "t,,1.abc.";
@@ -862,6 +982,11 @@ mod tests {
         }
     }
 
+    fn is_meta_scan(body: &[u8]) -> bool {
+        let request = proto::ScanRequest::decode(body).expect("scan request");
+        request.region.is_some_and(|r| r.value.starts_with(b"hbase:meta,"))
+    }
+
     fn region_info(namespace: &str, table: &str) -> proto::RegionInfo {
         proto::RegionInfo {
             region_id: 1,
@@ -884,6 +1009,8 @@ mod tests {
 
     fn script(failures: Vec<&'static str>) -> Arc<Script> {
         Arc::new(Script {
+            scanner_closes: AtomicUsize::new(0),
+            next_row: AtomicUsize::new(0),
             fail_always: false,
             get_failures: failures,
             meta_scans: AtomicUsize::new(0),
@@ -916,6 +1043,8 @@ mod tests {
     #[tokio::test]
     async fn retries_stop_at_the_deadline() {
         let script = Arc::new(Script {
+            scanner_closes: AtomicUsize::new(0),
+            next_row: AtomicUsize::new(0),
             fail_always: true,
             get_failures: vec!["org.apache.hadoop.hbase.NotServingRegionException"],
             meta_scans: AtomicUsize::new(0),
@@ -943,6 +1072,38 @@ mod tests {
             matches!(&err, StoreError::Server { table, message, .. } if table == "t" && message.starts_with("row r:")),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn scanners_close_when_they_stop_early_or_are_dropped() {
+        let script = script(vec![]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        // A limit inside the second batch: the scanner is closed at once.
+        let rows = store
+            .scan("t", &Scan::all().batch_size(2).limit(3))
+            .await
+            .expect("scan");
+        let keys: Vec<_> = rows.iter().map(|r| r.row.clone()).collect();
+        assert_eq!(keys, ["r0", "r1", "r2"]);
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 1);
+        // Dropped half-way: closed in the background.
+        let mut scanner = store.scanner("t", &Scan::all().batch_size(2));
+        assert_eq!(
+            scanner.next().await.expect("row").map(|r| r.row),
+            Some(Bytes::from("r0"))
+        );
+        drop(scanner);
+        for _ in 0..100 {
+            if script.scanner_closes.load(Ordering::SeqCst) == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 2);
+        // Never opened: nothing to close.
+        drop(store.scanner("t", &Scan::all()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 2);
     }
 
     #[test]

@@ -40,5 +40,5 @@ pub mod proto;
 #[cfg(test)]
 mod proto_check;
 
-pub use client::{NativeConfig, NativeStore};
+pub use client::{NativeConfig, NativeScanner, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};
