@@ -16,7 +16,7 @@ use bytes::Bytes;
 use super::batch::Op;
 use super::connection::{CallReply, Connection, ConnectionConfig, Service};
 use super::convert;
-use super::error::NativeError;
+use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation};
 use super::proto;
 use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
@@ -68,6 +68,7 @@ struct Inner {
 }
 
 /// A call's deadline and retry pacing.
+#[derive(Debug)]
 pub(super) struct Attempts {
     started: Instant,
     deadline: Instant,
@@ -517,6 +518,8 @@ impl NativeStore {
             open: None,
             buffer: std::collections::VecDeque::new(),
             returned: 0,
+            last_row: None,
+            retry: None,
         }
     }
 }
@@ -531,6 +534,10 @@ pub struct NativeScanner {
     open: Option<OpenScanner>,
     buffer: std::collections::VecDeque<RowResult>,
     returned: usize,
+    /// The last row returned, where a scanner reopened resumes.
+    last_row: Option<Bytes>,
+    /// The deadline of consecutive failed scanner calls.
+    retry: Option<Attempts>,
     finished: bool,
 }
 
@@ -552,6 +559,7 @@ impl NativeScanner {
             let limit_reached = self.scan.limit.is_some_and(|l| self.returned >= l);
             if !limit_reached && let Some(row) = self.buffer.pop_front() {
                 self.returned += 1;
+                self.last_row = Some(row.row.clone());
                 return Ok(Some(row));
             }
             if self.finished || limit_reached {
@@ -624,11 +632,55 @@ impl NativeScanner {
             ..Default::default()
         };
         let connection = self.store.connection(&open.region.server, Service::Client);
-        let reply = connection
+        let reply = match connection
             .call::<proto::ScanResponse>("Scan", &next, self.store.config().call_timeout)
             .await
-            .map_err(|e| self.error(e, &open.region.server))?;
+        {
+            Ok(reply) => reply,
+            Err(e) => return self.resume_after(e, open.region).await,
+        };
+        self.retry = None;
         self.take_rows(open.region, open.seq + 1, reply)
+    }
+
+    /// After a scanner call failed: if the region moved, the scanner
+    /// expired, or the connection broke, opens a new scanner after the last
+    /// row read (a scan is a read: nothing is applied twice), within one
+    /// deadline for the consecutive failures; otherwise fails.
+    async fn resume_after(&mut self, e: NativeError, region: RegionLocation) -> Result<(), StoreError> {
+        let scanner_lost = e.remote().is_some_and(|r| {
+            matches!(
+                r.kind,
+                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
+            )
+        });
+        let retry = match retry_kind(&e, true) {
+            _ if scanner_lost => Retry::Wait,
+            retry => retry,
+        };
+        if let Retry::No = retry {
+            return Err(self.error(e, &region.server));
+        }
+        if let Retry::Relocate = retry {
+            self.store.forget(&region);
+        }
+        let timeout = self.store.config().call_timeout;
+        let attempts = self.retry.get_or_insert_with(|| Attempts::new(timeout));
+        if let Err(e) = attempts.back_off(e).await {
+            return Err(self.error(e, &region.server));
+        }
+        // Resume past the last row read: the buffered rows stay.
+        if let Some(last) = self.buffer.back().map(|r| r.row.clone()).or(self.last_row.clone()) {
+            if self.scan.reversed {
+                self.scan.stop = last;
+            } else {
+                let mut after = last.to_vec();
+                after.push(0);
+                self.scan.start = after.into();
+            }
+        }
+        self.open = None;
+        Ok(())
     }
 
     fn take_rows(
@@ -820,6 +872,8 @@ mod tests {
         scanner_closes: AtomicUsize,
         /// The next row the fake scanner returns.
         next_row: AtomicUsize,
+        /// Scanner calls (not opens) to fail with this exception class.
+        scan_failures: Mutex<Vec<&'static str>>,
         meta_scans: AtomicUsize,
         gets: AtomicUsize,
     }
@@ -910,8 +964,36 @@ mod tests {
                         script.scanner_closes.fetch_add(1, Ordering::SeqCst);
                         ok(proto::ScanResponse::default().encode_to_vec(), &[])
                     } else {
-                        if scan.scan.is_some() {
-                            script.next_row.store(0, Ordering::SeqCst);
+                        let failure = match scan.scan {
+                            Some(_) => None,
+                            None => script.scan_failures.lock().expect("lock").pop(),
+                        };
+                        if let Some(open) = &scan.scan {
+                            // Resumed after row rN: start = "rN\0".
+                            let start = open.start_row.clone().unwrap_or_default();
+                            let resumed = std::str::from_utf8(&start[..start.len().saturating_sub(1)])
+                                .ok()
+                                .and_then(|s| s.strip_prefix('r'))
+                                .and_then(|n| n.parse::<usize>().ok());
+                            script.next_row.store(resumed.map_or(0, |n| n + 1), Ordering::SeqCst);
+                        } else if let Some(class) = failure {
+                            let header = ResponseHeader {
+                                call_id: id,
+                                exception: Some(ExceptionResponse {
+                                    exception_class_name: Some(class.to_string()),
+                                    stack_trace: Some(format!("{class}: scripted")),
+                                    ..Default::default()
+                                }),
+                                cell_block_meta: None,
+                            };
+                            if stream
+                                .write_all(&codec::encode_response(&header, None, &[]))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                            continue;
                         }
                         let n = scan.number_of_rows.unwrap_or(1) as usize;
                         let first = script.next_row.fetch_add(n, Ordering::SeqCst);
@@ -1011,6 +1093,7 @@ mod tests {
         Arc::new(Script {
             scanner_closes: AtomicUsize::new(0),
             next_row: AtomicUsize::new(0),
+            scan_failures: Mutex::default(),
             fail_always: false,
             get_failures: failures,
             meta_scans: AtomicUsize::new(0),
@@ -1045,6 +1128,7 @@ mod tests {
         let script = Arc::new(Script {
             scanner_closes: AtomicUsize::new(0),
             next_row: AtomicUsize::new(0),
+            scan_failures: Mutex::default(),
             fail_always: true,
             get_failures: vec!["org.apache.hadoop.hbase.NotServingRegionException"],
             meta_scans: AtomicUsize::new(0),
@@ -1104,6 +1188,38 @@ mod tests {
         drop(store.scanner("t", &Scan::all()));
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_scan_resumes_after_its_last_row_when_the_scanner_is_lost() {
+        let script = script(vec![]);
+        script.scan_failures.lock().expect("lock").extend([
+            "org.apache.hadoop.hbase.UnknownScannerException",
+            "org.apache.hadoop.hbase.NotServingRegionException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let rows = store
+            .scan("t", &Scan::all().batch_size(2).limit(7))
+            .await
+            .expect("scan");
+        let keys: Vec<_> = rows
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.row).into_owned())
+            .collect();
+        assert_eq!(
+            keys,
+            ["r0", "r1", "r2", "r3", "r4", "r5", "r6"],
+            "no row lost or repeated"
+        );
+        assert!(
+            script.scan_failures.lock().expect("lock").is_empty(),
+            "both failures met"
+        );
+        assert_eq!(
+            script.meta_scans.load(Ordering::SeqCst),
+            2,
+            "looked up again after the region moved"
+        );
     }
 
     #[test]
