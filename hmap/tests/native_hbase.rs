@@ -279,6 +279,17 @@ async fn native_reads_and_writes_match_thrift() {
         Err(StoreError::TableNotFound { table }) => assert_eq!(table, missing),
         other => panic!("expected TableNotFound, got {other:?}"),
     }
+    // A deadline too short for any round trip: a typed timeout naming the call.
+    let hurried =
+        NativeStore::connect(NativeConfig::new([required_env("HMAP_NATIVE")]).call_timeout(Duration::from_micros(1)))
+            .await;
+    match hurried {
+        Err(StoreError::Timeout { operation, elapsed, .. }) => {
+            assert_eq!(operation, "connect");
+            assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
     thrift.delete_table(&table).expect("clean up");
 }
 
