@@ -47,7 +47,7 @@ fn fresh_table(thrift: &ThriftStore, name: &str) -> String {
     table
 }
 
-async fn native() -> NativeStore {
+async fn connect_native() -> NativeStore {
     let config = NativeConfig::new([required_env("HMAP_NATIVE")]).call_timeout(Duration::from_secs(20));
     NativeStore::connect(config)
         .await
@@ -67,7 +67,7 @@ fn thrift_scan(thrift: &ThriftStore, table: &str, scan: &Scan) -> Vec<RowResult>
 async fn native_reads_and_writes_match_thrift() {
     let thrift = ThriftStore::new(required_env("HMAP_THRIFT"));
     let table = fresh_table(&thrift, "hbase");
-    let native = native().await;
+    let native = connect_native().await;
 
     // Written through the gateway, every byte value and two versions.
     let binary: Vec<u8> = (0..=255).collect();
@@ -168,6 +168,14 @@ async fn native_reads_and_writes_match_thrift() {
         let ours = native.scan(&table, &scan).await.expect("native scan");
         assert_eq!(ours, thrift_scan(&thrift, &table, &scan), "{scan:?}");
     }
+    // A fresh client whose first call is a reversed scan from the table's
+    // end: it must find the last region in hbase:meta.
+    let fresh = connect_native().await;
+    let reversed = fresh
+        .scan(&table, &Scan::all().reversed())
+        .await
+        .expect("reversed scan first");
+    assert_eq!(reversed, thrift_scan(&thrift, &table, &Scan::all().reversed()));
     // Not vacuous: both regions, both directions.
     let rows = |rows: Vec<RowResult>| rows.into_iter().map(|r| r.row).collect::<Vec<_>>();
     assert_eq!(
@@ -301,7 +309,7 @@ async fn native_point_get_figures() {
     const ROWS: usize = 1000;
     let thrift = ThriftStore::new(required_env("HMAP_THRIFT"));
     let table = fresh_table(&thrift, "hbase_figures");
-    let native = native().await;
+    let native = connect_native().await;
     let rows: Vec<RowMutation> = (0..ROWS)
         .map(|i| RowMutation::new(format!("r{i:05}")).put("f", "q", format!("value {i}")))
         .collect();

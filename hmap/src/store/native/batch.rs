@@ -14,7 +14,7 @@ use super::codec::WireCell;
 use super::connection::Service;
 use super::convert;
 use super::error::{NativeError, RemoteError};
-use super::locate::RegionLocation;
+use super::locate::{RegionLocation, Target};
 use super::proto;
 use crate::store::{RowResult, StoreError};
 
@@ -64,7 +64,7 @@ impl NativeStore {
             for &i in &pending {
                 let (row, op) = &ops[i];
                 let region = self
-                    .locate_within(table, row, &mut attempts)
+                    .locate_within(table, Target::Row(row), &mut attempts)
                     .await
                     .map_err(|(e, endpoint)| e.into_store(table, Some(row), operation, &endpoint))?;
                 let batch = servers.entry(region.server.clone()).or_default();

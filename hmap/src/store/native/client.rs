@@ -17,7 +17,7 @@ use super::batch::Op;
 use super::connection::{CallReply, Connection, ConnectionConfig, Service};
 use super::convert;
 use super::error::{ExceptionKind, NativeError};
-use super::locate::{self, RegionLocation};
+use super::locate::{self, RegionLocation, Target};
 use super::proto;
 use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
 
@@ -201,10 +201,14 @@ impl NativeStore {
         &self.inner.config
     }
 
-    fn cached(&self, table: &str, row: &[u8]) -> Option<RegionLocation> {
+    fn cached(&self, table: &str, target: Target<'_>) -> Option<RegionLocation> {
         let regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
-        let (_, region) = regions.get(table)?.range(..=Bytes::copy_from_slice(row)).next_back()?;
-        region.contains(row).then(|| region.clone())
+        let regions = regions.get(table)?;
+        let (_, region) = match target {
+            Target::Row(row) => regions.range(..=Bytes::copy_from_slice(row)).next_back()?,
+            Target::Last => regions.iter().next_back()?,
+        };
+        target.is_in(region).then(|| region.clone())
     }
 
     pub(super) fn forget(&self, region: &RegionLocation) {
@@ -220,7 +224,7 @@ impl NativeStore {
     /// The region that holds `row` in `table` (cached, or looked up in `hbase:meta`).
     pub async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation, StoreError> {
         let mut attempts = Attempts::new(self.inner.config.call_timeout);
-        self.locate_within(table, row, &mut attempts)
+        self.locate_within(table, Target::Row(row), &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
     }
@@ -228,10 +232,10 @@ impl NativeStore {
     pub(super) async fn locate_within(
         &self,
         table: &str,
-        row: &[u8],
+        target: Target<'_>,
         attempts: &mut Attempts,
     ) -> Result<RegionLocation, (NativeError, String)> {
-        if let Some(region) = self.cached(table, row) {
+        if let Some(region) = self.cached(table, target) {
             return Ok(region);
         }
         loop {
@@ -243,7 +247,7 @@ impl NativeStore {
                         family: Bytes::from_static(locate::META_FAMILY),
                         qualifier: Vec::new(),
                     }],
-                    start_row: Some(locate::meta_key(table, row).into()),
+                    start_row: Some(target.meta_key(table).into()),
                     stop_row: Some(locate::meta_stop_key(table).into()),
                     include_stop_row: Some(true),
                     reversed: Some(true),
@@ -262,7 +266,7 @@ impl NativeStore {
                     .await?;
                 let rows = scan_rows(&reply)?;
                 let cells: Vec<_> = rows.into_iter().next().unwrap_or_default();
-                locate::region_from_meta(table, row, &cells)
+                locate::region_from_meta(table, target, &cells)
             }
             .await;
             match result {
@@ -290,14 +294,14 @@ impl NativeStore {
     async fn region_call<Req: prost::Message, Resp: prost::Message + Default>(
         &self,
         table: &str,
-        row: &[u8],
+        target: Target<'_>,
         method: &'static str,
         idempotent: bool,
         request: impl Fn(&RegionLocation) -> Req,
     ) -> Result<(RegionLocation, CallReply<Resp>), (NativeError, String)> {
         let mut attempts = Attempts::new(self.inner.config.call_timeout);
         loop {
-            let region = self.locate_within(table, row, &mut attempts).await?;
+            let region = self.locate_within(table, target, &mut attempts).await?;
             let left = attempts
                 .remaining(&region.server, method)
                 .map_err(|e| (e, region.server.clone()))?;
@@ -323,7 +327,7 @@ impl NativeStore {
             get: convert::get(get),
         };
         let (_, reply) = self
-            .region_call::<_, proto::GetResponse>(table, &get.row, "Get", true, request)
+            .region_call::<_, proto::GetResponse>(table, Target::Row(&get.row), "Get", true, request)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, Some(&get.row), "get", &endpoint))?;
         let result = reply.message.result.unwrap_or_default();
@@ -365,9 +369,15 @@ impl NativeStore {
                         condition: None,
                         nonce_group: None,
                     };
-                    self.region_call::<_, proto::MutateResponse>(table, &row.row, "Mutate", false, request)
-                        .await
-                        .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
+                    self.region_call::<_, proto::MutateResponse>(
+                        table,
+                        Target::Row(&row.row),
+                        "Mutate",
+                        false,
+                        request,
+                    )
+                    .await
+                    .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
                 }
                 several => {
                     // Kinds mixed in one row: one atomic region action.
@@ -389,7 +399,7 @@ impl NativeStore {
                         nonce_group: None,
                     };
                     let (_, reply) = self
-                        .region_call::<_, proto::MultiResponse>(table, &row.row, "Multi", false, request)
+                        .region_call::<_, proto::MultiResponse>(table, Target::Row(&row.row), "Multi", false, request)
                         .await
                         .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
                     multi_error(&reply.message).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
@@ -416,7 +426,7 @@ impl NativeStore {
                     nonce_group: None,
                 };
                 let (_, reply) = self
-                    .region_call::<_, proto::MutateResponse>(table, &op.row, "Mutate", false, request)
+                    .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
                     .await
                     .map_err(store_error)?;
                 Ok(reply.message.processed.unwrap_or(false))
@@ -441,7 +451,7 @@ impl NativeStore {
                     nonce_group: None,
                 };
                 let (_, reply) = self
-                    .region_call::<_, proto::MultiResponse>(table, &op.row, "Multi", false, request)
+                    .region_call::<_, proto::MultiResponse>(table, Target::Row(&op.row), "Multi", false, request)
                     .await
                     .map_err(store_error)?;
                 multi_error(&reply.message).map_err(|e| store_error((e, String::new())))?;
@@ -485,7 +495,7 @@ impl NativeStore {
             }
         };
         let (_, reply) = self
-            .region_call::<_, proto::MutateResponse>(table, &op.row, "Mutate", false, request)
+            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
             .await
             .map_err(store_error)?;
         let result = reply.message.result.unwrap_or_default();
@@ -594,10 +604,13 @@ impl NativeScanner {
     /// Opens a scanner on the region where the unread range begins (ends,
     /// when reversed).
     async fn open_region(&mut self) -> Result<(), StoreError> {
-        let locate_row = if self.scan.reversed {
-            reversed_locate_row(&self.scan.stop)
-        } else {
-            self.scan.start.to_vec()
+        // A reversed scan starts in the region of the row just below its
+        // stop, or in the last region when it has none.
+        let below = (self.scan.reversed && !self.scan.stop.is_empty()).then(|| reversed_locate_row(&self.scan.stop));
+        let target = match (&below, self.scan.reversed) {
+            (Some(row), _) => Target::Row(row),
+            (None, true) => Target::Last,
+            (None, false) => Target::Row(&self.scan.start),
         };
         let (scan, batch) = (convert::scan(&self.scan), self.batch());
         let limit = self.remaining().map(|l| l.min(u32::MAX as usize) as u32);
@@ -610,7 +623,7 @@ impl NativeScanner {
         };
         let (region, reply) = self
             .store
-            .region_call::<_, proto::ScanResponse>(&self.table, &locate_row, "Scan", true, open)
+            .region_call::<_, proto::ScanResponse>(&self.table, target, "Scan", true, open)
             .await
             .map_err(|(e, endpoint)| self.error(e, &endpoint))?;
         self.take_rows(region, 0, reply)
@@ -766,14 +779,10 @@ fn cache_region(regions: &mut BTreeMap<Bytes, RegionLocation>, region: RegionLoc
     regions.insert(region.start.clone(), region);
 }
 
-/// The row to locate a reversed scan's region by: the greatest row below
-/// `stop` (exclusive), approximated by the stop itself minus a byte; the
-/// table's last region for an empty stop.
+/// The row to locate a reversed scan's region by, for a scan that stops
+/// (exclusive) at `stop`, not empty: a row below the stop and above every
+/// real row below it.
 fn reversed_locate_row(stop: &[u8]) -> Vec<u8> {
-    if stop.is_empty() {
-        // Past every row HBase allows: the last region.
-        return vec![0xFF; crate::store::MAX_ROW_LENGTH];
-    }
     // The row just below `stop`: drop a trailing 0, or decrement the last
     // byte and pad with 0xFF (enough to sort after every real row below it).
     let mut row = stop.to_vec();
@@ -1249,6 +1258,5 @@ mod tests {
     fn reversed_lookups_start_below_the_stop() {
         assert_eq!(reversed_locate_row(b"m\x00"), b"m");
         assert_eq!(reversed_locate_row(b"m"), b"l\xff\xff\xff\xff\xff\xff\xff\xff");
-        assert_eq!(reversed_locate_row(b"").len(), crate::store::MAX_ROW_LENGTH);
     }
 }

@@ -86,12 +86,12 @@ pub enum NativeError {
     },
     /// `hbase:meta` has no usable region for a row: a hole, a region being
     /// split, or one not assigned. Worth looking up again after a while.
-    #[error("table `{table}` has no region for row {row}: {reason}")]
+    #[error("table `{table}` has no region for {at}: {reason}")]
     NoRegion {
         /// The table.
         table: String,
-        /// The row, printable.
-        row: String,
+        /// What was looked up: a row (printable) or the table's end.
+        at: String,
         /// Why.
         reason: String,
     },

@@ -52,6 +52,58 @@ impl RegionLocation {
     }
 }
 
+/// The region to find: the one holding a row, or the table's last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// The region holding this row.
+    Row(&'a [u8]),
+    /// The last region (where a reversed scan from the table's end starts).
+    Last,
+}
+
+impl<'a> Target<'a> {
+    /// The row, if the target is one.
+    pub fn row(self) -> Option<&'a [u8]> {
+        match self {
+            Target::Row(row) => Some(row),
+            Target::Last => None,
+        }
+    }
+
+    /// Whether `region` is the target's.
+    pub fn is_in(self, region: &RegionLocation) -> bool {
+        match self {
+            Target::Row(row) => region.contains(row),
+            Target::Last => region.end.is_empty(),
+        }
+    }
+
+    /// The `hbase:meta` key a reversed lookup starts from: for a row,
+    /// `<table>,<row>,99999999999999`; for the last region, the table's
+    /// name and a zero byte, which `hbase:meta` sorts after every region of
+    /// the table and before any other table's (`MetaCellComparator` compares
+    /// the part before the first comma first). A row key of the longest
+    /// length would not do: the key would be longer than a row key may be.
+    pub fn meta_key(self, table: &str) -> Vec<u8> {
+        match self {
+            Target::Row(row) => meta_key(table, row),
+            Target::Last => {
+                let mut key = meta_table_name(table).as_bytes().to_vec();
+                key.push(0);
+                key
+            }
+        }
+    }
+
+    /// The target for messages.
+    pub fn show(self) -> String {
+        match self {
+            Target::Row(row) => format!("row {}", crate::store::show_row(row)),
+            Target::Last => "the table's end".to_string(),
+        }
+    }
+}
+
 /// A table name as hmap writes it, split into namespace and qualifier.
 pub fn split_table(table: &str) -> (&str, &str) {
     table.split_once(':').unwrap_or(("default", table))
@@ -110,12 +162,12 @@ pub fn meta_location(reply: &proto::GetMetaRegionLocationsResponse) -> Result<Re
     })
 }
 
-/// The region of `row` in `table` from the `hbase:meta` row a lookup found
-/// (its cells), or why there is none.
-pub fn region_from_meta(table: &str, row: &[u8], cells: &[WireCell]) -> Result<RegionLocation, NativeError> {
+/// The region of `target` in `table` from the `hbase:meta` row a lookup
+/// found (its cells), or why there is none.
+pub fn region_from_meta(table: &str, target: Target<'_>, cells: &[WireCell]) -> Result<RegionLocation, NativeError> {
     let no_region = |reason: String| NativeError::NoRegion {
         table: table.to_string(),
-        row: crate::store::show_row(row),
+        at: target.show(),
         reason,
     };
     let cell = |qualifier: &[u8]| {
@@ -151,7 +203,7 @@ pub fn region_from_meta(table: &str, row: &[u8], cells: &[WireCell]) -> Result<R
         end: region.end_key.clone().unwrap_or_default(),
         server: String::new(),
     };
-    if !location.contains(row) {
+    if !target.is_in(&location) {
         return Err(no_region(format!(
             "the nearest region ends at {} (a hole in hbase:meta, or a split under way)",
             crate::store::show_row(&location.end)
@@ -208,6 +260,8 @@ mod tests {
         assert_eq!(meta_key("default:t", b""), b"t,,99999999999999");
         assert_eq!(meta_key("ns:t", b"r"), b"ns:t,r,99999999999999");
         assert_eq!(meta_stop_key("t"), b"t,,");
+        assert_eq!(Target::Last.meta_key("default:t"), b"t\x00");
+        assert_eq!(Target::Row(b"r").meta_key("t"), b"t,r,99999999999999");
         assert_eq!(split_table("ns:t"), ("ns", "t"));
         assert_eq!(split_table("t"), ("default", "t"));
     }
@@ -219,28 +273,37 @@ mod tests {
             info_cell(name, &region("default", "t", "m", "x")),
             cell(name, b"server", b"127.0.0.1:36821".to_vec()),
         ];
-        let location = region_from_meta("t", b"p", &cells).expect("found");
+        let location = region_from_meta("t", Target::Row(b"p"), &cells).expect("found");
         assert_eq!(location.name, &name[..]);
         assert_eq!((&location.start[..], &location.end[..]), (&b"m"[..], &b"x"[..]));
         assert_eq!(location.server, "127.0.0.1:36821");
         assert_eq!(location.specifier().value, &name[..]);
+        assert!(
+            region_from_meta("t", Target::Last, &cells).is_err(),
+            "not the last region"
+        );
         // A row past the region: a hole.
-        let err = region_from_meta("t", b"y", &cells).expect_err("hole");
+        let err = region_from_meta("t", Target::Row(b"y"), &cells).expect_err("hole");
         assert!(matches!(err, NativeError::NoRegion { .. }), "{err}");
         // Another table's row (the lookup ran past this table's rows): not found.
-        let err = region_from_meta("s", b"p", &cells).expect_err("other table");
+        let err = region_from_meta("s", Target::Row(b"p"), &cells).expect_err("other table");
         assert!(
             matches!(err, NativeError::TableNotFound { ref table } if table == "s"),
             "{err}"
         );
         // No row at all.
-        let err = region_from_meta("t", b"p", &[]).expect_err("no row");
+        let err = region_from_meta("t", Target::Row(b"p"), &[]).expect_err("no row");
         assert!(matches!(err, NativeError::TableNotFound { .. }), "{err}");
         // Unassigned.
-        let err = region_from_meta("t", b"p", &cells[..1]).expect_err("no server");
+        let err = region_from_meta("t", Target::Row(b"p"), &cells[..1]).expect_err("no server");
         assert!(err.to_string().contains("not assigned"), "{err}");
         // Garbage instead of a RegionInfo.
-        let err = region_from_meta("t", b"p", &[cell(name, b"regioninfo", b"PBUF\xff".to_vec())]).expect_err("bad");
+        let err = region_from_meta(
+            "t",
+            Target::Row(b"p"),
+            &[cell(name, b"regioninfo", b"PBUF\xff".to_vec())],
+        )
+        .expect_err("bad");
         assert!(matches!(err, NativeError::Decode { .. }), "{err}");
     }
 
