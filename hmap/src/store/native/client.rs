@@ -145,7 +145,7 @@ impl NativeStore {
             }),
         };
         store
-            .meta_region()
+            .meta_region(store.inner.config.call_timeout)
             .await
             .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
         Ok(store)
@@ -163,8 +163,9 @@ impl NativeStore {
             .clone()
     }
 
-    /// Where `hbase:meta` is, from the cache or the registry.
-    async fn meta_region(&self) -> Result<RegionLocation, (NativeError, String)> {
+    /// Where `hbase:meta` is, from the cache or the registry (within `timeout`
+    /// for each bootstrap server).
+    async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
         if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Ok(meta);
         }
@@ -175,7 +176,7 @@ impl NativeStore {
                 .call::<proto::GetMetaRegionLocationsResponse>(
                     "GetMetaRegionLocations",
                     &proto::GetMetaRegionLocationsRequest {},
-                    self.inner.config.call_timeout,
+                    timeout,
                 )
                 .await
                 .and_then(|r| locate::meta_location(&r.message));
@@ -239,7 +240,10 @@ impl NativeStore {
             return Ok(region);
         }
         loop {
-            let meta = self.meta_region().await?;
+            let left = attempts
+                .remaining("the registry", "GetMetaRegionLocations")
+                .map_err(|e| (e, String::new()))?;
+            let meta = self.meta_region(left).await?;
             let request = proto::ScanRequest {
                 region: Some(meta.specifier()),
                 scan: Some(proto::Scan {
