@@ -650,6 +650,43 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_connection_level_exception_fails_the_pending_calls() {
+        // HBase answers a connection it refuses (bad header, failed
+        // authorisation) with call id -1.
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            peer.request().await;
+            let header = ResponseHeader {
+                call_id: Some(u32::MAX),
+                exception: Some(ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException".into()),
+                    stack_trace: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException: bad header".into()),
+                    ..Default::default()
+                }),
+                cell_block_meta: None,
+            };
+            peer.stream
+                .write_all(&encode_response(&header, None, &[]))
+                .await
+                .expect("write");
+            let _ = peer.stream.read(&mut [0; 1]).await;
+        });
+        let err = cluster_id(&connection, LONG).await.expect_err("refused");
+        match &err {
+            NativeError::Closed { reason, .. } => {
+                assert!(
+                    reason.contains("refused the connection") && reason.contains("bad header"),
+                    "{reason}"
+                )
+            }
+            other => panic!("expected a broken connection, got {other}"),
+        }
+        drop(connection);
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
     async fn hostile_replies_break_the_connection_with_a_typed_error() {
         for (garbage, reason) in [
             (&[0xFF, 0xFF, 0xFF, 0xFF][..], "exceeds"),
