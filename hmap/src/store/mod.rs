@@ -24,6 +24,8 @@ mod error;
 #[cfg(feature = "testing")]
 mod faulty;
 mod memory;
+#[cfg(feature = "native")]
+pub mod native;
 #[cfg(feature = "thrift")]
 mod thrift;
 mod trace;

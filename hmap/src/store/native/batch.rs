@@ -1,0 +1,275 @@
+//! Batches over `ClientService.Multi`: many gets or row mutations, grouped
+//! by region server (one `Multi` call per server, all servers at once) and
+//! by region (one `RegionAction` per region; a row whose changes need
+//! several mutations gets an atomic `RegionAction` of its own). Actions that
+//! fail because a region moved, or a server is busy, are sent again after
+//! a lookup or a pause, within the batch's one deadline.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use super::client::{Attempts, NativeStore, Retry, retry_kind};
+use super::codec::WireCell;
+use super::connection::Service;
+use super::convert;
+use super::error::{NativeError, RemoteError};
+use super::locate::{RegionLocation, Target};
+use super::proto;
+use crate::store::{RowResult, StoreError};
+
+/// One operation of a batch.
+#[derive(Clone, Debug)]
+pub(super) enum Op {
+    /// Read a row.
+    Get(proto::Get),
+    /// Change a row: one mutation, or several applied atomically.
+    Mutate(Vec<proto::MutationProto>),
+}
+
+/// The region actions of one server's `Multi`, and for each action the
+/// batch operation it belongs to.
+#[derive(Default)]
+struct ServerBatch {
+    request: proto::MultiRequest,
+    /// Per region action, per action: the operation's position in the batch.
+    ops: Vec<Vec<usize>>,
+    regions: Vec<RegionLocation>,
+}
+
+/// What became of one server's `Multi`.
+struct Outcome {
+    /// Results by operation.
+    done: Vec<(usize, Option<RowResult>)>,
+    /// Operations to send again, with the error that sent them back.
+    retry: Vec<(usize, NativeError, Option<RegionLocation>)>,
+}
+
+impl NativeStore {
+    /// Runs a batch: results in the order of `ops` (`None` for mutations and
+    /// rows not found).
+    pub(super) async fn multi(
+        &self,
+        table: &str,
+        ops: &[(Bytes, Op)],
+        idempotent: bool,
+        operation: &'static str,
+    ) -> Result<Vec<Option<RowResult>>, StoreError> {
+        let mut results: Vec<Option<RowResult>> = vec![None; ops.len()];
+        let mut pending: Vec<usize> = (0..ops.len()).collect();
+        let mut attempts = Attempts::new(self.config().call_timeout);
+        while !pending.is_empty() {
+            // Group by server, then region.
+            let mut servers: BTreeMap<String, ServerBatch> = BTreeMap::new();
+            for &i in &pending {
+                let (row, op) = &ops[i];
+                let region = self
+                    .locate_within(table, Target::Row(row), &mut attempts)
+                    .await
+                    .map_err(|(e, endpoint)| e.into_store(table, Some(row), operation, &endpoint))?;
+                let batch = servers.entry(region.server.clone()).or_default();
+                let action =
+                    |index: u32, mutation: Option<proto::MutationProto>, get: Option<proto::Get>| proto::Action {
+                        index: Some(index),
+                        mutation,
+                        get,
+                    };
+                let shared = match op {
+                    Op::Mutate(several) if several.len() > 1 => None,
+                    _ => batch
+                        .request
+                        .region_action
+                        .iter()
+                        .position(|a| a.region.value == region.name && a.atomic != Some(true)),
+                };
+                let at = match shared {
+                    Some(at) => at,
+                    None => {
+                        batch.request.region_action.push(proto::RegionAction {
+                            region: region.specifier(),
+                            atomic: matches!(op, Op::Mutate(several) if several.len() > 1).then_some(true),
+                            action: Vec::new(),
+                            condition: None,
+                        });
+                        batch.ops.push(Vec::new());
+                        batch.regions.push(region.clone());
+                        batch.ops.len() - 1
+                    }
+                };
+                let actions = &mut batch.request.region_action[at].action;
+                match op {
+                    Op::Get(get) => {
+                        actions.push(action(actions.len() as u32, None, Some(get.clone())));
+                        batch.ops[at].push(i);
+                    }
+                    Op::Mutate(mutations) => {
+                        for m in mutations {
+                            actions.push(action(actions.len() as u32, Some(m.clone()), None));
+                            batch.ops[at].push(i);
+                        }
+                    }
+                }
+            }
+            // One Multi per server, all at once.
+            let mut calls = tokio::task::JoinSet::new();
+            for (server, batch) in servers {
+                let store = self.clone();
+                let left = attempts
+                    .remaining(&server, "Multi")
+                    .map_err(|e| e.into_store(table, None, operation, &server))?;
+                calls.spawn(async move {
+                    let connection = store.connection(&server, Service::Client);
+                    let reply = connection
+                        .call::<proto::MultiResponse>("Multi", &batch.request, left)
+                        .await;
+                    (server, batch, reply)
+                });
+            }
+            pending.clear();
+            let mut first_retry: Option<NativeError> = None;
+            while let Some(joined) = calls.join_next().await {
+                let (server, batch, reply) = joined.map_err(|e| StoreError::Connection {
+                    endpoint: String::new(),
+                    message: format!("a batch task failed: {e}"),
+                    source: None,
+                })?;
+                let outcome = match reply {
+                    Ok(reply) => read_multi(&batch, &reply.message, reply.cells)
+                        .map_err(|(i, e)| e.into_store(table, Some(&ops[i].0), operation, &server))?,
+                    Err(e) => Outcome {
+                        done: Vec::new(),
+                        retry: batch
+                            .ops
+                            .iter()
+                            .zip(&batch.regions)
+                            .flat_map(|(ops, region)| ops.iter().map(move |&i| (i, region.clone())))
+                            .map(|(i, region)| (i, clone_error(&e), Some(region)))
+                            .collect(),
+                    },
+                };
+                for (i, row) in outcome.done {
+                    results[i] = row;
+                }
+                for (i, error, region) in outcome.retry {
+                    match retry_kind(&error, idempotent) {
+                        Retry::Relocate => {
+                            if let Some(region) = &region {
+                                self.forget(region);
+                            }
+                        }
+                        Retry::Wait => {}
+                        Retry::No => return Err(error.into_store(table, Some(&ops[i].0), operation, &server)),
+                    }
+                    if !pending.contains(&i) {
+                        pending.push(i);
+                    }
+                    first_retry.get_or_insert(error);
+                }
+            }
+            if let Some(error) = first_retry {
+                let row = pending.first().map(|&i| ops[i].0.clone());
+                attempts
+                    .back_off(error)
+                    .await
+                    .map_err(|e| e.into_store(table, row.as_deref(), operation, ""))?;
+            }
+        }
+        Ok(results)
+    }
+}
+
+/// A copy of an error for each operation it sends back (the errors that
+/// do are plain data).
+fn clone_error(e: &NativeError) -> NativeError {
+    match e {
+        NativeError::Remote(r) => NativeError::Remote(r.clone()),
+        NativeError::Closed { endpoint, reason } => NativeError::Closed {
+            endpoint: endpoint.clone(),
+            reason: reason.clone(),
+        },
+        NativeError::Timeout {
+            endpoint,
+            method,
+            elapsed,
+        } => NativeError::Timeout {
+            endpoint: endpoint.clone(),
+            method,
+            elapsed: *elapsed,
+        },
+        other => NativeError::Closed {
+            endpoint: String::new(),
+            reason: other.to_string(),
+        },
+    }
+}
+
+fn exception(pair: &proto::NameBytesPair) -> NativeError {
+    let trace = String::from_utf8_lossy(pair.value.as_deref().unwrap_or_default()).into_owned();
+    NativeError::Remote(RemoteError::new(pair.name.clone(), trace))
+}
+
+/// Reads a `Multi` reply: the rows read, the operations to retry, or the
+/// error of an operation that cannot be retried (with its position).
+fn read_multi(
+    batch: &ServerBatch,
+    reply: &proto::MultiResponse,
+    cells: Vec<WireCell>,
+) -> Result<Outcome, (usize, NativeError)> {
+    let mut cells = cells.into_iter();
+    let mut outcome = Outcome {
+        done: Vec::new(),
+        retry: Vec::new(),
+    };
+    let first = |ops: &[usize]| ops.first().copied().unwrap_or(0);
+    if reply.region_action_result.len() != batch.ops.len() {
+        return Err((
+            first(batch.ops.first().map_or(&[][..], |o| &o[..])),
+            NativeError::InvalidReply {
+                reason: format!(
+                    "{} region actions sent, {} answered",
+                    batch.ops.len(),
+                    reply.region_action_result.len()
+                ),
+            },
+        ));
+    }
+    for ((result, ops), region) in reply.region_action_result.iter().zip(&batch.ops).zip(&batch.regions) {
+        if let Some(e) = &result.exception {
+            // The whole region action failed (e.g. the region moved).
+            let mut seen = Vec::new();
+            for &i in ops {
+                if !seen.contains(&i) {
+                    seen.push(i);
+                    outcome.retry.push((i, exception(e), Some(region.clone())));
+                }
+            }
+            continue;
+        }
+        for r in &result.result_or_exception {
+            let action = r.index.unwrap_or(0) as usize;
+            let Some(&i) = ops.get(action) else {
+                return Err((
+                    first(ops),
+                    NativeError::InvalidReply {
+                        reason: format!("a result for action {action} of {}", ops.len()),
+                    },
+                ));
+            };
+            if let Some(e) = &r.exception {
+                if !outcome.retry.iter().any(|(j, _, _)| *j == i) {
+                    outcome.retry.push((i, exception(e), Some(region.clone())));
+                }
+                continue;
+            }
+            let row = match &r.result {
+                Some(result) => {
+                    let n = convert::associated_cells(result).map_err(|e| (i, e))?;
+                    convert::row_result(result, n, &mut cells).map_err(|e| (i, e))?
+                }
+                None => None,
+            };
+            outcome.done.push((i, row));
+        }
+    }
+    Ok(outcome)
+}

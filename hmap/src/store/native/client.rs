@@ -1,0 +1,1266 @@
+//! [`NativeStore`]: hmap's reads and writes over HBase's own RPC, as async
+//! functions on hmap's types (the `Store` trait will be a thin adapter).
+//!
+//! Each call has one deadline ([`NativeConfig::call_timeout`]) that covers
+//! locating the region, dialling, and every retry: a region that moved, is
+//! opening or is not served where the cache said is looked up again, a
+//! busy server is backed off from (16 ms doubling up to 5 s, as gohbase),
+//! always within the deadline.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::batch::Op;
+use super::connection::{CallReply, Connection, ConnectionConfig, Service};
+use super::convert;
+use super::error::{ExceptionKind, NativeError};
+use super::locate::{self, RegionLocation, Target};
+use super::proto;
+use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
+
+/// How a [`NativeStore`] reaches HBase.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct NativeConfig {
+    /// Masters or region servers that answer `ClientMetaService`, `host:port`;
+    /// tried in order.
+    pub bootstrap: Vec<String>,
+    /// Each call's deadline, retries included.
+    pub call_timeout: Duration,
+    /// The connections' settings.
+    pub connection: ConnectionConfig,
+}
+
+impl NativeConfig {
+    /// Bootstraps from these servers, with a 30 s deadline per call.
+    pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        NativeConfig {
+            bootstrap: bootstrap.into_iter().map(Into::into).collect(),
+            call_timeout: Duration::from_secs(30),
+            connection: ConnectionConfig::default(),
+        }
+    }
+
+    /// Sets each call's deadline.
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+}
+
+/// A client of HBase's RPC protocol; cheap to clone (clones share the
+/// connections and the region cache).
+#[derive(Clone, Debug)]
+pub struct NativeStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: NativeConfig,
+    connections: Mutex<HashMap<(String, Service), Connection>>,
+    /// Region locations by table, then by start key.
+    regions: Mutex<HashMap<String, BTreeMap<Bytes, RegionLocation>>>,
+    meta: Mutex<Option<RegionLocation>>,
+}
+
+/// A call's deadline and retry pacing.
+#[derive(Debug)]
+pub(super) struct Attempts {
+    started: Instant,
+    deadline: Instant,
+    backoff: Duration,
+}
+
+impl Attempts {
+    pub(super) fn new(timeout: Duration) -> Self {
+        let started = Instant::now();
+        Attempts {
+            started,
+            deadline: started + timeout,
+            backoff: Duration::from_millis(16),
+        }
+    }
+
+    /// The time left, or the timeout error.
+    pub(super) fn remaining(&self, endpoint: &str, method: &'static str) -> Result<Duration, NativeError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NativeError::Timeout {
+                endpoint: endpoint.to_string(),
+                method,
+                elapsed: self.started.elapsed(),
+            });
+        }
+        Ok(left)
+    }
+
+    /// Sleeps before the next try, if the deadline leaves room; otherwise
+    /// gives `error` back.
+    pub(super) async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left <= self.backoff {
+            return Err(error);
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
+        Ok(())
+    }
+}
+
+/// What to do about a failed try.
+pub(super) enum Retry {
+    /// The region's location is stale: look it up again.
+    Relocate,
+    /// The server is busy: wait and try the same place.
+    Wait,
+    /// Give up.
+    No,
+}
+
+pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
+    match error {
+        NativeError::Remote(e) if e.kind.is_region_moved() => Retry::Relocate,
+        NativeError::Remote(e) if e.kind.is_busy() => Retry::Wait,
+        NativeError::NoRegion { .. } => Retry::Relocate,
+        // The server may be gone: its regions will be elsewhere.
+        NativeError::Connect { .. } => Retry::Relocate,
+        NativeError::Closed { .. } if idempotent => Retry::Relocate,
+        _ => Retry::No,
+    }
+}
+
+impl NativeStore {
+    /// Connects: asks the bootstrap servers where `hbase:meta` is.
+    pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
+        let store = NativeStore {
+            inner: Arc::new(Inner {
+                config,
+                connections: Mutex::default(),
+                regions: Mutex::default(),
+                meta: Mutex::default(),
+            }),
+        };
+        store
+            .meta_region(store.inner.config.call_timeout)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
+        Ok(store)
+    }
+
+    pub(super) fn connection(&self, endpoint: &str, service: Service) -> Connection {
+        let mut connections = self
+            .inner
+            .connections
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        connections
+            .entry((endpoint.to_string(), service))
+            .or_insert_with(|| Connection::new(endpoint, service, self.inner.config.connection.clone()))
+            .clone()
+    }
+
+    /// Where `hbase:meta` is, from the cache or the registry (within `timeout`
+    /// for each bootstrap server).
+    async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
+        if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(meta);
+        }
+        let mut last = None;
+        for endpoint in &self.inner.config.bootstrap {
+            let connection = self.connection(endpoint, Service::ClientMeta);
+            let reply = connection
+                .call::<proto::GetMetaRegionLocationsResponse>(
+                    "GetMetaRegionLocations",
+                    &proto::GetMetaRegionLocationsRequest {},
+                    timeout,
+                )
+                .await
+                .and_then(|r| locate::meta_location(&r.message));
+            match reply {
+                Ok(meta) => {
+                    *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
+                    return Ok(meta);
+                }
+                Err(e) => last = Some((e, endpoint.clone())),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            (
+                NativeError::InvalidReply {
+                    reason: "no bootstrap server configured".to_string(),
+                },
+                String::new(),
+            )
+        }))
+    }
+
+    pub(super) fn config(&self) -> &NativeConfig {
+        &self.inner.config
+    }
+
+    fn cached(&self, table: &str, target: Target<'_>) -> Option<RegionLocation> {
+        let regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        let regions = regions.get(table)?;
+        let (_, region) = match target {
+            Target::Row(row) => regions.range(..=Bytes::copy_from_slice(row)).next_back()?,
+            Target::Last => regions.iter().next_back()?,
+        };
+        target.is_in(region).then(|| region.clone())
+    }
+
+    pub(super) fn forget(&self, region: &RegionLocation) {
+        let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(table) = regions.get_mut(&region.table) {
+            table.remove(&region.start);
+        }
+        if region.table == locate::META_TABLE {
+            *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// The region that holds `row` in `table` (cached, or looked up in `hbase:meta`).
+    pub async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation, StoreError> {
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        self.locate_within(table, Target::Row(row), &mut attempts)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
+    }
+
+    pub(super) async fn locate_within(
+        &self,
+        table: &str,
+        target: Target<'_>,
+        attempts: &mut Attempts,
+    ) -> Result<RegionLocation, (NativeError, String)> {
+        if let Some(region) = self.cached(table, target) {
+            return Ok(region);
+        }
+        loop {
+            let left = attempts
+                .remaining("the registry", "GetMetaRegionLocations")
+                .map_err(|e| (e, String::new()))?;
+            let meta = self.meta_region(left).await?;
+            let request = proto::ScanRequest {
+                region: Some(meta.specifier()),
+                scan: Some(proto::Scan {
+                    column: vec![proto::Column {
+                        family: Bytes::from_static(locate::META_FAMILY),
+                        qualifier: Vec::new(),
+                    }],
+                    start_row: Some(target.meta_key(table).into()),
+                    stop_row: Some(locate::meta_stop_key(table).into()),
+                    include_stop_row: Some(true),
+                    reversed: Some(true),
+                    caching: Some(1),
+                    ..Default::default()
+                }),
+                number_of_rows: Some(1),
+                close_scanner: Some(true),
+                ..Default::default()
+            };
+            let result = async {
+                let left = attempts.remaining(&meta.server, "Scan")?;
+                let reply = self
+                    .connection(&meta.server, Service::Client)
+                    .call::<proto::ScanResponse>("Scan", &request, left)
+                    .await?;
+                let rows = scan_rows(&reply)?;
+                let cells: Vec<_> = rows.into_iter().next().unwrap_or_default();
+                locate::region_from_meta(table, target, &cells)
+            }
+            .await;
+            match result {
+                Ok(region) => {
+                    let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+                    cache_region(regions.entry(table.to_string()).or_default(), region.clone());
+                    return Ok(region);
+                }
+                Err(e) => match retry_kind(&e, true) {
+                    Retry::Relocate => {
+                        if !matches!(e, NativeError::NoRegion { .. }) {
+                            self.forget(&meta);
+                        }
+                        attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
+                    }
+                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?,
+                    Retry::No => return Err((e, meta.server.clone())),
+                },
+            }
+        }
+    }
+
+    /// Calls `method` on the region of `row`, relocating and backing off
+    /// as needed, within one deadline.
+    async fn region_call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        table: &str,
+        target: Target<'_>,
+        method: &'static str,
+        idempotent: bool,
+        request: impl Fn(&RegionLocation) -> Req,
+    ) -> Result<(RegionLocation, CallReply<Resp>), (NativeError, String)> {
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        loop {
+            let region = self.locate_within(table, target, &mut attempts).await?;
+            let left = attempts
+                .remaining(&region.server, method)
+                .map_err(|e| (e, region.server.clone()))?;
+            let connection = self.connection(&region.server, Service::Client);
+            match connection.call::<Resp>(method, &request(&region), left).await {
+                Ok(reply) => return Ok((region, reply)),
+                Err(e) => match retry_kind(&e, idempotent) {
+                    Retry::Relocate => {
+                        self.forget(&region);
+                        attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?;
+                    }
+                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?,
+                    Retry::No => return Err((e, region.server.clone())),
+                },
+            }
+        }
+    }
+
+    /// Reads one row; `None` if it has no cell the get selects.
+    pub async fn get(&self, table: &str, get: &crate::store::Get) -> Result<Option<RowResult>, StoreError> {
+        let request = |region: &RegionLocation| proto::GetRequest {
+            region: region.specifier(),
+            get: convert::get(get),
+        };
+        let (_, reply) = self
+            .region_call::<_, proto::GetResponse>(table, Target::Row(&get.row), "Get", true, request)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, Some(&get.row), "get", &endpoint))?;
+        let result = reply.message.result.unwrap_or_default();
+        let read = convert::associated_cells(&result)
+            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()));
+        read.map_err(|e| e.into_store(table, Some(&get.row), "get", ""))
+    }
+
+    /// Reads many rows in one `Multi` call per region server; results in
+    /// the order of `gets`.
+    pub async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>, StoreError> {
+        let ops: Vec<_> = gets.iter().map(|g| (g.row.clone(), Op::Get(convert::get(g)))).collect();
+        self.multi(table, &ops, true, "get_many").await
+    }
+
+    /// Applies each row's changes (atomically per row, rows independently).
+    pub async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
+        if rows.len() > 1 {
+            // One Multi per region server; each row atomic on its own.
+            let mut ops = Vec::with_capacity(rows.len());
+            for row in rows {
+                let mutations =
+                    convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+                if !mutations.is_empty() {
+                    ops.push((row.row.clone(), Op::Mutate(mutations)));
+                }
+            }
+            self.multi(table, &ops, false, "mutate").await?;
+            return Ok(());
+        }
+        for row in rows {
+            let mutations = convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+            match &mutations[..] {
+                [] => {}
+                [one] => {
+                    let request = |region: &RegionLocation| proto::MutateRequest {
+                        region: region.specifier(),
+                        mutation: one.clone(),
+                        condition: None,
+                        nonce_group: None,
+                    };
+                    self.region_call::<_, proto::MutateResponse>(
+                        table,
+                        Target::Row(&row.row),
+                        "Mutate",
+                        false,
+                        request,
+                    )
+                    .await
+                    .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
+                }
+                several => {
+                    // Kinds mixed in one row: one atomic region action.
+                    let request = |region: &RegionLocation| proto::MultiRequest {
+                        region_action: vec![proto::RegionAction {
+                            region: region.specifier(),
+                            atomic: Some(true),
+                            action: several
+                                .iter()
+                                .enumerate()
+                                .map(|(i, m)| proto::Action {
+                                    index: Some(i as u32),
+                                    mutation: Some(m.clone()),
+                                    get: None,
+                                })
+                                .collect(),
+                            condition: None,
+                        }],
+                        nonce_group: None,
+                    };
+                    let (_, reply) = self
+                        .region_call::<_, proto::MultiResponse>(table, Target::Row(&row.row), "Multi", false, request)
+                        .await
+                        .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
+                    multi_error(&reply.message).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the changes if the column's newest value is `op.expected`
+    /// (absent or empty for `None`); returns whether it did.
+    pub async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool, StoreError> {
+        let row = RowMutation::with(op.row.clone(), op.mutations.clone());
+        let store_error =
+            |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "check_and_mutate", &endpoint);
+        let mutations = convert::mutations(&row).map_err(|e| store_error((e, String::new())))?;
+        let condition = convert::condition(op);
+        match &mutations[..] {
+            [one] => {
+                let request = |region: &RegionLocation| proto::MutateRequest {
+                    region: region.specifier(),
+                    mutation: one.clone(),
+                    condition: Some(condition.clone()),
+                    nonce_group: None,
+                };
+                let (_, reply) = self
+                    .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
+                    .await
+                    .map_err(store_error)?;
+                Ok(reply.message.processed.unwrap_or(false))
+            }
+            several => {
+                // Several kinds: one atomic region action under the condition.
+                let request = |region: &RegionLocation| proto::MultiRequest {
+                    region_action: vec![proto::RegionAction {
+                        region: region.specifier(),
+                        atomic: Some(true),
+                        action: several
+                            .iter()
+                            .enumerate()
+                            .map(|(i, m)| proto::Action {
+                                index: Some(i as u32),
+                                mutation: Some(m.clone()),
+                                get: None,
+                            })
+                            .collect(),
+                        condition: Some(condition.clone()),
+                    }],
+                    nonce_group: None,
+                };
+                let (_, reply) = self
+                    .region_call::<_, proto::MultiResponse>(table, Target::Row(&op.row), "Multi", false, request)
+                    .await
+                    .map_err(store_error)?;
+                multi_error(&reply.message).map_err(|e| store_error((e, String::new())))?;
+                Ok(reply
+                    .message
+                    .region_action_result
+                    .first()
+                    .and_then(|r| r.processed)
+                    .unwrap_or(false))
+            }
+        }
+    }
+
+    /// Adds to counters; returns their new values, in the order of `op`.
+    pub async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
+        let mutation = convert::increment(op);
+        let request = |region: &RegionLocation| proto::MutateRequest {
+            region: region.specifier(),
+            mutation: mutation.clone(),
+            condition: None,
+            nonce_group: None,
+        };
+        let store_error = |(e, endpoint): (NativeError, String)| {
+            // `DoNotRetryIOException: Field is not a long, it's N bytes wide`
+            // (`HRegion.MutationBatchOperation.getLongValue`).
+            let not_a_counter = e.remote().and_then(|r| {
+                r.message
+                    .strip_prefix("Field is not a long, it's ")?
+                    .strip_suffix(" bytes wide")?
+                    .parse::<usize>()
+                    .ok()
+            });
+            match (not_a_counter, op.columns.first()) {
+                (Some(len), Some((family, qualifier, _))) => StoreError::NotACounter {
+                    table: table.to_string(),
+                    row: crate::store::show_row(&op.row),
+                    column: crate::store::error::show_column(family, qualifier),
+                    len,
+                },
+                _ => e.into_store(table, Some(&op.row), "increment", &endpoint),
+            }
+        };
+        let (_, reply) = self
+            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
+            .await
+            .map_err(store_error)?;
+        let result = reply.message.result.unwrap_or_default();
+        let row = convert::associated_cells(&result)
+            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
+            .map_err(|e| store_error((e, String::new())))?;
+        convert::counters(op, row.as_ref()).map_err(|e| store_error((e, String::new())))
+    }
+
+    /// Reads the rows of a scan, region by region, all of them (up to the
+    /// scan's limit).
+    pub async fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
+        let mut scanner = self.scanner(table, scan);
+        let mut rows = Vec::new();
+        while let Some(row) = scanner.next().await? {
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
+    /// A scanner over the rows of a scan: it fetches `batch_size` rows per
+    /// round trip, region by region, and closes its server-side scanner when
+    /// it stops early or is dropped.
+    pub fn scanner(&self, table: &str, scan: &Scan) -> NativeScanner {
+        NativeScanner {
+            store: self.clone(),
+            table: table.to_string(),
+            finished: scan.is_empty_range() || scan.limit == Some(0),
+            scan: scan.clone(),
+            open: None,
+            buffer: std::collections::VecDeque::new(),
+            returned: 0,
+            last_row: None,
+            retry: None,
+        }
+    }
+}
+
+/// The rows of a scan, fetched a batch at a time (see [`NativeStore::scanner`]).
+#[derive(Debug)]
+pub struct NativeScanner {
+    store: NativeStore,
+    table: String,
+    /// The part of the range not read yet (its bounds move region by region).
+    scan: Scan,
+    open: Option<OpenScanner>,
+    buffer: std::collections::VecDeque<RowResult>,
+    returned: usize,
+    /// The last row returned, where a scanner reopened resumes.
+    last_row: Option<Bytes>,
+    /// The deadline of consecutive failed scanner calls.
+    retry: Option<Attempts>,
+    finished: bool,
+}
+
+/// A scanner open on a region server.
+#[derive(Debug)]
+struct OpenScanner {
+    region: RegionLocation,
+    id: Option<u64>,
+    /// `next_call_seq` of the next call.
+    seq: u64,
+    /// The server keeps the scanner open: the region has more rows.
+    more: bool,
+}
+
+impl NativeScanner {
+    /// The next row, or `None` at the end.
+    pub async fn next(&mut self) -> Result<Option<RowResult>, StoreError> {
+        loop {
+            let limit_reached = self.scan.limit.is_some_and(|l| self.returned >= l);
+            if !limit_reached && let Some(row) = self.buffer.pop_front() {
+                self.returned += 1;
+                self.last_row = Some(row.row.clone());
+                return Ok(Some(row));
+            }
+            if self.finished || limit_reached {
+                self.finished = true;
+                self.buffer.clear();
+                self.close().await;
+                return Ok(None);
+            }
+            match self.open.take() {
+                Some(open) if open.more => self.fetch(open).await?,
+                Some(open) => self.advance(&open.region),
+                None => self.open_region().await?,
+            }
+        }
+    }
+
+    fn remaining(&self) -> Option<usize> {
+        self.scan
+            .limit
+            .map(|l| l.saturating_sub(self.returned + self.buffer.len()))
+    }
+
+    fn batch(&self) -> u32 {
+        let batch = self.scan.batch_size.clamp(1, u32::MAX as usize);
+        self.remaining().map_or(batch, |r| batch.min(r.max(1))) as u32
+    }
+
+    fn error(&self, e: NativeError, endpoint: &str) -> StoreError {
+        e.into_store(&self.table, None, "scan", endpoint)
+    }
+
+    /// Opens a scanner on the region where the unread range begins (ends,
+    /// when reversed).
+    async fn open_region(&mut self) -> Result<(), StoreError> {
+        // A reversed scan starts in the region of the row just below its
+        // stop, or in the last region when it has none.
+        let below = (self.scan.reversed && !self.scan.stop.is_empty()).then(|| reversed_locate_row(&self.scan.stop));
+        let target = match (&below, self.scan.reversed) {
+            (Some(row), _) => Target::Row(row),
+            (None, true) => Target::Last,
+            (None, false) => Target::Row(&self.scan.start),
+        };
+        let (scan, batch) = (convert::scan(&self.scan), self.batch());
+        let limit = self.remaining().map(|l| l.min(u32::MAX as usize) as u32);
+        let open = |region: &RegionLocation| proto::ScanRequest {
+            region: Some(region.specifier()),
+            scan: Some(scan.clone()),
+            number_of_rows: Some(batch),
+            limit_of_rows: limit,
+            ..Default::default()
+        };
+        let (region, reply) = self
+            .store
+            .region_call::<_, proto::ScanResponse>(&self.table, target, "Scan", true, open)
+            .await
+            .map_err(|(e, endpoint)| self.error(e, &endpoint))?;
+        self.take_rows(region, 0, reply)
+    }
+
+    /// The next batch of an open scanner.
+    async fn fetch(&mut self, open: OpenScanner) -> Result<(), StoreError> {
+        let Some(id) = open.id else {
+            let missing = NativeError::MissingField {
+                message: "scan response",
+                field: "scanner id",
+            };
+            return Err(self.error(missing, &open.region.server));
+        };
+        let next = proto::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(self.batch()),
+            next_call_seq: Some(open.seq),
+            ..Default::default()
+        };
+        let connection = self.store.connection(&open.region.server, Service::Client);
+        let reply = match connection
+            .call::<proto::ScanResponse>("Scan", &next, self.store.config().call_timeout)
+            .await
+        {
+            Ok(reply) => reply,
+            Err(e) => return self.resume_after(e, open.region).await,
+        };
+        self.retry = None;
+        self.take_rows(open.region, open.seq + 1, reply)
+    }
+
+    /// After a scanner call failed: if the region moved, the scanner
+    /// expired, or the connection broke, opens a new scanner after the last
+    /// row read (a scan is a read: nothing is applied twice), within one
+    /// deadline for the consecutive failures; otherwise fails.
+    async fn resume_after(&mut self, e: NativeError, region: RegionLocation) -> Result<(), StoreError> {
+        let scanner_lost = e.remote().is_some_and(|r| {
+            matches!(
+                r.kind,
+                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
+            )
+        });
+        let retry = match retry_kind(&e, true) {
+            _ if scanner_lost => Retry::Wait,
+            retry => retry,
+        };
+        if let Retry::No = retry {
+            return Err(self.error(e, &region.server));
+        }
+        if let Retry::Relocate = retry {
+            self.store.forget(&region);
+        }
+        let timeout = self.store.config().call_timeout;
+        let attempts = self.retry.get_or_insert_with(|| Attempts::new(timeout));
+        if let Err(e) = attempts.back_off(e).await {
+            return Err(self.error(e, &region.server));
+        }
+        // Resume past the last row read: the buffered rows stay.
+        if let Some(last) = self.buffer.back().map(|r| r.row.clone()).or(self.last_row.clone()) {
+            if self.scan.reversed {
+                self.scan.stop = last;
+            } else {
+                let mut after = last.to_vec();
+                after.push(0);
+                self.scan.start = after.into();
+            }
+        }
+        self.open = None;
+        Ok(())
+    }
+
+    fn take_rows(
+        &mut self,
+        region: RegionLocation,
+        seq: u64,
+        reply: CallReply<proto::ScanResponse>,
+    ) -> Result<(), StoreError> {
+        let rows = scan_rows(&reply).map_err(|e| self.error(e, &region.server))?;
+        self.buffer.extend(rows.into_iter().filter_map(rows_from_cells));
+        let message = &reply.message;
+        let more = message.more_results_in_region.unwrap_or(true) && message.more_results.unwrap_or(true);
+        self.open = Some(OpenScanner {
+            region,
+            id: message.scanner_id,
+            seq,
+            more: more && message.scanner_id.is_some(),
+        });
+        Ok(())
+    }
+
+    /// Moves the unread range past a region read to its end.
+    fn advance(&mut self, region: &RegionLocation) {
+        let scan = &mut self.scan;
+        if scan.reversed {
+            if region.start.is_empty() || region.start <= scan.start {
+                self.finished = true;
+            } else {
+                scan.stop = region.start.clone();
+            }
+        } else if region.end.is_empty() || (!scan.stop.is_empty() && region.end >= scan.stop) {
+            self.finished = true;
+        } else {
+            scan.start = region.end.clone();
+        }
+    }
+
+    /// The request that closes an open scanner, if one is open.
+    fn close_request(&mut self) -> Option<(Connection, proto::ScanRequest)> {
+        let open = self.open.take()?;
+        let id = open.id.filter(|_| open.more)?;
+        let request = proto::ScanRequest {
+            scanner_id: Some(id),
+            number_of_rows: Some(0),
+            close_scanner: Some(true),
+            ..Default::default()
+        };
+        Some((self.store.connection(&open.region.server, Service::Client), request))
+    }
+
+    async fn close(&mut self) {
+        if let Some((connection, request)) = self.close_request() {
+            // Best effort: the server expires a forgotten scanner anyway.
+            let timeout = self.store.config().call_timeout;
+            let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+        }
+    }
+}
+
+impl Drop for NativeScanner {
+    /// Closes the server's scanner in the background, if one is open and a
+    /// tokio runtime is there to run the call.
+    fn drop(&mut self) {
+        let Some((connection, request)) = self.close_request() else {
+            return;
+        };
+        let timeout = self.store.config().call_timeout;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+            });
+        }
+    }
+}
+
+/// Caches a region, evicting the cached regions it overlaps (a parent
+/// after a split, daughters after a merge): they are stale.
+fn cache_region(regions: &mut BTreeMap<Bytes, RegionLocation>, region: RegionLocation) {
+    let overlaps = |other: &RegionLocation| {
+        (region.end.is_empty() || other.start < region.end) && (other.end.is_empty() || region.start < other.end)
+    };
+    regions.retain(|_, other| !overlaps(other));
+    regions.insert(region.start.clone(), region);
+}
+
+/// The row to locate a reversed scan's region by, for a scan that stops
+/// (exclusive) at `stop`, not empty: a row below the stop and above every
+/// real row below it.
+fn reversed_locate_row(stop: &[u8]) -> Vec<u8> {
+    // The row just below `stop`: drop a trailing 0, or decrement the last
+    // byte and pad with 0xFF (enough to sort after every real row below it).
+    let mut row = stop.to_vec();
+    match row.pop() {
+        Some(0) => {}
+        Some(b) => {
+            row.push(b - 1);
+            row.extend(std::iter::repeat_n(0xFF, 8));
+        }
+        None => {}
+    }
+    row
+}
+
+/// The cells of each row of a scan reply: from the cell block, split by
+/// `cells_per_result`, or from the `Result` messages.
+fn scan_rows(reply: &CallReply<proto::ScanResponse>) -> Result<Vec<Vec<super::codec::WireCell>>, NativeError> {
+    let message = &reply.message;
+    if !message.cells_per_result.is_empty() {
+        let mut cells = reply.cells.iter().cloned();
+        let mut rows = Vec::with_capacity(message.cells_per_result.len());
+        for (i, &n) in message.cells_per_result.iter().enumerate() {
+            let row: Vec<_> = cells.by_ref().take(n as usize).collect();
+            if row.len() != n as usize {
+                return Err(NativeError::InvalidReply {
+                    reason: format!("scan result {i} announces {n} cells, the cell block has {}", row.len()),
+                });
+            }
+            rows.push(row);
+        }
+        return Ok(rows);
+    }
+    Ok(message
+        .results
+        .iter()
+        .map(|r| {
+            r.cell
+                .iter()
+                .map(|c| super::codec::WireCell {
+                    row: c.row.clone().unwrap_or_default(),
+                    family: c.family.clone().unwrap_or_default(),
+                    qualifier: c.qualifier.clone().unwrap_or_default(),
+                    timestamp: c.timestamp.unwrap_or(0) as i64,
+                    cell_type: c.cell_type.unwrap_or(4) as u8,
+                    value: c.value.clone().unwrap_or_default(),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+fn rows_from_cells(cells: Vec<super::codec::WireCell>) -> Option<RowResult> {
+    let n = cells.len();
+    convert::row_result(&proto::Result::default(), n, &mut cells.into_iter())
+        .ok()
+        .flatten()
+}
+
+/// The first exception of a `Multi` reply, if any.
+fn multi_error(reply: &proto::MultiResponse) -> Result<(), NativeError> {
+    for result in &reply.region_action_result {
+        let exceptions = result
+            .exception
+            .iter()
+            .chain(result.result_or_exception.iter().filter_map(|r| r.exception.as_ref()));
+        if let Some(e) = exceptions.into_iter().next() {
+            let trace = String::from_utf8_lossy(e.value.as_deref().unwrap_or_default()).into_owned();
+            return Err(NativeError::Remote(super::error::RemoteError::new(
+                e.name.clone(),
+                trace,
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use bytes::BytesMut;
+    use prost::Message;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::store::native::codec::{self, WireCell};
+    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+
+    /// How the fake region server answers `Get`: the exception class of
+    /// each try, then the row (or, with `fail_always`, the last exception
+    /// for ever).
+    struct Script {
+        get_failures: Vec<&'static str>,
+        fail_always: bool,
+        scanner_closes: AtomicUsize,
+        /// The next row the fake scanner returns.
+        next_row: AtomicUsize,
+        /// Scanner calls (not opens) to fail with this exception class.
+        scan_failures: Mutex<Vec<&'static str>>,
+        meta_scans: AtomicUsize,
+        gets: AtomicUsize,
+    }
+
+    /// A fake cluster of one server: registry, `hbase:meta` and one region
+    /// of table `t` holding row `r`.
+    async fn fake_cluster(script: Arc<Script>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = listener.local_addr().expect("addr").to_string();
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let script = script.clone();
+                tokio::spawn(serve(stream, script, port));
+            }
+        });
+        endpoint
+    }
+
+    fn cell(row: &str, family: &str, qualifier: &str, value: Vec<u8>) -> WireCell {
+        WireCell {
+            row: Bytes::copy_from_slice(row.as_bytes()),
+            family: Bytes::copy_from_slice(family.as_bytes()),
+            qualifier: Bytes::copy_from_slice(qualifier.as_bytes()),
+            timestamp: 9,
+            cell_type: 4,
+            value: value.into(),
+        }
+    }
+
+    async fn serve(mut stream: tokio::net::TcpStream, script: Arc<Script>, port: u16) {
+        let mut head = [0; 10];
+        if stream.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let mut header = vec![0; u32::from_be_bytes([head[6], head[7], head[8], head[9]]) as usize];
+        if stream.read_exact(&mut header).await.is_err() {
+            return;
+        }
+        let mut buf = BytesMut::new();
+        loop {
+            let mut frame = loop {
+                if let Some(frame) = codec::split_frame(&mut buf, 1 << 20).expect("frame") {
+                    break frame;
+                }
+                if stream.read_buf(&mut buf).await.unwrap_or(0) == 0 {
+                    return;
+                }
+            };
+            let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+            let request = RequestHeader::decode(frame.split_to(len)).expect("header");
+            let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+            let body = frame.split_to(len);
+            let id = request.call_id;
+            let ok = |message: Vec<u8>, cells: &[WireCell]| {
+                let mut block = BytesMut::new();
+                codec::encode_cell_block(cells, &mut block);
+                let header = ResponseHeader {
+                    call_id: id,
+                    ..Default::default()
+                };
+                codec::encode_response(&header, Some(&message), &block)
+            };
+            let reply = match request.method_name.as_deref() {
+                Some("GetMetaRegionLocations") => ok(
+                    proto::GetMetaRegionLocationsResponse {
+                        meta_locations: vec![proto::RegionLocation {
+                            region_info: region_info("hbase", "meta"),
+                            server_name: Some(proto::ServerName {
+                                host_name: "127.0.0.1".into(),
+                                port: Some(u32::from(port)),
+                                start_code: Some(1),
+                            }),
+                            seq_num: 0,
+                        }],
+                    }
+                    .encode_to_vec(),
+                    &[],
+                ),
+                Some("Scan") if !is_meta_scan(&body) => {
+                    // Table t: endless rows r0, r1, ... through scanner 7.
+                    let scan = proto::ScanRequest::decode(body).expect("scan request");
+                    if scan.close_scanner == Some(true) {
+                        assert_eq!(scan.scanner_id, Some(7));
+                        script.scanner_closes.fetch_add(1, Ordering::SeqCst);
+                        ok(proto::ScanResponse::default().encode_to_vec(), &[])
+                    } else {
+                        let failure = match scan.scan {
+                            Some(_) => None,
+                            None => script.scan_failures.lock().expect("lock").pop(),
+                        };
+                        if let Some(open) = &scan.scan {
+                            // Resumed after row rN: start = "rN\0".
+                            let start = open.start_row.clone().unwrap_or_default();
+                            let resumed = std::str::from_utf8(&start[..start.len().saturating_sub(1)])
+                                .ok()
+                                .and_then(|s| s.strip_prefix('r'))
+                                .and_then(|n| n.parse::<usize>().ok());
+                            script.next_row.store(resumed.map_or(0, |n| n + 1), Ordering::SeqCst);
+                        } else if let Some(class) = failure {
+                            let header = ResponseHeader {
+                                call_id: id,
+                                exception: Some(ExceptionResponse {
+                                    exception_class_name: Some(class.to_string()),
+                                    stack_trace: Some(format!("{class}: scripted")),
+                                    ..Default::default()
+                                }),
+                                cell_block_meta: None,
+                            };
+                            if stream
+                                .write_all(&codec::encode_response(&header, None, &[]))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                            continue;
+                        }
+                        let n = scan.number_of_rows.unwrap_or(1) as usize;
+                        let first = script.next_row.fetch_add(n, Ordering::SeqCst);
+                        let cells: Vec<_> = (first..first + n)
+                            .map(|i| cell(&format!("r{i}"), "f", "q", b"v".to_vec()))
+                            .collect();
+                        let message = proto::ScanResponse {
+                            cells_per_result: vec![1; cells.len()],
+                            scanner_id: Some(7),
+                            more_results: Some(true),
+                            more_results_in_region: Some(true),
+                            ..Default::default()
+                        };
+                        ok(message.encode_to_vec(), &cells)
+                    }
+                }
+                Some("Scan") => {
+                    script.meta_scans.fetch_add(1, Ordering::SeqCst);
+                    let name = "t,,1.abc.";
+                    let mut info = b"PBUF".to_vec();
+                    info.extend(region_info("default", "t").encode_to_vec());
+                    let cells = [
+                        cell(name, "info", "regioninfo", info),
+                        cell(name, "info", "server", format!("127.0.0.1:{port}").into_bytes()),
+                    ];
+                    let message = proto::ScanResponse {
+                        cells_per_result: vec![2],
+                        more_results: Some(false),
+                        ..Default::default()
+                    };
+                    ok(message.encode_to_vec(), &cells)
+                }
+                Some("Get") => {
+                    let n = script.gets.fetch_add(1, Ordering::SeqCst);
+                    let failure = match script.get_failures.get(n) {
+                        None if script.fail_always => script.get_failures.last(),
+                        failure => failure,
+                    };
+                    match failure {
+                        Some(class) => {
+                            let header = ResponseHeader {
+                                call_id: id,
+                                exception: Some(ExceptionResponse {
+                                    exception_class_name: Some(class.to_string()),
+                                    stack_trace: Some(format!("{class}: scripted")),
+                                    ..Default::default()
+                                }),
+                                cell_block_meta: None,
+                            };
+                            codec::encode_response(&header, None, &[])
+                        }
+                        _ => {
+                            let message = proto::GetResponse {
+                                result: Some(proto::Result {
+                                    associated_cell_count: Some(1),
+                                    ..Default::default()
+                                }),
+                            };
+                            ok(message.encode_to_vec(), &[cell("r", "f", "q", b"v".to_vec())])
+                        }
+                    }
+                }
+                other => panic!("unexpected call {other:?}"),
+            };
+            if stream.write_all(&reply).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn is_meta_scan(body: &[u8]) -> bool {
+        let request = proto::ScanRequest::decode(body).expect("scan request");
+        request.region.is_some_and(|r| r.value.starts_with(b"hbase:meta,"))
+    }
+
+    fn region_info(namespace: &str, table: &str) -> proto::RegionInfo {
+        proto::RegionInfo {
+            region_id: 1,
+            table_name: proto::TableName {
+                namespace: Bytes::copy_from_slice(namespace.as_bytes()),
+                qualifier: Bytes::copy_from_slice(table.as_bytes()),
+            },
+            start_key: Some(Bytes::new()),
+            end_key: Some(Bytes::new()),
+            ..Default::default()
+        }
+    }
+
+    async fn store(script: &Arc<Script>, timeout: Duration) -> NativeStore {
+        let endpoint = fake_cluster(script.clone()).await;
+        NativeStore::connect(NativeConfig::new([endpoint]).call_timeout(timeout))
+            .await
+            .expect("connect")
+    }
+
+    fn script(failures: Vec<&'static str>) -> Arc<Script> {
+        Arc::new(Script {
+            scanner_closes: AtomicUsize::new(0),
+            next_row: AtomicUsize::new(0),
+            scan_failures: Mutex::default(),
+            fail_always: false,
+            get_failures: failures,
+            meta_scans: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_moved_region_is_looked_up_again() {
+        let script = script(vec![
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let row = store.get("t", &Get::new("r")).await.expect("answered in the end");
+        assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
+        assert_eq!(script.gets.load(Ordering::SeqCst), 3);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3, "a lookup per try");
+    }
+
+    #[tokio::test]
+    async fn a_busy_server_is_waited_for_without_a_lookup() {
+        let script = script(vec!["org.apache.hadoop.hbase.CallQueueTooBigException"]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        store.get("t", &Get::new("r")).await.expect("answered");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 2);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "the cached location kept");
+    }
+
+    #[tokio::test]
+    async fn retries_stop_at_the_deadline() {
+        let script = Arc::new(Script {
+            scanner_closes: AtomicUsize::new(0),
+            next_row: AtomicUsize::new(0),
+            scan_failures: Mutex::default(),
+            fail_always: true,
+            get_failures: vec!["org.apache.hadoop.hbase.NotServingRegionException"],
+            meta_scans: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
+        });
+        let store = store(&script, Duration::from_millis(300)).await;
+        let started = Instant::now();
+        let err = store.get("t", &Get::new("r")).await.expect_err("never served");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(script.gets.load(Ordering::SeqCst) >= 2, "retried");
+        let message = err.to_string();
+        assert!(
+            message.contains("table `t`") && message.contains("NotServingRegionException"),
+            "{message}"
+        );
+    }
+
+    #[tokio::test]
+    async fn other_exceptions_are_not_retried() {
+        let script = script(vec!["org.apache.hadoop.hbase.DoNotRetryIOException"]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let err = store.get("t", &Get::new("r")).await.expect_err("refused");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 1);
+        assert!(
+            matches!(&err, StoreError::Server { table, message, .. } if table == "t" && message.starts_with("row r:")),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn scanners_close_when_they_stop_early_or_are_dropped() {
+        let script = script(vec![]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        // A limit inside the second batch: the scanner is closed at once.
+        let rows = store
+            .scan("t", &Scan::all().batch_size(2).limit(3))
+            .await
+            .expect("scan");
+        let keys: Vec<_> = rows.iter().map(|r| r.row.clone()).collect();
+        assert_eq!(keys, ["r0", "r1", "r2"]);
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 1);
+        // Dropped half-way: closed in the background.
+        let mut scanner = store.scanner("t", &Scan::all().batch_size(2));
+        assert_eq!(
+            scanner.next().await.expect("row").map(|r| r.row),
+            Some(Bytes::from("r0"))
+        );
+        drop(scanner);
+        for _ in 0..100 {
+            if script.scanner_closes.load(Ordering::SeqCst) == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 2);
+        // Never opened: nothing to close.
+        drop(store.scanner("t", &Scan::all()));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_scan_resumes_after_its_last_row_when_the_scanner_is_lost() {
+        let script = script(vec![]);
+        script.scan_failures.lock().expect("lock").extend([
+            "org.apache.hadoop.hbase.UnknownScannerException",
+            "org.apache.hadoop.hbase.NotServingRegionException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        let rows = store
+            .scan("t", &Scan::all().batch_size(2).limit(7))
+            .await
+            .expect("scan");
+        let keys: Vec<_> = rows
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.row).into_owned())
+            .collect();
+        assert_eq!(
+            keys,
+            ["r0", "r1", "r2", "r3", "r4", "r5", "r6"],
+            "no row lost or repeated"
+        );
+        assert!(
+            script.scan_failures.lock().expect("lock").is_empty(),
+            "both failures met"
+        );
+        assert_eq!(
+            script.meta_scans.load(Ordering::SeqCst),
+            2,
+            "looked up again after the region moved"
+        );
+    }
+
+    #[test]
+    fn a_new_region_evicts_the_stale_ones_it_overlaps() {
+        let region = |start: &'static str, end: &'static str| RegionLocation {
+            table: "t".into(),
+            name: format!("t,{start},1.x.").into(),
+            start: start.into(),
+            end: end.into(),
+            server: "h:1".into(),
+        };
+        let mut cache = BTreeMap::new();
+        cache_region(&mut cache, region("", "m"));
+        cache_region(&mut cache, region("m", ""));
+        // A merge: one region over both.
+        cache_region(&mut cache, region("", ""));
+        assert_eq!(cache.len(), 1);
+        // A split: the daughters replace the parent, and keep each other.
+        cache_region(&mut cache, region("", "g"));
+        cache_region(&mut cache, region("g", ""));
+        assert_eq!(cache.keys().collect::<Vec<_>>(), [&Bytes::from(""), &Bytes::from("g")]);
+        cache_region(&mut cache, region("c", "e"));
+        assert_eq!(cache.keys().collect::<Vec<_>>(), [&Bytes::from("c"), &Bytes::from("g")]);
+    }
+
+    #[test]
+    fn reversed_lookups_start_below_the_stop() {
+        assert_eq!(reversed_locate_row(b"m\x00"), b"m");
+        assert_eq!(reversed_locate_row(b"m"), b"l\xff\xff\xff\xff\xff\xff\xff\xff");
+    }
+}

@@ -1,0 +1,733 @@
+//! One multiplexed tokio connection to one server, for one service.
+//!
+//! Many calls are in flight at once on one TCP connection: each call gets
+//! an id, hands its whole frame to a writer task (so that a call cancelled
+//! half-way never leaves half a frame on the socket) and waits on a oneshot
+//! channel that a reader task fills when the reply with its id arrives.
+//! Each call has one deadline, covering the dial (if the connection must be
+//! opened), the write and the wait for the reply; a call whose future is
+//! dropped unregisters itself and its late reply is discarded. When the
+//! connection breaks (the server closes it, a socket error, a frame that
+//! does not decode), every pending call fails with [`NativeError::Closed`]
+//! and the next call dials again.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use super::codec::{self, KEY_VALUE_CODEC, Reply, Response, WireCell};
+use super::error::NativeError;
+use super::proto::{ConnectionHeader, RequestHeader, UserInformation};
+
+/// The services a connection can be for (its `ConnectionHeader`'s service name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Service {
+    /// `ClientService` on region servers: get, mutate, scan, multi.
+    Client,
+    /// `ClientMetaService` on masters and region servers: the connection registry.
+    ClientMeta,
+    /// `MasterService` on the active master: admin.
+    Master,
+}
+
+impl Service {
+    /// The name HBase knows the service by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Client => "ClientService",
+            Service::ClientMeta => "ClientMetaService",
+            Service::Master => "MasterService",
+        }
+    }
+}
+
+/// How a connection talks to its server.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ConnectionConfig {
+    /// The user the calls run as (SIMPLE authentication).
+    pub user: String,
+    /// The largest reply frame accepted; a larger one breaks the connection.
+    pub max_frame: usize,
+    /// How long a dial may take. Each call's own deadline still holds; this
+    /// bounds a dial that a cancelled call left running.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        ConnectionConfig {
+            user: std::env::var("USER").unwrap_or_else(|_| "hmap".to_string()),
+            max_frame: codec::DEFAULT_MAX_FRAME,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A successful call's reply: the decoded message and the cell block's cells.
+#[derive(Debug)]
+pub struct CallReply<M> {
+    /// The response message.
+    pub message: M,
+    /// The cells that came in the cell block, in order.
+    pub cells: Vec<WireCell>,
+}
+
+/// A connection to one server for one service; cheap to clone (clones
+/// share the socket). Dials on the first call, and again after a break.
+#[derive(Clone, Debug)]
+pub struct Connection {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    endpoint: String,
+    service: Service,
+    config: ConnectionConfig,
+    next_call_id: AtomicU32,
+    live: Arc<tokio::sync::Mutex<Option<Arc<Live>>>>,
+}
+
+type Waiter = oneshot::Sender<Result<Reply, NativeError>>;
+
+/// The calls waiting for replies on one socket, or why the socket broke.
+#[derive(Debug, Default)]
+struct Calls {
+    waiting: HashMap<u32, Waiter>,
+    broken: Option<String>,
+}
+
+type SharedCalls = Arc<Mutex<Calls>>;
+
+/// An open socket: the writer's queue, the waiting calls, the two tasks.
+#[derive(Debug)]
+struct Live {
+    frames: mpsc::UnboundedSender<Bytes>,
+    calls: SharedCalls,
+    tasks: [AbortHandle; 2],
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Locks the call table; a poisoned lock (a panic elsewhere while holding
+/// it) still holds a consistent map.
+fn lock(calls: &SharedCalls) -> std::sync::MutexGuard<'_, Calls> {
+    calls.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Marks the socket broken and fails every waiting call.
+fn break_all(calls: &SharedCalls, endpoint: &str, reason: String) {
+    let waiting = {
+        let mut calls = lock(calls);
+        calls.broken.get_or_insert(reason.clone());
+        std::mem::take(&mut calls.waiting)
+    };
+    for (_, waiter) in waiting {
+        let _ = waiter.send(Err(NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: reason.clone(),
+        }));
+    }
+}
+
+/// Unregisters a call when its future ends, however it ends.
+struct Registration {
+    calls: SharedCalls,
+    id: u32,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        lock(&self.calls).waiting.remove(&self.id);
+    }
+}
+
+impl Connection {
+    /// A connection to `endpoint` (`host:port`) for `service`; nothing is
+    /// dialled until the first call.
+    pub fn new(endpoint: impl Into<String>, service: Service, config: ConnectionConfig) -> Self {
+        Connection {
+            shared: Arc::new(Shared {
+                endpoint: endpoint.into(),
+                service,
+                config,
+                next_call_id: AtomicU32::new(0),
+                live: Arc::default(),
+            }),
+        }
+    }
+
+    /// The server's address.
+    pub fn endpoint(&self) -> &str {
+        &self.shared.endpoint
+    }
+
+    /// Calls `method` with `request` and decodes the reply as `M`, all within
+    /// `timeout` (dialling included).
+    pub async fn call<M: Message + Default>(
+        &self,
+        method: &'static str,
+        request: &impl Message,
+        timeout: Duration,
+    ) -> Result<CallReply<M>, NativeError> {
+        let started = Instant::now();
+        let reply = tokio::time::timeout(timeout, self.call_raw(method, request, timeout))
+            .await
+            .map_err(|_| NativeError::Timeout {
+                endpoint: self.shared.endpoint.clone(),
+                method,
+                elapsed: started.elapsed(),
+            })??;
+        let message = M::decode(reply.message).map_err(|source| NativeError::Decode {
+            what: "response message",
+            source,
+        })?;
+        Ok(CallReply {
+            message,
+            cells: reply.cells,
+        })
+    }
+
+    async fn call_raw(
+        &self,
+        method: &'static str,
+        request: &impl Message,
+        timeout: Duration,
+    ) -> Result<Reply, NativeError> {
+        let live = self.live().await?;
+        // Java reads call ids as ints: keep them positive.
+        let id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
+        let header = RequestHeader {
+            call_id: Some(id),
+            method_name: Some(method.to_string()),
+            request_param: Some(true),
+            timeout: Some(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)),
+            ..Default::default()
+        };
+        let mut frame = BytesMut::new();
+        codec::encode_request(&header, request, &[], &mut frame)?;
+        let (sender, receiver) = oneshot::channel();
+        let closed = |reason: String| NativeError::Closed {
+            endpoint: self.shared.endpoint.clone(),
+            reason,
+        };
+        let _registration = {
+            let mut calls = lock(&live.calls);
+            if let Some(reason) = &calls.broken {
+                return Err(closed(reason.clone()));
+            }
+            calls.waiting.insert(id, sender);
+            Registration {
+                calls: live.calls.clone(),
+                id,
+            }
+        };
+        live.frames
+            .send(frame.freeze())
+            .map_err(|_| closed("the writer stopped".to_string()))?;
+        receiver.await.map_err(|_| closed("the reader stopped".to_string()))?
+    }
+
+    /// The open socket, dialled if there is none or it broke.
+    ///
+    /// The dial runs in a task of its own that installs the socket, so that
+    /// a call cancelled while dialling does not waste the connection; the
+    /// calls behind it wait for that dial instead of starting their own.
+    async fn live(&self) -> Result<Arc<Live>, NativeError> {
+        let mut slot = self.shared.live.clone().lock_owned().await;
+        if let Some(live) = slot.as_ref()
+            && lock(&live.calls).broken.is_none()
+        {
+            return Ok(live.clone());
+        }
+        let shared = self.shared.clone();
+        let dial = tokio::spawn(async move {
+            *slot = None;
+            let started = Instant::now();
+            let live = match tokio::time::timeout(shared.config.connect_timeout, shared.dial()).await {
+                Ok(live) => Arc::new(live?),
+                Err(_) => {
+                    return Err(NativeError::Timeout {
+                        endpoint: shared.endpoint.clone(),
+                        method: "connect",
+                        elapsed: started.elapsed(),
+                    });
+                }
+            };
+            *slot = Some(live.clone());
+            Ok(live)
+        });
+        dial.await.map_err(|e| NativeError::Closed {
+            endpoint: self.shared.endpoint.clone(),
+            reason: format!("the dial failed: {e}"),
+        })?
+    }
+}
+
+impl Shared {
+    async fn dial(&self) -> Result<Live, NativeError> {
+        let endpoint = &self.endpoint;
+        let connect_error = |source| NativeError::Connect {
+            endpoint: endpoint.clone(),
+            source,
+        };
+        let mut stream = TcpStream::connect(endpoint.as_str()).await.map_err(connect_error)?;
+        stream.set_nodelay(true).map_err(connect_error)?;
+        let header = ConnectionHeader {
+            user_info: Some(UserInformation {
+                effective_user: self.config.user.clone(),
+                real_user: None,
+            }),
+            service_name: Some(self.service.name().to_string()),
+            cell_block_codec_class: Some(KEY_VALUE_CODEC.to_string()),
+            cell_block_compressor_class: None,
+        };
+        stream
+            .write_all(&codec::encode_connection_start(&header))
+            .await
+            .map_err(connect_error)?;
+        let (reader, writer) = stream.into_split();
+        let calls = SharedCalls::default();
+        let (frames, queue) = mpsc::unbounded_channel();
+        let read = tokio::spawn(read_loop(
+            reader,
+            calls.clone(),
+            endpoint.clone(),
+            self.config.max_frame,
+        ));
+        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone()));
+        Ok(Live {
+            frames,
+            calls,
+            tasks: [read.abort_handle(), write.abort_handle()],
+        })
+    }
+}
+
+/// Writes queued frames, several at a time when they pile up.
+async fn write_loop(
+    mut writer: OwnedWriteHalf,
+    mut queue: mpsc::UnboundedReceiver<Bytes>,
+    calls: SharedCalls,
+    endpoint: String,
+) {
+    let mut batch = Vec::new();
+    let mut out = Vec::new();
+    while queue.recv_many(&mut batch, 64).await > 0 {
+        out.clear();
+        for frame in batch.drain(..) {
+            out.extend_from_slice(&frame);
+        }
+        if let Err(e) = writer.write_all(&out).await {
+            break_all(&calls, &endpoint, format!("write failed: {e}"));
+            return;
+        }
+    }
+}
+
+/// Reads reply frames and hands each to the call waiting for it.
+async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: String, max_frame: usize) {
+    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let reason = 'read: loop {
+        loop {
+            match codec::split_frame(&mut buf, max_frame) {
+                Ok(Some(frame)) => match codec::decode_response(frame) {
+                    Ok(response) => {
+                        if let Err(reason) = dispatch(&calls, response) {
+                            break 'read reason;
+                        }
+                    }
+                    Err(e) => break 'read format!("undecodable reply: {e}"),
+                },
+                Ok(None) => break,
+                Err(e) => break 'read format!("invalid reply: {e}"),
+            }
+        }
+        match reader.read_buf(&mut buf).await {
+            Ok(0) if buf.is_empty() => break "closed by the server".to_string(),
+            Ok(0) => {
+                break format!(
+                    "closed by the server in the middle of a reply ({} bytes of it read)",
+                    buf.len()
+                );
+            }
+            Ok(_) => {}
+            Err(e) => break format!("read failed: {e}"),
+        }
+    };
+    break_all(&calls, &endpoint, reason);
+}
+
+/// Hands a reply to its call. An exception for no call in flight (HBase
+/// answers a bad connection header with call id -1) breaks the connection;
+/// a reply for a call no longer waiting (cancelled) is dropped.
+fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), String> {
+    let waiter = lock(calls).waiting.remove(&response.call_id);
+    match (waiter, response.result) {
+        (Some(waiter), result) => {
+            let _ = waiter.send(result.map_err(NativeError::Remote));
+            Ok(())
+        }
+        (None, Err(e)) if response.call_id > 0x7FFF_FFFF => Err(format!("the server refused the connection: {e}")),
+        (None, _) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::native::codec::encode_response;
+    use crate::store::native::proto::{ExceptionResponse, GetClusterIdRequest, GetClusterIdResponse, ResponseHeader};
+    use tokio::net::TcpListener;
+
+    /// A fake server's view of one connection: reads the preamble and
+    /// header, then requests.
+    struct Peer {
+        stream: TcpStream,
+        buf: BytesMut,
+    }
+
+    impl Peer {
+        async fn accept(listener: &TcpListener) -> Peer {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut preamble = [0; 6];
+            stream.read_exact(&mut preamble).await.expect("preamble");
+            assert_eq!(&preamble, b"HBas\x00\x50");
+            let len = stream.read_u32().await.expect("header length");
+            let mut header = vec![0; len as usize];
+            stream.read_exact(&mut header).await.expect("header");
+            let header = ConnectionHeader::decode(&header[..]).expect("connection header");
+            assert_eq!(header.service_name.as_deref(), Some("ClientMetaService"));
+            assert_eq!(header.cell_block_codec_class.as_deref(), Some(KEY_VALUE_CODEC));
+            Peer {
+                stream,
+                buf: BytesMut::new(),
+            }
+        }
+
+        /// The next request: its header.
+        async fn request(&mut self) -> RequestHeader {
+            loop {
+                if let Some(mut frame) = codec::split_frame(&mut self.buf, 1 << 20).expect("frame") {
+                    let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+                    return RequestHeader::decode(frame.split_to(len)).expect("request header");
+                }
+                assert!(
+                    self.stream.read_buf(&mut self.buf).await.expect("read") > 0,
+                    "client hung up"
+                );
+            }
+        }
+
+        async fn reply(&mut self, call_id: u32, cluster: &str) {
+            let message = GetClusterIdResponse {
+                cluster_id: Some(cluster.to_string()),
+            }
+            .encode_to_vec();
+            let header = ResponseHeader {
+                call_id: Some(call_id),
+                ..Default::default()
+            };
+            let frame = encode_response(&header, Some(&message), &[]);
+            self.stream.write_all(&frame).await.expect("write reply");
+        }
+    }
+
+    async fn fake_server() -> (TcpListener, Connection) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let endpoint = listener.local_addr().expect("addr").to_string();
+        let connection = Connection::new(endpoint, Service::ClientMeta, ConnectionConfig::default());
+        (listener, connection)
+    }
+
+    async fn cluster_id(connection: &Connection, timeout: Duration) -> Result<String, NativeError> {
+        let reply = connection
+            .call::<GetClusterIdResponse>("GetClusterId", &GetClusterIdRequest {}, timeout)
+            .await?;
+        Ok(reply.message.cluster_id.unwrap_or_default())
+    }
+
+    const LONG: Duration = Duration::from_secs(10);
+
+    #[tokio::test]
+    async fn many_calls_share_one_connection_and_replies_come_in_any_order() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            let mut ids = Vec::new();
+            for _ in 0..16 {
+                let header = peer.request().await;
+                assert_eq!(header.method_name.as_deref(), Some("GetClusterId"));
+                assert!(header.timeout.is_some_and(|t| t > 0));
+                ids.push(header.call_id.expect("call id"));
+            }
+            // Answer last first; each reply names its call.
+            for id in ids.iter().rev() {
+                peer.reply(*id, &format!("cluster-{id}")).await;
+            }
+            ids
+        });
+        let calls: Vec<_> = (0..16).map(|_| cluster_id(&connection, LONG)).collect();
+        let answers = futures_join(calls).await;
+        let ids = server.await.expect("server");
+        let mut got: Vec<String> = answers.into_iter().map(|a| a.expect("answered")).collect();
+        got.sort();
+        let mut want: Vec<String> = ids.iter().map(|id| format!("cluster-{id}")).collect();
+        want.sort();
+        assert_eq!(got, want);
+    }
+
+    /// Polls many futures at once on this task.
+    async fn futures_join<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+        let mut set = Vec::new();
+        for f in futures {
+            set.push(Box::pin(f));
+        }
+        let mut out: Vec<Option<F::Output>> = set.iter().map(|_| None).collect();
+        std::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (i, f) in set.iter_mut().enumerate() {
+                if out[i].is_none() {
+                    match f.as_mut().poll(cx) {
+                        std::task::Poll::Ready(v) => out[i] = Some(v),
+                        std::task::Poll::Pending => pending = true,
+                    }
+                }
+            }
+            if pending {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(())
+            }
+        })
+        .await;
+        out.into_iter().map(|o| o.expect("ready")).collect()
+    }
+
+    #[tokio::test]
+    async fn a_call_times_out_and_the_connection_stays_usable() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            let late = peer.request().await.call_id.expect("id");
+            let next = peer.request().await.call_id.expect("id");
+            // The timed-out call's reply comes late, and is dropped.
+            peer.reply(late, "late").await;
+            peer.reply(next, "next").await;
+        });
+        let started = Instant::now();
+        let err = cluster_id(&connection, Duration::from_millis(200))
+            .await
+            .expect_err("no reply in time");
+        match &err {
+            NativeError::Timeout { method, elapsed, .. } => {
+                assert_eq!(*method, "GetClusterId");
+                assert!(*elapsed >= Duration::from_millis(200), "{elapsed:?}");
+            }
+            other => panic!("not a timeout: {other}"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(err.to_string().contains("timed out after"), "{err}");
+        assert_eq!(cluster_id(&connection, LONG).await.expect("answered"), "next");
+        server.await.expect("server");
+    }
+
+    /// Polls a call once (enough to send its request on an open
+    /// connection, or to start a dial), then drops it.
+    async fn poll_once_and_drop(connection: &Connection) {
+        let mut call = Box::pin(cluster_id(connection, LONG));
+        let pending = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx).is_pending())).await;
+        assert!(pending);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_call_leaves_the_connection_usable() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            let first = peer.request().await.call_id.expect("id");
+            peer.reply(first, "first").await;
+            let dropped = peer.request().await.call_id.expect("id");
+            let next = peer.request().await.call_id.expect("id");
+            assert_ne!(dropped, next);
+            peer.reply(dropped, "dropped").await;
+            peer.reply(next, "next").await;
+        });
+        assert_eq!(cluster_id(&connection, LONG).await.expect("answered"), "first");
+        poll_once_and_drop(&connection).await;
+        assert_eq!(cluster_id(&connection, LONG).await.expect("answered"), "next");
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn a_call_dropped_while_dialling_does_not_waste_the_dial() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            // One connection, one request: the dropped call sent nothing.
+            let mut peer = Peer::accept(&listener).await;
+            let id = peer.request().await.call_id.expect("id");
+            peer.reply(id, "one dial").await;
+            let again = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+            assert!(again.is_err(), "a second dial");
+        });
+        poll_once_and_drop(&connection).await;
+        assert_eq!(cluster_id(&connection, LONG).await.expect("answered"), "one dial");
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn a_broken_connection_fails_every_pending_call_and_is_dialled_again() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            peer.request().await;
+            peer.request().await;
+            drop(peer);
+            // The next call dials again.
+            let mut peer = Peer::accept(&listener).await;
+            let id = peer.request().await.call_id.expect("id");
+            peer.reply(id, "again").await;
+        });
+        let results = futures_join(vec![cluster_id(&connection, LONG), cluster_id(&connection, LONG)]).await;
+        for r in results {
+            match r {
+                Err(NativeError::Closed { reason, .. }) => assert_eq!(reason, "closed by the server"),
+                other => panic!("expected a broken connection, got {other:?}"),
+            }
+        }
+        assert_eq!(cluster_id(&connection, LONG).await.expect("re-dialled"), "again");
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn exceptions_reach_their_call_typed() {
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            let id = peer.request().await.call_id.expect("id");
+            let header = ResponseHeader {
+                call_id: Some(id),
+                exception: Some(ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.CallQueueTooBigException".into()),
+                    stack_trace: Some("org.apache.hadoop.hbase.CallQueueTooBigException: Call queue is full".into()),
+                    server_overloaded: Some(true),
+                    ..Default::default()
+                }),
+                cell_block_meta: None,
+            };
+            peer.stream
+                .write_all(&encode_response(&header, None, &[]))
+                .await
+                .expect("write");
+            let id = peer.request().await.call_id.expect("id");
+            peer.reply(id, "fine").await;
+        });
+        let err = cluster_id(&connection, LONG).await.expect_err("exception");
+        let remote = err.remote().expect("a remote error");
+        assert_eq!(remote.kind, crate::store::native::ExceptionKind::CallQueueTooBig);
+        assert!(remote.server_overloaded);
+        assert_eq!(remote.message, "Call queue is full");
+        // An exception does not break the connection.
+        assert_eq!(cluster_id(&connection, LONG).await.expect("answered"), "fine");
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn a_connection_level_exception_fails_the_pending_calls() {
+        // HBase answers a connection it refuses (bad header, failed
+        // authorisation) with call id -1.
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            peer.request().await;
+            let header = ResponseHeader {
+                call_id: Some(u32::MAX),
+                exception: Some(ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException".into()),
+                    stack_trace: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException: bad header".into()),
+                    ..Default::default()
+                }),
+                cell_block_meta: None,
+            };
+            peer.stream
+                .write_all(&encode_response(&header, None, &[]))
+                .await
+                .expect("write");
+            let _ = peer.stream.read(&mut [0; 1]).await;
+        });
+        let err = cluster_id(&connection, LONG).await.expect_err("refused");
+        match &err {
+            NativeError::Closed { reason, .. } => {
+                assert!(
+                    reason.contains("refused the connection") && reason.contains("bad header"),
+                    "{reason}"
+                )
+            }
+            other => panic!("expected a broken connection, got {other}"),
+        }
+        drop(connection);
+        server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn hostile_replies_break_the_connection_with_a_typed_error() {
+        for (garbage, reason) in [
+            (&[0xFF, 0xFF, 0xFF, 0xFF][..], "exceeds"),
+            (&[0, 0, 0, 3, 0x7F, 1, 2][..], "truncated response header"),
+            (&[0, 0, 0, 9, 1][..], "in the middle of a reply"),
+        ] {
+            let (listener, connection) = fake_server().await;
+            let server = tokio::spawn(async move {
+                let mut peer = Peer::accept(&listener).await;
+                peer.request().await;
+                peer.stream.write_all(garbage).await.expect("write");
+                peer.stream.shutdown().await.expect("shutdown");
+                // Keep the socket until the client gives up.
+                let _ = peer.stream.read(&mut [0; 1]).await;
+            });
+            let err = cluster_id(&connection, LONG).await.expect_err("garbage");
+            assert!(
+                matches!(&err, NativeError::Closed { reason: r, .. } if r.contains(reason)),
+                "{reason}: {err}"
+            );
+            drop(connection);
+            server.await.expect("server");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_the_dial_times_out() {
+        // Connection refused: a typed error at once.
+        let (listener, connection) = fake_server().await;
+        drop(listener);
+        let err = cluster_id(&connection, LONG).await.expect_err("refused");
+        assert!(matches!(err, NativeError::Connect { .. }), "{err}");
+        // A server that accepts and says nothing: the deadline holds.
+        let (listener, connection) = fake_server().await;
+        let _server = tokio::spawn(async move {
+            let (_stream, _) = listener.accept().await.expect("accept");
+            tokio::time::sleep(LONG).await;
+        });
+        let err = cluster_id(&connection, Duration::from_millis(150))
+            .await
+            .expect_err("silence");
+        assert!(matches!(err, NativeError::Timeout { .. }), "{err}");
+    }
+}

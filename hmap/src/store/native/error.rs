@@ -1,0 +1,425 @@
+//! The errors of NativeStore's wire layers, and HBase's exceptions as types.
+//!
+//! [`NativeError`] is what the codec and the connection report: nothing they
+//! see in a server's bytes panics. [`RemoteError`] is an `ExceptionResponse`
+//! (or a `Multi` action's exception) with its class mapped to an
+//! [`ExceptionKind`]. [`NativeError::into_store`] turns them into hmap's
+//! [`StoreError`] once the table and row are known.
+
+use std::time::Duration;
+
+use crate::store::StoreError;
+
+/// An error of the native RPC layers.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NativeError {
+    /// A frame's length prefix is beyond the configured maximum.
+    #[error("a frame of {length} bytes exceeds the {max}-byte limit")]
+    FrameTooLarge {
+        /// The length the prefix announced.
+        length: u64,
+        /// The maximum.
+        max: usize,
+    },
+    /// A request too large to frame (its length does not fit the 4-byte prefix).
+    #[error("a request of {length} bytes is too large to send")]
+    RequestTooLarge {
+        /// The request's length.
+        length: usize,
+    },
+    /// Fewer bytes than a length said.
+    #[error("truncated {what}: {needed} bytes announced, {available} there")]
+    Truncated {
+        /// The part being read.
+        what: &'static str,
+        /// The bytes it needs.
+        needed: u64,
+        /// The bytes there are.
+        available: usize,
+    },
+    /// Bytes left over after the last part of a frame.
+    #[error("{extra} unexpected bytes after the {what}")]
+    TrailingBytes {
+        /// The last part read.
+        what: &'static str,
+        /// How many bytes remain.
+        extra: usize,
+    },
+    /// A protobuf message, or its varint length, that does not decode.
+    #[error("invalid {what}: {source}")]
+    Decode {
+        /// The message being read.
+        what: &'static str,
+        /// prost's error.
+        #[source]
+        source: prost::DecodeError,
+    },
+    /// A field the protocol requires is missing.
+    #[error("the {message} has no {field}")]
+    MissingField {
+        /// The message.
+        message: &'static str,
+        /// The field.
+        field: &'static str,
+    },
+    /// A cell of a cell block that breaks the KeyValue encoding.
+    #[error("cell {index} of the cell block is invalid: {reason}")]
+    InvalidCell {
+        /// The cell's position in the block, from 0.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A reply that decodes but does not say what the protocol requires (a
+    /// `hbase:meta` row without a region, a result with too few cells, ...).
+    #[error("invalid reply: {reason}")]
+    InvalidReply {
+        /// What is wrong.
+        reason: String,
+    },
+    /// The table has no region in `hbase:meta` (it does not exist).
+    #[error("table `{table}` does not exist")]
+    TableNotFound {
+        /// The table.
+        table: String,
+    },
+    /// `hbase:meta` has no usable region for a row: a hole, a region being
+    /// split, or one not assigned. Worth looking up again after a while.
+    #[error("table `{table}` has no region for {at}: {reason}")]
+    NoRegion {
+        /// The table.
+        table: String,
+        /// What was looked up: a row (printable) or the table's end.
+        at: String,
+        /// Why.
+        reason: String,
+    },
+    /// A request NativeStore cannot send yet.
+    #[error("NativeStore cannot send {what} yet")]
+    Unsupported {
+        /// What it cannot send.
+        what: String,
+    },
+    /// The server answered the call with an exception.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// The server could not be reached.
+    #[error("cannot connect to {endpoint}: {source}")]
+    Connect {
+        /// The server's address.
+        endpoint: String,
+        /// The socket error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The connection broke (or the server closed it) before the reply came.
+    /// Whether the call was applied is unknown.
+    #[error("the connection to {endpoint} broke: {reason}")]
+    Closed {
+        /// The server's address.
+        endpoint: String,
+        /// What broke it.
+        reason: String,
+    },
+    /// The call's deadline passed (connecting, writing, or waiting for the reply).
+    #[error("{method} on {endpoint} timed out after {elapsed:?}")]
+    Timeout {
+        /// The server's address.
+        endpoint: String,
+        /// The RPC method.
+        method: &'static str,
+        /// How long the call waited.
+        elapsed: Duration,
+    },
+}
+
+/// What kind of exception a server answered with, from its Java class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExceptionKind {
+    /// `NotServingRegionException`: the region is not (or no longer) on that server.
+    NotServingRegion,
+    /// `RegionMovedException`: the region moved to another server.
+    RegionMoved,
+    /// `RegionOpeningException`: the region is being opened there.
+    RegionOpening,
+    /// `RegionTooBusyException`: the region refuses writes for now.
+    RegionTooBusy,
+    /// `CallQueueTooBigException`: the server's call queue is full.
+    CallQueueTooBig,
+    /// `CallDroppedException`: the server dropped the call (overloaded).
+    CallDropped,
+    /// `ServerNotRunningYetException`: the server is starting.
+    ServerNotRunningYet,
+    /// `PleaseHoldException`: the master is initialising.
+    PleaseHold,
+    /// `TableNotFoundException`.
+    TableNotFound,
+    /// `NoSuchColumnFamilyException`.
+    NoSuchColumnFamily,
+    /// `UnknownScannerException`: the scanner expired or was closed.
+    UnknownScanner,
+    /// `OutOfOrderScannerNextException`: a scanner call was repeated or lost.
+    OutOfOrderScannerNext,
+    /// `FailedSanityCheckException` and other invalid requests.
+    FailedSanityCheck,
+    /// `DoNotRetryIOException`, or another class the server flagged not to retry.
+    DoNotRetry,
+    /// Any other class.
+    Other,
+}
+
+impl ExceptionKind {
+    /// The kind of a Java exception class (by its simple name, so a class
+    /// that moves between packages keeps its kind).
+    pub fn of_class(class: &str) -> ExceptionKind {
+        let simple = class.rsplit('.').next().unwrap_or(class);
+        match simple {
+            "NotServingRegionException" => ExceptionKind::NotServingRegion,
+            "RegionMovedException" => ExceptionKind::RegionMoved,
+            "RegionOpeningException" => ExceptionKind::RegionOpening,
+            "RegionTooBusyException" => ExceptionKind::RegionTooBusy,
+            "CallQueueTooBigException" => ExceptionKind::CallQueueTooBig,
+            "CallDroppedException" => ExceptionKind::CallDropped,
+            "ServerNotRunningYetException" => ExceptionKind::ServerNotRunningYet,
+            "PleaseHoldException" => ExceptionKind::PleaseHold,
+            "TableNotFoundException" => ExceptionKind::TableNotFound,
+            "NoSuchColumnFamilyException" => ExceptionKind::NoSuchColumnFamily,
+            "UnknownScannerException" => ExceptionKind::UnknownScanner,
+            "OutOfOrderScannerNextException" => ExceptionKind::OutOfOrderScannerNext,
+            "FailedSanityCheckException" => ExceptionKind::FailedSanityCheck,
+            "DoNotRetryIOException" => ExceptionKind::DoNotRetry,
+            _ => ExceptionKind::Other,
+        }
+    }
+
+    /// The region's location is stale: look it up again and retry.
+    pub fn is_region_moved(self) -> bool {
+        matches!(
+            self,
+            ExceptionKind::NotServingRegion | ExceptionKind::RegionMoved | ExceptionKind::RegionOpening
+        )
+    }
+
+    /// The server is busy or not ready: back off and retry.
+    pub fn is_busy(self) -> bool {
+        matches!(
+            self,
+            ExceptionKind::RegionTooBusy
+                | ExceptionKind::CallQueueTooBig
+                | ExceptionKind::CallDropped
+                | ExceptionKind::ServerNotRunningYet
+                | ExceptionKind::PleaseHold
+        )
+    }
+}
+
+/// An exception a server answered a call with.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{class}: {message}")]
+#[non_exhaustive]
+pub struct RemoteError {
+    /// What kind of exception.
+    pub kind: ExceptionKind,
+    /// The Java class name.
+    pub class: String,
+    /// The server's message (the first line of its stack trace, without the class).
+    pub message: String,
+    /// The whole stack trace the server sent.
+    pub stack_trace: String,
+    /// The server flagged the call as not worth retrying.
+    pub do_not_retry: bool,
+    /// The server flagged itself as overloaded.
+    pub server_overloaded: bool,
+}
+
+impl RemoteError {
+    /// An exception from its class name and stack trace (HBase's
+    /// `ExceptionResponse`, or a `NameBytesPair` of a `Multi` result).
+    pub fn new(class: impl Into<String>, stack_trace: impl Into<String>) -> Self {
+        let class = class.into();
+        let stack_trace = stack_trace.into();
+        let first = stack_trace.lines().next().unwrap_or("");
+        let message = first
+            .strip_prefix(class.as_str())
+            .map(|m| m.trim_start_matches(':').trim())
+            .unwrap_or(first)
+            .to_string();
+        RemoteError {
+            kind: ExceptionKind::of_class(&class),
+            class,
+            message,
+            stack_trace,
+            do_not_retry: false,
+            server_overloaded: false,
+        }
+    }
+
+    /// From the `ExceptionResponse` of a reply.
+    pub(crate) fn from_proto(e: &super::proto::ExceptionResponse) -> Self {
+        let mut error = RemoteError::new(
+            e.exception_class_name.clone().unwrap_or_default(),
+            e.stack_trace.clone().unwrap_or_default(),
+        );
+        error.do_not_retry = e.do_not_retry.unwrap_or(false);
+        error.server_overloaded = e.server_overloaded.unwrap_or(false);
+        if error.kind == ExceptionKind::Other && error.do_not_retry {
+            error.kind = ExceptionKind::DoNotRetry;
+        }
+        error
+    }
+}
+
+impl NativeError {
+    /// The exception, if the server answered with one.
+    pub fn remote(&self) -> Option<&RemoteError> {
+        match self {
+            NativeError::Remote(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// hmap's error for a failed `operation` on `table` (and `row`, when one
+    /// is involved) against `endpoint`.
+    pub fn into_store(self, table: &str, row: Option<&[u8]>, operation: &'static str, endpoint: &str) -> StoreError {
+        let at_row = |message: String| match row {
+            Some(row) => format!("row {}: {message}", crate::store::show_row(row)),
+            None => message,
+        };
+        match self {
+            NativeError::Remote(RemoteError {
+                kind: ExceptionKind::TableNotFound,
+                ..
+            })
+            | NativeError::TableNotFound { .. } => StoreError::TableNotFound {
+                table: table.to_string(),
+            },
+            e @ NativeError::Unsupported { .. } => StoreError::InvalidRequest {
+                table: table.to_string(),
+                reason: at_row(e.to_string()),
+            },
+            e @ NativeError::NoRegion { .. } => StoreError::Server {
+                table: table.to_string(),
+                operation,
+                message: e.to_string(),
+            },
+            NativeError::Remote(e) => StoreError::Server {
+                table: table.to_string(),
+                operation,
+                message: at_row(e.to_string()),
+            },
+            NativeError::Timeout { elapsed, .. } => StoreError::Timeout {
+                table: table.to_string(),
+                operation,
+                elapsed,
+            },
+            e @ NativeError::Connect { .. } => StoreError::Connection {
+                endpoint: endpoint.to_string(),
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            },
+            e @ NativeError::Closed { .. } => StoreError::Connection {
+                endpoint: endpoint.to_string(),
+                message: e.to_string(),
+                source: None,
+            },
+            e => StoreError::Protocol {
+                endpoint: endpoint.to_string(),
+                table: table.to_string(),
+                operation,
+                message: at_row(e.to_string()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::native::proto::ExceptionResponse;
+
+    #[test]
+    fn classes_map_to_kinds() {
+        for (class, kind) in [
+            (
+                "org.apache.hadoop.hbase.NotServingRegionException",
+                ExceptionKind::NotServingRegion,
+            ),
+            (
+                "org.apache.hadoop.hbase.exceptions.RegionMovedException",
+                ExceptionKind::RegionMoved,
+            ),
+            (
+                "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
+                ExceptionKind::RegionOpening,
+            ),
+            (
+                "org.apache.hadoop.hbase.CallQueueTooBigException",
+                ExceptionKind::CallQueueTooBig,
+            ),
+            (
+                "org.apache.hadoop.hbase.TableNotFoundException",
+                ExceptionKind::TableNotFound,
+            ),
+            (
+                "org.apache.hadoop.hbase.DoNotRetryIOException",
+                ExceptionKind::DoNotRetry,
+            ),
+            ("java.io.IOException", ExceptionKind::Other),
+            ("", ExceptionKind::Other),
+        ] {
+            assert_eq!(ExceptionKind::of_class(class), kind, "{class}");
+        }
+        assert!(ExceptionKind::RegionMoved.is_region_moved());
+        assert!(ExceptionKind::CallQueueTooBig.is_busy());
+        assert!(!ExceptionKind::TableNotFound.is_busy());
+    }
+
+    #[test]
+    fn the_servers_message_is_kept() {
+        let e = RemoteError::from_proto(&ExceptionResponse {
+            exception_class_name: Some("org.apache.hadoop.hbase.NotServingRegionException".into()),
+            stack_trace: Some(
+                "org.apache.hadoop.hbase.NotServingRegionException: t,,1.abc. is not online on rs1\n\tat x.y(Z.java:1)"
+                    .into(),
+            ),
+            do_not_retry: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(e.kind, ExceptionKind::NotServingRegion);
+        assert_eq!(e.message, "t,,1.abc. is not online on rs1");
+        assert!(e.stack_trace.contains("Z.java"));
+        // An unknown class the server says not to retry.
+        let e = RemoteError::from_proto(&ExceptionResponse {
+            exception_class_name: Some("com.example.Custom".into()),
+            do_not_retry: Some(true),
+            ..Default::default()
+        });
+        assert_eq!(e.kind, ExceptionKind::DoNotRetry);
+        assert_eq!(e.message, "");
+    }
+
+    #[test]
+    fn store_errors_name_table_and_row() {
+        let remote = RemoteError::new("org.apache.hadoop.hbase.TableNotFoundException", "t");
+        let e = NativeError::Remote(remote).into_store("t", Some(b"r1"), "get", "h:1");
+        assert!(
+            matches!(e, StoreError::TableNotFound { ref table } if table == "t"),
+            "{e}"
+        );
+        let remote = RemoteError::new("java.io.IOException", "java.io.IOException: boom");
+        let e = NativeError::Remote(remote).into_store("t", Some(b"r1"), "get", "h:1");
+        assert_eq!(
+            e.to_string(),
+            "HBase failed get on table `t`: row r1: java.io.IOException: boom"
+        );
+        let e = NativeError::Timeout {
+            endpoint: "h:1".into(),
+            method: "Get",
+            elapsed: Duration::from_millis(5),
+        }
+        .into_store("t", None, "get", "h:1");
+        assert!(matches!(e, StoreError::Timeout { .. }) && e.is_transient());
+    }
+}
