@@ -58,7 +58,8 @@ async fn connect_native() -> NativeStore {
 async fn thrift_scan(thrift: &ThriftStore, table: &str, scan: &Scan) -> Vec<RowResult> {
     thrift
         .scan(table, scan)
-        .await.expect("thrift scan")
+        .await
+        .expect("thrift scan")
         .try_collect::<Vec<_>>()
         .await
         .expect("thrift rows")
@@ -86,7 +87,8 @@ async fn native_reads_and_writes_match_thrift() {
                 RowMutation::new("z9").put("f", "q", "last"),
             ],
         )
-        .await.expect("thrift put");
+        .await
+        .expect("thrift put");
 
     // The regions: a1 in the first, z9 in the second.
     let first = native.locate(&table, b"a1").await.expect("locate a1");
@@ -133,7 +135,10 @@ async fn native_reads_and_writes_match_thrift() {
         .await
         .expect("native mutate");
     for row in ["a1", "b2", "n5", "z9"] {
-        let theirs = thrift.get(&table, &Get::new(row).max_versions(3)).await.expect("thrift get");
+        let theirs = thrift
+            .get(&table, &Get::new(row).max_versions(3))
+            .await
+            .expect("thrift get");
         let ours = native
             .get(&table, &Get::new(row).max_versions(3))
             .await
@@ -143,14 +148,16 @@ async fn native_reads_and_writes_match_thrift() {
     assert_eq!(
         thrift
             .get(&table, &Get::new("b2"))
-            .await.expect("get")
+            .await
+            .expect("get")
             .and_then(|r| r.value("f", "q")),
         Some("native".into())
     );
     assert_eq!(
         thrift
             .get(&table, &Get::new("a1"))
-            .await.expect("get")
+            .await
+            .expect("get")
             .and_then(|r| r.value("f", "q")),
         None
     );
@@ -253,7 +260,8 @@ async fn native_reads_and_writes_match_thrift() {
                 .expect("native check_and_mutate");
             let b = thrift
                 .check_and_mutate(&table, theirs)
-                .await.expect("thrift check_and_mutate");
+                .await
+                .expect("thrift check_and_mutate");
             assert_eq!(a, b, "{ours:?}");
         }
         let ours = native.get(&table, &Get::new(ours_row)).await.expect("get");
@@ -268,7 +276,8 @@ async fn native_reads_and_writes_match_thrift() {
             .expect("native increment");
         let theirs = thrift
             .increment(&table, &Increment::new("k2").add("g", "m", 2).add("f", "n", 5))
-            .await.expect("thrift increment");
+            .await
+            .expect("thrift increment");
         assert_eq!(ours, theirs);
     }
     assert_eq!(
@@ -322,7 +331,8 @@ async fn native_point_get_figures() {
     for i in 0..ROWS {
         thrift
             .get(&table, &Get::new(format!("r{i:05}")))
-            .await.expect("get")
+            .await
+            .expect("get")
             .expect("row");
     }
     let thrift_serial = started.elapsed();
