@@ -1087,6 +1087,45 @@ async fn an_index_checks_in_batches_and_resumes() {
     assert_eq!(after.missing.len(), 2, "{after:?}");
     by_city.repair().await.unwrap();
     assert!(by_city.verify().await.unwrap().is_consistent());
+
+    // A rebuild in batches, cut short after its first pass (the stale
+    // entries deleted) and resumed into its second (the rows indexed).
+    let passes: Arc<Mutex<Vec<Checkpoint>>> = Arc::default();
+    let seen = Arc::clone(&passes);
+    by_city
+        .rebuild_with(
+            &CheckOptions::new()
+                .batch(3)
+                .progress(move |p| seen.lock().unwrap().push(p.checkpoint.clone())),
+        )
+        .await
+        .unwrap();
+    assert!(by_city.verify().await.unwrap().is_consistent());
+    let passes = passes.lock().unwrap().clone();
+    let last_delete = passes.iter().rfind(|c| c.pass() == 1).unwrap().clone();
+    // Resuming from the end of the first pass redoes only the second.
+    by_city
+        .rebuild_with(&CheckOptions::new().from(last_delete))
+        .await
+        .unwrap();
+    assert!(by_city.verify().await.unwrap().is_consistent());
+    assert!(matches!(
+        hmap::relation::Checked::rebuild_with(&OrgTreeProbe, &CheckOptions::new()).await,
+        None
+    ));
+}
+
+/// A helper with nothing to rebuild.
+struct OrgTreeProbe;
+
+#[async_trait::async_trait]
+impl hmap::relation::Checked for OrgTreeProbe {
+    async fn verify(&self) -> hmap::Result<hmap::relation::Report> {
+        Ok(hmap::relation::Report::default())
+    }
+    async fn repair(&self) -> hmap::Result<hmap::relation::Report> {
+        Ok(hmap::relation::Report::default())
+    }
 }
 
 // ---------------------------------------------------------------------------

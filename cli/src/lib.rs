@@ -359,16 +359,15 @@ enum Action {
     /// Repairs a relation from its authoritative side.
     Repair(CheckArgs),
     /// Rebuilds an index from its table.
-    RebuildIndex {
-        /// The index, as registered.
-        index: String,
-    },
+    RebuildIndex(CheckArgs),
 }
 
-/// A check of a relation: read in batches, with a progress bar, resumable.
+/// A check of a relation (or an index's rebuild): read in batches, with a
+/// progress bar, resumable.
 #[derive(Args, Debug)]
 struct CheckArgs {
-    /// The relation, as registered.
+    /// The relation (or index), as registered.
+    #[arg(value_name = "NAME")]
     relation: String,
     /// Rows read per batch; a repair writes each batch's fixes before the next.
     #[arg(long, default_value_t = 1000)]
@@ -478,7 +477,7 @@ impl Session<'_> {
             }
             Action::Verify(args) => self.check(&args.relation, Check::Verify, Some(&args), out),
             Action::Repair(args) => self.check(&args.relation, Check::Repair, Some(&args), out),
-            Action::RebuildIndex { index } => self.check(&index, Check::Rebuild, None, out),
+            Action::RebuildIndex(args) => self.check(&args.relation, Check::Rebuild, Some(&args), out),
         }
     }
 
@@ -563,27 +562,27 @@ impl Session<'_> {
                 known: self.cli.relations.iter().map(|(n, _)| n.clone()).collect(),
             })?;
         let relation = build(self.store()?);
-        let report = match (check, args) {
-            (Check::Verify | Check::Repair, Some(args)) => {
-                let mut options = CheckOptions::new().batch(args.batch);
-                if let Some(from) = &args.from {
-                    options = options.from(from.parse().map_err(CliError::Checkpoint)?);
-                }
-                let progress = CheckProgress::new(name);
-                let report = relation.check_blocking(check == Check::Repair, &options.progress(progress.reporter()));
-                progress.finish();
-                report?
+        let mut options = CheckOptions::new();
+        if let Some(args) = args {
+            options = options.batch(args.batch);
+            if let Some(from) = &args.from {
+                options = options.from(from.parse().map_err(CliError::Checkpoint)?);
             }
-            (Check::Verify, None) => relation.verify_blocking()?,
-            (Check::Repair, None) => relation.repair_blocking()?,
-            (Check::Rebuild, _) => {
-                relation
-                    .rebuild_blocking()
-                    .ok_or_else(|| CliError::NotAnIndex(name.to_string()))??;
+        }
+        let progress = CheckProgress::new(name);
+        let options = options.progress(progress.reporter());
+        let report = match check {
+            Check::Verify | Check::Repair => relation.check_blocking(check == Check::Repair, &options),
+            Check::Rebuild => {
+                let rebuilt = relation.rebuild_with_blocking(&options);
+                progress.finish();
+                rebuilt.ok_or_else(|| CliError::NotAnIndex(name.to_string()))??;
                 writeln!(out, "{name}: rebuilt")?;
                 return Ok(());
             }
         };
+        progress.finish();
+        let report = report?;
         print_report(name, check, &report, out)
     }
 }

@@ -177,6 +177,17 @@ where
         fn repair(&self) -> Result<Report>;
         fn rebuild(&self) -> Result<()>;
     }
+
+    /// [`check`](crate::relation::Index::check): verify or repair in
+    /// batches, resumable; waiting for it.
+    pub fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
+        block_on(self.inner.check(fix, options))
+    }
+
+    /// [`rebuild_with`](crate::relation::Index::rebuild_with), waiting for it.
+    pub fn rebuild_with(&self, options: &CheckOptions) -> Result<()> {
+        block_on(self.inner.rebuild_with(options))
+    }
 }
 
 /// [`crate::relation::FanOut`], blocking: the worker is a task on the
@@ -278,6 +289,8 @@ pub trait BlockingChecked {
     fn rebuild_blocking(&self) -> Option<Result<()>>;
     /// [`Checked::check`], waiting for it.
     fn check_blocking(&self, fix: bool, options: &CheckOptions) -> Result<Report>;
+    /// [`Checked::rebuild_with`], waiting for it.
+    fn rebuild_with_blocking(&self, options: &CheckOptions) -> Option<Result<()>>;
 }
 
 impl<C: Checked + ?Sized> BlockingChecked for C {
@@ -292,5 +305,8 @@ impl<C: Checked + ?Sized> BlockingChecked for C {
     }
     fn check_blocking(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         block_on(self.check(fix, options))
+    }
+    fn rebuild_with_blocking(&self, options: &CheckOptions) -> Option<Result<()>> {
+        block_on(self.rebuild_with(options))
     }
 }

@@ -253,15 +253,7 @@ where
         let mut read = 0u64;
         let store = self.table.store();
         if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
-            // The query (whose parts need not be `Send`) ends before the wait.
-            let scan = {
-                let mut query = Query::all().batch_size(options.batch.min(10_000));
-                if let Some(from) = options.from.as_ref().filter(|_| !start.is_empty()) {
-                    query = query.after(Cursor::after(Bytes::copy_from_slice(from.after())));
-                }
-                self.table.scan(query)
-            };
-            let mut rows = scan.await?;
+            let mut rows = self.rows_from(options, &start).await?;
             let mut batch = Vec::new();
             loop {
                 let next = rows.next().await.transpose()?;
@@ -374,28 +366,68 @@ where
 
     /// Deletes every entry and indexes the table afresh.
     pub async fn rebuild(&self) -> Result<()> {
-        let stale: Vec<Bytes> = self.entries(None).await?.into_iter().map(|(k, _, _)| k).collect();
+        self.rebuild_with(&CheckOptions::new()).await
+    }
+
+    /// [`rebuild`](Self::rebuild) in batches: the entries deleted a batch
+    /// at a time, then the table's rows indexed a batch at a time,
+    /// reporting [`Progress`] after each batch and resuming from
+    /// [`CheckOptions::from`]. (Between the passes the index is empty.)
+    pub async fn rebuild_with(&self, options: &CheckOptions) -> Result<()> {
         let store = self.table.store();
-        if !stale.is_empty() {
-            let ts = next_timestamp(&RowSet::of_rows(self.index_table, stale.iter().map(|k| &k[..])));
-            let deletes: Vec<RowMutation> = stale.into_iter().map(|k| self.delete_entry(k, ts)).collect();
-            store.mutate(self.index_table, &deletes).await?;
+        let nothing = Report::default();
+        let mut read = 0u64;
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
+            let entries = store.scan(self.index_table, &Scan::range(start, Bytes::new())).await?;
+            let mut batches = entries.chunks(options.batch);
+            while let Some(batch) = batches.next().await {
+                let stale: Vec<Bytes> = batch
+                    .into_iter()
+                    .map(|e| e.map(|e| e.row))
+                    .collect::<std::result::Result<_, _>>()?;
+                let Some(last) = stale.last().cloned() else { break };
+                read += stale.len() as u64;
+                self.write_entries(Vec::new(), stale).await?;
+                options.report(&progress("stale entries", read, &nothing, Checkpoint::new(1, last)));
+                tokio::task::yield_now().await;
+            }
         }
-        // Entries are stamped after the deletes' timestamp (the clock orders
-        // calls on a common row), so they show.
-        let mut fresh = Vec::new();
-        let mut scanned = self.table.scan(Query::all()).await?;
-        while let Some(row) = scanned.next().await {
-            let row = row?;
-            let primary = self.table.row_key_of(&row)?;
-            fresh.push(self.entry_key(&(self.value_of)(&row), &primary)?);
-        }
-        if !fresh.is_empty() {
-            let ts = next_timestamp(&RowSet::of_rows(self.index_table, fresh.iter().map(|k| &k[..])));
-            let puts: Vec<RowMutation> = fresh.into_iter().map(|k| self.put_entry(k, ts)).collect();
-            store.mutate(self.index_table, &puts).await?;
+        if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 2) {
+            // Entries are stamped after the deletes' timestamps (the clock
+            // orders calls on a common row), so they show.
+            let rows = self.rows_from(options, &start).await?;
+            let mut batches = rows.chunks(options.batch);
+            while let Some(batch) = batches.next().await {
+                let mut fresh = Vec::with_capacity(batch.len());
+                let mut last = None;
+                for row in batch {
+                    let row = row?;
+                    let primary = self.table.row_key_of(&row)?;
+                    fresh.push(self.entry_key(&(self.value_of)(&row), &primary)?);
+                    last = Some(primary);
+                }
+                let Some(last) = last else { break };
+                read += fresh.len() as u64;
+                self.write_entries(fresh, Vec::new()).await?;
+                options.report(&progress("table rows", read, &nothing, Checkpoint::new(2, last)));
+                tokio::task::yield_now().await;
+            }
         }
         Ok(())
+    }
+
+    /// The table's rows from `start` (the first row, or the one after a
+    /// checkpoint's).
+    async fn rows_from(&self, options: &CheckOptions, start: &[u8]) -> Result<crate::Rows<'_, T>> {
+        // The query (whose parts need not be `Send`) ends before the wait.
+        let scan = {
+            let mut query = Query::all().batch_size(options.batch.min(10_000));
+            if let Some(from) = options.from.as_ref().filter(|_| !start.is_empty()) {
+                query = query.after(Cursor::after(Bytes::copy_from_slice(from.after())));
+            }
+            self.table.scan(query)
+        };
+        scan.await
     }
 }
 
@@ -414,6 +446,9 @@ where
     }
     async fn rebuild(&self) -> Option<Result<()>> {
         Some(Index::rebuild(self).await)
+    }
+    async fn rebuild_with(&self, options: &CheckOptions) -> Option<Result<()>> {
+        Some(Index::rebuild_with(self, options).await)
     }
     async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         Index::check(self, fix, options).await

@@ -103,6 +103,18 @@ pub trait Checked: Send + Sync {
     async fn rebuild(&self) -> Option<crate::Result<()>> {
         None
     }
+    /// [`rebuild`](Self::rebuild) in batches with [`Progress`] reports,
+    /// resumable from a [`Checkpoint`]; by default, [`rebuild`](Self::rebuild)
+    /// whole (refusing a checkpoint).
+    async fn rebuild_with(&self, options: &CheckOptions) -> Option<crate::Result<()>> {
+        if let Some(from) = &options.from {
+            return Some(Err(crate::Error::Query {
+                table: "relation",
+                reason: format!("this helper rebuilds in one pass: it cannot resume from {from}"),
+            }));
+        }
+        self.rebuild().await
+    }
     /// [`verify`](Self::verify), or with `fix` [`repair`](Self::repair), in
     /// batches with [`Progress`] reports, resumable from a [`Checkpoint`].
     /// Helpers that check in one pass (a tree, read under its lock; an
