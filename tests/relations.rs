@@ -1109,10 +1109,11 @@ async fn an_index_checks_in_batches_and_resumes() {
         .await
         .unwrap();
     assert!(by_city.verify().await.unwrap().is_consistent());
-    assert!(matches!(
-        hmap::relation::Checked::rebuild_with(&OrgTreeProbe, &CheckOptions::new()).await,
-        None
-    ));
+    assert!(
+        hmap::relation::Checked::rebuild_with(&OrgTreeProbe, &CheckOptions::new())
+            .await
+            .is_none()
+    );
 }
 
 /// A helper with nothing to rebuild.
