@@ -25,6 +25,7 @@ const LOCK: &str = "l";
 
 /// A node of a [`Tree`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TreeNode {
     /// The node's id (no `_`: it is part of a text key).
     pub id: String,

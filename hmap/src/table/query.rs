@@ -49,6 +49,7 @@ impl std::str::FromStr for Cursor {
 
 /// One page of a paginated query.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Page<T> {
     /// The rows, in scan order.
     pub rows: Vec<T>,
