@@ -102,48 +102,16 @@ impl Iterator for RowIter<'_> {
     }
 }
 
-/// A blocking store is also an async one (its calls forwarded), so that
-/// one value serves the blocking calls of a test or a script and the
-/// tables and relation helpers built on it.
-#[async_trait::async_trait]
-impl<S: AsyncStore> AsyncStore for Store<S> {
-    async fn create_table(&self, schema: &TableSchema) -> Result<()> {
-        self.inner.create_table(schema).await
-    }
-    async fn delete_table(&self, table: &str) -> Result<()> {
-        self.inner.delete_table(table).await
-    }
-    async fn truncate_table(&self, table: &str) -> Result<()> {
-        self.inner.truncate_table(table).await
-    }
-    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
-        self.inner.alter_table(table, change).await
-    }
-    async fn table_exists(&self, table: &str) -> Result<bool> {
-        self.inner.table_exists(table).await
-    }
-    async fn list_tables(&self) -> Result<Vec<String>> {
-        self.inner.list_tables().await
-    }
-    async fn describe_table(&self, table: &str) -> Result<TableSchema> {
-        self.inner.describe_table(table).await
-    }
-    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        self.inner.get(table, get).await
-    }
-    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        self.inner.get_many(table, gets).await
-    }
-    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        self.inner.mutate(table, rows).await
-    }
-    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        self.inner.scan(table, scan).await
-    }
-    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        self.inner.check_and_mutate(table, op).await
-    }
-    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        self.inner.increment(table, op).await
+// A blocking store is also an async one (its calls forwarded), so that
+// one value serves the blocking calls of a test or a script and the
+// tables and relation helpers built on it.
+crate::store::forward_store!(sized Store<S>);
+
+/// The async store underneath: its own methods (`MemoryStore::open_scanners`,
+/// `ThriftStore::ping`...) through the blocking one.
+impl<S> std::ops::Deref for Store<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.inner
     }
 }

@@ -254,14 +254,8 @@ where
         let store = self.table.store();
         if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
             let mut rows = self.rows_from(options, &start).await?;
-            let mut batch = Vec::new();
             loop {
-                let next = rows.next().await.transpose()?;
-                let end = next.is_none();
-                batch.extend(next);
-                if batch.len() < options.batch && !end {
-                    continue;
-                }
+                let batch = super::pass::next_batch(&mut rows, options.batch).await?;
                 let mut expected = Vec::with_capacity(batch.len());
                 for row in &batch {
                     let primary = self.table.row_key_of(row)?;
@@ -283,24 +277,14 @@ where
                     self.write_entries(to_put, Vec::new()).await?;
                 }
                 read += batch.len() as u64;
-                batch.clear();
                 options.report(&progress("table rows", read, &report, Checkpoint::new(1, last)));
                 tokio::task::yield_now().await;
-                if end {
-                    break;
-                }
             }
         }
         if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 2) {
             let mut entries = store.scan(self.index_table, &Scan::range(start, Bytes::new())).await?;
-            let mut batch = Vec::new();
             loop {
-                let next = entries.next().await.transpose()?;
-                let end = next.is_none();
-                batch.extend(next);
-                if batch.len() < options.batch && !end {
-                    continue;
-                }
+                let batch = super::pass::next_batch(&mut entries, options.batch).await?;
                 let Some(last) = batch.last().map(|e| e.row.clone()) else {
                     break;
                 };
@@ -335,12 +319,8 @@ where
                     self.write_entries(Vec::new(), to_delete).await?;
                 }
                 read += batch.len() as u64;
-                batch.clear();
                 options.report(&progress("index entries", read, &report, Checkpoint::new(2, last)));
                 tokio::task::yield_now().await;
-                if end {
-                    break;
-                }
             }
         }
         Ok(report)

@@ -1,6 +1,5 @@
 //! Many-to-many links kept in two tables (person/role, shop/item).
 
-use futures_util::StreamExt;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
@@ -525,14 +524,8 @@ where
     ) -> Result<()> {
         let scan = Self::side_scan::<L>(start, self.left_family);
         let mut rows = self.store().scan(L::TABLE, &scan).await?;
-        let mut batch = Vec::new();
         loop {
-            let next = rows.next().await.transpose()?;
-            let end = next.is_none();
-            batch.extend(next);
-            if batch.len() < options.batch && !end {
-                continue;
-            }
+            let batch = super::pass::next_batch(&mut rows, options.batch).await?;
             let Some(last) = batch.last().map(|r| r.row.clone()) else {
                 break;
             };
@@ -569,13 +562,9 @@ where
                 self.apply(left_fixes, right_fixes).await?;
             }
             run.rows += batch.len() as u64;
-            batch.clear();
             options.report(&run.progress("left rows", Checkpoint::new(1, last)));
             // A long check shares its runtime: let other tasks run.
             tokio::task::yield_now().await;
-            if end {
-                break;
-            }
         }
         Ok(())
     }
@@ -593,14 +582,8 @@ where
         // A left type that is nothing but its lists has no put that could
         // wipe one: its entries are never held.
         let lists_can_be_wiped = !Table::<L, S>::entity_families().is_empty();
-        let mut batch = Vec::new();
         loop {
-            let next = rows.next().await.transpose()?;
-            let end = next.is_none();
-            batch.extend(next);
-            if batch.len() < options.batch && !end {
-                continue;
-            }
+            let batch = super::pass::next_batch(&mut rows, options.batch).await?;
             let Some(last) = batch.last().map(|r| r.row.clone()) else {
                 break;
             };
@@ -642,13 +625,9 @@ where
                 self.apply(Vec::new(), right_fixes).await?;
             }
             run.rows += batch.len() as u64;
-            batch.clear();
             options.report(&run.progress("right rows", Checkpoint::new(2, last)));
             // A long check shares its runtime: let other tasks run.
             tokio::task::yield_now().await;
-            if end {
-                break;
-            }
         }
         Ok(())
     }

@@ -156,3 +156,19 @@ impl CheckOptions {
         }
     }
 }
+
+/// The next batch of at most `size` rows of a stream; empty at its end.
+pub(crate) async fn next_batch<S, T, E>(rows: &mut S, size: usize) -> Result<Vec<T>, E>
+where
+    S: futures_core::Stream<Item = Result<T, E>> + Unpin,
+{
+    use futures_util::StreamExt;
+    let mut batch = Vec::new();
+    while batch.len() < size {
+        match rows.next().await {
+            Some(row) => batch.push(row?),
+            None => break,
+        }
+    }
+    Ok(batch)
+}

@@ -823,10 +823,18 @@ impl FamilyChange {
     }
 }
 
+/// `Store` for a type that dereferences to a store, each call forwarded
+/// (`sized`: for a wrapper whose store must be `Sized`).
 macro_rules! forward_store {
     ($($ty:ty),*) => {$(
-        #[async_trait]
-        impl<S: Store + ?Sized> Store for $ty {
+        $crate::store::forward_store!(@impl [S: $crate::store::Store + ?Sized] $ty);
+    )*};
+    (sized $($ty:ty),*) => {$(
+        $crate::store::forward_store!(@impl [S: $crate::store::Store] $ty);
+    )*};
+    (@impl [$($bound:tt)*] $ty:ty) => {
+        #[async_trait::async_trait]
+        impl<$($bound)*> $crate::store::Store for $ty {
             async fn create_table(&self, schema: &TableSchema) -> Result<()> {
                 (**self).create_table(schema).await
             }
@@ -867,7 +875,8 @@ macro_rules! forward_store {
                 (**self).increment(table, op).await
             }
         }
-    )*};
+    };
 }
 
 forward_store!(&S, Box<S>, Arc<S>);
+pub(crate) use forward_store;
