@@ -38,6 +38,14 @@ pub trait Target: Send + Sync {
         None
     }
 
+    /// Whether the store talks to HBase through a framed Thrift2 gateway,
+    /// whose handler reads table attributes and `deleteColumnFamily`'s
+    /// family from the wrong bytes: the cases about them check what hmap
+    /// does instead (creates without metadata, refuses the delete).
+    fn framed_gateway(&self) -> bool {
+        false
+    }
+
     /// The largest value the backend accepts, for the size-limit case.
     fn max_value_size(&self) -> usize {
         10 * 1024 * 1024
@@ -2178,6 +2186,13 @@ pub async fn table_metadata_round_trips(t: &dyn Target) {
         .metadata("team", "it's a \\ test");
     let tt = table_from(t, "table_metadata_round_trips", schema.clone()).await;
     let live = t.store().describe_table(&tt.name).await.unwrap();
+    if t.framed_gateway() {
+        // Created without it: no metadata, and none of the frame-sized
+        // garbage that gateway would have stored in its place.
+        assert!(!live.metadata.contains_key("hmap.key"), "{:?}", live.metadata);
+        assert!(live.metadata.keys().all(|k| k.len() < 100), "{:?}", live.metadata);
+        return;
+    }
     for (key, value) in &schema.metadata {
         assert_eq!(live.metadata.get(key), Some(value), "{key}");
     }
@@ -2314,10 +2329,13 @@ pub async fn alter_deletes_a_family(t: &dyn Target) {
         ],
     )
     .await;
-    t.store()
-        .alter_table(&tt.name, &FamilyChange::Delete("b".into()))
-        .await
-        .unwrap();
+    let deleted = t.store().alter_table(&tt.name, &FamilyChange::Delete("b".into())).await;
+    if t.framed_gateway() {
+        assert!(matches!(deleted, Err(StoreError::InvalidRequest { .. })), "{deleted:?}");
+        assert_eq!(get_cells(&tt, Get::new("r2")).await, vec![cell("b", "q", 1, "y")]);
+        return;
+    }
+    deleted.unwrap();
     let names: Vec<String> = t
         .store()
         .describe_table(&tt.name)

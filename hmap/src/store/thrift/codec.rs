@@ -215,6 +215,14 @@ pub enum DecodeError {
         /// How many.
         extra: usize,
     },
+    /// A frame (framed transport) longer than a reply may be.
+    #[error("a frame of {len} bytes, more than the {max} a reply may take")]
+    FrameTooLarge {
+        /// Its length.
+        len: usize,
+        /// The largest accepted.
+        max: usize,
+    },
     /// A non-void call whose reply holds neither a result nor an exception.
     #[error("the reply holds no result")]
     MissingResult,

@@ -5,10 +5,10 @@
 //! creation, atomic row mutations and check-and-mutate. Start one with
 //! `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
 //!
-//! The client speaks one wire format only: Thrift's binary protocol, strict,
-//! on an unframed plain TCP socket, the gateway's default. A gateway started
-//! with `-f` (framed), `-c` (compact), `-hsha`/`-nonblocking` (which imply
-//! framed), `-http` or TLS does not understand it. The three layers, written
+//! The client speaks Thrift's binary protocol, strict, on a plain TCP
+//! socket: unframed, the gateway's default, or framed (`ThriftConfig::framed`,
+//! for a gateway started with `-f`, `-hsha` or `-nonblocking`). A gateway
+//! started with `-c` (compact), `-http` or TLS does not understand it. The three layers, written
 //! by hand for the calls hmap makes (no code generator or Thrift library):
 //!
 //! - `codec`: the binary protocol, sans-IO (bytes in, values out), depth-
@@ -69,6 +69,12 @@ pub struct ThriftConfig {
     /// The largest value accepted, as HBase's client checks it
     /// (`hbase.client.keyvalue.maxsize`, 10 MiB).
     pub max_value_size: usize,
+    /// Framed transport: each message after its length, as a gateway
+    /// started with `-f` (or `-hsha`, `-nonblocking`,
+    /// `-threadedselector`, which imply it) expects. Off: the gateway's
+    /// default, unframed. A gateway of the other kind fails the first call
+    /// with an error that says so.
+    pub framed: bool,
     /// Put before every table name on the wire, so that several
     /// applications or test runs share one cluster: with `staging_`, table
     /// `user` is `staging_user` in HBase. A prefix ending in `:` names an
@@ -90,6 +96,7 @@ impl ThriftConfig {
             call_timeout: Duration::from_secs(60),
             idle_check: Duration::from_secs(20),
             max_value_size: 10 * 1024 * 1024,
+            framed: false,
             table_prefix: String::new(),
         }
     }
@@ -117,11 +124,12 @@ struct Pool {
 /// creation, atomic row mutations and check-and-mutate. Start one with
 /// `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
 ///
-/// It speaks only Thrift's binary protocol on an unframed plain TCP socket,
-/// the gateway's default: not framed transport (`-f`, also implied by
-/// `-hsha`, `-nonblocking` and `-threadedselector`), not the compact protocol
-/// (`-c`), not HTTP (`-http`) and not TLS. Against such a gateway the first
-/// call fails with an error that says so.
+/// It speaks Thrift's binary protocol on a plain TCP socket, unframed (the
+/// gateway's default) or framed ([`ThriftConfig::framed`], for a gateway
+/// started with `-f`, or `-hsha`, `-nonblocking` and `-threadedselector`,
+/// which imply it); not the compact protocol (`-c`), not HTTP (`-http`) and
+/// not TLS. Against a gateway it does not match, the first call fails with
+/// an error that says so.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -205,8 +213,9 @@ const READ_ATTEMPTS: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 
 /// A hint for a gateway that does not answer in unframed binary Thrift.
-const WIRE_HINT: &str = "the gateway may run framed transport (`-f`, `-hsha`, `-nonblocking`) or the compact \
-     protocol (`-c`); hmap speaks only the binary protocol, unframed (the gateway's default)";
+const WIRE_HINT: &str = "the gateway may run framed transport (`-f`, `-hsha`, `-nonblocking`; set \
+     `ThriftConfig::framed` to match) or the compact protocol (`-c`, which hmap does not speak); hmap speaks the \
+     binary protocol";
 
 impl ThriftStore {
     /// A store on the gateway at `address` (`host:port`), with default
@@ -291,12 +300,8 @@ impl ThriftStore {
             }
             // A dead connection: dropped, and the next one tried.
         }
-        let conn = Connection::connect(
-            &self.shared.config.address,
-            self.shared.config.connect_timeout,
-            deadline,
-        )
-        .await?;
+        let config = &self.shared.config;
+        let conn = Connection::connect(&config.address, config.framed, config.connect_timeout, deadline).await?;
         Ok((conn, permit))
     }
 
@@ -692,6 +697,25 @@ impl Store for ThriftStore {
         traced("thrift", "create_table", &schema.name, 0, async move {
             check_schema(schema, &self.shared.config.table_prefix)?;
             self.forget_schema(&schema.name);
+            // HBase's framed Thrift2 gateway reads a descriptor's attributes
+            // from the wrong bytes (the whole request frame becomes the key
+            // and the value): on it, the table is created without them.
+            let stripped;
+            let schema = if self.shared.config.framed && !schema.metadata.is_empty() {
+                tracing::warn!(
+                    table = %schema.name,
+                    gateway = %self.shared.config.address,
+                    "a framed Thrift2 gateway cannot carry table metadata; the table is created without it \
+                     (its key layout is not recorded)"
+                );
+                stripped = TableSchema {
+                    metadata: Default::default(),
+                    ..schema.clone()
+                };
+                &stripped
+            } else {
+                schema
+            };
             self.call_void(&schema.name, "createTable", |e| {
                 hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
                 if !schema.split_keys.is_empty() {
@@ -758,6 +782,14 @@ impl Store for ThriftStore {
                     })
                     .await
                 }
+                // HBase's framed Thrift2 gateway reads this call's family
+                // name from the wrong bytes (the whole request frame).
+                FamilyChange::Delete(_) if self.shared.config.framed => Err(StoreError::InvalidRequest {
+                    table: table.into(),
+                    reason: "HBase's framed Thrift2 gateway misreads deleteColumnFamily's family name; delete the \
+                             family through an unframed gateway or the HBase shell"
+                        .into(),
+                }),
                 FamilyChange::Delete(family) => {
                     self.call_void(table, "deleteColumnFamily", |e| {
                         name(e);

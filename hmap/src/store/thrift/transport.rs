@@ -73,9 +73,15 @@ pub enum Failure {
     Decode { error: DecodeError, replied: bool },
 }
 
+/// The largest framed reply accepted: a length beyond it is a protocol
+/// error before anything is read (a scan batch is far smaller).
+const MAX_FRAME: usize = 1 << 30;
+
 /// One connection to a gateway.
 pub struct Connection {
     stream: TcpStream,
+    /// Framed transport: each message after a 4-byte big-endian length.
+    framed: bool,
     /// Bytes received and not yet handed out as a reply.
     buf: BytesMut,
     seq: i32,
@@ -89,7 +95,12 @@ impl Connection {
     /// Connects to the first of `address`'s addresses that answers, all
     /// attempts together given at most `connect_timeout` and what is left of
     /// `deadline`.
-    pub async fn connect(address: &str, connect_timeout: Duration, deadline: &Deadline) -> Result<Self, Failure> {
+    pub async fn connect(
+        address: &str,
+        framed: bool,
+        connect_timeout: Duration,
+        deadline: &Deadline,
+    ) -> Result<Self, Failure> {
         let stream = timeout_at(deadline.within(connect_timeout), TcpStream::connect(address))
             .await
             .map_err(|_| Failure::TimedOut)?
@@ -99,6 +110,7 @@ impl Connection {
             .map_err(|error| Failure::Io { error, replied: false })?;
         Ok(Connection {
             stream,
+            framed,
             buf: BytesMut::new(),
             seq: 0,
             replied: false,
@@ -151,6 +163,20 @@ impl Connection {
     }
 
     async fn send(&mut self, request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        let framed;
+        let request = if self.framed {
+            let len = u32::try_from(request.len()).map_err(|_| Failure::Io {
+                error: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a request of 4 GiB or more cannot be framed",
+                ),
+                replied: self.replied,
+            })?;
+            framed = [&len.to_be_bytes()[..], request].concat();
+            &framed[..]
+        } else {
+            request
+        };
         match timeout_at(deadline.end, self.stream.write_all(request)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.io(e)),
@@ -161,6 +187,9 @@ impl Connection {
     /// Reads until the buffer holds a whole message, and splits it off. The
     /// skim resumes where it stopped after each read.
     async fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        if self.framed {
+            return self.receive_frame(deadline, read_timeout).await;
+        }
         let mut skim = Skim::new();
         loop {
             match skim.advance(&self.buf) {
@@ -173,6 +202,44 @@ impl Connection {
                     });
                 }
             }
+        }
+    }
+
+    /// Reads one frame: its length, then that many bytes, which must be one
+    /// whole message.
+    async fn receive_frame(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        while self.buf.len() < 4 {
+            self.fill(deadline, read_timeout).await?;
+        }
+        let mut len = [0u8; 4];
+        len.copy_from_slice(self.buf.get(..4).unwrap_or_default());
+        let len = u32::from_be_bytes(len) as usize;
+        if len > MAX_FRAME {
+            return Err(Failure::Decode {
+                error: DecodeError::FrameTooLarge { len, max: MAX_FRAME },
+                replied: self.replied,
+            });
+        }
+        while self.buf.len() < 4 + len {
+            self.fill(deadline, read_timeout).await?;
+        }
+        let _ = self.buf.split_to(4);
+        let frame = self.buf.split_to(len).freeze();
+        // The frame holds exactly one message.
+        match Skim::new().advance(&frame) {
+            Ok(Skimmed::Done(n)) if n == len => Ok(frame),
+            Ok(Skimmed::Done(n)) => Err(Failure::Decode {
+                error: DecodeError::TrailingBytes { extra: len - n },
+                replied: self.replied,
+            }),
+            Ok(Skimmed::NeedMore(_)) => Err(Failure::Decode {
+                error: DecodeError::Truncated { at: len },
+                replied: self.replied,
+            }),
+            Err(error) => Err(Failure::Decode {
+                error,
+                replied: self.replied,
+            }),
         }
     }
 
