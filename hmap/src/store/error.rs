@@ -109,7 +109,7 @@ pub enum StoreError {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// A call took longer than its timeout.
-    #[error("{operation} on table `{table}` timed out after {elapsed:?}")]
+    #[error("{operation}{} timed out after {elapsed:?}", on_table(table))]
     Timeout {
         /// The table.
         table: String,
@@ -119,7 +119,7 @@ pub enum StoreError {
         elapsed: Duration,
     },
     /// The server reported an error.
-    #[error("HBase failed {operation} on table `{table}`: {message}")]
+    #[error("HBase failed {operation}{}: {message}", on_table(table))]
     Server {
         /// The table.
         table: String,
@@ -132,7 +132,7 @@ pub enum StoreError {
     /// definition: a value of another type than declared, nesting or a length
     /// beyond limits, bytes that are not a message at all (another protocol
     /// or transport). Whether a write was applied is unknown.
-    #[error("{operation} on table `{table}`: the reply of {endpoint} is invalid: {message}")]
+    #[error("{operation}{}: the reply of {endpoint} is invalid: {message}", on_table(table))]
     Protocol {
         /// The server address.
         endpoint: String,
@@ -185,4 +185,33 @@ pub(crate) fn show_row(row: &[u8]) -> String {
 /// `family:qualifier`, printable.
 pub(crate) fn show_column(family: &[u8], qualifier: &[u8]) -> String {
     format!("{}:{}", crate::key::Printable(family), crate::key::Printable(qualifier))
+}
+
+/// ` on table `t``, for a call's message; nothing for a call that names no
+/// table (a ping, a listing).
+pub(crate) fn on_table(table: &str) -> String {
+    if table.is_empty() {
+        String::new()
+    } else {
+        format!(" on table `{table}`")
+    }
+}
+
+#[cfg(test)]
+mod on_table_tests {
+    use super::*;
+
+    #[test]
+    fn a_call_without_a_table_names_none() {
+        let timeout = |table: &str| {
+            StoreError::Timeout {
+                table: table.into(),
+                operation: "getThriftServerType",
+                elapsed: Duration::from_secs(1),
+            }
+            .to_string()
+        };
+        assert_eq!(timeout(""), "getThriftServerType timed out after 1s");
+        assert_eq!(timeout("t"), "getThriftServerType on table `t` timed out after 1s");
+    }
 }

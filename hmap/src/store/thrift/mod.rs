@@ -479,7 +479,8 @@ impl ThriftStore {
                 StoreError::Connection {
                     endpoint: self.shared.config.address.clone(),
                     message: format!(
-                        "{operation} on table `{table}`: {error}{}",
+                        "{operation}{}: {error}{}",
+                        super::error::on_table(table),
                         if closed { hint.as_str() } else { "" }
                     ),
                     source: Some(Box::new(error)),
