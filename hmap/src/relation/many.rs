@@ -437,21 +437,6 @@ where
         self.examine(Emptied::Hold, false).await
     }
 
-    /// The value the right side should hold for a link: the left entity's
-    /// label with labels (empty if the entity is gone), else the link's
-    /// value, the same on both sides.
-    async fn expected_right_value(&self, left: &L::Key, left_value: &str) -> Result<String> {
-        match self.left_label {
-            Some(label) => Ok(self
-                .left
-                .get(left.clone())
-                .await?
-                .map(|l| label(&l))
-                .unwrap_or_default()),
-            None => Ok(left_value.to_string()),
-        }
-    }
-
     /// The value the left side should hold for a link, from the right
     /// side's: the right entity's label with labels, else the link's value.
     async fn expected_left_value(&self, right: &R::Key, right_value: &str) -> Result<String> {
@@ -536,21 +521,27 @@ where
                     source,
                 })?;
                 let exists = Self::holds_entity::<L>(row);
+                // What the right side should hold: the entity's label (read
+                // from the row at hand, once per row), else the link's value.
+                let label = match self.left_label {
+                    Some(label) if exists => Some(label(&Table::<L, S>::decode(row)?)),
+                    _ => None,
+                };
                 for (right, value) in Self::entries::<R::Key>(L::TABLE, row, self.left_family)? {
-                    links.push((exists, (left.clone(), right), value));
+                    let expected = label.clone().unwrap_or(value);
+                    links.push((exists, (left.clone(), right), expected));
                 }
             }
             let rights: BTreeSet<R::Key> = links.iter().map(|(_, (_, r), _)| r.clone()).collect();
             let mirrors = self.side_rows::<R, L::Key>(rights, self.right_family).await?;
             let (mut left_fixes, mut right_fixes) = (Vec::new(), Vec::new());
-            for (left_exists, pair, value) in links {
+            for (left_exists, pair, expected) in links {
                 let mirror = mirrors.get(&pair.1);
                 if !left_exists || mirror.is_none_or(|(exists, _)| !exists) {
                     run.report.absent.push(absent(&pair, left_exists, Side::Left));
                     left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), None));
                     continue;
                 }
-                let expected = self.expected_right_value(&pair.0, &value).await?;
                 match mirror.and_then(|(_, list)| list.get(&pair.0)) {
                     None => run.report.missing.push(describe(&pair, Side::Right)),
                     Some(m) if *m != expected => run.report.stale.push(describe(&pair, Side::Right)),

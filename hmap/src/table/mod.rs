@@ -263,7 +263,7 @@ impl<T: HTable, S: Store> Table<T, S> {
         read_families::<T>().fold(Get::new(row).max_versions(T::read_versions()), Get::family)
     }
 
-    fn decode(result: &RowResult) -> Result<T> {
+    pub(crate) fn decode(result: &RowResult) -> Result<T> {
         let key: T::Key = T::key_schema().decode(&result.row).map_err(Self::key_error)?;
         let reader = RowReader {
             key: Some(T::key_schema()),
@@ -657,16 +657,13 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Opens the scanners of a planned query.
-    async fn merge<'a>(&'a self, mut planned: Merge<'static>) -> Result<Merge<'a>> {
-        let mut scanners = Vec::with_capacity(planned.scans.len());
-        for scan in &planned.scans {
-            scanners.push(self.store.scan(T::TABLE, scan).await?);
+    async fn merge<'a>(&'a self, planned: Merge<'static>) -> Result<Merge<'a>> {
+        // A merge without scanners borrows nothing: it is one of any lifetime.
+        let mut merge: Merge<'a> = planned;
+        for scan in &merge.scans {
+            merge.scanners.push(self.store.scan(T::TABLE, scan).await?);
         }
-        Ok(Merge {
-            scans: std::mem::take(&mut planned.scans),
-            scanners,
-            ..planned.without_scanners()
-        })
+        Ok(merge)
     }
 
     /// One page of a query: at most `limit` rows after `cursor`, and the

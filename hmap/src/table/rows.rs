@@ -91,21 +91,6 @@ pub(super) struct Merge<'a> {
 }
 
 impl Merge<'_> {
-    /// The same merge with no scanners, of any lifetime.
-    pub(super) fn without_scanners<'b>(self) -> Merge<'b> {
-        Merge {
-            scans: self.scans,
-            scanners: Vec::new(),
-            heads: Vec::new(),
-            pending_error: self.pending_error,
-            failed: self.failed,
-            reversed: self.reversed,
-            skip_salt: self.skip_salt,
-            offset: self.offset,
-            remaining: self.remaining,
-        }
-    }
-
     /// The next stored row, not yet decoded.
     pub(super) async fn next_raw(&mut self) -> Option<Result<RowResult>> {
         loop {

@@ -128,10 +128,10 @@ pub fn frame_length(prefix: [u8; 4], max: usize) -> Result<usize, NativeError> {
 /// Takes one whole frame (without its length prefix) off the front of a
 /// read buffer, or `None` if the buffer does not hold one yet.
 pub fn split_frame(buf: &mut BytesMut, max: usize) -> Result<Option<Bytes>, NativeError> {
-    let Some(prefix) = buf.get(..4) else {
+    let Some(&prefix) = buf.first_chunk::<4>() else {
         return Ok(None);
     };
-    let length = frame_length(prefix.try_into().expect("4 bytes"), max)?;
+    let length = frame_length(prefix, max)?;
     if buf.len() - 4 < length {
         buf.reserve(4 + length - buf.len());
         return Ok(None);

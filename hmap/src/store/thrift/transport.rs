@@ -163,21 +163,15 @@ impl Connection {
     }
 
     async fn send(&mut self, request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
-        let framed;
-        let request = if self.framed {
-            let len = u32::try_from(request.len()).map_err(|_| Failure::Io {
-                error: io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "a request of 4 GiB or more cannot be framed",
-                ),
-                replied: self.replied,
-            })?;
-            framed = [&len.to_be_bytes()[..], request].concat();
-            &framed[..]
-        } else {
-            request
-        };
-        match timeout_at(deadline.end, self.stream.write_all(request)).await {
+        // Framed: the length, then the request, in one vectored write.
+        let length = u32::try_from(request.len()).map_err(|_| Failure::Io {
+            error: io::Error::new(io::ErrorKind::InvalidInput, "a request of 4 GiB or more cannot be sent"),
+            replied: self.replied,
+        })?;
+        let length = length.to_be_bytes();
+        let prefix: &[u8] = if self.framed { &length } else { &[] };
+        let mut bytes = bytes::Buf::chain(prefix, request);
+        match timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.io(e)),
             Err(_) => Err(Failure::TimedOut),
