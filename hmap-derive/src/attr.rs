@@ -13,7 +13,7 @@ const CONTAINER_ATTRS: &str =
     "`table`, `crate`, `text_key`, `separator`, `key_prefix`, `salt(...)`, `hash_prefix(...)` or `family(...)`";
 const FAMILY_ATTRS: &str =
     "`name`, `versions`, `min_versions`, `ttl`, `block_size`, `block_cache`, `in_memory`, `bloom` or `compression`";
-const FIELD_ATTRS: &str = "`key`, `desc`, `reverse_ts`, `reversed`, `width`, `unpadded`, `family`, `column`, `json`, `text`, `keep_on_none`, `dynamic`, `relation`, `versions`, `version`, `counter` or `skip`";
+const FIELD_ATTRS: &str = "`key`, `desc`, `reverse_ts`, `reversed`, `width`, `unpadded`, `family`, `column`, `json`, `text`, `keep_on_none`, `dynamic`, `relation`, `parent`, `children`, `level`, `versions`, `version`, `counter` or `skip`";
 
 /// A `salt(buckets = N, by = [a, b])` attribute.
 pub struct Salt {
@@ -78,6 +78,12 @@ pub struct Field {
     pub dynamic_value: Option<LitStr>,
     /// `relation`: a dynamic family that a relation helper owns.
     pub relation: Option<Span>,
+    /// `parent`: the cell holding a tree node's parent's rowkey.
+    pub parent: Option<Span>,
+    /// `children`: a tree node's child list (a dynamic family the tree owns).
+    pub children: Option<Span>,
+    /// `level`: the key part that tells a tree's top-level nodes (0) from the others (1).
+    pub level: Option<Span>,
     pub versions: Option<Span>,
     pub version: Option<Span>,
     pub counter: Option<Span>,
@@ -350,6 +356,9 @@ impl Field {
                         }
                     }
                     Some("relation") => flag(&mut f.relation),
+                    Some("parent") => flag(&mut f.parent),
+                    Some("children") => flag(&mut f.children),
+                    Some("level") => flag(&mut f.level),
                     Some("versions") => flag(&mut f.versions),
                     Some("version") => flag(&mut f.version),
                     Some("counter") => flag(&mut f.counter),

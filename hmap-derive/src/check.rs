@@ -18,6 +18,7 @@ pub fn check(cx: &Ctxt, m: &Model<'_>) {
     fields_in_declared_families(cx, m);
     unique_columns(cx, m);
     one_version_field(cx, m);
+    tree(cx, m);
 }
 
 fn has_key(cx: &Ctxt, m: &Model<'_>) {
@@ -289,5 +290,114 @@ fn one_version_field(cx: &Ctxt, m: &Model<'_>) {
         .collect();
     if let [_, second, ..] = versions.as_slice() {
         cx.error_at(second, "a struct has at most one `version` field");
+    }
+}
+
+/// A tree node (`parent`, `children`, `level`): one parent cell and one
+/// child list, both or neither; a key of the node's id alone, or of a `u8`
+/// level then the id; the child list's keys of the id's type; no salt or
+/// hash prefix, so that the top level is one prefix scan.
+fn tree(cx: &Ctxt, m: &Model<'_>) {
+    let parents: Vec<_> = m
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Cell { parent: true, .. }))
+        .collect();
+    let children: Vec<_> = m
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Dynamic { children: true, .. }))
+        .collect();
+    let keys: Vec<_> = m.keys().collect();
+    let levels: Vec<_> = keys
+        .iter()
+        .filter(|f| matches!(&f.role, Role::Key(k) if k.level))
+        .collect();
+    for (what, found) in [("parent", &parents), ("children", &children)] {
+        if let Some(extra) = found.get(1) {
+            cx.error_at(extra.ident, format!("a tree node has one `{what}` field"));
+        }
+    }
+    if let Some(extra) = levels.get(1) {
+        cx.error_at(extra.ident, "a tree node has one `level` key part");
+    }
+    match (parents.first(), children.first()) {
+        (None, None) => {
+            if let Some(level) = levels.first() {
+                cx.error_at(
+                    level.ident,
+                    "`level` belongs to a tree node: add a `parent` cell and a `children` list",
+                );
+            }
+            return;
+        }
+        (Some(p), None) => {
+            cx.error_at(
+                p.ident,
+                "a tree node needs its child list too: a `#[hmap(dynamic, children)]` map of child id -> label",
+            );
+            return;
+        }
+        (None, Some(c)) => {
+            cx.error_at(
+                c.ident,
+                "a tree node needs its parent pointer too: an `Option<String>` field marked `#[hmap(parent)]`",
+            );
+            return;
+        }
+        (Some(_), Some(_)) => {}
+    }
+    let id = match (levels.first(), keys.as_slice()) {
+        (Some(level), [first, id]) if first.ident == level.ident => {
+            if !is_named(level.ty, "u8") {
+                cx.error_at(
+                    level.ty,
+                    "a tree's `level` key part is a `u8` (0 for top-level nodes, 1 below)",
+                );
+            }
+            id
+        }
+        (Some(level), _) => {
+            cx.error_at(
+                level.ident,
+                "a tree's key with a `level` is two parts: the `level` first, then the node's id",
+            );
+            return;
+        }
+        (None, [id]) => id,
+        (None, _) => {
+            cx.error_at(
+                &m.input.ident,
+                "a tree node's key is its id, or a `level` part then its id: one key field, or two with the first marked `level`",
+            );
+            return;
+        }
+    };
+    if let Some(span) = m
+        .attrs
+        .salt
+        .as_ref()
+        .map(|s| s.span)
+        .or(m.attrs.hash_prefix.as_ref().map(|h| h.span))
+    {
+        cx.syn_error(syn::Error::new(
+            span,
+            "a tree node's key cannot be salted or hash-prefixed: the tree reads its top level and its rows by key",
+        ));
+    }
+    if let Some(Role::Dynamic { key_ty, .. }) = children.first().map(|c| &c.role) {
+        let same = quote::quote!(#key_ty).to_string() == {
+            let ty = id.ty;
+            quote::quote!(#ty).to_string()
+        };
+        if !same {
+            cx.error_at(
+                *key_ty,
+                format!(
+                    "the child list's keys are child ids: make them the id's type, that of `{}`",
+                    id.ident
+                ),
+            );
+        }
     }
 }

@@ -111,7 +111,12 @@ fn expand(m: &Model<'_>) -> TokenStream {
         let name = f.ident.to_string();
         let (family, qualifier, role) = match &f.role {
             Role::Key(_) => (String::new(), String::new(), quote!(Key)),
-            Role::Cell { family, column, .. } => (family.clone(), column.clone(), quote!(Cell)),
+            Role::Cell {
+                family, column, parent, ..
+            } => {
+                let role = if *parent { quote!(Parent) } else { quote!(Cell) };
+                (family.clone(), column.clone(), role)
+            }
             Role::Dynamic {
                 family, relation: true, ..
             } => (family.clone(), String::new(), quote!(Relation)),
@@ -132,12 +137,16 @@ fn expand(m: &Model<'_>) -> TokenStream {
         let id = f.ident;
         let name = id.to_string();
         let stmt = match &f.role {
+            // The tree writes a node's parent pointer; a put of the entity
+            // leaves it alone.
+            Role::Cell { parent: true, .. } => return None,
             Role::Cell {
                 family,
                 column,
                 codec: c,
                 optional: Some(inner),
                 keep_on_none,
+                ..
             } => {
                 let c = codec_at(*c, inner.span());
                 quote_spanned!(inner.span()=> w.optional::<#c, #inner>(#family, #column, &self.#id, #keep_on_none)?;)
@@ -274,6 +283,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
         });
 
     let assertions = assertions(m);
+    let tree = tree_impl(m);
 
     // A typed handle per field that `update` and `increment` take: a
     // misspelt field is a compile error, not a runtime one.
@@ -346,8 +356,77 @@ fn expand(m: &Model<'_>) -> TokenStream {
 
                 #version
             }
+
+            #tree
         };
     }
+}
+
+/// `TreeMapped` for a tree node: where its parent pointer and child list
+/// are, and how its id makes its key and its child-list qualifier. The
+/// checks (`check::tree`) have made sure the parts are there.
+fn tree_impl(m: &Model<'_>) -> Option<TokenStream> {
+    let ident = &m.input.ident;
+    let (parent_family, parent_column) = m.fields.iter().find_map(|f| match &f.role {
+        Role::Cell {
+            family,
+            column,
+            parent: true,
+            ..
+        } => Some((family, column)),
+        _ => None,
+    })?;
+    let (children_family, key_ty, key_codec) = m.fields.iter().find_map(|f| match &f.role {
+        Role::Dynamic {
+            family,
+            key_ty,
+            key_codec,
+            children: true,
+            ..
+        } => Some((family, *key_ty, *key_codec)),
+        _ => None,
+    })?;
+    let keys: Vec<_> = m.keys().collect();
+    let leveled = matches!(keys.first().map(|f| &f.role), Some(Role::Key(k)) if k.level);
+    let id = keys.last()?;
+    let id_ty = id.ty;
+    let (node_key, node_id) = if leveled {
+        (quote!((u8::from(!top), ::core::clone::Clone::clone(id))), quote!(key.1))
+    } else {
+        (
+            quote!({
+                let _ = top;
+                ::core::clone::Clone::clone(id)
+            }),
+            quote!(key),
+        )
+    };
+    let kc = codec_at(key_codec, key_ty.span());
+    Some(quote! {
+        #[automatically_derived]
+        impl __hmap::TreeMapped for #ident {
+            type Id = #id_ty;
+            const PARENT: (&'static str, &'static str) = (#parent_family, #parent_column);
+            const CHILDREN: &'static str = #children_family;
+            const LEVELED: bool = #leveled;
+
+            fn node_key(id: &Self::Id, top: bool) -> Self::Key {
+                #node_key
+            }
+
+            fn node_id(key: Self::Key) -> Self::Id {
+                #node_id
+            }
+
+            fn id_qualifier(id: &Self::Id) -> ::core::result::Result<__hmap::Bytes, __hmap::ValueError> {
+                <#kc as __hmap::Codec<#key_ty>>::encode(id)
+            }
+
+            fn qualifier_id(qualifier: &[u8]) -> ::core::result::Result<Self::Id, __hmap::ValueError> {
+                <#kc as __hmap::Codec<#key_ty>>::decode(qualifier)
+            }
+        }
+    })
 }
 
 /// The key's segments: the salt first (so that scans can fan out over the
@@ -390,6 +469,9 @@ fn segments(m: &Model<'_>) -> Vec<TokenStream> {
         }
         if let Some(w) = k.width {
             spec = quote!(#spec.width(__hmap::Width::Fixed(#w)));
+        } else if k.level && m.attrs.text_key.is_some() {
+            // A tree's level is one digit in a text key: `0_001`, `1_002`.
+            spec = quote!(#spec.width(__hmap::Width::Fixed(1)));
         }
         if k.unpadded {
             spec = quote!(#spec.width(__hmap::Width::Variable));

@@ -21,6 +21,8 @@ pub struct KeyPart {
     pub reversed: bool,
     pub width: Option<u16>,
     pub unpadded: bool,
+    /// `level`: a tree's level (0 for top-level nodes, 1 below).
+    pub level: bool,
 }
 
 pub enum Role<'a> {
@@ -32,6 +34,9 @@ pub enum Role<'a> {
         /// `Some(T)` for an `Option<T>` field.
         optional: Option<&'a Type>,
         keep_on_none: bool,
+        /// `parent`: a tree node's pointer to its parent, which the tree
+        /// writes (a put of the entity leaves it alone).
+        parent: bool,
     },
     Dynamic {
         family: String,
@@ -44,6 +49,8 @@ pub enum Role<'a> {
         /// `relation`: a relation helper owns the family, so that writes of
         /// the entity leave it alone.
         relation: bool,
+        /// `children`: a tree node's child list (also `relation`).
+        children: bool,
     },
     Versions {
         family: String,
@@ -175,7 +182,9 @@ fn snake_case(name: &str) -> String {
 }
 
 fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_family: Option<&str>) -> Role<'a> {
-    let cell_attrs: [(&str, bool); 6] = [
+    let cell_attrs: [(&str, bool); 8] = [
+        ("parent", a.parent.is_some()),
+        ("children", a.children.is_some()),
         ("family", a.family.is_some()),
         ("column", a.column.is_some()),
         ("json", a.json.is_some()),
@@ -183,7 +192,8 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         ("keep_on_none", a.keep_on_none.is_some()),
         ("dynamic", a.dynamic.is_some()),
     ];
-    let key_attrs: [(&str, bool); 5] = [
+    let key_attrs: [(&str, bool); 6] = [
+        ("level", a.level.is_some()),
         ("desc", a.desc.is_some()),
         ("reverse_ts", a.reverse_ts.is_some()),
         ("reversed", a.reversed.is_some()),
@@ -242,6 +252,7 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
             reversed: a.reversed.is_some(),
             width,
             unpadded: a.unpadded.is_some(),
+            level: a.level.is_some(),
         });
     }
     let family = match (&a.family, single_family) {
@@ -263,6 +274,22 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
             span,
             format!(
                 "`relation` marks a dynamic family that a relation helper owns: write `#[hmap(dynamic, relation)]` on `{ident}`, or remove `relation`"
+            ),
+        ));
+    }
+    if let (Some(span), None) = (a.children, a.dynamic) {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`children` marks a tree node's child list, a dynamic family: write `#[hmap(dynamic, children)]` on `{ident}`"
+            ),
+        ));
+    }
+    if let (Some(span), Some(_)) = (a.parent, a.dynamic) {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`parent` marks one cell holding the parent's rowkey (an `Option<String>`, or `Option<Vec<u8>>` for a binary key), not a dynamic family: remove `dynamic` or `parent` from `{ident}`"
             ),
         ));
     }
@@ -294,7 +321,8 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
                 value_ty,
                 key_codec,
                 value_codec,
-                relation: a.relation.is_some(),
+                relation: a.relation.is_some() || a.children.is_some(),
+                children: a.children.is_some(),
             },
             None => {
                 cx.error_at(
@@ -317,6 +345,15 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
         (None, Some(_)) => Codec::Text,
         (None, None) => Codec::Native,
     };
+    if let Some(span) = a
+        .parent
+        .filter(|_| a.versions.is_some() || a.version.is_some() || a.counter.is_some())
+    {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!("`parent` marks a plain `Option` cell; `{ident}` has another role"),
+        ));
+    }
     if a.versions.is_some() {
         return match versioned_type(ty) {
             Some(value_ty) => Role::Versions {
@@ -347,12 +384,24 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
     if a.keep_on_none.is_some() && optional.is_none() {
         cx.error_at(ident, "`keep_on_none` applies to `Option` fields");
     }
+    if let Some(span) = a.parent {
+        let raw = optional.is_some_and(|t| is_named(t, "String") || is_named(t, "Vec") || is_named(t, "Bytes"));
+        if !raw || codec != Codec::Native {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "the `parent` field `{ident}` holds the parent's rowkey as the tree writes it: make it an `Option<String>` (a text key) or an `Option<Vec<u8>>` (a binary key), with no `json` or `text`"
+                ),
+            ));
+        }
+    }
     Role::Cell {
         family,
         column,
         codec,
         optional,
         keep_on_none: a.keep_on_none.is_some(),
+        parent: a.parent.is_some(),
     }
 }
 

@@ -128,13 +128,16 @@ pub mod __private {
     pub use std::borrow::Cow;
     pub use std::vec::Vec;
 
+    pub use bytes::Bytes;
+
     pub use crate::error::{Error, Result};
     pub use crate::key::{
         FromKeyPart, KeyError, KeyFormat, KeyPart, KeySchema, Order, PartKind, PartSpec, Segment, Width,
     };
+    pub use crate::relation::TreeMapped;
     pub use crate::schema::{BloomType, Compression, FamilySchema};
     pub use crate::table::{Field, FieldInfo, FieldRole, HTable, RowReader, RowWriter};
-    pub use crate::value::{CellValue, Codec, Json, Native, Text, Versioned};
+    pub use crate::value::{CellValue, Codec, Json, Native, Text, ValueError, Versioned};
 
     /// Checks at compile time that a field's type has a default cell
     /// encoding, with the error at the field.

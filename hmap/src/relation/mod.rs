@@ -27,7 +27,7 @@ pub use fanout::{Delivery, FanOut, FanOutConfig};
 pub use index::Index;
 pub use many::{Emptied, ManyToMany};
 pub use pass::{CheckOptions, Checkpoint, Progress};
-pub use tree::{DeleteMode, Tree, TreeNode};
+pub use tree::{DeleteMode, TREE_LOCKS_TABLE, Tree, TreeMapped, TreeNode, TreeOf};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
 /// (`#[non_exhaustive]`: the kinds of findings grow, as `absent` and `held`

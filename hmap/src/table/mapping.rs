@@ -25,6 +25,11 @@ pub enum FieldRole {
     /// the entity leaves it alone, an update refuses it, and a delete of a
     /// row whose relation family is not empty is refused.
     Relation,
+    /// A tree node's pointer to its parent (`#[hmap(parent)]`): the
+    /// parent's rowkey, read like [`Cell`](Self::Cell) but written only by
+    /// the [`Tree`](crate::relation::Tree). A put of the entity leaves it
+    /// alone and an update refuses it.
+    Parent,
     /// The newest versions of one cell, with their timestamps.
     Versions,
     /// The optimistic-concurrency version: writes check it.

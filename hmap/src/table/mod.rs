@@ -316,7 +316,13 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// A row's cells as one mutation of the row `key` (its
     /// [`row_key_of`](Self::row_key_of), computed by the caller before it
     /// took `timestamp` for that row).
-    fn mutation_of(&self, row: &T, key: Bytes, only: Option<&[&str]>, timestamp: i64) -> Result<RowMutation> {
+    pub(crate) fn mutation_of(
+        &self,
+        row: &T,
+        key: Bytes,
+        only: Option<&[&str]>,
+        timestamp: i64,
+    ) -> Result<RowMutation> {
         let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
         writer.only = only;
         writer.key = Some(T::key_schema());
@@ -398,6 +404,11 @@ impl<T: HTable, S: Store> Table<T, S> {
                         name,
                         "is a relation's list; change it with the relation's `link` and `unlink`",
                     ));
+                }
+                Some(f) if f.role == FieldRole::Parent => {
+                    return Err(
+                        self.field_error(name, "is a tree node's parent; change it with the tree's `move_node`")
+                    );
                 }
                 Some(_) => {}
             }
