@@ -1,6 +1,8 @@
-//! The animal taxonomy of the seed article: one table, a row per animal, its
-//! name, and two families listing ids: `parent:<id>=name` and
-//! `child:<id>=name`.
+//! The animal taxonomy of the seed article: one table, a row per animal
+//! keyed by its id, its name in `name:`, and its children listed as
+//! `child:<id>=name` (`child:7=red dog`). The tree keeps the children's
+//! lists and a pointer to the parent (`parent:` holds the parent's id);
+//! each animal's ancestors are its path to the root.
 //!
 //! Run with `cargo run --example animals`.
 
@@ -9,6 +11,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use hmap::blocking::Table;
+use hmap::blocking::relation::TreeOf;
 use hmap::store::Store;
 use hmap::{HTable, Query};
 use hmap_suite::ExampleResult;
@@ -16,25 +19,27 @@ use hmap_suite::ExampleResult;
 #[derive(HTable, Debug, Clone, PartialEq)]
 #[hmap(
     table = "animal",
+    text_key,
     family(name = "name"),
     family(name = "parent"),
     family(name = "child")
 )]
 pub struct Animal {
-    #[hmap(key)]
+    #[hmap(key, unpadded)]
     pub id: u32,
     #[hmap(family = "name", column = "")]
     pub name: String,
-    #[hmap(family = "parent", dynamic(key = "text"))]
-    pub parents: BTreeMap<u32, String>,
-    #[hmap(family = "child", dynamic(key = "text"))]
+    #[hmap(family = "parent", column = "", parent)]
+    pub parent: Option<String>,
+    #[hmap(family = "child", dynamic(key = "text"), children)]
     pub children: BTreeMap<u32, String>,
 }
 
 pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
-    let animals = Table::<Animal, _>::new(store);
-    animals.create_if_missing()?;
-    // id, name, parent (the parents' chain is copied down, as in the seed).
+    let table = Table::<Animal, _>::new(Arc::clone(&store));
+    table.create_if_missing()?;
+    let animals = TreeOf::new(store, |a: &Animal| a.name.clone());
+    // id, name, parent: parents first.
     let taxonomy = [
         (1, "animal", None),
         (2, "pig", Some(1)),
@@ -46,45 +51,41 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         (8, "tiger", Some(1)),
         (9, "tiger of the northeast", Some(8)),
     ];
-    let name_of = |id: u32| taxonomy.iter().find(|t| t.0 == id).map_or("?", |t| t.1);
     for (id, name, parent) in taxonomy {
-        let mut parents = BTreeMap::new();
-        let mut up = parent;
-        while let Some(p) = up {
-            parents.insert(p, name_of(p).to_string());
-            up = taxonomy.iter().find(|t| t.0 == p).and_then(|t| t.2);
-        }
-        let children = taxonomy
-            .iter()
-            .filter(|t| t.2 == Some(id))
-            .map(|t| (t.0, t.1.to_string()))
-            .collect();
-        animals.put(&Animal {
+        let animal = Animal {
             id,
             name: name.into(),
-            parents,
-            children,
-        })?;
+            parent: None,
+            children: BTreeMap::new(),
+        };
+        animals.insert(&animal, parent.as_ref())?;
     }
-    for row in animals.scan(Query::all())? {
+    for row in table.scan(Query::all())? {
         let a = row?;
-        let parents: Vec<&str> = a.parents.values().map(String::as_str).collect();
+        let mut ancestors: Vec<String> = animals
+            .path_to_root(&a.id)?
+            .into_iter()
+            .skip(1)
+            .map(|p| p.name)
+            .collect();
+        ancestors.reverse();
         let children: Vec<&str> = a.children.values().map(String::as_str).collect();
         writeln!(
             out,
             "{:>2} {:<24} parents: [{}]  children: [{}]",
             a.id,
             a.name,
-            parents.join(", "),
+            ancestors.join(", "),
             children.join(", ")
         )?;
     }
-    let dog = animals.get(5u32)?.ok_or("no dog")?;
+    let dog = animals.get(&5)?.ok_or("no dog")?;
     writeln!(
         out,
         "what kinds of dog are there? {:?}",
         dog.children.values().collect::<Vec<_>>()
     )?;
+    writeln!(out, "taxonomy: {}", animals.verify()?)?;
     Ok(())
 }
 

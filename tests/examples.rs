@@ -145,6 +145,10 @@ fn org_chart_moves_and_deletes() {
         "{out}"
     );
     assert!(out.contains("refused: "), "{out}");
+    // The seed's layout: the parent's rowkey on the child, rewritten when
+    // the parent changes level.
+    assert!(out.contains("003 is row 1_003 with cf1:pid=1_002"), "{out}");
+    assert!(out.contains("006 now points at 0_005"), "{out}");
     let last: Vec<&str> = section(&out, "deleted Development with its subtree");
     assert_eq!(
         last,

@@ -9,7 +9,9 @@ use bytes::Bytes;
 use super::{Table, block_on, blocking_methods};
 use crate::error::Result;
 use crate::key::{FromKeyPart, KeyPart, KeyTuple};
-use crate::relation::{CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeNode};
+use crate::relation::{
+    CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeMapped, TreeNode,
+};
 use crate::store::Store;
 use crate::table::HTable;
 use crate::value::CellValue;
@@ -125,6 +127,57 @@ impl<S: Store> Tree<S> {
         fn path_to_root(&self, id: &str) -> Result<Vec<TreeNode>>;
         fn move_node(&self, id: &str, new_parent: Option<&str>) -> Result<()>;
         fn delete(&self, id: &str, mode: DeleteMode) -> Result<()>;
+        fn verify(&self) -> Result<Report>;
+        fn repair(&self) -> Result<Report>;
+    }
+}
+
+/// [`crate::relation::TreeOf`], blocking.
+pub struct TreeOf<T: TreeMapped, S> {
+    inner: crate::relation::TreeOf<T, S>,
+}
+
+impl<T: TreeMapped, S> fmt::Debug for TreeOf<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+impl<T: TreeMapped, S: Store + Clone> TreeOf<T, S> {
+    /// [`TreeOf::new`](crate::relation::TreeOf::new).
+    pub fn new(store: S, label: fn(&T) -> String) -> Self {
+        TreeOf {
+            inner: crate::relation::TreeOf::new(store, label),
+        }
+    }
+
+    /// [`with_lock`](crate::relation::TreeOf::with_lock).
+    pub fn with_lock(self, lease: Duration, wait: Duration) -> Self {
+        TreeOf {
+            inner: self.inner.with_lock(lease, wait),
+        }
+    }
+
+    /// The async helper underneath.
+    pub fn as_async(&self) -> &crate::relation::TreeOf<T, S> {
+        &self.inner
+    }
+
+    /// [`id_of`](crate::relation::TreeOf::id_of).
+    pub fn id_of(&self, node: &T) -> Result<T::Id> {
+        self.inner.id_of(node)
+    }
+
+    blocking_methods! { "crate::relation::TreeOf";
+        fn create(&self) -> Result<()>;
+        fn get(&self, id: &T::Id) -> Result<Option<T>>;
+        fn insert(&self, node: &T, parent: Option<&T::Id>) -> Result<()>;
+        fn update(&self, node: &T) -> Result<()>;
+        fn top_level(&self) -> Result<Vec<T>>;
+        fn children(&self, id: &T::Id) -> Result<Vec<T>>;
+        fn path_to_root(&self, id: &T::Id) -> Result<Vec<T>>;
+        fn move_node(&self, id: &T::Id, new_parent: Option<&T::Id>) -> Result<()>;
+        fn delete(&self, id: &T::Id, mode: DeleteMode) -> Result<()>;
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;
     }
