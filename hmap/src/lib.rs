@@ -128,7 +128,9 @@ pub mod __private {
     pub use std::borrow::Cow;
     pub use std::vec::Vec;
 
-    pub use bytes::Bytes;
+    /// An alias, not a `use`: a re-export would change how the compiler
+    /// names `bytes::Bytes` in the derive's error messages.
+    pub type Bytes = bytes::Bytes;
 
     pub use crate::error::{Error, Result};
     pub use crate::key::{
