@@ -80,6 +80,8 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     }
     writeln!(out, "the org chart:")?;
     print_all(&org, out)?;
+    let ceo = org.get(&"001".into())?.ok_or("no 001")?;
+    writeln!(out, "the CEO's row lists {:?} in cf2", ceo.children)?;
     let dev = org.get(&"003".into())?.ok_or("no 003")?;
     writeln!(
         out,

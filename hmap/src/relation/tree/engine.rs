@@ -15,6 +15,9 @@ use crate::key::Printable;
 use crate::relation::Report;
 use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store, prefix_end};
 
+/// How a tree finds a node's label in its row.
+pub(super) type LabelOf = Box<dyn Fn(&RowResult) -> Result<Bytes> + Send + Sync>;
+
 /// Where a tree keeps its structure in its table.
 pub(super) struct Shape {
     pub table: &'static str,
@@ -37,7 +40,7 @@ pub(super) struct Shape {
     /// a node changing level changes rowkey.
     pub level_prefix: Option<fn(&'static str, u8) -> Result<Bytes>>,
     /// A node's label in its parent's list.
-    pub label_of: Box<dyn Fn(&RowResult) -> Result<Bytes> + Send + Sync>,
+    pub label_of: LabelOf,
     /// A row of the table that is not a node (the lock's).
     pub skip_row: Option<&'static [u8]>,
 }
@@ -411,11 +414,10 @@ impl<S: Store> Engine<S> {
         if mode == DeleteMode::Refuse && !node.children.is_empty() {
             return Err(Error::Query {
                 table: self.table(),
-                reason: format!(
-                    "node {} has {} children; delete them or the subtree",
-                    show(id),
-                    node.children.len()
-                ),
+                reason: match node.children.len() {
+                    1 => format!("node {} has a child; delete it or the subtree", show(id)),
+                    n => format!("node {} has {n} children; delete them or the subtree", show(id)),
+                },
             });
         }
         // The subtree, parents before children, walked iteratively: a list
@@ -573,7 +575,7 @@ impl<S: Store> Engine<S> {
                 report.stale.push(format!(
                     "{}'s parent pointer names {}, not {}'s row {}",
                     show(&node.id),
-                    node.pointer.as_deref().map(|p| show(p)).unwrap_or_default(),
+                    node.pointer.as_deref().map(show).unwrap_or_default(),
                     show(pid),
                     Printable(&parent_key)
                 ));
