@@ -1,0 +1,146 @@
+//! hmap's side of `scripts/bench/compare`: ThriftStore (the raw `Store`,
+//! through the Thrift2 gateway) doing the same work as the native Java
+//! client and happybase on the same rows.
+//!
+//! ```sh
+//! hmap-compare HOST:PORT ROWS TABLE
+//! ```
+//!
+//! Prints one line per operation: `hmap<TAB>operation<TAB>seconds`.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hmap::schema::{FamilySchema, TableSchema};
+use hmap::store::{Get, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+
+const GETS: usize = 10_000;
+const MULTI: usize = 100;
+const FAMILY: &str = "p";
+
+/// The rows, as `scripts/bench/compare` describes them.
+fn key(i: usize) -> Bytes {
+    let ts = 1_700_000_000_000i64 + i as i64;
+    let mut key = format!("u{:04}", i % 1000).into_bytes();
+    key.extend_from_slice(&(i64::MAX - ts).to_be_bytes());
+    Bytes::from(key)
+}
+
+fn row(i: usize) -> RowMutation {
+    RowMutation::new(key(i))
+        .put(FAMILY, "item", format!("item-{:06}", i % 50_000))
+        .put(
+            FAMILY,
+            "amount",
+            Bytes::copy_from_slice(&((i as i64) * 37 % 100_000).to_be_bytes()),
+        )
+        .put(
+            FAMILY,
+            "qty",
+            Bytes::copy_from_slice(&(1 + (i % 9) as i32).to_be_bytes()),
+        )
+        .put(FAMILY, "shop", format!("shop-{:04}", i % 700))
+        .put(FAMILY, "status", "paid")
+        .put(FAMILY, "note", format!("purchase record {i:08}, gift wrap: no"))
+}
+
+fn pick(k: usize, rows: usize) -> usize {
+    k * 7919 % rows
+}
+
+fn report(operation: &str, started: Instant) {
+    println!("hmap\t{operation}\t{:.6}", started.elapsed().as_secs_f64());
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("wrong result: {}", what()))
+    }
+}
+
+async fn scan(store: &ThriftStore, table: &str, scan: Scan) -> Result<usize, StoreError> {
+    let mut rows = store.scan(table, &scan).await?;
+    let mut cells = 0;
+    while let Some(row) = rows.next().await {
+        cells += row?.cells.len();
+    }
+    Ok(cells)
+}
+
+async fn run(address: &str, rows: usize, table: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let mut config = ThriftConfig::new(address);
+    config.call_timeout = std::time::Duration::from_secs(600);
+    let store = ThriftStore::with_config(config);
+    if store.table_exists(table).await? {
+        store.delete_table(table).await?;
+    }
+    store
+        .create_table(&TableSchema::new(table).family(FamilySchema::new(FAMILY)))
+        .await?;
+
+    let started = Instant::now();
+    let mut batch = Vec::with_capacity(1000);
+    for i in 0..rows {
+        batch.push(row(i));
+        if batch.len() == 1000 {
+            store.mutate(table, &batch).await?;
+            batch.clear();
+        }
+    }
+    if !batch.is_empty() {
+        store.mutate(table, &batch).await?;
+    }
+    report("load", started);
+
+    let started = Instant::now();
+    let cells = scan(&store, table, Scan::all().batch_size(1000)).await?;
+    report("scan_tuned", started);
+    check(cells == 6 * rows, || format!("tuned scan read {cells} cells"))?;
+    let started = Instant::now();
+    let cells = scan(&store, table, Scan::all()).await?;
+    report("scan_default", started);
+    check(cells == 6 * rows, || format!("default scan read {cells} cells"))?;
+
+    let started = Instant::now();
+    for k in 0..GETS {
+        let found = store.get(table, &Get::new(key(pick(k, rows)))).await?;
+        check(found.is_some(), || format!("get {k}"))?;
+    }
+    report("get", started);
+
+    let started = Instant::now();
+    for b in 0..GETS / MULTI {
+        let gets: Vec<Get> = (b * MULTI..(b + 1) * MULTI)
+            .map(|k| Get::new(key(pick(k, rows))))
+            .collect();
+        let found = store.get_many(table, &gets).await?;
+        check(found.iter().all(Option::is_some), || format!("multi-get {b}"))?;
+    }
+    report("multiget", started);
+    store.delete_table(table).await?;
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [address, rows, table] = args.as_slice() else {
+        eprintln!("usage: hmap-compare HOST:PORT ROWS TABLE");
+        std::process::exit(2);
+    };
+    let Ok(rows) = rows.parse::<usize>() else {
+        eprintln!("ROWS is a number: {rows}");
+        std::process::exit(2);
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    if let Err(e) = runtime.block_on(run(address, rows, table)) {
+        eprintln!("hmap-compare: {e}");
+        std::process::exit(1);
+    }
+}
