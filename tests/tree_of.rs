@@ -211,26 +211,12 @@ async fn repair_rebuilds_lists_and_pointers() {
     assert!(raw(&store, "1_002").await.contains(&"cf2:004=dept 004".to_string()));
 }
 
-/// The seed's animal taxonomy: the rowkey is the bare id, the child list's
-/// qualifiers are ids as text (`child:7=reddog`).
-#[derive(HTable, Debug, Clone, PartialEq)]
-#[hmap(
-    table = "animal",
-    text_key,
-    family(name = "name"),
-    family(name = "parent"),
-    family(name = "child")
-)]
-struct Animal {
-    #[hmap(key, unpadded)]
-    id: u32,
-    #[hmap(family = "name", column = "")]
-    name: String,
-    #[hmap(family = "parent", column = "", parent)]
-    parent: Option<String>,
-    #[hmap(family = "child", dynamic(key = "text"), children)]
-    children: BTreeMap<u32, String>,
-}
+/// The seed's animal taxonomy (the example's type): the rowkey is the bare
+/// id, the child list's qualifiers are ids as text (`child:7=reddog`).
+#[path = "../examples/animals.rs"]
+#[allow(dead_code)] // only its type is used here
+mod animals;
+use animals::Animal;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_animal_taxonomy_keyed_by_id() {
