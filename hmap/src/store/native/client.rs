@@ -638,9 +638,11 @@ impl NativeStore {
     }
 }
 
-/// The rows of a scan, fetched a batch at a time (see [`NativeStore::scanner`]).
+/// The rows of a scan, fetched a batch at a time (see
+/// `NativeStore::scanner`); [`Store::scan`](crate::store::Store::scan)
+/// hands them out as a stream.
 #[derive(Debug)]
-pub struct NativeScanner {
+pub(super) struct NativeScanner {
     store: NativeStore,
     table: String,
     /// The part of the range not read yet (its bounds move region by region).

@@ -50,5 +50,5 @@ mod store;
 #[cfg(test)]
 mod proto_check;
 
-pub use client::{NativeConfig, NativeScanner, NativeStore};
+pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};
