@@ -601,6 +601,199 @@ impl NativeStore {
 }
 
 #[cfg(test)]
+mod fake_master_tests {
+    //! The admin calls against a fake master: procedures waited for, their
+    //! failures typed, and the wait bounded by the admin deadline.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use bytes::BytesMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::store::native::NativeConfig;
+    use crate::store::native::codec;
+    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+
+    /// How the fake master answers `getProcedureResult`.
+    #[derive(Clone, Copy)]
+    enum Outcome {
+        /// Running twice, then finished.
+        Done,
+        /// Running twice, then finished with `TableExistsException`.
+        Exists,
+        /// Running for ever.
+        Never,
+    }
+
+    struct Fake {
+        outcome: Outcome,
+        polls: AtomicUsize,
+    }
+
+    /// One server that is registry, master and nothing else; it names
+    /// itself as `hbase:meta`'s server, which these calls never use.
+    async fn fake(outcome: Outcome) -> (String, Arc<Fake>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let fake = Arc::new(Fake {
+            outcome,
+            polls: AtomicUsize::new(0),
+        });
+        let shared = fake.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, shared.clone(), port));
+            }
+        });
+        (format!("127.0.0.1:{port}"), fake)
+    }
+
+    async fn serve(mut stream: tokio::net::TcpStream, fake: Arc<Fake>, port: u16) {
+        let mut head = [0; 10];
+        if stream.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let mut header = vec![0; u32::from_be_bytes([head[6], head[7], head[8], head[9]]) as usize];
+        if stream.read_exact(&mut header).await.is_err() {
+            return;
+        }
+        let mut buf = BytesMut::new();
+        loop {
+            let mut frame = loop {
+                match codec::split_frame(&mut buf, 1 << 20) {
+                    Ok(Some(frame)) => break frame,
+                    Ok(None) => {}
+                    Err(_) => return,
+                }
+                if stream.read_buf(&mut buf).await.unwrap_or(0) == 0 {
+                    return;
+                }
+            };
+            let Ok(request) = RequestHeader::decode_length_delimited(&mut frame) else {
+                return;
+            };
+            let reply = |message: Vec<u8>| {
+                let header = ResponseHeader {
+                    call_id: request.call_id,
+                    ..Default::default()
+                };
+                codec::encode_response(&header, Some(&message), &[])
+            };
+            let server = proto::ServerName {
+                host_name: "127.0.0.1".into(),
+                port: Some(u32::from(port)),
+                start_code: Some(1),
+            };
+            let answer = match request.method_name.as_deref() {
+                Some("GetMetaRegionLocations") => reply(
+                    proto::GetMetaRegionLocationsResponse {
+                        meta_locations: vec![proto::RegionLocation {
+                            region_info: proto::RegionInfo {
+                                region_id: 1,
+                                table_name: table_name("hbase:meta"),
+                                ..Default::default()
+                            },
+                            server_name: Some(server),
+                            seq_num: 0,
+                        }],
+                    }
+                    .encode_to_vec(),
+                ),
+                Some("GetActiveMaster") => reply(
+                    proto::GetActiveMasterResponse {
+                        server_name: Some(server),
+                    }
+                    .encode_to_vec(),
+                ),
+                Some("CreateTable") => reply(proto::CreateTableResponse { proc_id: Some(5) }.encode_to_vec()),
+                Some("getProcedureResult") => {
+                    let polls = fake.polls.fetch_add(1, Ordering::SeqCst) + 1;
+                    let running = polls <= 2 || matches!(fake.outcome, Outcome::Never);
+                    let exception = matches!(fake.outcome, Outcome::Exists).then(|| proto::ForeignExceptionMessage {
+                        source: Some("master".into()),
+                        generic_exception: Some(proto::GenericExceptionMessage {
+                            class_name: Some("org.apache.hadoop.hbase.TableExistsException".into()),
+                            message: Some("t".into()),
+                            error_info: None,
+                        }),
+                    });
+                    let state = if running { State::Running } else { State::Finished };
+                    reply(
+                        proto::GetProcedureResultResponse {
+                            state: state as i32,
+                            exception: if running { None } else { exception },
+                            ..Default::default()
+                        }
+                        .encode_to_vec(),
+                    )
+                }
+                other => {
+                    let header = ResponseHeader {
+                        call_id: request.call_id,
+                        exception: Some(ExceptionResponse {
+                            exception_class_name: Some("org.apache.hadoop.hbase.DoNotRetryIOException".into()),
+                            stack_trace: Some(format!("unexpected call {other:?}")),
+                            ..Default::default()
+                        }),
+                        cell_block_meta: None,
+                    };
+                    codec::encode_response(&header, None, &[])
+                }
+            };
+            if stream.write_all(&answer).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn store(endpoint: &str, admin_timeout: Duration) -> NativeStore {
+        NativeStore::connect(NativeConfig::new([endpoint]).admin_timeout(admin_timeout))
+            .await
+            .expect("connect")
+    }
+
+    fn schema() -> TableSchema {
+        TableSchema::new("t").family(FamilySchema::new("f"))
+    }
+
+    #[tokio::test]
+    async fn a_create_waits_for_its_procedure() {
+        let (endpoint, fake) = fake(Outcome::Done).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        store.admin_create(&schema()).await.expect("created");
+        assert_eq!(fake.polls.load(Ordering::SeqCst), 3, "polled until finished");
+    }
+
+    #[tokio::test]
+    async fn a_failed_procedure_is_a_typed_error() {
+        let (endpoint, _) = fake(Outcome::Exists).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        let err = store.admin_create(&schema()).await.expect_err("exists");
+        assert!(
+            matches!(&err, StoreError::TableExists { table } if table == "t"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_procedure_that_never_ends_times_out_at_the_deadline() {
+        let (endpoint, fake) = fake(Outcome::Never).await;
+        let store = store(&endpoint, Duration::from_millis(400)).await;
+        let started = std::time::Instant::now();
+        let err = store.admin_create(&schema()).await.expect_err("never finished");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        assert!(
+            matches!(&err, StoreError::Timeout { table, operation, .. } if table == "t" && *operation == "create_table"),
+            "{err}"
+        );
+        assert!(fake.polls.load(Ordering::SeqCst) >= 3, "polled meanwhile");
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
