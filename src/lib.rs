@@ -8,17 +8,36 @@ use std::error::Error;
 use std::io::Write;
 use std::sync::Arc;
 
+use hmap::store::native::{NativeConfig, NativeStore};
 use hmap::store::{MemoryStore, Store, ThriftConfig, ThriftStore};
 
 /// What an example's `run` returns.
 pub type ExampleResult = Result<(), Box<dyn Error>>;
 
 /// The store an example runs on: in memory, unless `HMAP_THRIFT=host:port`
-/// names an HBase Thrift2 gateway; `HMAP_TABLE_PREFIX` then prefixes its
-/// table names.
+/// names an HBase Thrift2 gateway or, without it, `HMAP_NATIVE=host:port`
+/// names an HBase master (or region server) that hmap talks to natively
+/// (`NativeStore`); `HMAP_TABLE_PREFIX` then prefixes its table names.
 pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
     let prefix = std::env::var("HMAP_TABLE_PREFIX").unwrap_or_default();
-    store_for(std::env::var("HMAP_THRIFT").ok().as_deref(), &prefix).await
+    env_store(&prefix).await
+}
+
+/// A variable's value, `None` when it is unset or blank.
+fn env_address(variable: &str) -> Option<String> {
+    std::env::var(variable)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The store the environment names (see [`store_from_env`]), its tables
+/// named with `prefix`: `HMAP_THRIFT` first, then `HMAP_NATIVE`, else memory.
+async fn env_store(prefix: &str) -> Result<Arc<dyn Store>, String> {
+    match (env_address("HMAP_THRIFT"), env_address("HMAP_NATIVE")) {
+        (None, Some(native)) => native_store_for(&native, prefix).await,
+        (thrift, _) => store_for(thrift.as_deref(), prefix).await,
+    }
 }
 
 /// The store for a Thrift gateway address, its tables named with `prefix`,
@@ -41,6 +60,20 @@ pub async fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Sto
     }
 }
 
+/// A `NativeStore` bootstrapped from `addresses` (`host:port`, several
+/// separated by commas), its tables named with `prefix`. HBase must answer.
+pub async fn native_store_for(addresses: &str, prefix: &str) -> Result<Arc<dyn Store>, String> {
+    let config = NativeConfig::new(addresses.split(',').map(str::trim).filter(|a| !a.is_empty())).table_prefix(prefix);
+    match NativeStore::connect(config).await {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(e) => Err(format!(
+            "HMAP_NATIVE={addresses}: {e}\n\
+             start HBase with scripts/hbase/hbase start (scripts/hbase/hbase address prints HMAP_NATIVE), \
+             or unset HMAP_NATIVE to run in memory"
+        )),
+    }
+}
+
 /// What a test marked `#[ignore = "needs a real HBase: ..."]` reads from the
 /// environment: the value of `variable` (for example `HMAP_THRIFT`, as
 /// `scripts/hbase/hbase start` prints it). Panics when it is unset, so that
@@ -51,7 +84,8 @@ pub fn required_env(variable: &str) -> String {
         Ok(value) if !value.trim().is_empty() => value.trim().to_string(),
         _ => panic!(
             "{variable} is not set: this test needs a real HBase \
-             (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT and HMAP_THRIFT1)"
+             (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT and HMAP_THRIFT1, \
+             eval $(scripts/hbase/hbase address) sets HMAP_NATIVE)"
         ),
     }
 }
@@ -62,17 +96,15 @@ pub fn test_table_prefix(name: &str) -> String {
     format!("{}{name}", std::env::var("HMAP_TEST_PREFIX").unwrap_or_default())
 }
 
-/// The store an integration test runs on: `store_for` the environment's
-/// `HMAP_THRIFT`, with tables prefixed by `test` (after `HMAP_TEST_PREFIX`)
-/// so that tests running side by side on one HBase do not meet. Panics if
-/// the gateway is named but down. Tables left under the prefix by an
-/// earlier run are deleted first.
+/// The store an integration test runs on: the one the environment names
+/// (`HMAP_THRIFT`, else `HMAP_NATIVE`, else memory; see
+/// [`store_from_env`]), with tables prefixed by `test` (after
+/// `HMAP_TEST_PREFIX`) so that tests running side by side on one HBase do
+/// not meet. Panics if HBase is named but down. Tables left under the
+/// prefix by an earlier run are deleted first.
 pub async fn test_store(test: &str) -> Arc<dyn Store> {
-    let address = std::env::var("HMAP_THRIFT").ok();
     let prefix = test_table_prefix(&format!("hmap_test_{test}__"));
-    let store = store_for(address.as_deref(), &prefix)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let store = env_store(&prefix).await.unwrap_or_else(|e| panic!("{e}"));
     for table in store.list_tables().await.expect("list the test's tables") {
         store
             .delete_table(&table)

@@ -55,6 +55,16 @@ async fn connect_native() -> NativeStore {
         .expect("bootstrap through ClientMetaService")
 }
 
+async fn native_scan(native: &NativeStore, table: &str, scan: &Scan) -> Vec<RowResult> {
+    native
+        .scan(table, scan)
+        .await
+        .expect("native scan")
+        .try_collect::<Vec<_>>()
+        .await
+        .expect("native rows")
+}
+
 async fn thrift_scan(thrift: &ThriftStore, table: &str, scan: &Scan) -> Vec<RowResult> {
     thrift
         .scan(table, scan)
@@ -174,30 +184,22 @@ async fn native_reads_and_writes_match_thrift() {
         Scan::range("b", "o").reversed(),
         Scan::all().reversed().limit(2).batch_size(1),
     ] {
-        let ours = native.scan(&table, &scan).await.expect("native scan");
+        let ours = native_scan(&native, &table, &scan).await;
         assert_eq!(ours, thrift_scan(&thrift, &table, &scan).await, "{scan:?}");
     }
     // A fresh client whose first call is a reversed scan from the table's
     // end: it must find the last region in hbase:meta.
     let fresh = connect_native().await;
-    let reversed = fresh
-        .scan(&table, &Scan::all().reversed())
-        .await
-        .expect("reversed scan first");
+    let reversed = native_scan(&fresh, &table, &Scan::all().reversed()).await;
     assert_eq!(reversed, thrift_scan(&thrift, &table, &Scan::all().reversed()).await);
     // Not vacuous: both regions, both directions.
     let rows = |rows: Vec<RowResult>| rows.into_iter().map(|r| r.row).collect::<Vec<_>>();
     assert_eq!(
-        rows(native.scan(&table, &Scan::all()).await.expect("scan")),
+        rows(native_scan(&native, &table, &Scan::all()).await),
         ["a1", "b2", "n5", "z9"]
     );
     assert_eq!(
-        rows(
-            native
-                .scan(&table, &Scan::range("b", "o").reversed())
-                .await
-                .expect("scan")
-        ),
+        rows(native_scan(&native, &table, &Scan::range("b", "o").reversed()).await),
         ["n5", "b2"]
     );
 
@@ -363,7 +365,7 @@ async fn native_point_get_figures() {
         joined.expect("task");
     }
     let native_concurrent = started.elapsed();
-    let scanned = native.scan(&table, &Scan::all().batch_size(500)).await.expect("scan");
+    let scanned = native_scan(&native, &table, &Scan::all().batch_size(500)).await;
     assert_eq!(scanned.len(), ROWS);
     eprintln!(
         "{ROWS} rows: native Multi load {load:?}; point gets one at a time: thrift {thrift_serial:?}, \

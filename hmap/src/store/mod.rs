@@ -2,9 +2,11 @@
 //!
 //! [`Store`] is the interface the typed layer runs on. It knows rows,
 //! families, qualifiers, timestamps and values as bytes, nothing of Rust
-//! types. Two backends implement it: [`MemoryStore`], in memory with HBase's
-//! semantics, for tests and examples; and (with the `thrift` feature) a client
-//! of HBase's Thrift2 gateway.
+//! types. Three backends implement it: [`MemoryStore`], in memory with
+//! HBase's semantics, for tests and examples; (with the `thrift` feature) a
+//! client of HBase's Thrift2 gateway; and (with the `native` feature)
+//! `native::NativeStore`, which speaks HBase's own RPC to the master and the
+//! region servers.
 //!
 //! ```
 //! use hmap::schema::{FamilySchema, TableSchema};

@@ -8,6 +8,7 @@
 //! always within the deadline.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,8 +31,21 @@ pub struct NativeConfig {
     pub bootstrap: Vec<String>,
     /// Each call's deadline, retries included.
     pub call_timeout: Duration,
+    /// The deadline of each admin call (create, delete, truncate, alter),
+    /// which covers the wait for the master's procedure to finish.
+    pub admin_timeout: Duration,
     /// The connections' settings.
     pub connection: ConnectionConfig,
+    /// Put before every table name on the wire, so that several
+    /// applications or test runs share one cluster: with `staging_`, table
+    /// `user` is `staging_user` in HBase. A prefix ending in `:` names an
+    /// HBase namespace (which must exist). Callers and errors see names
+    /// without it; [`Store::list_tables`](crate::store::Store::list_tables)
+    /// lists only the tables under it.
+    pub table_prefix: String,
+    /// The largest cell accepted, as HBase counts it
+    /// (`hbase.server.keyvalue.maxsize`, 10 MiB by default).
+    pub max_value_size: usize,
 }
 
 impl NativeConfig {
@@ -40,7 +54,10 @@ impl NativeConfig {
         NativeConfig {
             bootstrap: bootstrap.into_iter().map(Into::into).collect(),
             call_timeout: Duration::from_secs(30),
+            admin_timeout: Duration::from_secs(120),
             connection: ConnectionConfig::default(),
+            table_prefix: String::new(),
+            max_value_size: 10 * 1024 * 1024,
         }
     }
 
@@ -49,22 +66,61 @@ impl NativeConfig {
         self.call_timeout = timeout;
         self
     }
+
+    /// Sets each admin call's deadline (the master's procedure included).
+    pub fn admin_timeout(mut self, timeout: Duration) -> Self {
+        self.admin_timeout = timeout;
+        self
+    }
+
+    /// Sets the prefix of every table name on the wire (see
+    /// [`table_prefix`](Self::table_prefix)).
+    pub fn table_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.table_prefix = prefix.into();
+        self
+    }
 }
 
 /// A client of HBase's RPC protocol; cheap to clone (clones share the
 /// connections and the region cache).
 #[derive(Clone, Debug)]
 pub struct NativeStore {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
 #[derive(Debug)]
-struct Inner {
-    config: NativeConfig,
+pub(super) struct Inner {
+    pub(super) config: NativeConfig,
     connections: Mutex<HashMap<(String, Service), Connection>>,
-    /// Region locations by table, then by start key.
+    /// Region locations by table (its name on the wire), then by start key.
     regions: Mutex<HashMap<String, BTreeMap<Bytes, RegionLocation>>>,
     meta: Mutex<Option<RegionLocation>>,
+    /// The active master, `host:port`, once the registry named it.
+    pub(super) master: Mutex<Option<String>>,
+    /// Table schemas (by the caller's name) that requests are checked against.
+    pub(super) schemas: Mutex<HashMap<String, Arc<crate::schema::TableSchema>>>,
+    /// The nonce group of this store's admin calls: with a nonce per call,
+    /// the master recognises a call sent again after a broken connection.
+    pub(super) nonce_group: u64,
+    /// Scanners open on region servers (see [`NativeStore::open_scanners`]).
+    open_scanners: Arc<AtomicUsize>,
+}
+
+/// One scanner open on a region server, counted while it lives.
+#[derive(Debug)]
+struct Lease(Arc<AtomicUsize>);
+
+impl Lease {
+    fn new(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Lease(count.clone())
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A call's deadline and retry pacing.
@@ -142,6 +198,10 @@ impl NativeStore {
                 connections: Mutex::default(),
                 regions: Mutex::default(),
                 meta: Mutex::default(),
+                master: Mutex::default(),
+                schemas: Mutex::default(),
+                nonce_group: super::admin::random_u64(),
+                open_scanners: Arc::default(),
             }),
         };
         store
@@ -165,7 +225,7 @@ impl NativeStore {
 
     /// Where `hbase:meta` is, from the cache or the registry (within `timeout`
     /// for each bootstrap server).
-    async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
+    pub(super) async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
         if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Ok(meta);
         }
@@ -198,8 +258,33 @@ impl NativeStore {
         }))
     }
 
+    /// How many scanners this store holds open on region servers: opened
+    /// by a scan and not yet closed (by the server at a region's end, or by
+    /// the scanner when it stops early or is dropped).
+    pub fn open_scanners(&self) -> usize {
+        self.inner.open_scanners.load(Ordering::SeqCst)
+    }
+
     pub(super) fn config(&self) -> &NativeConfig {
         &self.inner.config
+    }
+
+    /// A table's name in HBase: the configured prefix, then `table`.
+    pub(super) fn wire<'a>(&self, table: &'a str) -> std::borrow::Cow<'a, str> {
+        match self.inner.config.table_prefix.as_str() {
+            "" => std::borrow::Cow::Borrowed(table),
+            prefix => std::borrow::Cow::Owned(format!("{prefix}{table}")),
+        }
+    }
+
+    /// Forgets every cached region of a table (by its name on the wire):
+    /// after it is deleted, created or truncated, its regions are new.
+    pub(super) fn forget_table(&self, wire: &str) {
+        self.inner
+            .regions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(wire);
     }
 
     fn cached(&self, table: &str, target: Target<'_>) -> Option<RegionLocation> {
@@ -236,6 +321,8 @@ impl NativeStore {
         target: Target<'_>,
         attempts: &mut Attempts,
     ) -> Result<RegionLocation, (NativeError, String)> {
+        let wire = self.wire(table);
+        let table = wire.as_ref();
         if let Some(region) = self.cached(table, target) {
             return Ok(region);
         }
@@ -325,7 +412,11 @@ impl NativeStore {
     }
 
     /// Reads one row; `None` if it has no cell the get selects.
-    pub async fn get(&self, table: &str, get: &crate::store::Get) -> Result<Option<RowResult>, StoreError> {
+    pub(super) async fn get_unchecked(
+        &self,
+        table: &str,
+        get: &crate::store::Get,
+    ) -> Result<Option<RowResult>, StoreError> {
         let request = |region: &RegionLocation| proto::GetRequest {
             region: region.specifier(),
             get: convert::get(get),
@@ -342,13 +433,17 @@ impl NativeStore {
 
     /// Reads many rows in one `Multi` call per region server; results in
     /// the order of `gets`.
-    pub async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>, StoreError> {
+    pub(super) async fn get_many_unchecked(
+        &self,
+        table: &str,
+        gets: &[Get],
+    ) -> Result<Vec<Option<RowResult>>, StoreError> {
         let ops: Vec<_> = gets.iter().map(|g| (g.row.clone(), Op::Get(convert::get(g)))).collect();
         self.multi(table, &ops, true, "get_many").await
     }
 
     /// Applies each row's changes (atomically per row, rows independently).
-    pub async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
+    pub(super) async fn mutate_unchecked(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
         if rows.len() > 1 {
             // One Multi per region server; each row atomic on its own.
             let mut ops = Vec::with_capacity(rows.len());
@@ -415,7 +510,11 @@ impl NativeStore {
 
     /// Applies the changes if the column's newest value is `op.expected`
     /// (absent or empty for `None`); returns whether it did.
-    pub async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool, StoreError> {
+    pub(super) async fn check_and_mutate_unchecked(
+        &self,
+        table: &str,
+        op: &CheckAndMutate,
+    ) -> Result<bool, StoreError> {
         let row = RowMutation::with(op.row.clone(), op.mutations.clone());
         let store_error =
             |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "check_and_mutate", &endpoint);
@@ -470,7 +569,7 @@ impl NativeStore {
     }
 
     /// Adds to counters; returns their new values, in the order of `op`.
-    pub async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
+    pub(super) async fn increment_unchecked(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
         let mutation = convert::increment(op);
         let request = |region: &RegionLocation| proto::MutateRequest {
             region: region.specifier(),
@@ -511,7 +610,8 @@ impl NativeStore {
 
     /// Reads the rows of a scan, region by region, all of them (up to the
     /// scan's limit).
-    pub async fn scan(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
+    #[cfg(test)]
+    pub(super) async fn scan_unchecked(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
         let mut scanner = self.scanner(table, scan);
         let mut rows = Vec::new();
         while let Some(row) = scanner.next().await? {
@@ -523,7 +623,7 @@ impl NativeStore {
     /// A scanner over the rows of a scan: it fetches `batch_size` rows per
     /// round trip, region by region, and closes its server-side scanner when
     /// it stops early or is dropped.
-    pub fn scanner(&self, table: &str, scan: &Scan) -> NativeScanner {
+    pub(super) fn scanner(&self, table: &str, scan: &Scan) -> NativeScanner {
         NativeScanner {
             store: self.clone(),
             table: table.to_string(),
@@ -538,9 +638,11 @@ impl NativeStore {
     }
 }
 
-/// The rows of a scan, fetched a batch at a time (see [`NativeStore::scanner`]).
+/// The rows of a scan, fetched a batch at a time (see
+/// `NativeStore::scanner`); [`Store::scan`](crate::store::Store::scan)
+/// hands them out as a stream.
 #[derive(Debug)]
-pub struct NativeScanner {
+pub(super) struct NativeScanner {
     store: NativeStore,
     table: String,
     /// The part of the range not read yet (its bounds move region by region).
@@ -564,6 +666,8 @@ struct OpenScanner {
     seq: u64,
     /// The server keeps the scanner open: the region has more rows.
     more: bool,
+    /// Counts the scanner while the server keeps it open.
+    lease: Option<Lease>,
 }
 
 impl NativeScanner {
@@ -588,6 +692,15 @@ impl NativeScanner {
                 None => self.open_region().await?,
             }
         }
+    }
+
+    /// Opens the scanner on its first region now, so that it reads the
+    /// region as it is at this moment (and a refused scan fails here).
+    pub(super) async fn open(&mut self) -> Result<(), StoreError> {
+        if self.finished || self.open.is_some() || !self.buffer.is_empty() {
+            return Ok(());
+        }
+        self.open_region().await
     }
 
     fn remaining(&self) -> Option<usize> {
@@ -630,7 +743,7 @@ impl NativeScanner {
             .region_call::<_, proto::ScanResponse>(&self.table, target, "Scan", true, open)
             .await
             .map_err(|(e, endpoint)| self.error(e, &endpoint))?;
-        self.take_rows(region, 0, reply)
+        self.take_rows(region, 0, reply, None)
     }
 
     /// The next batch of an open scanner.
@@ -657,7 +770,7 @@ impl NativeScanner {
             Err(e) => return self.resume_after(e, open.region).await,
         };
         self.retry = None;
-        self.take_rows(open.region, open.seq + 1, reply)
+        self.take_rows(open.region, open.seq + 1, reply, open.lease)
     }
 
     /// After a scanner call failed: if the region moved, the scanner
@@ -705,16 +818,21 @@ impl NativeScanner {
         region: RegionLocation,
         seq: u64,
         reply: CallReply<proto::ScanResponse>,
+        lease: Option<Lease>,
     ) -> Result<(), StoreError> {
         let rows = scan_rows(&reply).map_err(|e| self.error(e, &region.server))?;
         self.buffer.extend(rows.into_iter().filter_map(rows_from_cells));
         let message = &reply.message;
         let more = message.more_results_in_region.unwrap_or(true) && message.more_results.unwrap_or(true);
+        let more = more && message.scanner_id.is_some();
+        // The server closes a scanner at the region's end by itself.
+        let lease = more.then(|| lease.unwrap_or_else(|| Lease::new(&self.store.inner.open_scanners)));
         self.open = Some(OpenScanner {
             region,
             id: message.scanner_id,
             seq,
-            more: more && message.scanner_id.is_some(),
+            more,
+            lease,
         });
         Ok(())
     }
@@ -736,7 +854,7 @@ impl NativeScanner {
     }
 
     /// The request that closes an open scanner, if one is open.
-    fn close_request(&mut self) -> Option<(Connection, proto::ScanRequest)> {
+    fn close_request(&mut self) -> Option<(Connection, proto::ScanRequest, Option<Lease>)> {
         let open = self.open.take()?;
         let id = open.id.filter(|_| open.more)?;
         let request = proto::ScanRequest {
@@ -745,14 +863,19 @@ impl NativeScanner {
             close_scanner: Some(true),
             ..Default::default()
         };
-        Some((self.store.connection(&open.region.server, Service::Client), request))
+        Some((
+            self.store.connection(&open.region.server, Service::Client),
+            request,
+            open.lease,
+        ))
     }
 
     async fn close(&mut self) {
-        if let Some((connection, request)) = self.close_request() {
+        if let Some((connection, request, lease)) = self.close_request() {
             // Best effort: the server expires a forgotten scanner anyway.
             let timeout = self.store.config().call_timeout;
             let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+            drop(lease);
         }
     }
 }
@@ -761,13 +884,14 @@ impl Drop for NativeScanner {
     /// Closes the server's scanner in the background, if one is open and a
     /// tokio runtime is there to run the call.
     fn drop(&mut self) {
-        let Some((connection, request)) = self.close_request() else {
+        let Some((connection, request, lease)) = self.close_request() else {
             return;
         };
         let timeout = self.store.config().call_timeout;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+                drop(lease);
             });
         }
     }
@@ -803,7 +927,9 @@ fn reversed_locate_row(stop: &[u8]) -> Vec<u8> {
 
 /// The cells of each row of a scan reply: from the cell block, split by
 /// `cells_per_result`, or from the `Result` messages.
-fn scan_rows(reply: &CallReply<proto::ScanResponse>) -> Result<Vec<Vec<super::codec::WireCell>>, NativeError> {
+pub(super) fn scan_rows(
+    reply: &CallReply<proto::ScanResponse>,
+) -> Result<Vec<Vec<super::codec::WireCell>>, NativeError> {
     let message = &reply.message;
     if !message.cells_per_result.is_empty() {
         let mut cells = reply.cells.iter().cloned();
@@ -1121,7 +1247,10 @@ mod tests {
             "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
         ]);
         let store = store(&script, Duration::from_secs(10)).await;
-        let row = store.get("t", &Get::new("r")).await.expect("answered in the end");
+        let row = store
+            .get_unchecked("t", &Get::new("r"))
+            .await
+            .expect("answered in the end");
         assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
         assert_eq!(script.gets.load(Ordering::SeqCst), 3);
         assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3, "a lookup per try");
@@ -1131,7 +1260,7 @@ mod tests {
     async fn a_busy_server_is_waited_for_without_a_lookup() {
         let script = script(vec!["org.apache.hadoop.hbase.CallQueueTooBigException"]);
         let store = store(&script, Duration::from_secs(10)).await;
-        store.get("t", &Get::new("r")).await.expect("answered");
+        store.get_unchecked("t", &Get::new("r")).await.expect("answered");
         assert_eq!(script.gets.load(Ordering::SeqCst), 2);
         assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "the cached location kept");
     }
@@ -1149,7 +1278,10 @@ mod tests {
         });
         let store = store(&script, Duration::from_millis(300)).await;
         let started = Instant::now();
-        let err = store.get("t", &Get::new("r")).await.expect_err("never served");
+        let err = store
+            .get_unchecked("t", &Get::new("r"))
+            .await
+            .expect_err("never served");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
         assert!(script.gets.load(Ordering::SeqCst) >= 2, "retried");
         let message = err.to_string();
@@ -1163,7 +1295,7 @@ mod tests {
     async fn other_exceptions_are_not_retried() {
         let script = script(vec!["org.apache.hadoop.hbase.DoNotRetryIOException"]);
         let store = store(&script, Duration::from_secs(10)).await;
-        let err = store.get("t", &Get::new("r")).await.expect_err("refused");
+        let err = store.get_unchecked("t", &Get::new("r")).await.expect_err("refused");
         assert_eq!(script.gets.load(Ordering::SeqCst), 1);
         assert!(
             matches!(&err, StoreError::Server { table, message, .. } if table == "t" && message.starts_with("row r:")),
@@ -1177,7 +1309,7 @@ mod tests {
         let store = store(&script, Duration::from_secs(10)).await;
         // A limit inside the second batch: the scanner is closed at once.
         let rows = store
-            .scan("t", &Scan::all().batch_size(2).limit(3))
+            .scan_unchecked("t", &Scan::all().batch_size(2).limit(3))
             .await
             .expect("scan");
         let keys: Vec<_> = rows.iter().map(|r| r.row.clone()).collect();
@@ -1212,7 +1344,7 @@ mod tests {
         ]);
         let store = store(&script, Duration::from_secs(10)).await;
         let rows = store
-            .scan("t", &Scan::all().batch_size(2).limit(7))
+            .scan_unchecked("t", &Scan::all().batch_size(2).limit(7))
             .await
             .expect("scan");
         let keys: Vec<_> = rows

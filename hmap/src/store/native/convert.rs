@@ -160,9 +160,25 @@ pub fn mutations(row: &RowMutation) -> Result<Vec<proto::MutationProto>, NativeE
             mutation_proto::MutationType::Delete
         };
         // A row delete does not take columns: start a new mutation after it.
-        let reusable = out
-            .last()
-            .is_some_and(|last| last.mutate_type == Some(kind as i32) && !last.column_value.is_empty());
+        // Nor does a `Delete` take a second delete of a column's latest
+        // version: HBase would count them and delete that many versions
+        // (`HRegion.prepareDeleteTimestamps`), where each of hmap's deletes
+        // resolves against the row as it was, as separate `Delete`s do.
+        let latest = |q: &mutation_proto::column_value::QualifierValue| {
+            q.timestamp.is_none() && q.delete_type == Some(mutation_proto::DeleteType::DeleteOneVersion as i32)
+        };
+        let repeats_latest = |last: &proto::MutationProto| {
+            latest(&qv)
+                && last.column_value.iter().any(|c| {
+                    c.family == family
+                        && c.qualifier_value
+                            .iter()
+                            .any(|q| latest(q) && q.qualifier == qv.qualifier)
+                })
+        };
+        let reusable = out.last().is_some_and(|last| {
+            last.mutate_type == Some(kind as i32) && !last.column_value.is_empty() && !repeats_latest(last)
+        });
         if !reusable {
             out.push(new(kind, None));
         }
@@ -350,6 +366,18 @@ mod tests {
         assert_eq!(m[0].column_value.len(), 2);
         assert_eq!(m[0].column_value[1].qualifier_value[0].timestamp, Some(7));
         assert!(m[2].column_value.is_empty(), "a row delete");
+    }
+
+    #[test]
+    fn a_second_delete_of_the_latest_version_is_a_delete_of_its_own() {
+        let row = RowMutation::new("r")
+            .delete_latest("f", "q")
+            .delete_latest("f", "other")
+            .delete_latest("f", "q")
+            .delete_version("f", "q", 5);
+        let m = mutations(&row).expect("converts");
+        let qualifiers: Vec<usize> = m.iter().map(|m| m.column_value[0].qualifier_value.len()).collect();
+        assert_eq!(qualifiers, [2, 2], "{m:?}");
     }
 
     #[test]

@@ -158,6 +158,15 @@ pub enum ExceptionKind {
     TableNotFound,
     /// `NoSuchColumnFamilyException`.
     NoSuchColumnFamily,
+    /// `TableExistsException`: a table of that name exists already.
+    TableExists,
+    /// `TableNotEnabledException`: the table is disabled (or disabling).
+    TableNotEnabled,
+    /// `TableNotDisabledException`: the table must be disabled first.
+    TableNotDisabled,
+    /// `InvalidFamilyOperationException`: a family added twice, or one
+    /// changed or deleted that the table does not have.
+    InvalidFamilyOperation,
     /// `UnknownScannerException`: the scanner expired or was closed.
     UnknownScanner,
     /// `OutOfOrderScannerNextException`: a scanner call was repeated or lost.
@@ -186,6 +195,10 @@ impl ExceptionKind {
             "PleaseHoldException" => ExceptionKind::PleaseHold,
             "TableNotFoundException" => ExceptionKind::TableNotFound,
             "NoSuchColumnFamilyException" => ExceptionKind::NoSuchColumnFamily,
+            "TableExistsException" => ExceptionKind::TableExists,
+            "TableNotEnabledException" => ExceptionKind::TableNotEnabled,
+            "TableNotDisabledException" => ExceptionKind::TableNotDisabled,
+            "InvalidFamilyOperationException" => ExceptionKind::InvalidFamilyOperation,
             "UnknownScannerException" => ExceptionKind::UnknownScanner,
             "OutOfOrderScannerNextException" => ExceptionKind::OutOfOrderScannerNext,
             "FailedSanityCheckException" => ExceptionKind::FailedSanityCheck,
@@ -295,6 +308,20 @@ impl NativeError {
             | NativeError::TableNotFound { .. } => StoreError::TableNotFound {
                 table: table.to_string(),
             },
+            NativeError::Remote(RemoteError {
+                kind: ExceptionKind::TableExists,
+                ..
+            }) => StoreError::TableExists {
+                table: table.to_string(),
+            },
+            NativeError::Remote(RemoteError {
+                kind: ExceptionKind::InvalidFamilyOperation,
+                message,
+                ..
+            }) => StoreError::InvalidSchema {
+                table: table.to_string(),
+                reason: message,
+            },
             e @ NativeError::Unsupported { .. } => StoreError::InvalidRequest {
                 table: table.to_string(),
                 reason: at_row(e.to_string()),
@@ -365,6 +392,14 @@ mod tests {
             (
                 "org.apache.hadoop.hbase.DoNotRetryIOException",
                 ExceptionKind::DoNotRetry,
+            ),
+            (
+                "org.apache.hadoop.hbase.TableExistsException",
+                ExceptionKind::TableExists,
+            ),
+            (
+                "org.apache.hadoop.hbase.TableNotEnabledException",
+                ExceptionKind::TableNotEnabled,
             ),
             ("java.io.IOException", ExceptionKind::Other),
             ("", ExceptionKind::Other),

@@ -9,25 +9,34 @@
 //! - [`connection`]: one multiplexed tokio connection per server and service;
 //! - [`locate`]: where `hbase:meta` and a row's region are;
 //! - [`convert`]: hmap's types to and from the protobuf messages;
-//! - [`client`]: [`NativeStore`], async get, mutate and scan on hmap's own types;
-//! - `batch`: many gets or row mutations in one `Multi` call per region server.
+//! - [`client`]: [`NativeStore`]: get, mutate and scan on hmap's own types,
+//!   region by region, with retries inside each call's deadline;
+//! - `batch`: many gets or row mutations in one `Multi` call per region server;
+//! - `admin`: tables created, deleted, truncated, altered and described
+//!   through the master (`MasterService`), waiting for its procedures;
+//! - `store`: `impl Store for NativeStore`, with the checks every backend
+//!   makes before a request leaves.
 //!
-//! `NativeStore` does not implement [`Store`](crate::store::Store) yet: its
-//! `async fn`s take and return the types `Store` uses, so that the
-//! implementation will be a thin adapter once `Store` is async.
+//! [`NativeStore`] implements [`Store`](crate::store::Store): the typed
+//! layer, the relations and the blocking API run on it as on any backend.
 //!
 //! ```no_run
-//! use hmap::store::Get;
+//! use hmap::schema::{FamilySchema, TableSchema};
 //! use hmap::store::native::{NativeConfig, NativeStore};
+//! use hmap::store::{Get, RowMutation, Store};
 //!
 //! # async fn run() -> Result<(), hmap::store::StoreError> {
-//! // The active master's address (`scripts/hbase/hbase address` prints it).
+//! // A master or region server of HBase 2.5 or later (`scripts/hbase/hbase
+//! // address` prints the local one's).
 //! let store = NativeStore::connect(NativeConfig::new(["127.0.0.1:16000"])).await?;
+//! store.create_table(&TableSchema::new("user").family(FamilySchema::new("i"))).await?;
+//! store.mutate("user", &[RowMutation::new("u1").put("i", "name", "Ann")]).await?;
 //! let row = store.get("user", &Get::new("u1")).await?;
 //! # Ok(())
 //! # }
 //! ```
 
+mod admin;
 mod batch;
 pub mod client;
 pub mod codec;
@@ -36,9 +45,10 @@ pub mod convert;
 pub mod error;
 pub mod locate;
 pub mod proto;
+mod store;
 
 #[cfg(test)]
 mod proto_check;
 
-pub use client::{NativeConfig, NativeScanner, NativeStore};
+pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};

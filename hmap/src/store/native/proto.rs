@@ -707,3 +707,287 @@ pub struct GetBootstrapNodesResponse {
     #[prost(message, repeated, tag = "1")]
     pub server_name: Vec<ServerName>,
 }
+
+// ------------------------------------------------ HBase.proto: descriptors
+
+/// `HBase.proto`: a pair of byte strings (a descriptor's attributes).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BytesBytesPair {
+    #[prost(bytes = "bytes", required, tag = "1")]
+    pub first: Bytes,
+    #[prost(bytes = "bytes", required, tag = "2")]
+    pub second: Bytes,
+}
+
+/// `HBase.proto`: a pair of strings (a descriptor's configuration).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NameStringPair {
+    #[prost(string, required, tag = "1")]
+    pub name: String,
+    #[prost(string, required, tag = "2")]
+    pub value: String,
+}
+
+/// `HBase.proto`: a table's descriptor: name, attributes, families.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TableSchema {
+    #[prost(message, optional, tag = "1")]
+    pub table_name: Option<TableName>,
+    #[prost(message, repeated, tag = "2")]
+    pub attributes: Vec<BytesBytesPair>,
+    #[prost(message, repeated, tag = "3")]
+    pub column_families: Vec<ColumnFamilySchema>,
+    #[prost(message, repeated, tag = "4")]
+    pub configuration: Vec<NameStringPair>,
+}
+
+/// `HBase.proto`: a column family's descriptor; its options are attributes
+/// (`VERSIONS`, `TTL`, ...).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ColumnFamilySchema {
+    #[prost(bytes = "bytes", required, tag = "1")]
+    pub name: Bytes,
+    #[prost(message, repeated, tag = "2")]
+    pub attributes: Vec<BytesBytesPair>,
+    #[prost(message, repeated, tag = "3")]
+    pub configuration: Vec<NameStringPair>,
+}
+
+// ----------------------------------------------------- ErrorHandling.proto
+
+/// `ErrorHandling.proto`: a Java exception, as a procedure's failure.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GenericExceptionMessage {
+    #[prost(string, optional, tag = "1")]
+    pub class_name: Option<String>,
+    #[prost(string, optional, tag = "2")]
+    pub message: Option<String>,
+    #[prost(bytes = "bytes", optional, tag = "3")]
+    pub error_info: Option<Bytes>,
+}
+
+/// `ErrorHandling.proto`: an exception and where it came from.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ForeignExceptionMessage {
+    #[prost(string, optional, tag = "1")]
+    pub source: Option<String>,
+    #[prost(message, optional, tag = "2")]
+    pub generic_exception: Option<GenericExceptionMessage>,
+}
+
+// ------------------------------------------------------------ Master.proto
+//
+// The nonces let the master recognise a request sent twice (a retry after
+// a broken connection) and answer with the first one's procedure.
+
+/// `Master.proto`: `MasterService.CreateTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CreateTableRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_schema: TableSchema,
+    #[prost(bytes = "bytes", repeated, tag = "2")]
+    pub split_keys: Vec<Bytes>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `CreateTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CreateTableResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.DeleteTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DeleteTableRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(uint64, optional, tag = "2", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `DeleteTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DeleteTableResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.DisableTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DisableTableRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(uint64, optional, tag = "2", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `DisableTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DisableTableResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.truncateTable` (the method's name starts
+/// in lower case).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TruncateTableRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(bool, optional, tag = "2", default = "false")]
+    pub preserve_splits: Option<bool>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `truncateTable`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TruncateTableResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.AddColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AddColumnRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(message, required, tag = "2")]
+    pub column_families: ColumnFamilySchema,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `AddColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AddColumnResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.ModifyColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ModifyColumnRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(message, required, tag = "2")]
+    pub column_families: ColumnFamilySchema,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `ModifyColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ModifyColumnResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.DeleteColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DeleteColumnRequest {
+    #[prost(message, required, tag = "1")]
+    pub table_name: TableName,
+    #[prost(bytes = "bytes", required, tag = "2")]
+    pub column_name: Bytes,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `DeleteColumn`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DeleteColumnResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
+
+/// `Master.proto`: `MasterService.GetTableDescriptors`; only the tables
+/// named, or (none named) those matching the pattern.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetTableDescriptorsRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub table_names: Vec<TableName>,
+    #[prost(string, optional, tag = "2")]
+    pub regex: Option<String>,
+    #[prost(bool, optional, tag = "3", default = "false")]
+    pub include_sys_tables: Option<bool>,
+    #[prost(string, optional, tag = "4")]
+    pub namespace: Option<String>,
+}
+
+/// `Master.proto`: the reply to `GetTableDescriptors`: the tables that
+/// exist.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetTableDescriptorsResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub table_schema: Vec<TableSchema>,
+}
+
+/// `Master.proto`: `MasterService.GetTableNames`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetTableNamesRequest {
+    #[prost(string, optional, tag = "1")]
+    pub regex: Option<String>,
+    #[prost(bool, optional, tag = "2", default = "false")]
+    pub include_sys_tables: Option<bool>,
+    #[prost(string, optional, tag = "3")]
+    pub namespace: Option<String>,
+}
+
+/// `Master.proto`: the reply to `GetTableNames`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetTableNamesResponse {
+    #[prost(message, repeated, tag = "1")]
+    pub table_names: Vec<TableName>,
+}
+
+/// `Master.proto`: `MasterService.getProcedureResult` (lower case, as
+/// declared).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetProcedureResultRequest {
+    #[prost(uint64, required, tag = "1")]
+    pub proc_id: u64,
+}
+
+/// `Master.proto`: how a procedure stands.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GetProcedureResultResponse {
+    #[prost(enumeration = "get_procedure_result_response::State", required, tag = "1")]
+    pub state: i32,
+    #[prost(uint64, optional, tag = "2")]
+    pub submitted_time: Option<u64>,
+    #[prost(uint64, optional, tag = "3")]
+    pub last_update: Option<u64>,
+    #[prost(bytes = "bytes", optional, tag = "4")]
+    pub result: Option<Bytes>,
+    #[prost(message, optional, tag = "5")]
+    pub exception: Option<ForeignExceptionMessage>,
+}
+
+/// Nested in [`GetProcedureResultResponse`].
+pub mod get_procedure_result_response {
+    /// `GetProcedureResultResponse.State`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum State {
+        NotFound = 0,
+        Running = 1,
+        Finished = 2,
+    }
+}

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 /// The files whose messages `proto.rs` mirrors.
-const FILES: [&str; 7] = [
+const FILES: [&str; 9] = [
     "RPC.proto",
     "HBase.proto",
     "Client.proto",
@@ -16,6 +16,8 @@ const FILES: [&str; 7] = [
     "Comparator.proto",
     "Filter.proto",
     "Registry.proto",
+    "ErrorHandling.proto",
+    "Master.proto",
 ];
 
 #[derive(Debug, Clone, PartialEq)]

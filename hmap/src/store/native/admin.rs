@@ -1,0 +1,882 @@
+//! Admin through the master (`MasterService`): tables created, deleted,
+//! truncated, altered, described and listed.
+//!
+//! The master runs each change as a procedure: the call answers with the
+//! procedure's id at once, and the client asks `getProcedureResult` until
+//! the procedure has finished, as HBase's Java client does.
+//! (`IsProcedureDone` is for procedures named by a `ProcedureDescription`,
+//! snapshots and flushes, not for these.) The call, its retries and the
+//! wait share one deadline, [`NativeConfig::admin_timeout`](super::NativeConfig::admin_timeout).
+//!
+//! The active master is the one the registry names
+//! (`ClientMetaService.GetActiveMaster` on the bootstrap servers); it is
+//! asked for again when the master's connection fails. Every change carries
+//! a nonce, so that a call sent again after a broken connection is
+//! recognised by the master and answered with the first call's procedure.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use prost::Message;
+
+use super::client::{Attempts, NativeStore};
+use super::connection::Service;
+use super::error::{ExceptionKind, NativeError, RemoteError};
+use super::locate;
+use super::proto::{self, get_procedure_result_response::State};
+use crate::schema::{BloomType, Compression, FamilyOption, FamilySchema, TableSchema};
+use crate::store::{FamilyChange, StoreError};
+
+/// The master's default RPC port, for a registry answer without one.
+const MASTER_PORT: u32 = 16000;
+
+/// Rows of `hbase:meta` read per call when listing a table's regions.
+const META_PAGE: u32 = 1000;
+
+/// A number that differs from call to call and from process to process
+/// (nonces; no random-number crate for this).
+pub(super) fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.write_u128(now);
+    hasher.finish()
+}
+
+/// A table's name as the protocol carries it.
+fn table_name(wire: &str) -> proto::TableName {
+    let (namespace, qualifier) = locate::split_table(wire);
+    proto::TableName {
+        namespace: Bytes::copy_from_slice(namespace.as_bytes()),
+        qualifier: Bytes::copy_from_slice(qualifier.as_bytes()),
+    }
+}
+
+/// A table's name as hmap writes it: `ns:name`, or `name` in the default
+/// namespace.
+fn show_table_name(name: &proto::TableName) -> String {
+    let qualifier = String::from_utf8_lossy(&name.qualifier);
+    match &name.namespace[..] {
+        b"" | b"default" => qualifier.into_owned(),
+        namespace => format!("{}:{qualifier}", String::from_utf8_lossy(namespace)),
+    }
+}
+
+fn pair(key: &str, value: impl ToString) -> proto::BytesBytesPair {
+    proto::BytesBytesPair {
+        first: Bytes::copy_from_slice(key.as_bytes()),
+        second: Bytes::from(value.to_string()),
+    }
+}
+
+/// A family's options as the attributes HBase's `ColumnFamilyDescriptor`
+/// keeps them in (`VERSIONS` => `"3"`, `BLOOMFILTER` => `"ROW"`, ...), every
+/// option hmap models, sent explicitly.
+fn family_attributes(f: &FamilySchema) -> Vec<proto::BytesBytesPair> {
+    FamilyOption::ALL
+        .into_iter()
+        .map(|option| {
+            let value = match option {
+                FamilyOption::Versions => f.versions.to_string(),
+                FamilyOption::MinVersions => f.min_versions.to_string(),
+                FamilyOption::Ttl => f.ttl_secs.to_string(),
+                FamilyOption::BlockSize => f.block_size.to_string(),
+                FamilyOption::BlockCache => f.block_cache.to_string(),
+                FamilyOption::InMemory => f.in_memory.to_string(),
+                FamilyOption::Bloom => f.bloom.as_str().to_string(),
+                FamilyOption::Compression => f.compression.as_str().to_string(),
+            };
+            pair(option.as_str(), value)
+        })
+        .collect()
+}
+
+/// A family's descriptor.
+pub(super) fn family_proto(f: &FamilySchema) -> proto::ColumnFamilySchema {
+    proto::ColumnFamilySchema {
+        name: Bytes::copy_from_slice(f.name.as_bytes()),
+        attributes: family_attributes(f),
+        configuration: Vec::new(),
+    }
+}
+
+/// A live family's descriptor with hmap's options replaced by `f`'s; the
+/// options hmap does not model (`DATA_BLOCK_ENCODING`, `KEEP_DELETED_CELLS`,
+/// ...) and the family's configuration are kept.
+pub(super) fn overlay_family(live: &proto::ColumnFamilySchema, f: &FamilySchema) -> proto::ColumnFamilySchema {
+    let modelled = |key: &[u8]| FamilyOption::ALL.iter().any(|o| o.as_str().as_bytes() == key);
+    let mut attributes: Vec<_> = live
+        .attributes
+        .iter()
+        .filter(|a| !modelled(&a.first))
+        .cloned()
+        .collect();
+    attributes.extend(family_attributes(f));
+    proto::ColumnFamilySchema {
+        name: live.name.clone(),
+        attributes,
+        configuration: live.configuration.clone(),
+    }
+}
+
+/// A table's descriptor, named `wire` on the server.
+pub(super) fn table_proto(wire: &str, schema: &TableSchema) -> proto::TableSchema {
+    proto::TableSchema {
+        table_name: Some(table_name(wire)),
+        attributes: schema.metadata.iter().map(|(k, v)| pair(k, v)).collect(),
+        column_families: schema.families.iter().map(family_proto).collect(),
+        configuration: Vec::new(),
+    }
+}
+
+/// A family from its descriptor: hmap's options, each from its attribute
+/// or HBase's default where there is none. A value that does not parse
+/// (none HBase writes) reads as the default; a compression hmap has no
+/// name for (`BROTLI`, `LZMA`) reads as `None`, as through Thrift.
+pub(super) fn family_from_proto(c: &proto::ColumnFamilySchema) -> FamilySchema {
+    let mut f = FamilySchema::new(String::from_utf8_lossy(&c.name).into_owned());
+    for attribute in &c.attributes {
+        let value = String::from_utf8_lossy(&attribute.second);
+        let value = value.trim();
+        let number = |default: u32| value.parse::<u32>().unwrap_or(default);
+        let flag = |default: bool| match value.to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            _ => default,
+        };
+        let Some(option) = FamilyOption::ALL
+            .into_iter()
+            .find(|o| o.as_str().as_bytes() == &attribute.first[..])
+        else {
+            continue;
+        };
+        match option {
+            FamilyOption::Versions => f.versions = number(f.versions),
+            FamilyOption::MinVersions => f.min_versions = number(f.min_versions),
+            FamilyOption::Ttl => f.ttl_secs = number(f.ttl_secs),
+            FamilyOption::BlockSize => f.block_size = number(f.block_size),
+            FamilyOption::BlockCache => f.block_cache = flag(f.block_cache),
+            FamilyOption::InMemory => f.in_memory = flag(f.in_memory),
+            FamilyOption::Bloom => {
+                f.bloom = match value.to_ascii_uppercase().as_str() {
+                    "NONE" => BloomType::None,
+                    "ROWCOL" => BloomType::RowCol,
+                    _ => BloomType::Row,
+                }
+            }
+            FamilyOption::Compression => {
+                f.compression = match value.to_ascii_uppercase().as_str() {
+                    "GZ" => Compression::Gz,
+                    "SNAPPY" => Compression::Snappy,
+                    "LZ4" => Compression::Lz4,
+                    "LZO" => Compression::Lzo,
+                    "ZSTD" => Compression::Zstd,
+                    "BZIP2" => Compression::Bzip2,
+                    _ => Compression::None,
+                }
+            }
+        }
+    }
+    f
+}
+
+/// A table's schema from its descriptor, named `table` (the caller's
+/// name): families sorted by name, every attribute as metadata (HBase's
+/// own too, as `ThriftStore` reports them). No split keys: they are the
+/// regions'.
+pub(super) fn table_from_proto(table: &str, t: &proto::TableSchema) -> TableSchema {
+    let mut schema = TableSchema::new(table);
+    schema.families = t.column_families.iter().map(family_from_proto).collect();
+    schema.families.sort_by(|a, b| a.name.cmp(&b.name));
+    schema.metadata = t
+        .attributes
+        .iter()
+        .map(|a| {
+            (
+                String::from_utf8_lossy(&a.first).into_owned(),
+                String::from_utf8_lossy(&a.second).into_owned(),
+            )
+        })
+        .collect::<BTreeMap<_, _>>();
+    schema
+}
+
+/// The error a failed procedure reports, as the exception it carries.
+fn procedure_error(e: &proto::ForeignExceptionMessage) -> NativeError {
+    let generic = e.generic_exception.clone().unwrap_or_default();
+    let class = generic.class_name.unwrap_or_default();
+    let message = generic.message.unwrap_or_default();
+    NativeError::Remote(RemoteError::new(class.clone(), format!("{class}: {message}")))
+}
+
+/// Whether a master call failed because the table is disabled already.
+fn not_enabled(e: &NativeError) -> bool {
+    e.remote().is_some_and(|r| r.kind == ExceptionKind::TableNotEnabled)
+}
+
+/// The error of a failed admin call, with the endpoint it failed on.
+type Failed = (NativeError, String);
+
+impl NativeStore {
+    /// The active master's address, from the cache or the registry.
+    async fn active_master(&self, attempts: &Attempts) -> Result<String, Failed> {
+        if let Some(master) = self.inner.master.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(master);
+        }
+        let mut last = None;
+        for endpoint in &self.inner.config.bootstrap {
+            let left = attempts
+                .remaining(endpoint, "GetActiveMaster")
+                .map_err(|e| (e, endpoint.clone()))?;
+            let reply = self
+                .connection(endpoint, Service::ClientMeta)
+                .call::<proto::GetActiveMasterResponse>("GetActiveMaster", &proto::GetActiveMasterRequest {}, left)
+                .await
+                .and_then(|r| {
+                    r.message.server_name.ok_or_else(|| NativeError::InvalidReply {
+                        reason: "the registry knows no active master".to_string(),
+                    })
+                });
+            match reply {
+                Ok(server) => {
+                    let master = format!("{}:{}", server.host_name, server.port.unwrap_or(MASTER_PORT));
+                    *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = Some(master.clone());
+                    return Ok(master);
+                }
+                Err(e) => last = Some((e, endpoint.clone())),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            (
+                NativeError::InvalidReply {
+                    reason: "no bootstrap server configured".to_string(),
+                },
+                String::new(),
+            )
+        }))
+    }
+
+    fn forget_master(&self) {
+        *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Calls `method` on the active master, within `attempts`' deadline:
+    /// a master that cannot be reached or is no longer active is looked up
+    /// again, one that is initialising is backed off from.
+    async fn master_call<Resp: Message + Default>(
+        &self,
+        method: &'static str,
+        request: &impl Message,
+        attempts: &mut Attempts,
+    ) -> Result<Resp, Failed> {
+        loop {
+            let master = self.active_master(attempts).await?;
+            let left = attempts.remaining(&master, method).map_err(|e| (e, master.clone()))?;
+            let error = match self
+                .connection(&master, Service::Master)
+                .call::<Resp>(method, request, left)
+                .await
+            {
+                Ok(reply) => return Ok(reply.message),
+                Err(e) => e,
+            };
+            let moved = match &error {
+                NativeError::Connect { .. } | NativeError::Closed { .. } => true,
+                NativeError::Remote(r) => r.class.ends_with("MasterNotRunningException"),
+                _ => false,
+            };
+            let busy = error.remote().is_some_and(|r| r.kind.is_busy());
+            if !moved && !busy {
+                return Err((error, master));
+            }
+            if moved {
+                self.forget_master();
+            }
+            attempts.back_off(error).await.map_err(|e| (e, master.clone()))?;
+        }
+    }
+
+    /// Waits until the master's procedure `proc_id` has finished; its
+    /// failure is the call's. A master that answers without a procedure id
+    /// has done the work already.
+    async fn wait_procedure(&self, proc_id: Option<u64>, attempts: &mut Attempts) -> Result<(), Failed> {
+        let Some(proc_id) = proc_id else {
+            return Ok(());
+        };
+        let mut pause = Duration::from_millis(10);
+        loop {
+            let reply: proto::GetProcedureResultResponse = self
+                .master_call(
+                    "getProcedureResult",
+                    &proto::GetProcedureResultRequest { proc_id },
+                    attempts,
+                )
+                .await?;
+            // NOT_FOUND: finished long enough ago that the master forgot
+            // it (the Java client reads it as done too).
+            if reply.state != State::Running as i32 {
+                return match &reply.exception {
+                    Some(e) => Err((procedure_error(e), String::new())),
+                    None => Ok(()),
+                };
+            }
+            let left = attempts
+                .remaining("the master", "getProcedureResult")
+                .map_err(|e| (e, String::new()))?;
+            tokio::time::sleep(pause.min(left)).await;
+            pause = (pause * 2).min(Duration::from_millis(250));
+        }
+    }
+
+    fn admin_attempts(&self) -> Attempts {
+        Attempts::new(self.inner.config.admin_timeout)
+    }
+
+    /// Creates a table (checked already), waiting until it is online.
+    pub(super) async fn admin_create(&self, schema: &TableSchema) -> Result<(), StoreError> {
+        let wire = self.wire(&schema.name);
+        let request = proto::CreateTableRequest {
+            table_schema: table_proto(&wire, schema),
+            split_keys: schema.split_keys.clone(),
+            nonce_group: Some(self.inner.nonce_group),
+            nonce: Some(random_u64()),
+        };
+        let mut attempts = self.admin_attempts();
+        let created = async {
+            let reply: proto::CreateTableResponse = self.master_call("CreateTable", &request, &mut attempts).await?;
+            self.wait_procedure(reply.proc_id, &mut attempts).await
+        }
+        .await;
+        // Regions of an earlier table of that name are gone.
+        self.forget_table(&wire);
+        created.map_err(|(e, endpoint)| e.into_store(&schema.name, None, "create_table", &endpoint))
+    }
+
+    /// Disables a table, unless it is disabled already.
+    async fn disable(&self, wire: &str, attempts: &mut Attempts) -> Result<(), Failed> {
+        let request = proto::DisableTableRequest {
+            table_name: table_name(wire),
+            nonce_group: Some(self.inner.nonce_group),
+            nonce: Some(random_u64()),
+        };
+        let disabled = async {
+            let reply: proto::DisableTableResponse = self.master_call("DisableTable", &request, attempts).await?;
+            self.wait_procedure(reply.proc_id, attempts).await
+        }
+        .await;
+        match disabled {
+            Err((e, _)) if not_enabled(&e) => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Disables, then deletes a table.
+    pub(super) async fn admin_delete(&self, table: &str) -> Result<(), StoreError> {
+        let wire = self.wire(table);
+        let mut attempts = self.admin_attempts();
+        let deleted = async {
+            self.disable(&wire, &mut attempts).await?;
+            let request = proto::DeleteTableRequest {
+                table_name: table_name(&wire),
+                nonce_group: Some(self.inner.nonce_group),
+                nonce: Some(random_u64()),
+            };
+            let reply: proto::DeleteTableResponse = self.master_call("DeleteTable", &request, &mut attempts).await?;
+            self.wait_procedure(reply.proc_id, &mut attempts).await
+        }
+        .await;
+        self.forget_table(&wire);
+        deleted.map_err(|(e, endpoint)| e.into_store(table, None, "delete_table", &endpoint))
+    }
+
+    /// Disables a table, then truncates it keeping its split points; the
+    /// master enables it again.
+    pub(super) async fn admin_truncate(&self, table: &str) -> Result<(), StoreError> {
+        let wire = self.wire(table);
+        let mut attempts = self.admin_attempts();
+        let truncated = async {
+            self.disable(&wire, &mut attempts).await?;
+            let request = proto::TruncateTableRequest {
+                table_name: table_name(&wire),
+                preserve_splits: Some(true),
+                nonce_group: Some(self.inner.nonce_group),
+                nonce: Some(random_u64()),
+            };
+            let reply: proto::TruncateTableResponse =
+                self.master_call("truncateTable", &request, &mut attempts).await?;
+            self.wait_procedure(reply.proc_id, &mut attempts).await
+        }
+        .await;
+        self.forget_table(&wire);
+        truncated.map_err(|(e, endpoint)| e.into_store(table, None, "truncate_table", &endpoint))
+    }
+
+    /// Applies a family change (checked already against `live`, the
+    /// table's descriptor), waiting until the table's regions reopened.
+    pub(super) async fn admin_alter(
+        &self,
+        table: &str,
+        live: &proto::TableSchema,
+        change: &FamilyChange,
+    ) -> Result<(), StoreError> {
+        let wire = self.wire(table);
+        let name = table_name(&wire);
+        let (nonce_group, nonce) = (Some(self.inner.nonce_group), Some(random_u64()));
+        let mut attempts = self.admin_attempts();
+        let altered = async {
+            let proc_id = match change {
+                FamilyChange::Add(f) => {
+                    let request = proto::AddColumnRequest {
+                        table_name: name,
+                        column_families: family_proto(f),
+                        nonce_group,
+                        nonce,
+                    };
+                    let reply: proto::AddColumnResponse =
+                        self.master_call("AddColumn", &request, &mut attempts).await?;
+                    reply.proc_id
+                }
+                FamilyChange::Modify(f) => {
+                    let family = live
+                        .column_families
+                        .iter()
+                        .find(|c| c.name == f.name.as_bytes())
+                        .map_or_else(|| family_proto(f), |c| overlay_family(c, f));
+                    let request = proto::ModifyColumnRequest {
+                        table_name: name,
+                        column_families: family,
+                        nonce_group,
+                        nonce,
+                    };
+                    let reply: proto::ModifyColumnResponse =
+                        self.master_call("ModifyColumn", &request, &mut attempts).await?;
+                    reply.proc_id
+                }
+                FamilyChange::Delete(family) => {
+                    let request = proto::DeleteColumnRequest {
+                        table_name: name,
+                        column_name: Bytes::copy_from_slice(family.as_bytes()),
+                        nonce_group,
+                        nonce,
+                    };
+                    let reply: proto::DeleteColumnResponse =
+                        self.master_call("DeleteColumn", &request, &mut attempts).await?;
+                    reply.proc_id
+                }
+            };
+            self.wait_procedure(proc_id, &mut attempts).await
+        }
+        .await;
+        altered.map_err(|(e, endpoint)| e.into_store(table, None, "alter_table", &endpoint))
+    }
+
+    /// The table's descriptor, `None` if there is no such table.
+    pub(super) async fn admin_descriptor(&self, table: &str) -> Result<Option<proto::TableSchema>, StoreError> {
+        let request = proto::GetTableDescriptorsRequest {
+            table_names: vec![table_name(&self.wire(table))],
+            ..Default::default()
+        };
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let reply: proto::GetTableDescriptorsResponse = self
+            .master_call("GetTableDescriptors", &request, &mut attempts)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, None, "describe_table", &endpoint))?;
+        Ok(reply.table_schema.into_iter().next())
+    }
+
+    /// The names of the user tables under the table prefix, without it,
+    /// sorted.
+    pub(super) async fn admin_list(&self) -> Result<Vec<String>, StoreError> {
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let reply: proto::GetTableNamesResponse = self
+            .master_call("GetTableNames", &proto::GetTableNamesRequest::default(), &mut attempts)
+            .await
+            .map_err(|(e, endpoint)| e.into_store("", None, "list_tables", &endpoint))?;
+        let prefix = &self.inner.config.table_prefix;
+        let mut names: Vec<String> = reply
+            .table_names
+            .iter()
+            .map(show_table_name)
+            .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The start key of each of the table's regions, sorted (the first
+    /// region's is empty), from `hbase:meta`: how the table is split now,
+    /// as HBase's `RegionLocator.getStartKeys` reports it. Split parents
+    /// and regions offline are left out.
+    pub async fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>, StoreError> {
+        let wire = self.wire(table);
+        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        self.meta_start_keys(&wire, &mut attempts)
+            .await
+            .map_err(|(e, endpoint)| e.into_store(table, None, "region_start_keys", &endpoint))
+    }
+
+    async fn meta_start_keys(&self, wire: &str, attempts: &mut Attempts) -> Result<Vec<Bytes>, Failed> {
+        // `<table>,,` to `<table> ,,`: every region row of the table, as
+        // HBase's `MetaTableAccessor.getTableStartRowForMeta` and
+        // `getTableStopRowForMeta` bound them.
+        let mut start = locate::meta_stop_key(wire);
+        let mut stop = start[..start.len() - 2].to_vec();
+        stop.extend_from_slice(b" ,,");
+        let mut keys = Vec::new();
+        loop {
+            let left = attempts
+                .remaining("the registry", "GetMetaRegionLocations")
+                .map_err(|e| (e, String::new()))?;
+            let meta = self.meta_region(left).await?;
+            let request = proto::ScanRequest {
+                region: Some(meta.specifier()),
+                scan: Some(proto::Scan {
+                    column: vec![proto::Column {
+                        family: Bytes::from_static(locate::META_FAMILY),
+                        qualifier: vec![Bytes::from_static(b"regioninfo")],
+                    }],
+                    start_row: Some(Bytes::from(start.clone())),
+                    stop_row: Some(Bytes::from(stop.clone())),
+                    caching: Some(META_PAGE),
+                    ..Default::default()
+                }),
+                number_of_rows: Some(META_PAGE),
+                close_scanner: Some(true),
+                ..Default::default()
+            };
+            let left = attempts
+                .remaining(&meta.server, "Scan")
+                .map_err(|e| (e, meta.server.clone()))?;
+            let reply = self
+                .connection(&meta.server, Service::Client)
+                .call::<proto::ScanResponse>("Scan", &request, left)
+                .await
+                .and_then(|reply| super::client::scan_rows(&reply));
+            let rows = match reply {
+                Ok(rows) => rows,
+                Err(e) => {
+                    if matches!(super::client::retry_kind(&e, true), super::client::Retry::No) {
+                        return Err((e, meta.server.clone()));
+                    }
+                    self.forget(&meta);
+                    attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
+                    continue;
+                }
+            };
+            let full = rows.len() >= META_PAGE as usize;
+            for cells in &rows {
+                let Some(cell) = cells.iter().find(|c| &c.qualifier[..] == b"regioninfo") else {
+                    continue;
+                };
+                start = cell.row.to_vec();
+                start.push(0);
+                let Some(bytes) = cell.value.strip_prefix(b"PBUF") else {
+                    continue;
+                };
+                let info = proto::RegionInfo::decode(bytes).map_err(|source| {
+                    (
+                        NativeError::Decode {
+                            what: "info:regioninfo",
+                            source,
+                        },
+                        meta.server.clone(),
+                    )
+                })?;
+                let skipped = info.offline.unwrap_or(false) || info.split.unwrap_or(false);
+                if !skipped && info.replica_id.unwrap_or(0) == 0 {
+                    keys.push(info.start_key.unwrap_or_default());
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+}
+
+#[cfg(test)]
+mod fake_master_tests {
+    //! The admin calls against a fake master: procedures waited for, their
+    //! failures typed, and the wait bounded by the admin deadline.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use bytes::BytesMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::store::native::NativeConfig;
+    use crate::store::native::codec;
+    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+
+    /// How the fake master answers `getProcedureResult`.
+    #[derive(Clone, Copy)]
+    enum Outcome {
+        /// Running twice, then finished.
+        Done,
+        /// Running twice, then finished with `TableExistsException`.
+        Exists,
+        /// Running for ever.
+        Never,
+    }
+
+    struct Fake {
+        outcome: Outcome,
+        polls: AtomicUsize,
+    }
+
+    /// One server that is registry, master and nothing else; it names
+    /// itself as `hbase:meta`'s server, which these calls never use.
+    async fn fake(outcome: Outcome) -> (String, Arc<Fake>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let fake = Arc::new(Fake {
+            outcome,
+            polls: AtomicUsize::new(0),
+        });
+        let shared = fake.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(serve(stream, shared.clone(), port));
+            }
+        });
+        (format!("127.0.0.1:{port}"), fake)
+    }
+
+    async fn serve(mut stream: tokio::net::TcpStream, fake: Arc<Fake>, port: u16) {
+        let mut head = [0; 10];
+        if stream.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let mut header = vec![0; u32::from_be_bytes([head[6], head[7], head[8], head[9]]) as usize];
+        if stream.read_exact(&mut header).await.is_err() {
+            return;
+        }
+        let mut buf = BytesMut::new();
+        loop {
+            let mut frame = loop {
+                match codec::split_frame(&mut buf, 1 << 20) {
+                    Ok(Some(frame)) => break frame,
+                    Ok(None) => {}
+                    Err(_) => return,
+                }
+                if stream.read_buf(&mut buf).await.unwrap_or(0) == 0 {
+                    return;
+                }
+            };
+            let Ok(request) = RequestHeader::decode_length_delimited(&mut frame) else {
+                return;
+            };
+            let reply = |message: Vec<u8>| {
+                let header = ResponseHeader {
+                    call_id: request.call_id,
+                    ..Default::default()
+                };
+                codec::encode_response(&header, Some(&message), &[])
+            };
+            let server = proto::ServerName {
+                host_name: "127.0.0.1".into(),
+                port: Some(u32::from(port)),
+                start_code: Some(1),
+            };
+            let answer = match request.method_name.as_deref() {
+                Some("GetMetaRegionLocations") => reply(
+                    proto::GetMetaRegionLocationsResponse {
+                        meta_locations: vec![proto::RegionLocation {
+                            region_info: proto::RegionInfo {
+                                region_id: 1,
+                                table_name: table_name("hbase:meta"),
+                                ..Default::default()
+                            },
+                            server_name: Some(server),
+                            seq_num: 0,
+                        }],
+                    }
+                    .encode_to_vec(),
+                ),
+                Some("GetActiveMaster") => reply(
+                    proto::GetActiveMasterResponse {
+                        server_name: Some(server),
+                    }
+                    .encode_to_vec(),
+                ),
+                Some("CreateTable") => reply(proto::CreateTableResponse { proc_id: Some(5) }.encode_to_vec()),
+                Some("getProcedureResult") => {
+                    let polls = fake.polls.fetch_add(1, Ordering::SeqCst) + 1;
+                    let running = polls <= 2 || matches!(fake.outcome, Outcome::Never);
+                    let exception = matches!(fake.outcome, Outcome::Exists).then(|| proto::ForeignExceptionMessage {
+                        source: Some("master".into()),
+                        generic_exception: Some(proto::GenericExceptionMessage {
+                            class_name: Some("org.apache.hadoop.hbase.TableExistsException".into()),
+                            message: Some("t".into()),
+                            error_info: None,
+                        }),
+                    });
+                    let state = if running { State::Running } else { State::Finished };
+                    reply(
+                        proto::GetProcedureResultResponse {
+                            state: state as i32,
+                            exception: if running { None } else { exception },
+                            ..Default::default()
+                        }
+                        .encode_to_vec(),
+                    )
+                }
+                other => {
+                    let header = ResponseHeader {
+                        call_id: request.call_id,
+                        exception: Some(ExceptionResponse {
+                            exception_class_name: Some("org.apache.hadoop.hbase.DoNotRetryIOException".into()),
+                            stack_trace: Some(format!("unexpected call {other:?}")),
+                            ..Default::default()
+                        }),
+                        cell_block_meta: None,
+                    };
+                    codec::encode_response(&header, None, &[])
+                }
+            };
+            if stream.write_all(&answer).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn store(endpoint: &str, admin_timeout: Duration) -> NativeStore {
+        NativeStore::connect(NativeConfig::new([endpoint]).admin_timeout(admin_timeout))
+            .await
+            .expect("connect")
+    }
+
+    fn schema() -> TableSchema {
+        TableSchema::new("t").family(FamilySchema::new("f"))
+    }
+
+    #[tokio::test]
+    async fn a_create_waits_for_its_procedure() {
+        let (endpoint, fake) = fake(Outcome::Done).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        store.admin_create(&schema()).await.expect("created");
+        assert_eq!(fake.polls.load(Ordering::SeqCst), 3, "polled until finished");
+    }
+
+    #[tokio::test]
+    async fn a_failed_procedure_is_a_typed_error() {
+        let (endpoint, _) = fake(Outcome::Exists).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        let err = store.admin_create(&schema()).await.expect_err("exists");
+        assert!(
+            matches!(&err, StoreError::TableExists { table } if table == "t"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_procedure_that_never_ends_times_out_at_the_deadline() {
+        let (endpoint, fake) = fake(Outcome::Never).await;
+        let store = store(&endpoint, Duration::from_millis(400)).await;
+        let started = std::time::Instant::now();
+        let err = store.admin_create(&schema()).await.expect_err("never finished");
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        assert!(
+            matches!(&err, StoreError::Timeout { table, operation, .. } if table == "t" && *operation == "create_table"),
+            "{err}"
+        );
+        assert!(fake.polls.load(Ordering::SeqCst) >= 3, "polled meanwhile");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn family_options_round_trip_through_attributes() {
+        let tuned = FamilySchema::new("t")
+            .versions(1000)
+            .min_versions(2)
+            .ttl_secs(18_000)
+            .block_size(16_384)
+            .block_cache(false)
+            .in_memory(true)
+            .bloom(BloomType::RowCol)
+            .compression(Compression::Gz);
+        for f in [tuned, FamilySchema::new("d")] {
+            assert_eq!(family_from_proto(&family_proto(&f)), f);
+        }
+        let versions = family_proto(&FamilySchema::new("v").versions(3));
+        let value = |key: &str| {
+            versions
+                .attributes
+                .iter()
+                .find(|a| a.first == key.as_bytes())
+                .map(|a| a.second.clone())
+        };
+        assert_eq!(value("VERSIONS"), Some(Bytes::from("3")));
+        assert_eq!(value("BLOOMFILTER"), Some(Bytes::from("ROW")));
+        assert_eq!(value("BLOCKCACHE"), Some(Bytes::from("true")));
+    }
+
+    #[test]
+    fn absent_or_odd_attributes_read_as_defaults() {
+        let family = proto::ColumnFamilySchema {
+            name: Bytes::from("f"),
+            attributes: vec![pair("TTL", "soon"), pair("COMPRESSION", "BROTLI"), pair("OTHER", "x")],
+            configuration: Vec::new(),
+        };
+        assert_eq!(family_from_proto(&family), FamilySchema::new("f"));
+    }
+
+    #[test]
+    fn a_modified_family_keeps_what_hmap_does_not_model() {
+        let live = proto::ColumnFamilySchema {
+            name: Bytes::from("f"),
+            attributes: vec![pair("VERSIONS", "1"), pair("KEEP_DELETED_CELLS", "TRUE")],
+            configuration: vec![proto::NameStringPair {
+                name: "k".into(),
+                value: "v".into(),
+            }],
+        };
+        let modified = overlay_family(&live, &FamilySchema::new("f").versions(5));
+        assert_eq!(family_from_proto(&modified).versions, 5);
+        let keep = modified
+            .attributes
+            .iter()
+            .filter(|a| a.first == "KEEP_DELETED_CELLS".as_bytes())
+            .count();
+        assert_eq!(keep, 1);
+        assert_eq!(
+            modified
+                .attributes
+                .iter()
+                .filter(|a| a.first == "VERSIONS".as_bytes())
+                .count(),
+            1
+        );
+        assert_eq!(modified.configuration, live.configuration);
+    }
+
+    #[test]
+    fn table_names_keep_their_namespace() {
+        assert_eq!(show_table_name(&table_name("t")), "t");
+        assert_eq!(show_table_name(&table_name("ns:t")), "ns:t");
+        let schema = TableSchema::new("t")
+            .family(FamilySchema::new("b"))
+            .family(FamilySchema::new("a"))
+            .metadata("hmap.key", "k");
+        let read = table_from_proto("t", &table_proto("p_t", &schema));
+        assert_eq!(
+            read.families.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+        assert_eq!(read.key_layout(), Some("k"));
+        assert_eq!(table_proto("p_t", &schema).table_name, Some(table_name("p_t")));
+    }
+}

@@ -1,0 +1,222 @@
+//! `impl Store for NativeStore`: a thin adapter over the client's and the
+//! admin's async functions, with the checks every backend makes before a
+//! request leaves (`store::check`), against the table's schema as the
+//! master describes it (cached per table, forgotten when hmap changes it).
+
+use std::sync::{Arc, PoisonError};
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+
+use super::admin;
+use super::client::NativeStore;
+use crate::schema::TableSchema;
+use crate::store::check::{
+    check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
+    check_table_name,
+};
+use crate::store::{
+    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
+    traced,
+};
+
+impl NativeStore {
+    /// The table's schema, from the cache or the master: requests are
+    /// checked against it before they are sent.
+    async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
+        check_table_name(table, &self.inner.config.table_prefix)?;
+        if let Some(schema) = self
+            .inner
+            .schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(table)
+        {
+            return Ok(Arc::clone(schema));
+        }
+        let schema = Arc::new(self.descriptor(table).await?);
+        self.inner
+            .schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(table.to_string(), Arc::clone(&schema));
+        Ok(schema)
+    }
+
+    /// The table's families and metadata (no split points), or
+    /// `TableNotFound`.
+    async fn descriptor(&self, table: &str) -> Result<TableSchema> {
+        match self.admin_descriptor(table).await? {
+            Some(descriptor) => Ok(admin::table_from_proto(table, &descriptor)),
+            None => Err(StoreError::TableNotFound { table: table.into() }),
+        }
+    }
+
+    fn forget_schema(&self, table: &str) {
+        self.inner
+            .schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(table);
+    }
+}
+
+#[async_trait]
+impl Store for NativeStore {
+    async fn create_table(&self, schema: &TableSchema) -> Result<()> {
+        traced("native", "create_table", &schema.name, 0, async move {
+            check_schema(schema, &self.inner.config.table_prefix)?;
+            self.forget_schema(&schema.name);
+            self.admin_create(schema).await
+        })
+        .await
+    }
+
+    /// Disables the table (unless it is disabled), then deletes it.
+    async fn delete_table(&self, table: &str) -> Result<()> {
+        traced("native", "delete_table", table, 0, async move {
+            check_table_name(table, &self.inner.config.table_prefix)?;
+            self.forget_schema(table);
+            self.admin_delete(table).await
+        })
+        .await
+    }
+
+    /// Disables the table, then `truncateTable` with `preserveSplits`;
+    /// HBase enables the table again.
+    async fn truncate_table(&self, table: &str) -> Result<()> {
+        traced("native", "truncate_table", table, 0, async move {
+            check_table_name(table, &self.inner.config.table_prefix)?;
+            self.admin_truncate(table).await
+        })
+        .await
+    }
+
+    /// Checked against the table as the master describes it now (not the
+    /// cached schema), then `AddColumn`, `ModifyColumn` or `DeleteColumn`.
+    /// A modified family keeps the options hmap does not model
+    /// (`DATA_BLOCK_ENCODING`, `KEEP_DELETED_CELLS`, ...).
+    async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
+        traced("native", "alter_table", table, 0, async move {
+            check_table_name(table, &self.inner.config.table_prefix)?;
+            self.forget_schema(table);
+            let Some(live) = self.admin_descriptor(table).await? else {
+                return Err(StoreError::TableNotFound { table: table.into() });
+            };
+            check_family_change(&admin::table_from_proto(table, &live), change)?;
+            let altered = self.admin_alter(table, &live, change).await;
+            self.forget_schema(table);
+            altered
+        })
+        .await
+    }
+
+    async fn table_exists(&self, table: &str) -> Result<bool> {
+        traced("native", "table_exists", table, 0, async move {
+            check_table_name(table, &self.inner.config.table_prefix)?;
+            Ok(self.admin_descriptor(table).await?.is_some())
+        })
+        .await
+    }
+
+    async fn list_tables(&self) -> Result<Vec<String>> {
+        traced("native", "list_tables", "", 0, self.admin_list()).await
+    }
+
+    async fn describe_table(&self, table: &str) -> Result<TableSchema> {
+        traced("native", "describe_table", table, 0, async move {
+            check_table_name(table, &self.inner.config.table_prefix)?;
+            let mut schema = self.descriptor(table).await?;
+            schema.split_keys = self
+                .region_start_keys(table)
+                .await?
+                .into_iter()
+                .filter(|k| !k.is_empty())
+                .collect();
+            Ok(schema)
+        })
+        .await
+    }
+
+    async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        traced("native", "get", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_row(table, &get.row)?;
+            check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
+            self.get_unchecked(table, get).await
+        })
+        .await
+    }
+
+    /// One `Multi` call per region server.
+    async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        traced("native", "get_many", table, gets.len(), async move {
+            let schema = self.schema(table).await?;
+            for g in gets {
+                check_row(table, &g.row)?;
+                check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
+            }
+            if gets.is_empty() {
+                return Ok(Vec::new());
+            }
+            self.get_many_unchecked(table, gets).await
+        })
+        .await
+    }
+
+    /// One `Mutate` for a single row; several rows in one `Multi` call per
+    /// region server, each row atomic on its own.
+    async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        traced("native", "mutate", table, rows.len(), async move {
+            let schema = self.schema(table).await?;
+            for r in rows {
+                check_mutation(&schema, &r.row, &r.mutations, self.inner.config.max_value_size)?;
+            }
+            self.mutate_unchecked(table, rows).await
+        })
+        .await
+    }
+
+    /// Opens a scanner on the first region at once (the scan reads that
+    /// region as it is now), then reads region by region; the stream ends
+    /// for good after its last row or an error, and closes the server's
+    /// scanner when it is dropped early.
+    async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
+        traced("native", "scan", table, 0, async move {
+            let schema = self.schema(table).await?;
+            check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
+            let mut scanner = self.scanner(table, scan);
+            scanner.open().await?;
+            let rows = futures_util::stream::unfold(Some(scanner), |state| async move {
+                let mut scanner = state?;
+                match scanner.next().await {
+                    Ok(Some(row)) => Some((Ok(row), Some(scanner))),
+                    Ok(None) => None,
+                    Err(e) => Some((Err(e), None)),
+                }
+            });
+            let rows: RowStream<'a> = Box::pin(rows.fuse());
+            Ok(rows)
+        })
+        .await
+    }
+
+    async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        traced("native", "check_and_mutate", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_family(&schema, &op.family)?;
+            check_mutation(&schema, &op.row, &op.mutations, self.inner.config.max_value_size)?;
+            self.check_and_mutate_unchecked(table, op).await
+        })
+        .await
+    }
+
+    async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        traced("native", "increment", table, 1, async move {
+            let schema = self.schema(table).await?;
+            check_increment(&schema, &op.row, &op.columns)?;
+            self.increment_unchecked(table, op).await
+        })
+        .await
+    }
+}

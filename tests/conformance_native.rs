@@ -1,0 +1,48 @@
+//! The store conformance suite against a real HBase, through `NativeStore`:
+//! HBase's own RPC to the master and the region servers, no gateway.
+//!
+//! Every case is `#[ignore]`d, so that `cargo test` needs no HBase;
+//! `cargo test -- --include-ignored` runs them with `HMAP_NATIVE` naming a
+//! master (`host:port`), as `scripts/hbase/hbase address` prints it, and
+//! fails when it is unset.
+
+use hmap::store::Store;
+use hmap::store::native::{NativeConfig, NativeStore};
+use hmap_suite::conformance::{self, Target};
+
+struct Native(NativeStore, String);
+
+impl Target for Native {
+    fn store(&self) -> &dyn Store {
+        &self.0
+    }
+
+    fn table_prefix(&self) -> &str {
+        &self.1
+    }
+
+    fn open_scanners(&self) -> Option<usize> {
+        Some(self.0.open_scanners())
+    }
+}
+
+/// The cluster under test; panics without one.
+async fn target() -> Native {
+    let address = hmap_suite::required_env("HMAP_NATIVE");
+    let store = NativeStore::connect(NativeConfig::new([address.clone()]))
+        .await
+        .unwrap_or_else(|e| panic!("HMAP_NATIVE={address} is set but HBase does not answer: {e}"));
+    Native(store, hmap_suite::test_table_prefix("hmap_native_conformance_"))
+}
+
+macro_rules! native_cases {
+    ($($case:ident,)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE=host:port (scripts/hbase/hbase address)"]
+        async fn $case() {
+            conformance::$case(&target().await).await;
+        }
+    )*};
+}
+
+hmap_suite::for_each_case!(native_cases);
