@@ -1632,7 +1632,9 @@ async fn deleting_a_subtree_with_a_cycle_ends() {
 async fn a_dead_writers_lock_expires_with_its_lease() {
     use std::time::{Duration, Instant};
     let store = hmap_suite::test_store("a_dead_writers_lock_expires_with_its_lease").await;
-    let lease = Duration::from_millis(500);
+    // Long enough that the dying writer's panic (a backtrace printed under
+    // RUST_BACKTRACE, on a loaded machine) ends well within it.
+    let lease = Duration::from_secs(3);
     Tree::new(Arc::clone(&store), "org").create().await.unwrap();
     // A writer whose store panics on writing, after it took the lock.
     let dying = Tree::new(
@@ -1642,7 +1644,7 @@ async fn a_dead_writers_lock_expires_with_its_lease() {
         },
         "org",
     )
-    .with_lock(lease, Duration::from_secs(5));
+    .with_lock(lease, Duration::from_secs(10));
     let died = Instant::now();
     assert!(
         tokio::spawn(async move { dying.insert("001", "CEO", None).await })
@@ -1653,7 +1655,7 @@ async fn a_dead_writers_lock_expires_with_its_lease() {
     let err = impatient.insert("001", "CEO", None).await.unwrap_err();
     assert!(matches!(err, hmap::Error::Store(ref e) if e.is_transient()), "{err}");
     assert!(err.to_string().contains("timed out"), "{err}");
-    let patient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_secs(5));
+    let patient = Tree::new(Arc::clone(&store), "org").with_lock(lease, Duration::from_secs(10));
     patient.insert("001", "CEO", None).await.unwrap();
     assert!(died.elapsed() >= lease, "the lease was respected");
     assert_eq!(patient.get("001").await.unwrap().unwrap().name, "CEO");
