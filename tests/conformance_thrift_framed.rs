@@ -76,7 +76,7 @@ async fn a_mismatched_transport_is_a_clear_error() {
             .expect_err("a mismatched transport fails");
         let text = err.to_string();
         assert!(
-            text.contains("framed") || err.is_transient(),
+            text.contains("framed transport (") && text.contains("hmap speaks"),
             "framed={framed} against {address}: {text}"
         );
     }

@@ -149,10 +149,24 @@ async fn a_truncated_reply_is_a_connection_error() {
 
 #[tokio::test]
 async fn garbage_says_the_gateway_may_speak_another_protocol() {
-    let addr = fake::start(|_, _| Act::Send(b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()));
+    let addr = fake::start(|_, _| Act::Send(b"\x01\x02 not thrift at all".to_vec()));
     let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t").await);
     assert!(message.contains("framed transport"), "{message}");
     assert!(message.contains("compact"), "{message}");
+    // What the first bytes look like, when they look like something.
+    let cases: [(&[u8], &str); 3] = [
+        (b"HTTP/1.1 400 Bad Request\r\n\r\n", "HTTP mode"),
+        (&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x50], "TLS"),
+        (
+            &[0x82, 0x41, 0x01, 0x0b],
+            "set `ThriftConfig::protocol` to `ThriftProtocol::Compact`",
+        ),
+    ];
+    for (start, says) in cases {
+        let addr = fake::start(move |_, _| Act::Send(start.to_vec()));
+        let message = expect_protocol_error(store(addr, Duration::from_secs(5)).table_exists("t").await);
+        assert!(message.contains(says), "{message}");
+    }
 }
 
 #[tokio::test]

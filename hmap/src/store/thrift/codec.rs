@@ -1,5 +1,6 @@
-//! Thrift's binary protocol (`TBinaryProtocol`, strict), sans-IO: requests
-//! are written into a byte buffer, replies decoded from one. Nothing here
+//! Thrift's binary protocol (`TBinaryProtocol`, strict) and compact protocol
+//! (`TCompactProtocol`), sans-IO: requests are written into a byte buffer,
+//! replies decoded from one. Nothing here
 //! touches a socket, so the blocking transport of today and an async one can
 //! share it, and it is tested with golden bytes and fuzzed without a network.
 //!
@@ -16,8 +17,12 @@
 //!    is reserved for it, so a reply never allocates more than a small multiple
 //!    of its own size.
 //!
-//! Only the binary protocol on an unframed transport is spoken; framing and
-//! the compact protocol would be other implementations of the same two steps.
+//! Both protocols share these two steps and the [`Encoder`]: each holds the
+//! [`Protocol`] it speaks and differs only in how a token (a header, an
+//! integer, a length) is laid out. The binary protocol writes fixed-size
+//! big-endian integers; the compact one writes zigzag varints, field ids as
+//! deltas from the previous field of the same struct, and a bool field's
+//! value inside its header. Framing is the transport's business.
 
 use bytes::Bytes;
 
@@ -32,6 +37,27 @@ const MAX_NAME: usize = 1024;
 /// `maxMessageSize` (100 MB), which HBase's own Java clients read with. A
 /// value declared to end beyond it is refused at once, not waited for.
 pub const MAX_MESSAGE: usize = 1 << 30;
+
+/// Which of Thrift's protocols a gateway speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// `TBinaryProtocol`, strict: the gateway's default.
+    #[default]
+    Binary,
+    /// `TCompactProtocol`: a gateway started with `-c`
+    /// (`hbase.regionserver.thrift.compact`).
+    Compact,
+}
+
+/// The longest varints the compact protocol writes: 5 bytes for 32 bits
+/// (i16, i32, lengths), 10 for 64.
+const VARINT32: usize = 5;
+const VARINT64: usize = 10;
+/// The compact protocol's first byte, and its version (the low 5 bits of
+/// the second byte; the message type is in the high 3).
+const COMPACT_ID: u8 = 0x82;
+const COMPACT_VERSION: u8 = 1;
 
 /// Thrift field and element types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,27 +97,76 @@ impl TType {
         })
     }
 
-    /// The encoded size of a fixed-size value.
-    fn fixed_size(self) -> Option<usize> {
+    /// The type a compact type code names, if any (both bool codes name
+    /// `Bool`: a bool field carries its value in its type code).
+    fn from_compact(code: u8) -> Option<TType> {
+        Some(match code {
+            0 => TType::Stop,
+            1 | 2 => TType::Bool,
+            3 => TType::Byte,
+            4 => TType::I16,
+            5 => TType::I32,
+            6 => TType::I64,
+            7 => TType::Double,
+            8 => TType::String,
+            9 => TType::List,
+            10 => TType::Set,
+            11 => TType::Map,
+            12 => TType::Struct,
+            _ => return None,
+        })
+    }
+
+    /// The compact protocol's code for this type (a bool as `true`, as
+    /// libthrift writes a container's element type).
+    fn compact(self) -> u8 {
         match self {
-            TType::Bool | TType::Byte => Some(1),
-            TType::I16 => Some(2),
-            TType::I32 => Some(4),
-            TType::I64 | TType::Double => Some(8),
+            TType::Stop => 0,
+            TType::Bool => 1,
+            TType::Byte => 3,
+            TType::I16 => 4,
+            TType::I32 => 5,
+            TType::I64 => 6,
+            TType::Double => 7,
+            TType::String => 8,
+            TType::List => 9,
+            TType::Set => 10,
+            TType::Map => 11,
+            TType::Struct => 12,
+        }
+    }
+
+    /// The encoded size of a fixed-size value; the compact protocol's
+    /// integers are varints, of no fixed size.
+    fn fixed_size(self, protocol: Protocol) -> Option<usize> {
+        match (self, protocol) {
+            (TType::Bool | TType::Byte, _) => Some(1),
+            (TType::Double, _) => Some(8),
+            (TType::I16, Protocol::Binary) => Some(2),
+            (TType::I32, Protocol::Binary) => Some(4),
+            (TType::I64, Protocol::Binary) => Some(8),
             _ => None,
         }
     }
 
     /// The fewest bytes a value of this type takes: what a declared count
     /// of them is checked against.
-    pub fn min_size(self) -> usize {
-        match self {
-            TType::Stop => 0,
-            TType::Struct => 1,
-            TType::String => 4,
-            TType::Set | TType::List => 5,
-            TType::Map => 6,
-            fixed => fixed.fixed_size().unwrap_or(1),
+    pub fn min_size(self, protocol: Protocol) -> usize {
+        match protocol {
+            Protocol::Binary => match self {
+                TType::Stop => 0,
+                TType::Struct => 1,
+                TType::String => 4,
+                TType::Set | TType::List => 5,
+                TType::Map => 6,
+                fixed => fixed.fixed_size(protocol).unwrap_or(1),
+            },
+            // A varint, a one-byte container header, a lone STOP.
+            Protocol::Compact => match self {
+                TType::Stop => 0,
+                TType::Double => 8,
+                _ => 1,
+            },
         }
     }
 }
@@ -112,6 +187,18 @@ pub enum DecodeError {
     NotBinary {
         /// Its first bytes (at most 8).
         start: Vec<u8>,
+    },
+    /// The message does not start with a compact protocol header.
+    #[error("not a compact thrift message: it starts with {start:02x?}")]
+    NotCompact {
+        /// Its first bytes (at most 8).
+        start: Vec<u8>,
+    },
+    /// A compact varint longer than its type allows, or out of its range.
+    #[error("a malformed varint at byte {at}")]
+    BadVarint {
+        /// Where.
+        at: usize,
     },
     /// The message ends before a value it declares.
     #[error("the message ends at byte {at}, inside a value")]
@@ -247,61 +334,242 @@ fn element_type(byte: u8, len: i32, at: usize) -> Result<TType, DecodeError> {
     }
 }
 
-/// The start of a message, as [`DecodeError::NotBinary`] shows it.
-fn not_binary(buf: &[u8]) -> DecodeError {
-    DecodeError::NotBinary {
-        start: buf.iter().take(8).copied().collect(),
+/// The start of a message, as [`DecodeError::NotBinary`] or
+/// [`DecodeError::NotCompact`] shows it.
+fn not_thrift(protocol: Protocol, buf: &[u8]) -> DecodeError {
+    let start = buf.iter().take(8).copied().collect();
+    match protocol {
+        Protocol::Binary => DecodeError::NotBinary { start },
+        Protocol::Compact => DecodeError::NotCompact { start },
     }
+}
+
+/// A varint at the start of `b`: its value and length, `None` if it goes
+/// on past `b`, an error if it is longer than `max` bytes.
+fn varint(b: &[u8], max: usize, at: usize) -> Result<Option<(u64, usize)>, DecodeError> {
+    let mut value = 0u64;
+    for (i, &byte) in b.iter().enumerate().take(max) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok(Some((value, i + 1)));
+        }
+    }
+    if b.len() >= max {
+        Err(DecodeError::BadVarint { at })
+    } else {
+        Ok(None)
+    }
+}
+
+/// A 32-bit varint at the start of `b`, as Java reads it into an `int`
+/// (a length of 2^31 or more is negative); more than 32 bits is an error.
+fn varint32(b: &[u8], at: usize) -> Result<Option<(i32, usize)>, DecodeError> {
+    match varint(b, VARINT32, at)? {
+        Some((v, len)) => {
+            let v = u32::try_from(v).map_err(|_| DecodeError::BadVarint { at })?;
+            Ok(Some((v as i32, len)))
+        }
+        None => Ok(None),
+    }
+}
+
+fn zigzag32(n: u32) -> i32 {
+    ((n >> 1) as i32) ^ -((n & 1) as i32)
+}
+
+fn zigzag64(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
 }
 
 // ---------------------------------------------------------------------------
 // Writing
 
 /// Writes a message into a buffer, which the transport sends whole.
+///
+/// The compact protocol writes a field's id as the difference from the
+/// previous field's in the same struct, so the encoder follows where structs
+/// begin and end: a struct field, the next element of a `list<struct>`, or
+/// a message's arguments begin one; [`stop`](Self::stop) ends it. Callers
+/// write the same sequence of calls for either protocol.
 #[derive(Default)]
 pub struct Encoder {
     pub buf: Vec<u8>,
+    protocol: Protocol,
+    /// Compact: the structs and struct lists being written, innermost last.
+    nest: Vec<Nest>,
+    /// Compact: a bool field whose header waits for its value.
+    bool_field: Option<i16>,
+}
+
+/// What the compact encoder is inside of.
+enum Nest {
+    /// A struct, with the id of its last field written.
+    Struct { last: i16 },
+    /// A `list<struct>` with this many elements not yet begun.
+    Elements { left: usize },
 }
 
 impl Encoder {
+    /// An encoder of `protocol` messages.
+    pub fn new(protocol: Protocol) -> Self {
+        Encoder {
+            protocol,
+            ..Encoder::default()
+        }
+    }
+
     pub fn message(&mut self, name: &str, kind: u8, seq: i32) {
-        self.i32((VERSION_1 | u32::from(kind)) as i32);
-        self.string(name.as_bytes());
-        self.i32(seq);
+        match self.protocol {
+            Protocol::Binary => {
+                self.i32((VERSION_1 | u32::from(kind)) as i32);
+                self.string(name.as_bytes());
+                self.i32(seq);
+            }
+            Protocol::Compact => {
+                self.buf.push(COMPACT_ID);
+                self.buf.push(COMPACT_VERSION | (kind << 5));
+                self.varint(u64::from(seq as u32));
+                self.string(name.as_bytes());
+                // The arguments (or result) struct.
+                self.nest.clear();
+                self.nest.push(Nest::Struct { last: 0 });
+            }
+        }
     }
+
+    /// Compact: begins the next element of a `list<struct>` if one is due.
+    fn next_element(&mut self) {
+        if let Some(Nest::Elements { left }) = self.nest.last_mut()
+            && *left > 0
+        {
+            *left -= 1;
+            self.nest.push(Nest::Struct { last: 0 });
+        }
+    }
+
     pub fn field(&mut self, kind: TType, id: i16) {
-        self.buf.push(kind as u8);
-        self.i16(id);
+        match self.protocol {
+            Protocol::Binary => {
+                self.buf.push(kind as u8);
+                self.i16(id);
+            }
+            // A bool field's header holds its value: written by `bool`.
+            Protocol::Compact if kind == TType::Bool => self.bool_field = Some(id),
+            Protocol::Compact => {
+                self.compact_field(kind.compact(), id);
+                if kind == TType::Struct {
+                    self.nest.push(Nest::Struct { last: 0 });
+                }
+            }
+        }
     }
+
+    /// A compact field header: the id as a delta from the last field's in
+    /// the high nibble when it is 1 to 15, else in a varint after the type.
+    fn compact_field(&mut self, code: u8, id: i16) {
+        self.next_element();
+        let last = match self.nest.last_mut() {
+            Some(Nest::Struct { last }) => std::mem::replace(last, id),
+            _ => 0,
+        };
+        let delta = i32::from(id) - i32::from(last);
+        if (1..=15).contains(&delta) {
+            self.buf.push(((delta as u8) << 4) | code);
+        } else {
+            self.buf.push(code);
+            self.varint(u64::from(zagzig32(i32::from(id))));
+        }
+    }
+
     pub fn stop(&mut self) {
         self.buf.push(TType::Stop as u8);
+        if self.protocol == Protocol::Compact {
+            self.next_element();
+            self.nest.pop();
+            // The last element of a struct list ends the list.
+            if let Some(Nest::Elements { left: 0 }) = self.nest.last() {
+                self.nest.pop();
+            }
+        }
     }
     pub fn bool(&mut self, v: bool) {
-        self.buf.push(u8::from(v));
+        match (self.protocol, self.bool_field.take()) {
+            (Protocol::Binary, _) => self.buf.push(u8::from(v)),
+            (Protocol::Compact, Some(id)) => self.compact_field(if v { 1 } else { 2 }, id),
+            (Protocol::Compact, None) => self.buf.push(if v { 1 } else { 2 }),
+        }
     }
     pub fn i16(&mut self, v: i16) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        match self.protocol {
+            Protocol::Binary => self.buf.extend_from_slice(&v.to_be_bytes()),
+            Protocol::Compact => self.varint(u64::from(zagzig32(i32::from(v)))),
+        }
     }
     pub fn i32(&mut self, v: i32) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        match self.protocol {
+            Protocol::Binary => self.buf.extend_from_slice(&v.to_be_bytes()),
+            Protocol::Compact => self.varint(u64::from(zagzig32(v))),
+        }
     }
     pub fn i64(&mut self, v: i64) {
-        self.buf.extend_from_slice(&v.to_be_bytes());
+        match self.protocol {
+            Protocol::Binary => self.buf.extend_from_slice(&v.to_be_bytes()),
+            Protocol::Compact => self.varint(((v << 1) ^ (v >> 63)) as u64),
+        }
+    }
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+    /// A length or count: Thrift's are at most `i32::MAX`; cells are far
+    /// smaller (the store checks values against `max_value_size` first).
+    fn len(&mut self, len: usize) {
+        let len = i32::try_from(len).unwrap_or(i32::MAX);
+        match self.protocol {
+            Protocol::Binary => self.i32(len),
+            Protocol::Compact => self.varint(len as u64),
+        }
     }
     pub fn string(&mut self, v: &[u8]) {
-        // Thrift strings are at most i32::MAX bytes; cells are far smaller
-        // (the store checks values against `max_value_size` first).
-        self.i32(i32::try_from(v.len()).unwrap_or(i32::MAX));
+        self.len(v.len());
         self.buf.extend_from_slice(v);
     }
     pub fn list(&mut self, elem: TType, len: usize) {
-        self.buf.push(elem as u8);
-        self.i32(i32::try_from(len).unwrap_or(i32::MAX));
+        match self.protocol {
+            Protocol::Binary => {
+                self.buf.push(elem as u8);
+                self.len(len);
+            }
+            Protocol::Compact => {
+                if len < 15 {
+                    self.buf.push(((len as u8) << 4) | elem.compact());
+                } else {
+                    self.buf.push(0xf0 | elem.compact());
+                    self.len(len);
+                }
+                if elem == TType::Struct && len > 0 {
+                    self.nest.push(Nest::Elements { left: len });
+                }
+            }
+        }
     }
     pub fn map(&mut self, key: TType, value: TType, len: usize) {
-        self.buf.push(key as u8);
-        self.buf.push(value as u8);
-        self.i32(i32::try_from(len).unwrap_or(i32::MAX));
+        match self.protocol {
+            Protocol::Binary => {
+                self.buf.push(key as u8);
+                self.buf.push(value as u8);
+                self.len(len);
+            }
+            Protocol::Compact => {
+                self.len(len);
+                if len > 0 {
+                    self.buf.push((key.compact() << 4) | value.compact());
+                }
+            }
+        }
     }
 
     // Field shorthands.
@@ -323,9 +591,14 @@ impl Encoder {
     }
 }
 
+/// Zigzag encoding of a 32-bit integer: small magnitudes, small varints.
+fn zagzig32(v: i32) -> u32 {
+    ((v << 1) ^ (v >> 31)) as u32
+}
+
 /// A whole call: header, the arguments struct `args` writes, its stop.
-pub fn call(name: &str, seq: i32, args: impl FnOnce(&mut Encoder)) -> Vec<u8> {
-    let mut e = Encoder::default();
+pub fn call(protocol: Protocol, name: &str, seq: i32, args: impl FnOnce(&mut Encoder)) -> Vec<u8> {
+    let mut e = Encoder::new(protocol);
     e.message(name, CALL, seq);
     args(&mut e);
     e.stop();
@@ -359,6 +632,7 @@ enum Frame {
 /// the previous call stopped. See the module docs.
 #[derive(Clone, Debug)]
 pub struct Skim {
+    protocol: Protocol,
     /// Bytes accepted so far: every token before it is complete.
     pos: usize,
     /// Whether the header has been read.
@@ -371,20 +645,27 @@ pub struct Skim {
 
 impl Default for Skim {
     fn default() -> Self {
+        Skim::of(Protocol::Binary)
+    }
+}
+
+impl Skim {
+    /// A skim of a new binary message.
+    #[cfg(test)]
+    pub fn new() -> Self {
+        Skim::default()
+    }
+
+    /// A skim of a new message in `protocol`.
+    pub fn of(protocol: Protocol) -> Self {
         Skim {
+            protocol,
             pos: 0,
             header: false,
             pending: None,
             stack: [Frame::Struct; MAX_DEPTH],
             depth: 0,
         }
-    }
-}
-
-impl Skim {
-    /// A skim of a new message.
-    pub fn new() -> Self {
-        Skim::default()
     }
 
     /// Goes on over `buf`, all bytes received for this message so far (the
@@ -401,7 +682,11 @@ impl Skim {
                 });
             }
             if !self.header {
-                match self.header(buf)? {
+                let header = match self.protocol {
+                    Protocol::Binary => self.binary_header(buf)?,
+                    Protocol::Compact => self.compact_header(buf)?,
+                };
+                match header {
                     Some(len) => {
                         self.pos = len;
                         self.header = true;
@@ -412,7 +697,11 @@ impl Skim {
                 continue;
             }
             if let Some(kind) = self.pending {
-                match self.value(buf, kind)? {
+                let value = match self.protocol {
+                    Protocol::Binary => self.binary_value(buf, kind)?,
+                    Protocol::Compact => self.compact_value(buf, kind)?,
+                };
+                match value {
                     Some(len) => {
                         self.pos += len;
                         self.pending = None;
@@ -436,12 +725,13 @@ impl Skim {
                         self.pos += 1;
                         self.depth -= 1;
                     } else {
-                        let kind = TType::from_byte(byte).ok_or(DecodeError::UnknownType { byte, at: self.pos })?;
-                        if buf.len() < self.pos + 3 {
-                            return Ok(Skimmed::NeedMore(self.pos + 3 - buf.len()));
+                        match self.field_header(buf, byte)? {
+                            Some((len, kind)) => {
+                                self.pos += len;
+                                self.pending = kind;
+                            }
+                            None => return Ok(Skimmed::NeedMore(1)),
                         }
-                        self.pos += 3;
-                        self.pending = Some(kind);
                     }
                 }
                 Frame::List { elem, left } => {
@@ -467,44 +757,90 @@ impl Skim {
         }
     }
 
-    /// The header's length, once all of it is there.
-    fn header(&self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+    /// A field header (not `STOP`) starting with `byte` at `self.pos`: its
+    /// length and the type of the value after it (none for a compact bool,
+    /// whose value is in the header), `None` if more bytes are needed.
+    fn field_header(&self, buf: &[u8], byte: u8) -> Result<Option<(usize, Option<TType>)>, DecodeError> {
+        let at = self.pos;
+        match self.protocol {
+            Protocol::Binary => {
+                let kind = TType::from_byte(byte).ok_or(DecodeError::UnknownType { byte, at })?;
+                Ok((buf.len() >= at + 3).then_some((3, Some(kind))))
+            }
+            Protocol::Compact => {
+                // Only a whole zero byte is `STOP`.
+                let kind = TType::from_compact(byte & 0x0f)
+                    .filter(|&kind| kind != TType::Stop)
+                    .ok_or(DecodeError::UnknownType { byte, at })?;
+                let len = if byte >> 4 != 0 {
+                    1
+                } else {
+                    // The id in a varint of its own.
+                    match varint32(buf.get(at + 1..).unwrap_or_default(), at + 1)? {
+                        Some((_, n)) => 1 + n,
+                        None => return Ok(None),
+                    }
+                };
+                Ok(Some((len, (kind != TType::Bool).then_some(kind))))
+            }
+        }
+    }
+
+    /// The binary header's length, once all of it is there.
+    fn binary_header(&self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
         if let Some(&first) = buf.first()
             && first != 0x80
         {
-            return Err(not_binary(buf));
+            return Err(not_thrift(Protocol::Binary, buf));
         }
         let Some(version) = be_i32(buf, 0) else {
             return Ok(None);
         };
         if version as u32 & VERSION_MASK != VERSION_1 {
-            return Err(not_binary(buf));
+            return Err(not_thrift(Protocol::Binary, buf));
         }
         let Some(name_len) = be_i32(buf, 4) else {
             return Ok(None);
         };
         let name_len = length(name_len, 4)?;
-        if name_len > MAX_NAME {
-            return Err(DecodeError::TooLong {
-                what: "a method name",
-                len: name_len,
-                needed: name_len as u64,
-                left: MAX_NAME,
-                at: 4,
-            });
-        }
+        check_name(name_len)?;
         let end = 8 + name_len + 4;
         Ok((buf.len() >= end).then_some(end))
     }
 
-    /// Starts a value of type `kind` at `self.pos`: its length if it is all
-    /// there (containers: their header, and a frame pushed), `None` if more
-    /// bytes are needed first.
-    fn value(&mut self, buf: &[u8], kind: TType) -> Result<Option<usize>, DecodeError> {
+    /// The compact header's length (id, version and type, sequence id,
+    /// name), once all of it is there.
+    fn compact_header(&self, buf: &[u8]) -> Result<Option<usize>, DecodeError> {
+        match buf {
+            [] => return Ok(None),
+            [first, ..] if *first != COMPACT_ID => return Err(not_thrift(Protocol::Compact, buf)),
+            [_] => return Ok(None),
+            [_, version, ..] if version & 0x1f != COMPACT_VERSION => {
+                return Err(not_thrift(Protocol::Compact, buf));
+            }
+            _ => {}
+        }
+        let Some((_, seq_len)) = varint32(buf.get(2..).unwrap_or_default(), 2)? else {
+            return Ok(None);
+        };
+        let at = 2 + seq_len;
+        let Some((name_len, len_len)) = varint32(buf.get(at..).unwrap_or_default(), at)? else {
+            return Ok(None);
+        };
+        let name_len = length(name_len, at)?;
+        check_name(name_len)?;
+        let end = at + len_len + name_len;
+        Ok((buf.len() >= end).then_some(end))
+    }
+
+    /// Starts a binary value of type `kind` at `self.pos`: its length if it
+    /// is all there (containers: their header, and a frame pushed), `None`
+    /// if more bytes are needed first.
+    fn binary_value(&mut self, buf: &[u8], kind: TType) -> Result<Option<usize>, DecodeError> {
         let at = self.pos;
         let have = buf.len().saturating_sub(at);
         let rest = buf.get(at..).unwrap_or_default();
-        if let Some(size) = kind.fixed_size() {
+        if let Some(size) = kind.fixed_size(Protocol::Binary) {
             return Ok((have >= size).then_some(size));
         }
         match kind {
@@ -524,21 +860,7 @@ impl Skim {
                 };
                 let elem = element_type(elem, len, at)?;
                 let count = length(len, at + 1)?;
-                // Each element takes at least its type's least size.
-                let least = count.saturating_mul(elem.min_size()).saturating_add(5);
-                self.within_limit("a list", count, least, at)?;
-                if let Some(size) = elem.fixed_size() {
-                    let total = count.saturating_mul(size).saturating_add(5);
-                    return Ok((have >= total).then_some(total));
-                }
-                self.push(
-                    Frame::List {
-                        elem,
-                        left: count as u32,
-                    },
-                    at,
-                )?;
-                Ok(Some(5))
+                self.elements(elem, count, 5, have, at)
             }
             TType::Map => {
                 let (Some(&key), Some(&value), Some(len)) = (rest.first(), rest.get(1), be_i32(rest, 2)) else {
@@ -547,27 +869,124 @@ impl Skim {
                 let key = element_type(key, len, at)?;
                 let value = element_type(value, len, at)?;
                 let count = length(len, at + 2)?;
-                let least = count
-                    .saturating_mul(key.min_size() + value.min_size())
-                    .saturating_add(6);
-                self.within_limit("a map", count, least, at)?;
-                if let (Some(k), Some(v)) = (key.fixed_size(), value.fixed_size()) {
-                    let total = count.saturating_mul(k + v).saturating_add(6);
-                    return Ok((have >= total).then_some(total));
-                }
-                self.push(
-                    Frame::Map {
-                        key,
-                        value,
-                        left: 2 * count as u64,
-                    },
-                    at,
-                )?;
-                Ok(Some(6))
+                self.entries(key, value, count, 6, have, at)
             }
             // Fixed sizes are handled above; a `STOP` value is nothing.
             _ => Ok(Some(0)),
         }
+    }
+
+    /// Starts a compact value of type `kind`, as [`binary_value`](Self::binary_value).
+    fn compact_value(&mut self, buf: &[u8], kind: TType) -> Result<Option<usize>, DecodeError> {
+        let at = self.pos;
+        let have = buf.len().saturating_sub(at);
+        let rest = buf.get(at..).unwrap_or_default();
+        if let Some(size) = kind.fixed_size(Protocol::Compact) {
+            return Ok((have >= size).then_some(size));
+        }
+        match kind {
+            TType::I16 | TType::I32 => Ok(varint32(rest, at)?.map(|(_, n)| n)),
+            TType::I64 => Ok(varint(rest, VARINT64, at)?.map(|(_, n)| n)),
+            TType::String => {
+                let Some((len, n)) = varint32(rest, at)? else {
+                    return Ok(None);
+                };
+                let len = length(len, at)?;
+                self.within_limit("a string", len, n + len, at)?;
+                Ok((have - n >= len).then_some(n + len))
+            }
+            TType::Struct => {
+                self.push(Frame::Struct, at)?;
+                Ok(Some(0))
+            }
+            TType::List | TType::Set => {
+                let Some(&byte) = rest.first() else { return Ok(None) };
+                let (len, n) = if byte >> 4 == 15 {
+                    match varint32(rest.get(1..).unwrap_or_default(), at + 1)? {
+                        Some((len, n)) => (len, 1 + n),
+                        None => return Ok(None),
+                    }
+                } else {
+                    (i32::from(byte >> 4), 1)
+                };
+                let elem = compact_element(byte & 0x0f, len, at)?;
+                let count = length(len, at)?;
+                self.elements(elem, count, n, have, at)
+            }
+            TType::Map => {
+                let Some((len, n)) = varint32(rest, at)? else {
+                    return Ok(None);
+                };
+                let count = length(len, at)?;
+                if count == 0 {
+                    return Ok(Some(n));
+                }
+                let Some(&types) = rest.get(n) else { return Ok(None) };
+                let key = compact_element(types >> 4, len, at)?;
+                let value = compact_element(types & 0x0f, len, at)?;
+                self.entries(key, value, count, n + 1, have, at)
+            }
+            // Fixed sizes are handled above; a `STOP` value is nothing.
+            _ => Ok(Some(0)),
+        }
+    }
+
+    /// A list's elements after its `header` bytes: the whole list if its
+    /// elements are of a fixed size, else a frame pushed for them.
+    fn elements(
+        &mut self,
+        elem: TType,
+        count: usize,
+        header: usize,
+        have: usize,
+        at: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        // Each element takes at least its type's least size.
+        let least = count
+            .saturating_mul(elem.min_size(self.protocol))
+            .saturating_add(header);
+        self.within_limit("a list", count, least, at)?;
+        if let Some(size) = elem.fixed_size(self.protocol) {
+            let total = count.saturating_mul(size).saturating_add(header);
+            return Ok((have >= total).then_some(total));
+        }
+        self.push(
+            Frame::List {
+                elem,
+                left: count as u32,
+            },
+            at,
+        )?;
+        Ok(Some(header))
+    }
+
+    /// A map's entries after its `header` bytes, as [`elements`](Self::elements).
+    fn entries(
+        &mut self,
+        key: TType,
+        value: TType,
+        count: usize,
+        header: usize,
+        have: usize,
+        at: usize,
+    ) -> Result<Option<usize>, DecodeError> {
+        let least = count
+            .saturating_mul(key.min_size(self.protocol) + value.min_size(self.protocol))
+            .saturating_add(header);
+        self.within_limit("a map", count, least, at)?;
+        if let (Some(k), Some(v)) = (key.fixed_size(self.protocol), value.fixed_size(self.protocol)) {
+            let total = count.saturating_mul(k + v).saturating_add(header);
+            return Ok((have >= total).then_some(total));
+        }
+        self.push(
+            Frame::Map {
+                key,
+                value,
+                left: 2 * count as u64,
+            },
+            at,
+        )?;
+        Ok(Some(header))
     }
 
     /// Refuses a value of `size` bytes at `at` that would end the message
@@ -593,6 +1012,30 @@ impl Skim {
     }
 }
 
+/// Refuses a method name longer than [`MAX_NAME`].
+fn check_name(len: usize) -> Result<(), DecodeError> {
+    if len > MAX_NAME {
+        return Err(DecodeError::TooLong {
+            what: "a method name",
+            len,
+            needed: len as u64,
+            left: MAX_NAME,
+            at: 4,
+        });
+    }
+    Ok(())
+}
+
+/// A compact container's element type, refused when unknown, or `STOP`
+/// with elements.
+fn compact_element(code: u8, len: i32, at: usize) -> Result<TType, DecodeError> {
+    match TType::from_compact(code) {
+        None => Err(DecodeError::UnknownType { byte: code, at }),
+        Some(TType::Stop) if len != 0 => Err(DecodeError::StopElements { len, at }),
+        Some(t) => Ok(t),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Reading a complete message
 
@@ -603,12 +1046,30 @@ pub struct Reader {
     buf: Bytes,
     pos: usize,
     depth: usize,
+    protocol: Protocol,
+    /// Compact: the last field id read in each open struct, by depth.
+    last: [i16; MAX_DEPTH + 1],
+    /// Compact: the value of the bool field whose header was just read.
+    bool_value: Option<bool>,
 }
 
 impl Reader {
-    /// A reader at the start of `buf`.
+    /// A reader at the start of `buf`, a binary message.
+    #[cfg(test)]
     pub fn new(buf: Bytes) -> Self {
-        Reader { buf, pos: 0, depth: 0 }
+        Reader::of(Protocol::Binary, buf)
+    }
+
+    /// A reader at the start of `buf`, a `protocol` message.
+    pub fn of(protocol: Protocol, buf: Bytes) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            depth: 0,
+            protocol,
+            last: [0; MAX_DEPTH + 1],
+            bool_value: None,
+        }
     }
 
     /// Where the reader is, for error messages.
@@ -631,27 +1092,74 @@ impl Reader {
         Ok(bytes)
     }
 
+    /// A varint of at most `max` bytes; the message ending inside it is
+    /// [`DecodeError::Truncated`].
+    fn varint(&mut self, max: usize) -> Result<u64, DecodeError> {
+        let at = self.pos;
+        let rest = self.buf.get(at..).unwrap_or_default();
+        let (value, len) = varint(rest, max, at)?.ok_or(DecodeError::Truncated { at: self.buf.len() })?;
+        self.pos += len;
+        Ok(value)
+    }
+
+    /// A compact 32-bit varint, as Java reads it into an `int`.
+    fn varint32(&mut self) -> Result<i32, DecodeError> {
+        let at = self.pos;
+        let rest = self.buf.get(at..).unwrap_or_default();
+        let (value, len) = varint32(rest, at)?.ok_or(DecodeError::Truncated { at: self.buf.len() })?;
+        self.pos += len;
+        Ok(value)
+    }
+
     pub fn byte(&mut self) -> Result<u8, DecodeError> {
         let [b] = self.take::<1>()?;
         Ok(b)
     }
     pub fn bool(&mut self) -> Result<bool, DecodeError> {
-        Ok(self.byte()? != 0)
+        match self.protocol {
+            Protocol::Binary => Ok(self.byte()? != 0),
+            Protocol::Compact => match self.bool_value.take() {
+                Some(v) => Ok(v),
+                // An element of a container: 1 is true, as libthrift reads it.
+                None => Ok(self.byte()? == 1),
+            },
+        }
     }
     pub fn i16(&mut self) -> Result<i16, DecodeError> {
-        self.take().map(i16::from_be_bytes)
+        match self.protocol {
+            Protocol::Binary => self.take().map(i16::from_be_bytes),
+            Protocol::Compact => {
+                let at = self.pos;
+                let v = zigzag32(self.varint32()? as u32);
+                i16::try_from(v).map_err(|_| DecodeError::BadVarint { at })
+            }
+        }
     }
     pub fn i32(&mut self) -> Result<i32, DecodeError> {
-        self.take().map(i32::from_be_bytes)
+        match self.protocol {
+            Protocol::Binary => self.take().map(i32::from_be_bytes),
+            Protocol::Compact => Ok(zigzag32(self.varint32()? as u32)),
+        }
     }
     pub fn i64(&mut self) -> Result<i64, DecodeError> {
-        self.take().map(i64::from_be_bytes)
+        match self.protocol {
+            Protocol::Binary => self.take().map(i64::from_be_bytes),
+            Protocol::Compact => Ok(zigzag64(self.varint(VARINT64)?)),
+        }
+    }
+
+    /// A length or count: an `i32`, or a compact varint.
+    fn length_value(&mut self) -> Result<i32, DecodeError> {
+        match self.protocol {
+            Protocol::Binary => self.i32(),
+            Protocol::Compact => self.varint32(),
+        }
     }
 
     /// A binary value, as a slice of the message (no copy).
     pub fn binary(&mut self) -> Result<Bytes, DecodeError> {
         let at = self.pos;
-        let len = length(self.i32()?, at)?;
+        let len = length(self.length_value()?, at)?;
         if len > self.left() {
             return Err(DecodeError::TooLong {
                 what: "a string",
@@ -673,19 +1181,43 @@ impl Reader {
         String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::NotUtf8 { what, at })
     }
 
-    fn kind(&self, byte: u8, at: usize) -> Result<TType, DecodeError> {
-        TType::from_byte(byte).ok_or(DecodeError::UnknownType { byte, at })
-    }
-
     /// A field header; `None` at the end of a struct.
     pub fn field(&mut self) -> Result<Option<(TType, i16)>, DecodeError> {
         let at = self.pos;
         let byte = self.byte()?;
-        let kind = self.kind(byte, at)?;
-        if kind == TType::Stop {
-            return Ok(None);
+        self.bool_value = None;
+        match self.protocol {
+            Protocol::Binary => {
+                let kind = TType::from_byte(byte).ok_or(DecodeError::UnknownType { byte, at })?;
+                if kind == TType::Stop {
+                    return Ok(None);
+                }
+                Ok(Some((kind, self.i16()?)))
+            }
+            Protocol::Compact => {
+                if byte == TType::Stop as u8 {
+                    return Ok(None);
+                }
+                // A type of `STOP` with an id delta is no field.
+                let code = byte & 0x0f;
+                let kind = TType::from_compact(code)
+                    .filter(|&kind| kind != TType::Stop)
+                    .ok_or(DecodeError::UnknownType { byte, at })?;
+                let last = self.last.get(self.depth).copied().unwrap_or(0);
+                let id = match byte >> 4 {
+                    // The id in a varint of its own.
+                    0 => self.i16()?,
+                    delta => last.wrapping_add(i16::from(delta)),
+                };
+                if let Some(slot) = self.last.get_mut(self.depth) {
+                    *slot = id;
+                }
+                if kind == TType::Bool {
+                    self.bool_value = Some(code == 1);
+                }
+                Ok(Some((kind, id)))
+            }
         }
-        Ok(Some((kind, self.i16()?)))
     }
 
     /// Checks a field's wire type against the IDL's.
@@ -708,6 +1240,9 @@ impl Reader {
             return Err(DecodeError::TooDeep { at: self.pos });
         }
         self.depth += 1;
+        if let Some(slot) = self.last.get_mut(self.depth) {
+            *slot = 0;
+        }
         Ok(())
     }
 
@@ -716,16 +1251,36 @@ impl Reader {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// The least size of an element that takes at least `binary` bytes in
+    /// the binary protocol and `compact` in the compact one.
+    pub fn least(&self, binary: usize, compact: usize) -> usize {
+        match self.protocol {
+            Protocol::Binary => binary,
+            Protocol::Compact => compact,
+        }
+    }
+
     /// A list or set header: element type and count. The count is checked
     /// against the bytes left, each element taking at least `min_size`
     /// bytes (at least its type's minimum), before the caller reserves room.
     pub fn list(&mut self, min_size: usize) -> Result<(TType, usize), DecodeError> {
         let at = self.pos;
         let byte = self.byte()?;
-        let len = self.i32()?;
-        let elem = element_type(byte, len, at)?;
+        let (elem, len) = match self.protocol {
+            Protocol::Binary => {
+                let len = self.i32()?;
+                (element_type(byte, len, at)?, len)
+            }
+            Protocol::Compact => {
+                let len = match byte >> 4 {
+                    15 => self.varint32()?,
+                    n => i32::from(n),
+                };
+                (compact_element(byte & 0x0f, len, at)?, len)
+            }
+        };
         let count = length(len, at + 1)?;
-        self.check_count("a list", count, min_size.max(elem.min_size()), at)?;
+        self.check_count("a list", count, min_size.max(elem.min_size(self.protocol)), at)?;
         Ok((elem, count))
     }
 
@@ -733,11 +1288,29 @@ impl Reader {
     /// against the bytes left as [`list`](Self::list) checks it.
     pub fn map(&mut self) -> Result<(TType, TType, usize), DecodeError> {
         let at = self.pos;
-        let (key, value, len) = (self.byte()?, self.byte()?, self.i32()?);
-        let key = element_type(key, len, at)?;
-        let value = element_type(value, len, at)?;
-        let count = length(len, at + 2)?;
-        self.check_count("a map", count, key.min_size() + value.min_size(), at)?;
+        let (key, value, len) = match self.protocol {
+            Protocol::Binary => {
+                let (key, value, len) = (self.byte()?, self.byte()?, self.i32()?);
+                (element_type(key, len, at)?, element_type(value, len, at)?, len)
+            }
+            Protocol::Compact => {
+                let len = self.varint32()?;
+                if len == 0 {
+                    // An empty map has no types byte.
+                    (TType::Stop, TType::Stop, 0)
+                } else {
+                    let types = self.byte()?;
+                    (
+                        compact_element(types >> 4, len, at)?,
+                        compact_element(types & 0x0f, len, at)?,
+                        len,
+                    )
+                }
+            }
+        };
+        let count = length(len, at)?;
+        let each = key.min_size(self.protocol) + value.min_size(self.protocol);
+        self.check_count("a map", count, each, at)?;
         Ok((key, value, count))
     }
 
@@ -757,7 +1330,11 @@ impl Reader {
 
     /// Skips a value of any type, at most [`MAX_DEPTH`] levels deep.
     pub fn skip(&mut self, kind: TType) -> Result<(), DecodeError> {
-        if let Some(size) = kind.fixed_size() {
+        // A compact bool field's value was in its header.
+        if kind == TType::Bool && self.bool_value.take().is_some() {
+            return Ok(());
+        }
+        if let Some(size) = kind.fixed_size(self.protocol) {
             if size > self.left() {
                 return Err(DecodeError::Truncated { at: self.pos });
             }
@@ -765,6 +1342,12 @@ impl Reader {
             return Ok(());
         }
         match kind {
+            TType::I16 | TType::I32 => {
+                self.varint32()?;
+            }
+            TType::I64 => {
+                self.varint(VARINT64)?;
+            }
             TType::String => {
                 self.binary()?;
             }
@@ -800,22 +1383,30 @@ impl Reader {
 
     /// A message header: `(name, type, sequence id)`.
     pub fn message(&mut self) -> Result<(Bytes, u8, i32), DecodeError> {
-        let version = self.i32().map_err(|_| not_binary(&self.buf))? as u32;
-        if version & VERSION_MASK != VERSION_1 {
-            return Err(not_binary(&self.buf));
-        }
-        let name = self.binary()?;
-        if name.len() > MAX_NAME {
-            return Err(DecodeError::TooLong {
-                what: "a method name",
-                len: name.len(),
-                needed: name.len() as u64,
-                left: MAX_NAME,
-                at: 4,
-            });
-        }
-        let seq = self.i32()?;
-        Ok((name, (version & 0xFF) as u8, seq))
+        let protocol = self.protocol;
+        let (kind, seq, name) = match protocol {
+            Protocol::Binary => {
+                let version = self.i32().map_err(|_| not_thrift(protocol, &self.buf))? as u32;
+                if version & VERSION_MASK != VERSION_1 {
+                    return Err(not_thrift(protocol, &self.buf));
+                }
+                let name = self.binary()?;
+                let seq = self.i32()?;
+                ((version & 0xFF) as u8, seq, name)
+            }
+            Protocol::Compact => {
+                let id = self.byte().map_err(|_| not_thrift(protocol, &self.buf))?;
+                let version = self.byte().map_err(|_| not_thrift(protocol, &self.buf))?;
+                if id != COMPACT_ID || version & 0x1f != COMPACT_VERSION {
+                    return Err(not_thrift(protocol, &self.buf));
+                }
+                let seq = self.varint32()?;
+                let name = self.binary()?;
+                (version >> 5, seq, name)
+            }
+        };
+        check_name(name.len())?;
+        Ok((name, kind, seq))
     }
 
     /// Fails if bytes are left after the message.
@@ -840,11 +1431,12 @@ pub struct ApplicationException {
 /// Opens the reply to call `name` #`seq`: a reader at its result struct, or
 /// the exception the gateway sent instead.
 pub fn open_reply(
+    protocol: Protocol,
     message: Bytes,
     name: &'static str,
     seq: i32,
 ) -> Result<Result<Reader, ApplicationException>, DecodeError> {
-    let (reply_name, reply_seq, opened) = open_any_reply(message)?;
+    let (reply_name, reply_seq, opened) = open_any_reply(protocol, message)?;
     if reply_seq != seq || reply_name != name.as_bytes() {
         return Err(DecodeError::WrongReply {
             name: String::from_utf8_lossy(&reply_name).into_owned(),
@@ -858,8 +1450,11 @@ pub fn open_reply(
 
 /// Opens a reply to whatever call it names: `(method, sequence id, what
 /// [`open_reply`] gives)`.
-pub fn open_any_reply(message: Bytes) -> Result<(Bytes, i32, Result<Reader, ApplicationException>), DecodeError> {
-    let mut r = Reader::new(message);
+pub fn open_any_reply(
+    protocol: Protocol,
+    message: Bytes,
+) -> Result<(Bytes, i32, Result<Reader, ApplicationException>), DecodeError> {
+    let mut r = Reader::of(protocol, message);
     let (reply_name, kind, reply_seq) = r.message()?;
     let opened = match kind {
         REPLY => Ok(r),
@@ -1111,14 +1706,260 @@ mod tests {
         let mut e = header("get");
         e.stop();
         let message = Bytes::from(e.buf);
-        assert!(open_reply(message.clone(), "get", 1).unwrap().is_ok());
+        assert!(open_reply(Protocol::Binary, message.clone(), "get", 1).unwrap().is_ok());
         assert!(matches!(
-            open_reply(message.clone(), "get", 2),
+            open_reply(Protocol::Binary, message.clone(), "get", 2),
             Err(DecodeError::WrongReply { .. })
         ));
         assert!(matches!(
-            open_reply(message, "put", 1),
+            open_reply(Protocol::Binary, message, "put", 1),
             Err(DecodeError::WrongReply { .. })
         ));
+    }
+    // -----------------------------------------------------------------------
+    // The compact protocol
+
+    /// A compact reply header for `name` #1.
+    fn compact_header(name: &str) -> Encoder {
+        let mut e = Encoder::new(Protocol::Compact);
+        e.message(name, REPLY, 1);
+        e
+    }
+
+    fn compact_skim(buf: &[u8]) -> Result<Skimmed, DecodeError> {
+        Skim::of(Protocol::Compact).advance(buf)
+    }
+
+    /// A reader past the header of a compact message.
+    fn compact_reader(buf: Vec<u8>) -> Reader {
+        let mut r = Reader::of(Protocol::Compact, Bytes::from(buf));
+        r.message().unwrap();
+        r
+    }
+
+    /// Field ids as deltas and as varints (jumps over 15, going back,
+    /// negative ids), bools in field headers and in lists, nested structs
+    /// with ids of their own, struct lists: what the encoder writes, the
+    /// skim measures and the reader reads back, byte by byte too.
+    #[test]
+    fn compact_round_trip_of_every_shape() {
+        let mut e = compact_header("get");
+        e.i32_field(1, -7);
+        e.i64_field(20, i64::MIN);
+        e.bool_field(21, true);
+        e.bool_field(3, false);
+        e.field(TType::Struct, -2);
+        e.binary_field(1, b"inner");
+        e.stop();
+        e.field(TType::List, 4);
+        e.list(TType::Struct, 16);
+        for i in 0..16 {
+            e.i64_field(2, i);
+            e.stop();
+        }
+        e.field(TType::List, 5);
+        e.list(TType::Bool, 2);
+        e.bool(true);
+        e.bool(false);
+        e.field(TType::Map, 6);
+        e.map(TType::String, TType::String, 1);
+        e.string(b"k");
+        e.string(b"v");
+        e.field(TType::Map, 7);
+        e.map(TType::String, TType::String, 0);
+        e.field(TType::I16, 8);
+        e.i16(i16::MIN);
+        e.stop();
+        let len = e.buf.len();
+        assert_eq!(compact_skim(&e.buf), Ok(Skimmed::Done(len)));
+        let mut skim = Skim::of(Protocol::Compact);
+        for end in 0..len {
+            assert!(matches!(skim.advance(&e.buf[..end]), Ok(Skimmed::NeedMore(_))), "{end}");
+        }
+        assert_eq!(skim.advance(&e.buf), Ok(Skimmed::Done(len)));
+
+        let mut r = compact_reader(e.buf);
+        r.enter().unwrap();
+        assert_eq!(r.field(), Ok(Some((TType::I32, 1))));
+        assert_eq!(r.i32(), Ok(-7));
+        assert_eq!(r.field(), Ok(Some((TType::I64, 20))));
+        assert_eq!(r.i64(), Ok(i64::MIN));
+        assert_eq!(r.field(), Ok(Some((TType::Bool, 21))));
+        assert_eq!(r.bool(), Ok(true));
+        assert_eq!(r.field(), Ok(Some((TType::Bool, 3))));
+        // A bool field skipped consumes nothing after its header.
+        r.skip(TType::Bool).unwrap();
+        assert_eq!(r.field(), Ok(Some((TType::Struct, -2))));
+        r.enter().unwrap();
+        assert_eq!(r.field(), Ok(Some((TType::String, 1))));
+        assert_eq!(r.binary().unwrap(), "inner");
+        assert_eq!(r.field(), Ok(None));
+        r.leave();
+        assert_eq!(r.field(), Ok(Some((TType::List, 4))));
+        let (elem, count) = r.list(0).unwrap();
+        assert_eq!((elem, count), (TType::Struct, 16));
+        for i in 0..16 {
+            r.enter().unwrap();
+            assert_eq!(r.field(), Ok(Some((TType::I64, 2))));
+            assert_eq!(r.i64(), Ok(i));
+            assert_eq!(r.field(), Ok(None));
+            r.leave();
+        }
+        assert_eq!(r.field(), Ok(Some((TType::List, 5))));
+        assert_eq!(r.list(0), Ok((TType::Bool, 2)));
+        assert_eq!((r.bool(), r.bool()), (Ok(true), Ok(false)));
+        assert_eq!(r.field(), Ok(Some((TType::Map, 6))));
+        assert_eq!(r.map(), Ok((TType::String, TType::String, 1)));
+        assert_eq!(
+            (r.binary().unwrap(), r.binary().unwrap()),
+            (Bytes::from("k"), Bytes::from("v"))
+        );
+        assert_eq!(r.field(), Ok(Some((TType::Map, 7))));
+        assert_eq!(r.map().map(|m| m.2), Ok(0));
+        assert_eq!(r.field(), Ok(Some((TType::I16, 8))));
+        assert_eq!(r.i16(), Ok(i16::MIN));
+        assert_eq!(r.field(), Ok(None));
+        r.leave();
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn compact_varints_longer_than_their_type_are_refused() {
+        // An i32 of 6 bytes, an i64 of 11: never written by libthrift.
+        for (kind, bytes) in [(TType::I32, &[0xff; 6][..]), (TType::I64, &[0xff; 11])] {
+            let mut e = compact_header("get");
+            e.buf.push(0x10 | kind.compact());
+            e.buf.extend_from_slice(bytes);
+            e.stop();
+            assert!(
+                matches!(compact_skim(&e.buf), Err(DecodeError::BadVarint { .. })),
+                "{kind:?}"
+            );
+            let mut r = compact_reader(e.buf);
+            r.enter().unwrap();
+            let (k, _) = r.field().unwrap().unwrap();
+            assert!(matches!(r.skip(k), Err(DecodeError::BadVarint { .. })), "{kind:?}");
+        }
+        // Five bytes of more than 32 bits, and an i16 out of its range.
+        let mut e = compact_header("get");
+        e.buf.push(0x10 | TType::I32.compact());
+        e.buf.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+        e.stop();
+        assert!(matches!(compact_skim(&e.buf), Err(DecodeError::BadVarint { .. })));
+        let mut e = compact_header("get");
+        e.field(TType::I32, 1);
+        e.i32(1 << 20);
+        e.stop();
+        let mut r = compact_reader(e.buf);
+        r.enter().unwrap();
+        r.field().unwrap();
+        assert!(matches!(r.i16(), Err(DecodeError::BadVarint { .. })));
+    }
+
+    #[test]
+    fn compact_lengths_are_checked_before_anything_is_reserved() {
+        // A string declared 2^31-1 bytes long, one of 2^31 (negative as Java
+        // reads it), a list of a million structs in 100 bytes.
+        let mut e = compact_header("get");
+        e.field(TType::String, 1);
+        e.buf.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07]);
+        assert!(matches!(compact_skim(&e.buf), Err(DecodeError::TooLong { .. })));
+        let mut r = compact_reader(e.buf);
+        r.enter().unwrap();
+        r.field().unwrap();
+        assert!(matches!(r.binary(), Err(DecodeError::TooLong { .. })));
+
+        let mut e = compact_header("get");
+        e.field(TType::String, 1);
+        e.buf.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x08]);
+        assert!(matches!(compact_skim(&e.buf), Err(DecodeError::NegativeLength { .. })));
+
+        let mut e = compact_header("get");
+        e.field(TType::List, 1);
+        e.list(TType::Struct, 1_000_000);
+        e.buf.extend_from_slice(&[0; 100]);
+        let mut r = compact_reader(e.buf);
+        r.enter().unwrap();
+        r.field().unwrap();
+        assert!(matches!(r.list(0), Err(DecodeError::TooLong { len: 1_000_000, .. })));
+    }
+
+    /// A list or map of STOP or unknown elements declared 2^31-1 long is
+    /// refused at once, as in the binary protocol.
+    #[test]
+    fn compact_containers_of_stop_or_unknown_elements_are_refused_at_once() {
+        let huge = [0xff, 0xff, 0xff, 0xff, 0x07];
+        let cases: [(TType, Vec<u8>); 4] = [
+            (TType::List, [&[0xf0][..], &huge].concat()),
+            (TType::Set, [&[0xfd][..], &huge].concat()),
+            (TType::Map, [&huge[..], &[0x00]].concat()),
+            (TType::Map, [&huge[..], &[0x8e]].concat()),
+        ];
+        for (container, bytes) in cases {
+            let mut e = compact_header("get");
+            e.buf.push(0x10 | container.compact());
+            e.buf.extend_from_slice(&bytes);
+            let started = std::time::Instant::now();
+            let skimmed = compact_skim(&e.buf);
+            assert!(
+                matches!(
+                    skimmed,
+                    Err(DecodeError::StopElements { .. } | DecodeError::UnknownType { .. })
+                ),
+                "{container:?} {bytes:02x?}: {skimmed:?}"
+            );
+            let mut r = compact_reader(e.buf);
+            r.enter().unwrap();
+            let (k, _) = r.field().unwrap().unwrap();
+            assert!(r.skip(k).is_err());
+            assert!(started.elapsed() < std::time::Duration::from_millis(100));
+        }
+    }
+
+    #[test]
+    fn compact_skim_refuses_deep_nesting_without_recursion() {
+        let mut e = compact_header("get");
+        for _ in 0..40_000 {
+            e.field(TType::Struct, 1);
+        }
+        assert!(matches!(compact_skim(&e.buf), Err(DecodeError::TooDeep { .. })));
+        let mut r = compact_reader(e.buf);
+        assert!(matches!(r.skip(TType::Struct), Err(DecodeError::TooDeep { .. })));
+    }
+
+    /// A field byte whose type is STOP but with an id delta is not a stop.
+    #[test]
+    fn compact_stop_type_with_a_delta_is_refused() {
+        let mut e = compact_header("get");
+        e.buf.push(0x10);
+        e.stop();
+        assert!(matches!(compact_skim(&e.buf), Err(DecodeError::UnknownType { .. })));
+        let mut r = compact_reader(e.buf);
+        r.enter().unwrap();
+        assert!(matches!(r.field(), Err(DecodeError::UnknownType { .. })));
+    }
+
+    #[test]
+    fn each_protocol_names_the_other_at_the_first_byte() {
+        let mut binary = header("get");
+        binary.stop();
+        let mut compact = compact_header("get");
+        compact.stop();
+        assert!(matches!(compact_skim(&binary.buf), Err(DecodeError::NotCompact { .. })));
+        assert!(matches!(skim_all(&compact.buf), Err(DecodeError::NotBinary { .. })));
+        assert!(matches!(
+            Reader::of(Protocol::Compact, Bytes::from(binary.buf)).message(),
+            Err(DecodeError::NotCompact { .. })
+        ));
+        // A compact header of another version.
+        let mut other = compact.buf.clone();
+        other[1] = (other[1] & 0xe0) | 2;
+        assert!(matches!(compact_skim(&other), Err(DecodeError::NotCompact { .. })));
+        // Fed one byte at a time, the compact reply is measured whole.
+        let mut skim = Skim::of(Protocol::Compact);
+        for end in 0..compact.buf.len() {
+            assert!(matches!(skim.advance(&compact.buf[..end]), Ok(Skimmed::NeedMore(_))));
+        }
+        assert_eq!(skim.advance(&compact.buf), Ok(Skimmed::Done(compact.buf.len())));
     }
 }

@@ -449,12 +449,16 @@ fn required<T>(value: Option<T>, what: &'static str, id: i16) -> Decoded<T> {
     value.ok_or(DecodeError::MissingField { what, id })
 }
 
+/// The fewest bytes of an element: in the binary protocol, and in the
+/// compact one.
+type Least = (usize, usize);
+
 /// A `list<struct>`, each element read by `each`. The declared count is
-/// checked against the bytes left, each element taking at least
-/// `min_size` bytes, before room for it is reserved.
-fn read_list<T>(r: &mut Reader, min_size: usize, mut each: impl FnMut(&mut Reader) -> Decoded<T>) -> Decoded<Vec<T>> {
+/// checked against the bytes left, each element taking at least `least`
+/// bytes in the reader's protocol, before room for it is reserved.
+fn read_list<T>(r: &mut Reader, least: Least, mut each: impl FnMut(&mut Reader) -> Decoded<T>) -> Decoded<Vec<T>> {
     let at = r.pos();
-    let (elem, len) = r.list(min_size)?;
+    let (elem, len) = r.list(r.least(least.0, least.1))?;
     if len > 0 {
         r.expect("a list's element", TType::Struct, elem).map_err(|e| match e {
             DecodeError::WrongType {
@@ -478,10 +482,14 @@ fn read_list<T>(r: &mut Reader, min_size: usize, mut each: impl FnMut(&mut Reade
 }
 
 /// The fewest bytes of a TColumnValue: three required binary fields (a
-/// 3-byte header and a 4-byte length each) and the stop.
-const MIN_COLUMN_VALUE: usize = 3 * 7 + 1;
-/// The fewest bytes of a TResult: its required list's header and the stop.
-const MIN_RESULT: usize = 3 + 5 + 1;
+/// 3-byte header and a 4-byte length each; compact: a byte each) and the
+/// stop.
+const MIN_COLUMN_VALUE: Least = (3 * 7 + 1, 3 * 2 + 1);
+/// The fewest bytes of a TResult: its required list's field and list
+/// headers, and the stop.
+const MIN_RESULT: Least = (3 + 5 + 1, 1 + 1 + 1);
+/// The fewest bytes of a struct with one required binary field.
+const MIN_ONE_BINARY: Least = (3 + 4 + 1, 1 + 1 + 1);
 
 /// A TResult { 1: optional binary row, 2: required list<TColumnValue> };
 /// `None` when it holds no cell (HBase's empty Result). Every binary is a
@@ -549,7 +557,7 @@ pub fn results(r: &mut Reader) -> Decoded<Vec<Option<RowResult>>> {
 /// The rows of a `list<TDelete>` (`{1: required binary row, ...}`): the
 /// deletes `deleteMultiple` could not apply.
 pub fn delete_rows(r: &mut Reader) -> Decoded<Vec<Bytes>> {
-    read_list(r, 8, |r| {
+    read_list(r, MIN_ONE_BINARY, |r| {
         let mut row = None;
         read_struct(r, |r, id, kind| {
             if id != 1 {
@@ -567,7 +575,7 @@ pub fn delete_rows(r: &mut Reader) -> Decoded<Vec<Bytes>> {
 /// 2: required THRegionInfo {3: optional binary startKey}}`), in the
 /// gateway's order; a region without a start key starts at the beginning.
 pub fn region_starts(r: &mut Reader) -> Decoded<Vec<Bytes>> {
-    read_list(r, 1, |r| {
+    read_list(r, (1, 1), |r| {
         let mut start = None;
         read_struct(r, |r, id, kind| {
             if id != 2 {
@@ -592,7 +600,7 @@ pub fn region_starts(r: &mut Reader) -> Decoded<Vec<Bytes>> {
 
 /// A `list<TTableName>`, each as [`table_name_of`] gives it.
 pub fn table_names(r: &mut Reader) -> Decoded<Vec<String>> {
-    read_list(r, 8, table_name_of)
+    read_list(r, MIN_ONE_BINARY, table_name_of)
 }
 
 /// A TTableName { 1: optional binary ns, 2: required binary qualifier } as
@@ -635,7 +643,7 @@ pub fn table_descriptor_of(r: &mut Reader) -> Decoded<TableSchema> {
             }
             2 => {
                 r.expect("TTableDescriptor.columns", TType::List, kind)?;
-                schema.families = read_list(r, 8, family)?;
+                schema.families = read_list(r, MIN_ONE_BINARY, family)?;
             }
             3 => {
                 r.expect("TTableDescriptor.attributes", TType::Map, kind)?;
@@ -733,40 +741,81 @@ mod tests {
     //! as the gateway writes them, calls as a Java client writes them.
 
     use super::*;
-    use crate::store::thrift::codec::{self, ApplicationException, Skim, Skimmed};
+    use crate::store::thrift::codec::{self, ApplicationException, Protocol, Skim, Skimmed};
     use crate::store::{Column, Get, Mutation, Scan, TimeRange};
 
-    macro_rules! golden {
-        ($name:literal) => {
-            Bytes::from_static(include_bytes!(concat!("golden/", $name, ".bin")))
+    /// Both protocols, whose golden messages libthrift wrote alike.
+    const PROTOCOLS: [Protocol; 2] = [Protocol::Binary, Protocol::Compact];
+
+    /// `golden(protocol, name)`: the golden message `name` in `protocol`.
+    macro_rules! goldens {
+        ($($name:literal,)*) => {
+            fn golden(protocol: Protocol, name: &str) -> Bytes {
+                match (protocol, name) {
+                    $(
+                        (Protocol::Binary, $name) => {
+                            Bytes::from_static(include_bytes!(concat!("golden/", $name, ".bin")))
+                        }
+                        (Protocol::Compact, $name) => {
+                            Bytes::from_static(include_bytes!(concat!("golden/compact/", $name, ".bin")))
+                        }
+                    )*
+                    _ => panic!("no golden message {name} in {protocol:?}"),
+                }
+            }
         };
     }
 
+    goldens!(
+        "get_row",
+        "get_empty",
+        "get_io_error",
+        "get_multiple",
+        "check_and_mutate_true",
+        "table_exists_false",
+        "server_type",
+        "open_scanner",
+        "scanner_rows_illegal",
+        "put_multiple",
+        "table_descriptor",
+        "region_locations",
+        "delete_multiple_failed",
+        "table_names",
+        "increment",
+        "application_exception",
+        "call_get",
+        "call_open_scanner",
+        "call_put_multiple",
+        "call_delete_multiple",
+        "call_check_and_mutate_absent",
+        "call_increment",
+    );
+
     /// Every golden reply, with its method.
-    fn replies() -> Vec<(&'static str, Bytes)> {
+    fn replies(p: Protocol) -> Vec<(&'static str, Bytes)> {
         vec![
-            ("get", golden!("get_row")),
-            ("get", golden!("get_empty")),
-            ("get", golden!("get_io_error")),
-            ("getMultiple", golden!("get_multiple")),
-            ("checkAndMutate", golden!("check_and_mutate_true")),
-            ("tableExists", golden!("table_exists_false")),
-            ("getThriftServerType", golden!("server_type")),
-            ("openScanner", golden!("open_scanner")),
-            ("getScannerRows", golden!("scanner_rows_illegal")),
-            ("putMultiple", golden!("put_multiple")),
-            ("getTableDescriptor", golden!("table_descriptor")),
-            ("getAllRegionLocations", golden!("region_locations")),
-            ("deleteMultiple", golden!("delete_multiple_failed")),
-            ("getTableNamesByPattern", golden!("table_names")),
-            ("increment", golden!("increment")),
-            ("get", golden!("application_exception")),
+            ("get", golden(p, "get_row")),
+            ("get", golden(p, "get_empty")),
+            ("get", golden(p, "get_io_error")),
+            ("getMultiple", golden(p, "get_multiple")),
+            ("checkAndMutate", golden(p, "check_and_mutate_true")),
+            ("tableExists", golden(p, "table_exists_false")),
+            ("getThriftServerType", golden(p, "server_type")),
+            ("openScanner", golden(p, "open_scanner")),
+            ("getScannerRows", golden(p, "scanner_rows_illegal")),
+            ("putMultiple", golden(p, "put_multiple")),
+            ("getTableDescriptor", golden(p, "table_descriptor")),
+            ("getAllRegionLocations", golden(p, "region_locations")),
+            ("deleteMultiple", golden(p, "delete_multiple_failed")),
+            ("getTableNamesByPattern", golden(p, "table_names")),
+            ("increment", golden(p, "increment")),
+            ("get", golden(p, "application_exception")),
         ]
     }
 
     /// The reply's result struct, for `method` #1.
-    fn open(method: &'static str, message: Bytes) -> Reader {
-        codec::open_reply(message, method, 1)
+    fn open(p: Protocol, method: &'static str, message: Bytes) -> Reader {
+        codec::open_reply(p, message, method, 1)
             .expect("a valid reply")
             .expect("not an exception")
     }
@@ -782,209 +831,233 @@ mod tests {
 
     #[test]
     fn skim_measures_every_golden_reply_whole_and_bytewise() {
-        for (method, message) in replies() {
-            assert_eq!(
-                Skim::new().advance(&message),
-                Ok(Skimmed::Done(message.len())),
-                "{method}"
-            );
-            let mut skim = Skim::new();
-            for end in 0..message.len() {
-                assert!(
-                    matches!(skim.advance(&message[..end]), Ok(Skimmed::NeedMore(_))),
-                    "{method}: {end} of {} bytes",
-                    message.len()
+        for p in PROTOCOLS {
+            for (method, message) in replies(p) {
+                assert_eq!(
+                    Skim::of(p).advance(&message),
+                    Ok(Skimmed::Done(message.len())),
+                    "{method}"
                 );
+                let mut skim = Skim::of(p);
+                for end in 0..message.len() {
+                    assert!(
+                        matches!(skim.advance(&message[..end]), Ok(Skimmed::NeedMore(_))),
+                        "{method}: {end} of {} bytes",
+                        message.len()
+                    );
+                }
+                assert_eq!(skim.advance(&message), Ok(Skimmed::Done(message.len())), "{method}");
             }
-            assert_eq!(skim.advance(&message), Ok(Skimmed::Done(message.len())), "{method}");
         }
     }
 
     #[test]
     fn every_truncated_golden_reply_is_an_error_not_a_panic() {
-        for (method, message) in replies() {
-            for end in 0..message.len() {
-                let cut = message.slice(..end);
-                let decoded = codec::open_reply(cut, method, 1).and_then(|opened| match opened {
-                    Ok(r) => match method {
-                        "get" | "increment" => reply(r, TType::Struct, result).map(drop),
-                        "getMultiple" | "getScannerRows" => reply(r, TType::List, results).map(drop),
-                        _ => void(r).map(drop),
-                    },
-                    Err(_) => Ok(()),
-                });
-                assert!(decoded.is_err(), "{method} cut at {end} decoded");
+        for p in PROTOCOLS {
+            for (method, message) in replies(p) {
+                for end in 0..message.len() {
+                    let cut = message.slice(..end);
+                    let decoded = codec::open_reply(p, cut, method, 1).and_then(|opened| match opened {
+                        Ok(r) => match method {
+                            "get" | "increment" => reply(r, TType::Struct, result).map(drop),
+                            "getMultiple" | "getScannerRows" => reply(r, TType::List, results).map(drop),
+                            _ => void(r).map(drop),
+                        },
+                        Err(_) => Ok(()),
+                    });
+                    assert!(decoded.is_err(), "{method} cut at {end} decoded");
+                }
             }
         }
     }
 
     #[test]
     fn get_reply_slices_cells_and_skips_unknown_fields() {
-        let message = golden!("get_row");
-        let row = reply(open("get", message.clone()), TType::Struct, result)
-            .unwrap()
-            .unwrap()
-            .expect("a row");
-        assert_eq!(row.row, "row1");
-        assert_eq!(row.cells, vec![cell("cf", "a", b"1", 100), cell("cf", "b", b"", 200)]);
-        let inside = message.as_ptr_range();
-        assert!(inside.contains(&row.cells[0].family.as_ptr()), "copied, not sliced");
-        assert!(inside.contains(&row.row.as_ptr()), "copied, not sliced");
+        for p in PROTOCOLS {
+            let message = golden(p, "get_row");
+            let row = reply(open(p, "get", message.clone()), TType::Struct, result)
+                .unwrap()
+                .unwrap()
+                .expect("a row");
+            assert_eq!(row.row, "row1");
+            assert_eq!(row.cells, vec![cell("cf", "a", b"1", 100), cell("cf", "b", b"", 200)]);
+            let inside = message.as_ptr_range();
+            assert!(inside.contains(&row.cells[0].family.as_ptr()), "copied, not sliced");
+            assert!(inside.contains(&row.row.as_ptr()), "copied, not sliced");
+        }
     }
 
     #[test]
     fn an_empty_result_is_no_row() {
-        let row = reply(open("get", golden!("get_empty")), TType::Struct, result).unwrap();
-        assert_eq!(row, Ok(None));
+        for p in PROTOCOLS {
+            let row = reply(open(p, "get", golden(p, "get_empty")), TType::Struct, result).unwrap();
+            assert_eq!(row, Ok(None));
+        }
     }
 
     #[test]
     fn declared_exceptions_are_read_from_their_fields() {
-        assert_eq!(
-            reply(open("get", golden!("get_io_error")), TType::Struct, result).unwrap(),
-            Err(ServerException::Io {
-                message: Some("org.apache.hadoop.hbase.TableNotFoundException: t\n\tat Somewhere.java:1".into()),
-                can_retry: Some(false),
-            })
-        );
-        assert_eq!(
-            reply(
-                open("getScannerRows", golden!("scanner_rows_illegal")),
-                TType::List,
-                results
-            )
-            .unwrap(),
-            Err(ServerException::IllegalArgument {
-                message: Some("Invalid scanner Id".into()),
-            })
-        );
-        assert_eq!(
-            codec::open_reply(golden!("application_exception"), "get", 1)
-                .unwrap()
-                .unwrap_err(),
-            ApplicationException {
-                message: "Invalid method name: 'get'".into(),
-                kind: 1,
-            }
-        );
+        for p in PROTOCOLS {
+            assert_eq!(
+                reply(open(p, "get", golden(p, "get_io_error")), TType::Struct, result).unwrap(),
+                Err(ServerException::Io {
+                    message: Some("org.apache.hadoop.hbase.TableNotFoundException: t\n\tat Somewhere.java:1".into()),
+                    can_retry: Some(false),
+                })
+            );
+            assert_eq!(
+                reply(
+                    open(p, "getScannerRows", golden(p, "scanner_rows_illegal")),
+                    TType::List,
+                    results
+                )
+                .unwrap(),
+                Err(ServerException::IllegalArgument {
+                    message: Some("Invalid scanner Id".into()),
+                })
+            );
+            assert_eq!(
+                codec::open_reply(p, golden(p, "application_exception"), "get", 1)
+                    .unwrap()
+                    .unwrap_err(),
+                ApplicationException {
+                    message: "Invalid method name: 'get'".into(),
+                    kind: 1,
+                }
+            );
+        }
     }
 
     #[test]
     fn scalar_results() {
-        assert_eq!(
-            reply(
-                open("checkAndMutate", golden!("check_and_mutate_true")),
-                TType::Bool,
-                Reader::bool
-            ),
-            Ok(Ok(true))
-        );
-        assert_eq!(
-            reply(
-                open("tableExists", golden!("table_exists_false")),
-                TType::Bool,
-                Reader::bool
-            ),
-            Ok(Ok(false))
-        );
-        assert_eq!(
-            reply(
-                open("getThriftServerType", golden!("server_type")),
-                TType::I32,
-                Reader::i32
-            ),
-            Ok(Ok(2))
-        );
-        assert_eq!(
-            reply(open("openScanner", golden!("open_scanner")), TType::I32, Reader::i32),
-            Ok(Ok(42))
-        );
-        assert_eq!(void(open("putMultiple", golden!("put_multiple"))), Ok(Ok(())));
+        for p in PROTOCOLS {
+            assert_eq!(
+                reply(
+                    open(p, "checkAndMutate", golden(p, "check_and_mutate_true")),
+                    TType::Bool,
+                    Reader::bool
+                ),
+                Ok(Ok(true))
+            );
+            assert_eq!(
+                reply(
+                    open(p, "tableExists", golden(p, "table_exists_false")),
+                    TType::Bool,
+                    Reader::bool
+                ),
+                Ok(Ok(false))
+            );
+            assert_eq!(
+                reply(
+                    open(p, "getThriftServerType", golden(p, "server_type")),
+                    TType::I32,
+                    Reader::i32
+                ),
+                Ok(Ok(2))
+            );
+            assert_eq!(
+                reply(
+                    open(p, "openScanner", golden(p, "open_scanner")),
+                    TType::I32,
+                    Reader::i32
+                ),
+                Ok(Ok(42))
+            );
+            assert_eq!(void(open(p, "putMultiple", golden(p, "put_multiple"))), Ok(Ok(())));
+        }
     }
 
     #[test]
     fn get_multiple_keeps_missing_rows_in_place() {
-        let rows = reply(open("getMultiple", golden!("get_multiple")), TType::List, results)
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            rows,
-            vec![
-                Some(RowResult {
-                    row: Bytes::from_static(b"r1"),
-                    cells: vec![cell("f", "q", b"v1", 5)],
-                }),
-                None
-            ]
-        );
+        for p in PROTOCOLS {
+            let rows = reply(open(p, "getMultiple", golden(p, "get_multiple")), TType::List, results)
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                rows,
+                vec![
+                    Some(RowResult {
+                        row: Bytes::from_static(b"r1"),
+                        cells: vec![cell("f", "q", b"v1", 5)],
+                    }),
+                    None
+                ]
+            );
+        }
     }
 
     #[test]
     fn table_descriptor_reads_every_option_hmap_has() {
-        let schema = reply(
-            open("getTableDescriptor", golden!("table_descriptor")),
-            TType::Struct,
-            table_descriptor_of,
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(schema.name, "user");
-        let names: Vec<_> = schema.families.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["a", "cf"]);
-        let cf = &schema.families[1];
-        assert_eq!(cf.block_size, 32768);
-        assert_eq!(cf.bloom, BloomType::RowCol);
-        assert_eq!(cf.compression, Compression::Snappy);
-        assert_eq!((cf.versions, cf.min_versions, cf.ttl_secs), (3, 1, 86400));
-        assert!(!cf.block_cache);
-        assert!(cf.in_memory);
-        assert_eq!(schema.families[0].versions, 1);
-        // TTableDescriptor.attributes, as HBase's own classes wrote them.
-        assert_eq!(schema.metadata.len(), 1);
-        assert_eq!(schema.metadata.get("OWNER").map(String::as_str), Some("me"));
+        for p in PROTOCOLS {
+            let schema = reply(
+                open(p, "getTableDescriptor", golden(p, "table_descriptor")),
+                TType::Struct,
+                table_descriptor_of,
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(schema.name, "user");
+            let names: Vec<_> = schema.families.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["a", "cf"]);
+            let cf = &schema.families[1];
+            assert_eq!(cf.block_size, 32768);
+            assert_eq!(cf.bloom, BloomType::RowCol);
+            assert_eq!(cf.compression, Compression::Snappy);
+            assert_eq!((cf.versions, cf.min_versions, cf.ttl_secs), (3, 1, 86400));
+            assert!(!cf.block_cache);
+            assert!(cf.in_memory);
+            assert_eq!(schema.families[0].versions, 1);
+            // TTableDescriptor.attributes, as HBase's own classes wrote them.
+            assert_eq!(schema.metadata.len(), 1);
+            assert_eq!(schema.metadata.get("OWNER").map(String::as_str), Some("me"));
+        }
     }
 
     #[test]
     fn region_starts_table_names_and_failed_deletes() {
-        assert_eq!(
-            reply(
-                open("getAllRegionLocations", golden!("region_locations")),
-                TType::List,
-                region_starts
-            ),
-            Ok(Ok(vec![Bytes::new(), Bytes::from_static(b"m")]))
-        );
-        assert_eq!(
-            reply(
-                open("getTableNamesByPattern", golden!("table_names")),
-                TType::List,
-                table_names
-            ),
-            Ok(Ok(vec!["a".to_string(), "app:b".into(), "c".into()]))
-        );
-        assert_eq!(
-            reply(
-                open("deleteMultiple", golden!("delete_multiple_failed")),
-                TType::List,
-                delete_rows
-            ),
-            Ok(Ok(vec![Bytes::from_static(b"r9")]))
-        );
+        for p in PROTOCOLS {
+            assert_eq!(
+                reply(
+                    open(p, "getAllRegionLocations", golden(p, "region_locations")),
+                    TType::List,
+                    region_starts
+                ),
+                Ok(Ok(vec![Bytes::new(), Bytes::from_static(b"m")]))
+            );
+            assert_eq!(
+                reply(
+                    open(p, "getTableNamesByPattern", golden(p, "table_names")),
+                    TType::List,
+                    table_names
+                ),
+                Ok(Ok(vec!["a".to_string(), "app:b".into(), "c".into()]))
+            );
+            assert_eq!(
+                reply(
+                    open(p, "deleteMultiple", golden(p, "delete_multiple_failed")),
+                    TType::List,
+                    delete_rows
+                ),
+                Ok(Ok(vec![Bytes::from_static(b"r9")]))
+            );
+        }
     }
 
     #[test]
     fn increment_reply_cells_in_column_order() {
-        let row = reply(open("increment", golden!("increment")), TType::Struct, result)
-            .unwrap()
-            .unwrap()
-            .expect("a row");
-        assert_eq!(
-            row.cells,
-            vec![
-                cell("c", "x", &7i64.to_be_bytes(), 9),
-                cell("c", "y", &(-2i64).to_be_bytes(), 9)
-            ]
-        );
+        for p in PROTOCOLS {
+            let row = reply(open(p, "increment", golden(p, "increment")), TType::Struct, result)
+                .unwrap()
+                .unwrap()
+                .expect("a row");
+            assert_eq!(
+                row.cells,
+                vec![
+                    cell("c", "x", &7i64.to_be_bytes(), 9),
+                    cell("c", "y", &(-2i64).to_be_bytes(), 9)
+                ]
+            );
+        }
     }
 
     /// A reply to `method` whose result field 0 is `kind` with `value`'s bytes.
@@ -1001,6 +1074,7 @@ mod tests {
     /// read as `false`, `0` or empty.
     #[test]
     fn a_result_of_the_wrong_type_is_an_error() {
+        let p = Protocol::Binary;
         let wrong = [
             (TType::I32, &[0, 0, 0, 1][..]),
             (TType::Byte, &[1]),
@@ -1010,7 +1084,7 @@ mod tests {
         ];
         for (kind, bytes) in wrong {
             let message = result_of("checkAndMutate", kind, bytes);
-            let got = reply(open("checkAndMutate", message), TType::Bool, Reader::bool);
+            let got = reply(open(p, "checkAndMutate", message), TType::Bool, Reader::bool);
             assert!(
                 matches!(got, Err(DecodeError::WrongType { .. })),
                 "{kind:?} as bool: {got:?}"
@@ -1021,13 +1095,13 @@ mod tests {
             (TType::I64, &[0; 8]),
             (TType::List, &[12, 0, 0, 0, 0]),
         ] {
-            let got = reply(open("get", result_of("get", kind, bytes)), TType::Struct, result);
+            let got = reply(open(p, "get", result_of("get", kind, bytes)), TType::Struct, result);
             assert!(
                 matches!(got, Err(DecodeError::WrongType { .. })),
                 "{kind:?} as TResult: {got:?}"
             );
             let got = reply(
-                open("openScanner", result_of("openScanner", kind, bytes)),
+                open(p, "openScanner", result_of("openScanner", kind, bytes)),
                 TType::I32,
                 Reader::i32,
             );
@@ -1044,11 +1118,11 @@ mod tests {
         e.list(TType::Bool, 0);
         e.stop();
         e.stop();
-        let got = reply(open("get", Bytes::from(e.buf)), TType::Struct, result);
+        let got = reply(open(p, "get", Bytes::from(e.buf)), TType::Struct, result);
         assert!(matches!(got, Err(DecodeError::WrongType { .. })), "{got:?}");
         // An exception field that is not a struct.
         let got = reply(
-            open("get", result_of("get", TType::String, &[0, 0, 0, 0]).clone()),
+            open(p, "get", result_of("get", TType::String, &[0, 0, 0, 0]).clone()),
             TType::Struct,
             result,
         );
@@ -1057,11 +1131,12 @@ mod tests {
 
     #[test]
     fn no_result_and_no_exception_is_an_error() {
+        let p = Protocol::Binary;
         let mut e = Encoder::default();
         e.message("checkAndMutate", codec::REPLY, 1);
         e.stop();
         assert_eq!(
-            reply(open("checkAndMutate", Bytes::from(e.buf)), TType::Bool, Reader::bool),
+            reply(open(p, "checkAndMutate", Bytes::from(e.buf)), TType::Bool, Reader::bool),
             Err(DecodeError::MissingResult)
         );
     }
@@ -1071,6 +1146,7 @@ mod tests {
     /// is checked against 22 bytes a cell before anything is reserved.
     #[test]
     fn cells_without_their_required_fields_are_refused() {
+        let p = Protocol::Binary;
         let mut e = Encoder::default();
         e.message("get", codec::REPLY, 1);
         e.field(TType::Struct, 0);
@@ -1079,7 +1155,7 @@ mod tests {
         e.buf.resize(e.buf.len() + 4_000_000, 0);
         e.stop();
         e.stop();
-        let got = reply(open("get", Bytes::from(e.buf)), TType::Struct, result);
+        let got = reply(open(p, "get", Bytes::from(e.buf)), TType::Struct, result);
         assert!(matches!(got, Err(DecodeError::TooLong { .. })), "{got:?}");
 
         let mut e = Encoder::default();
@@ -1093,7 +1169,7 @@ mod tests {
         e.stop();
         e.stop();
         e.stop();
-        let got = reply(open("get", Bytes::from(e.buf)), TType::Struct, result);
+        let got = reply(open(p, "get", Bytes::from(e.buf)), TType::Struct, result);
         assert_eq!(
             got,
             Err(DecodeError::MissingField {
@@ -1107,92 +1183,94 @@ mod tests {
     /// client writes them.
     #[test]
     fn calls_match_the_generated_java_client() {
-        let get = Get {
-            columns: vec![Column::Qualifier("f".into(), "q".into()), Column::Family("g".into())],
-            time_range: TimeRange { min: 10, max: 20 },
-            max_versions: 3,
-            ..Get::new("r")
-        };
-        let bytes = codec::call("get", 1, |e| {
-            e.binary_field(1, b"t");
-            e.field(TType::Struct, 2);
-            super::get(e, &get);
-        });
-        assert_eq!(bytes, golden!("call_get"));
+        for p in PROTOCOLS {
+            let get = Get {
+                columns: vec![Column::Qualifier("f".into(), "q".into()), Column::Family("g".into())],
+                time_range: TimeRange { min: 10, max: 20 },
+                max_versions: 3,
+                ..Get::new("r")
+            };
+            let bytes = codec::call(p, "get", 1, |e| {
+                e.binary_field(1, b"t");
+                e.field(TType::Struct, 2);
+                super::get(e, &get);
+            });
+            assert_eq!(bytes, golden(p, "call_get"));
 
-        let scan = Scan {
-            columns: vec![Column::Family("f".into())],
-            batch_size: 100,
-            max_versions: 2,
-            time_range: TimeRange { min: 0, max: 5 },
-            reversed: true,
-            ..Scan::all()
-        };
-        let bytes = codec::call("openScanner", 1, |e| {
-            e.binary_field(1, b"t");
-            e.field(TType::Struct, 2);
-            super::scan(e, &scan, b"a", b"z");
-        });
-        assert_eq!(bytes, golden!("call_open_scanner"));
+            let scan = Scan {
+                columns: vec![Column::Family("f".into())],
+                batch_size: 100,
+                max_versions: 2,
+                time_range: TimeRange { min: 0, max: 5 },
+                reversed: true,
+                ..Scan::all()
+            };
+            let bytes = codec::call(p, "openScanner", 1, |e| {
+                e.binary_field(1, b"t");
+                e.field(TType::Struct, 2);
+                super::scan(e, &scan, b"a", b"z");
+            });
+            assert_eq!(bytes, golden(p, "call_open_scanner"));
 
-        let puts = [
-            Mutation::Put {
+            let puts = [
+                Mutation::Put {
+                    family: "f".into(),
+                    qualifier: "q".into(),
+                    value: "v".into(),
+                    timestamp: Some(5),
+                },
+                Mutation::Put {
+                    family: "f".into(),
+                    qualifier: "p".into(),
+                    value: "w".into(),
+                    timestamp: None,
+                },
+            ];
+            let bytes = codec::call(p, "putMultiple", 1, |e| {
+                e.binary_field(1, b"t");
+                struct_list(e, 2, &[()], |e, _| put_fields(e, b"r", &puts));
+            });
+            assert_eq!(bytes, golden(p, "call_put_multiple"));
+
+            let delete = Mutation::DeleteCell {
                 family: "f".into(),
                 qualifier: "q".into(),
-                value: "v".into(),
                 timestamp: Some(5),
-            },
-            Mutation::Put {
-                family: "f".into(),
-                qualifier: "p".into(),
-                value: "w".into(),
-                timestamp: None,
-            },
-        ];
-        let bytes = codec::call("putMultiple", 1, |e| {
-            e.binary_field(1, b"t");
-            struct_list(e, 2, &[()], |e, _| put_fields(e, b"r", &puts));
-        });
-        assert_eq!(bytes, golden!("call_put_multiple"));
-
-        let delete = Mutation::DeleteCell {
-            family: "f".into(),
-            qualifier: "q".into(),
-            timestamp: Some(5),
-        };
-        let bytes = codec::call("deleteMultiple", 1, |e| {
-            e.binary_field(1, b"t");
-            struct_list(e, 2, &[()], |e, _| {
-                delete_fields(e, b"r", &DeleteSpec::of(&delete).expect("a delete"));
+            };
+            let bytes = codec::call(p, "deleteMultiple", 1, |e| {
+                e.binary_field(1, b"t");
+                struct_list(e, 2, &[()], |e, _| {
+                    delete_fields(e, b"r", &DeleteSpec::of(&delete).expect("a delete"));
+                });
             });
-        });
-        assert_eq!(bytes, golden!("call_delete_multiple"));
+            assert_eq!(bytes, golden(p, "call_delete_multiple"));
 
-        let mutations = [
-            puts[0].clone(),
-            Mutation::DeleteColumn {
-                family: "f".into(),
-                qualifier: "o".into(),
-                up_to: None,
-            },
-        ];
-        let bytes = codec::call("checkAndMutate", 1, |e| {
-            e.binary_field(1, b"t");
-            e.binary_field(2, b"r");
-            e.binary_field(3, b"f");
-            e.binary_field(4, b"ver");
-            e.i32_field(5, COMPARE_EQUAL);
-            e.binary_field(6, b"");
-            row_mutations(e, 7, b"r", &mutations);
-        });
-        assert_eq!(bytes, golden!("call_check_and_mutate_absent"));
+            let mutations = [
+                puts[0].clone(),
+                Mutation::DeleteColumn {
+                    family: "f".into(),
+                    qualifier: "o".into(),
+                    up_to: None,
+                },
+            ];
+            let bytes = codec::call(p, "checkAndMutate", 1, |e| {
+                e.binary_field(1, b"t");
+                e.binary_field(2, b"r");
+                e.binary_field(3, b"f");
+                e.binary_field(4, b"ver");
+                e.i32_field(5, COMPARE_EQUAL);
+                e.binary_field(6, b"");
+                row_mutations(e, 7, b"r", &mutations);
+            });
+            assert_eq!(bytes, golden(p, "call_check_and_mutate_absent"));
 
-        let bytes = codec::call("increment", 1, |e| {
-            e.binary_field(1, b"t");
-            e.field(TType::Struct, 2);
-            increment(e, b"r", &[("c".into(), "y".into(), -3), ("c".into(), "x".into(), 7)]);
-        });
-        assert_eq!(bytes, golden!("call_increment"));
+            let bytes = codec::call(p, "increment", 1, |e| {
+                e.binary_field(1, b"t");
+                e.field(TType::Struct, 2);
+                increment(e, b"r", &[("c".into(), "y".into(), -3), ("c".into(), "x".into(), 7)]);
+            });
+            assert_eq!(bytes, golden(p, "call_increment"));
+        }
     }
 }
 
@@ -1204,7 +1282,8 @@ mod mutation {
 
     use crate::store::thrift::fuzz_reply;
 
-    const GOLDEN: [&[u8]; 8] = [
+    /// Binary messages, then compact ones (from [`COMPACT`] on).
+    const GOLDEN: [&[u8]; 16] = [
         include_bytes!("golden/get_row.bin"),
         include_bytes!("golden/get_multiple.bin"),
         include_bytes!("golden/table_descriptor.bin"),
@@ -1213,7 +1292,16 @@ mod mutation {
         include_bytes!("golden/delete_multiple_failed.bin"),
         include_bytes!("golden/get_io_error.bin"),
         include_bytes!("golden/application_exception.bin"),
+        include_bytes!("golden/compact/get_row.bin"),
+        include_bytes!("golden/compact/get_multiple.bin"),
+        include_bytes!("golden/compact/table_descriptor.bin"),
+        include_bytes!("golden/compact/region_locations.bin"),
+        include_bytes!("golden/compact/table_names.bin"),
+        include_bytes!("golden/compact/delete_multiple_failed.bin"),
+        include_bytes!("golden/compact/get_io_error.bin"),
+        include_bytes!("golden/compact/application_exception.bin"),
     ];
+    const COMPACT: usize = 8;
 
     /// xorshift64*: deterministic, so a failure repeats.
     struct Rng(u64);
@@ -1232,9 +1320,12 @@ mod mutation {
     #[test]
     fn mutated_golden_replies_never_panic() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        for _ in 0..30_000 {
-            let golden = GOLDEN[rng.below(GOLDEN.len())];
-            let mut data = vec![rng.next() as u8];
+        for _ in 0..40_000 {
+            let which = rng.below(GOLDEN.len());
+            let golden = GOLDEN[which];
+            // The first byte's high bit picks the protocol (compact when set).
+            let protocol_bit = if which >= COMPACT { 0x80 } else { 0 };
+            let mut data = vec![(rng.next() as u8 & 0x7f) | protocol_bit];
             data.extend_from_slice(golden);
             for _ in 0..=rng.below(4) {
                 let at = 1 + rng.below(data.len() - 1);

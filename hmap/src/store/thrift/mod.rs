@@ -5,14 +5,15 @@
 //! creation, atomic row mutations and check-and-mutate. Start one with
 //! `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
 //!
-//! The client speaks Thrift's binary protocol, strict, on a plain TCP
-//! socket: unframed, the gateway's default, or framed (`ThriftConfig::framed`,
-//! for a gateway started with `-f`, `-hsha` or `-nonblocking`). A gateway
-//! started with `-c` (compact), `-http` or TLS does not understand it. The three layers, written
-//! by hand for the calls hmap makes (no code generator or Thrift library):
+//! The client speaks Thrift's binary protocol, strict, or the compact one
+//! (`ThriftConfig::protocol`, for a gateway started with `-c`), on a plain
+//! TCP socket: unframed, the gateway's default, or framed
+//! (`ThriftConfig::framed`, for a gateway started with `-f`, `-hsha` or
+//! `-nonblocking`). The three layers, written by hand for the calls hmap
+//! makes (no code generator or Thrift library):
 //!
-//! - `codec`: the binary protocol, sans-IO (bytes in, values out), depth-
-//!   and length-limited, fuzzed;
+//! - `codec`: the binary and compact protocols, sans-IO (bytes in, values
+//!   out), depth- and length-limited, fuzzed;
 //! - `hbase`: the Thrift2 IDL's structs and results on top of it;
 //! - `transport`: the socket, one deadline per call.
 
@@ -30,9 +31,10 @@ use bytes::Bytes;
 use tokio::sync::{Semaphore, mpsc};
 use tracing::Instrument;
 
+pub use self::codec::Protocol as ThriftProtocol;
 use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
 use self::hbase::{Decoded, ServerException};
-use self::transport::{Connection, Deadline, Failure};
+use self::transport::{Connection, Deadline, Failure, Wire};
 use super::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
@@ -75,6 +77,11 @@ pub struct ThriftConfig {
     /// default, unframed. A gateway of the other kind fails the first call
     /// with an error that says so.
     pub framed: bool,
+    /// The protocol: [`ThriftProtocol::Binary`], the gateway's default, or
+    /// [`ThriftProtocol::Compact`] for a gateway started with `-c`
+    /// (`hbase.regionserver.thrift.compact`). A gateway speaking the other
+    /// one fails the first call with an error that says so.
+    pub protocol: ThriftProtocol,
     /// Put before every table name on the wire, so that several
     /// applications or test runs share one cluster: with `staging_`, table
     /// `user` is `staging_user` in HBase. A prefix ending in `:` names an
@@ -97,6 +104,7 @@ impl ThriftConfig {
             idle_check: Duration::from_secs(20),
             max_value_size: 10 * 1024 * 1024,
             framed: false,
+            protocol: ThriftProtocol::Binary,
             table_prefix: String::new(),
         }
     }
@@ -124,12 +132,13 @@ struct Pool {
 /// creation, atomic row mutations and check-and-mutate. Start one with
 /// `hbase thrift2 -p 9091` (or this repository's `scripts/hbase/hbase start`).
 ///
-/// It speaks Thrift's binary protocol on a plain TCP socket, unframed (the
-/// gateway's default) or framed ([`ThriftConfig::framed`], for a gateway
-/// started with `-f`, or `-hsha`, `-nonblocking` and `-threadedselector`,
-/// which imply it); not the compact protocol (`-c`), not HTTP (`-http`) and
-/// not TLS. Against a gateway it does not match, the first call fails with
-/// an error that says so.
+/// It speaks Thrift's binary protocol (the gateway's default) or the
+/// compact one ([`ThriftConfig::protocol`], for a gateway started with `-c`)
+/// on a plain TCP socket, unframed (the gateway's default) or framed
+/// ([`ThriftConfig::framed`], for a gateway started with `-f`, or `-hsha`,
+/// `-nonblocking` and `-threadedselector`, which imply it). Against a
+/// gateway it does not match, the first call fails with an error that says
+/// so.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -212,11 +221,6 @@ struct CallSpec<'a, A, D> {
 const READ_ATTEMPTS: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 
-/// A hint for a gateway that does not answer in unframed binary Thrift.
-const WIRE_HINT: &str = "the gateway may run framed transport (`-f`, `-hsha`, `-nonblocking`; set \
-     `ThriftConfig::framed` to match) or the compact protocol (`-c`, which hmap does not speak); hmap speaks the \
-     binary protocol";
-
 impl ThriftStore {
     /// A store on the gateway at `address` (`host:port`), with default
     /// settings. Connects lazily; [`ping`](Self::ping) checks the gateway.
@@ -256,6 +260,12 @@ impl ThriftStore {
     }
 
     /// Checks that the gateway answers, and that it is a Thrift2 one.
+    ///
+    /// Any Thrift2 gateway answers this call at once, so one that stays
+    /// silent until [`ThriftConfig::call_timeout`] most likely waits for
+    /// bytes in another transport or protocol (an unframed gateway reading a
+    /// framed call, say): that is a [`StoreError::Connection`] that says so,
+    /// not a [`StoreError::Timeout`].
     pub async fn ping(&self) -> Result<()> {
         let not_thrift2 = |why: String| StoreError::Connection {
             endpoint: self.shared.config.address.clone(),
@@ -267,6 +277,14 @@ impl ThriftStore {
             Ok(other) => Err(not_thrift2(format!("server type {other}"))),
             // An older gateway may not know the method.
             Err(StoreError::Server { message, .. }) => Err(not_thrift2(message)),
+            Err(StoreError::Timeout { elapsed, .. }) => Err(StoreError::Connection {
+                endpoint: self.shared.config.address.clone(),
+                message: format!(
+                    "getThriftServerType: no reply within {elapsed:?}, though a Thrift2 gateway answers it at once ({})",
+                    self.wire_hint(None)
+                ),
+                source: None,
+            }),
             Err(e) => Err(e),
         }
     }
@@ -301,7 +319,11 @@ impl ThriftStore {
             // A dead connection: dropped, and the next one tried.
         }
         let config = &self.shared.config;
-        let conn = Connection::connect(&config.address, config.framed, config.connect_timeout, deadline).await?;
+        let wire = Wire {
+            framed: config.framed,
+            protocol: config.protocol,
+        };
+        let conn = Connection::connect(&config.address, wire, config.connect_timeout, deadline).await?;
         Ok((conn, permit))
     }
 
@@ -309,13 +331,14 @@ impl ThriftStore {
     /// the deadline passing is an error.
     async fn probe(&self, conn: &mut Connection, deadline: &Deadline) -> std::result::Result<bool, Failure> {
         let seq = conn.next_seq();
-        let request = codec::call("getThriftServerType", seq, |_| {});
+        let protocol = self.shared.config.protocol;
+        let request = codec::call(protocol, "getThriftServerType", seq, |_| {});
         match conn
             .round_trip(&request, deadline, self.shared.config.read_timeout)
             .await
         {
             Ok(reply) => Ok(matches!(
-                codec::open_reply(reply, "getThriftServerType", seq).map(|r| r.map(server_type)),
+                codec::open_reply(protocol, reply, "getThriftServerType", seq).map(|r| r.map(server_type)),
                 Ok(Ok(Ok(Ok(_))))
             )),
             Err(Failure::TimedOut) => Err(Failure::TimedOut),
@@ -427,7 +450,8 @@ impl ThriftStore {
     {
         let (mut conn, _permit) = self.checkout(deadline).await?;
         let seq = conn.next_seq();
-        let request = codec::call(spec.name, seq, &spec.args);
+        let protocol = self.shared.config.protocol;
+        let request = codec::call(protocol, spec.name, seq, &spec.args);
         tracing::Span::current().record("bytes_out", request.len());
         let reply = match conn
             .round_trip(&request, deadline, self.shared.config.read_timeout)
@@ -444,7 +468,7 @@ impl ThriftStore {
             }
         };
         tracing::Span::current().record("bytes_in", reply.len());
-        match codec::open_reply(reply, spec.name, seq).and_then(&spec.decode) {
+        match codec::open_reply(protocol, reply, spec.name, seq).and_then(&spec.decode) {
             Ok(answer) => {
                 self.checkin(conn);
                 Ok(answer.map_err(|e| self.exception(spec.table, spec.name, e)))
@@ -455,6 +479,57 @@ impl ThriftStore {
                 Ok(Err(self.protocol_error(spec.table, spec.name, error, true)))
             }
         }
+    }
+
+    /// Why a gateway may not have answered as expected, for a connection
+    /// that never carried a reply: what the reply's first bytes (`start`,
+    /// if any came) look like, else every mode the gateway may run in that
+    /// differs from the client's; then what the client speaks.
+    fn wire_hint(&self, start: Option<&[u8]>) -> String {
+        let config = &self.shared.config;
+        let guess = match start {
+            Some(b) if b.starts_with(b"HTTP/") => {
+                "the gateway answered in HTTP: it runs in HTTP mode (`hbase.regionserver.thrift.http`)".to_string()
+            }
+            // A TLS alert or handshake record.
+            Some([0x15 | 0x16, 0x03, ..]) => {
+                "the gateway answered in TLS: it runs in HTTPS mode (`hbase.thrift.ssl.enabled`)".to_string()
+            }
+            Some([0x82, ..]) if config.protocol != ThriftProtocol::Compact => {
+                "the gateway answered in the compact protocol (`-c`): set `ThriftConfig::protocol` to \
+                 `ThriftProtocol::Compact`"
+                    .to_string()
+            }
+            Some([0x80, 0x01, ..]) if config.protocol != ThriftProtocol::Binary => {
+                "the gateway answered in the binary protocol: set `ThriftConfig::protocol` to `ThriftProtocol::Binary`"
+                    .to_string()
+            }
+            Some([0, ..]) if !config.framed => "the reply starts like a frame's length: the gateway may run framed \
+                 transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
+                .to_string(),
+            // Nothing to go by: every mode that differs from the client's.
+            _ => {
+                let transport = if config.framed {
+                    "unframed transport (no `-f`, `-hsha` or `-nonblocking`; unset `ThriftConfig::framed`)"
+                } else {
+                    "framed transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
+                };
+                let protocol = match config.protocol {
+                    ThriftProtocol::Compact => {
+                        "the binary protocol (the default, no `-c`; set `ThriftConfig::protocol` to \
+                         `ThriftProtocol::Binary`)"
+                    }
+                    _ => "the compact protocol (`-c`; set `ThriftConfig::protocol` to `ThriftProtocol::Compact`)",
+                };
+                format!("the gateway may run {transport} or {protocol}")
+            }
+        };
+        let protocol = match config.protocol {
+            ThriftProtocol::Compact => "compact",
+            _ => "binary",
+        };
+        let transport = if config.framed { "framed" } else { "unframed" };
+        format!("{guess}; hmap speaks the {protocol} protocol, {transport}")
     }
 
     /// The error for a call that got no usable reply.
@@ -470,7 +545,7 @@ impl ThriftStore {
                 let hint = if replied {
                     String::new()
                 } else {
-                    format!(" ({WIRE_HINT})")
+                    format!(" ({})", self.wire_hint(None))
                 };
                 let closed = matches!(
                     error.kind(),
@@ -492,7 +567,10 @@ impl ThriftStore {
     /// A reply whose bytes are not what the protocol or the IDL allow.
     fn protocol_error(&self, table: &str, operation: &'static str, error: DecodeError, replied: bool) -> StoreError {
         let hint = match (&error, replied) {
-            (DecodeError::NotBinary { .. }, _) | (_, false) => format!(" ({WIRE_HINT})"),
+            (DecodeError::NotBinary { start } | DecodeError::NotCompact { start }, _) => {
+                format!(" ({})", self.wire_hint(Some(start)))
+            }
+            (_, false) => format!(" ({})", self.wire_hint(None)),
             _ => String::new(),
         };
         StoreError::Protocol {
@@ -1062,8 +1140,8 @@ impl Store for ThriftStore {
 
 /// Feeds `data` to the reply decoder, for the fuzz target
 /// (`fuzz/fuzz_targets/decode_reply.rs`) and the mutation test: its first
-/// byte picks a result reader and the size of the pieces the skim is fed,
-/// the rest is the message. Panics only where the decoder breaks its own
+/// byte picks the protocol (its high bit: compact), a result reader and the
+/// size of the pieces the skim is fed, the rest is the message. Panics only where the decoder breaks its own
 /// promises: the skim must agree with itself whether fed whole or in pieces,
 /// never claim more bytes than it was given, and the decoder must accept
 /// nothing the skim refused. Not part of hmap's API.
@@ -1073,9 +1151,14 @@ pub fn fuzz_reply(data: &[u8]) {
     let Some((&which, bytes)) = data.split_first() else {
         return;
     };
-    let whole = Skim::new().advance(bytes);
+    let protocol = if which & 0x80 == 0 {
+        ThriftProtocol::Binary
+    } else {
+        ThriftProtocol::Compact
+    };
+    let whole = Skim::of(protocol).advance(bytes);
     let step = usize::from(which % 7) + 1;
-    let mut skim = Skim::new();
+    let mut skim = Skim::of(protocol);
     let mut end = 0;
     let pieces = loop {
         end = (end + step).min(bytes.len());
@@ -1087,6 +1170,7 @@ pub fn fuzz_reply(data: &[u8]) {
     // A message that is not binary Thrift shows the bytes there were.
     let same = |a: &std::result::Result<Skimmed, DecodeError>| match a {
         Err(DecodeError::NotBinary { .. }) => Err(DecodeError::NotBinary { start: Vec::new() }),
+        Err(DecodeError::NotCompact { .. }) => Err(DecodeError::NotCompact { start: Vec::new() }),
         other => other.clone(),
     };
     assert_eq!(
@@ -1102,7 +1186,7 @@ pub fn fuzz_reply(data: &[u8]) {
         // An incomplete or refused message: the decoder must refuse it too.
         _ => Bytes::copy_from_slice(bytes),
     };
-    let decoded = codec::open_any_reply(message).and_then(|(_, _, opened)| {
+    let decoded = codec::open_any_reply(protocol, message).and_then(|(_, _, opened)| {
         let Ok(r) = opened else { return Ok(()) };
         match which % 9 {
             0 => hbase::reply(r, TType::Struct, hbase::result).map(drop),

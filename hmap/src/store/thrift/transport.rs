@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout_at};
 
-use super::codec::{DecodeError, Skim, Skimmed};
+use super::codec::{DecodeError, Protocol, Skim, Skimmed};
 
 /// The smallest and largest read: the buffer grows with what arrived (each
 /// read asks for about as much as is there already), so that a reply never
@@ -77,11 +77,20 @@ pub enum Failure {
 /// error before anything is read (a scan batch is far smaller).
 const MAX_FRAME: usize = 1 << 30;
 
+/// How messages go on the wire: the protocol, and whether each goes in a
+/// frame.
+#[derive(Clone, Copy, Debug)]
+pub struct Wire {
+    /// Framed transport: each message after a 4-byte big-endian length.
+    pub framed: bool,
+    /// The protocol of the messages.
+    pub protocol: Protocol,
+}
+
 /// One connection to a gateway.
 pub struct Connection {
     stream: TcpStream,
-    /// Framed transport: each message after a 4-byte big-endian length.
-    framed: bool,
+    wire: Wire,
     /// Bytes received and not yet handed out as a reply.
     buf: BytesMut,
     seq: i32,
@@ -97,7 +106,7 @@ impl Connection {
     /// `deadline`.
     pub async fn connect(
         address: &str,
-        framed: bool,
+        wire: Wire,
         connect_timeout: Duration,
         deadline: &Deadline,
     ) -> Result<Self, Failure> {
@@ -110,7 +119,7 @@ impl Connection {
             .map_err(|error| Failure::Io { error, replied: false })?;
         Ok(Connection {
             stream,
-            framed,
+            wire,
             buf: BytesMut::new(),
             seq: 0,
             replied: false,
@@ -169,7 +178,7 @@ impl Connection {
             replied: self.replied,
         })?;
         let length = length.to_be_bytes();
-        let prefix: &[u8] = if self.framed { &length } else { &[] };
+        let prefix: &[u8] = if self.wire.framed { &length } else { &[] };
         let mut bytes = bytes::Buf::chain(prefix, request);
         match timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await {
             Ok(Ok(())) => Ok(()),
@@ -181,10 +190,10 @@ impl Connection {
     /// Reads until the buffer holds a whole message, and splits it off. The
     /// skim resumes where it stopped after each read.
     async fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
-        if self.framed {
+        if self.wire.framed {
             return self.receive_frame(deadline, read_timeout).await;
         }
-        let mut skim = Skim::new();
+        let mut skim = Skim::of(self.wire.protocol);
         loop {
             match skim.advance(&self.buf) {
                 Ok(Skimmed::Done(len)) => return Ok(self.buf.split_to(len).freeze()),
@@ -220,7 +229,7 @@ impl Connection {
         let _ = self.buf.split_to(4);
         let frame = self.buf.split_to(len).freeze();
         // The frame holds exactly one message.
-        match Skim::new().advance(&frame) {
+        match Skim::of(self.wire.protocol).advance(&frame) {
             Ok(Skimmed::Done(n)) if n == len => Ok(frame),
             Ok(Skimmed::Done(n)) => Err(Failure::Decode {
                 error: DecodeError::TrailingBytes { extra: len - n },

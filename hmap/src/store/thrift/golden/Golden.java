@@ -1,8 +1,9 @@
 // Writes the golden Thrift messages of hmap's codec tests with HBase's own
 // generated Thrift2 classes and the Thrift library the gateway runs
 // (hbase-thrift 2.6.1, libthrift 0.14.1): replies as the gateway writes them,
-// and calls as a Java client would write them. `generate.sh` compiles and
-// runs it; the `.bin` files it writes are checked in.
+// and calls as a Java client would write them, each in the binary protocol
+// (`NAME.bin`) and the compact one (`compact/NAME.bin`). `generate.sh`
+// compiles and runs it; the `.bin` files it writes are checked in.
 import java.io.FileOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +13,7 @@ import org.apache.hadoop.hbase.thrift2.generated.*;
 import org.apache.thrift.TApplicationException;
 import org.apache.thrift.TBase;
 import org.apache.thrift.protocol.TBinaryProtocol;
+import org.apache.thrift.protocol.TCompactProtocol;
 import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TMessageType;
 import org.apache.thrift.protocol.TProtocol;
@@ -33,13 +35,16 @@ public class Golden {
   }
 
   static void write(String file, String method, byte type, Body body) throws Exception {
-    TMemoryBuffer buf = new TMemoryBuffer(256);
-    TBinaryProtocol p = new TBinaryProtocol(buf);
-    p.writeMessageBegin(new TMessage(method, type, 1));
-    body.write(p);
-    p.writeMessageEnd();
-    try (FileOutputStream out = new FileOutputStream(dir + "/" + file + ".bin")) {
-      out.write(Arrays.copyOf(buf.getArray(), buf.length()));
+    for (boolean compact : new boolean[] {false, true}) {
+      TMemoryBuffer buf = new TMemoryBuffer(256);
+      TProtocol p = compact ? new TCompactProtocol(buf) : new TBinaryProtocol(buf);
+      p.writeMessageBegin(new TMessage(method, type, 1));
+      body.write(p);
+      p.writeMessageEnd();
+      String path = dir + (compact ? "/compact/" : "/") + file + ".bin";
+      try (FileOutputStream out = new FileOutputStream(path)) {
+        out.write(Arrays.copyOf(buf.getArray(), buf.length()));
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the golden messages of hmap's Thrift codec tests with HBase's
+# Regenerates the golden messages of hmap's Thrift codec tests, in the binary
+# protocol (NAME.bin) and the compact one (compact/NAME.bin), with HBase's
 # generated Thrift2 classes (hbase-thrift 2.6.1) and libthrift 0.14.1 from the
 # local Maven repository (fetch them with
 # `mvn dependency:get -Dartifact=org.apache.hbase:hbase-thrift:2.6.1` and
@@ -14,4 +15,5 @@ cp="$cp:$(ls "$m2"/javax/annotation/javax.annotation-api/*/javax.annotation-api-
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
 javac -nowarn -d "$build" -cp "$cp" "$here/Golden.java"
+mkdir -p "$here/compact"
 java -cp "$build:$cp" Golden "$here"
