@@ -9,16 +9,19 @@
 //! (`ThriftConfig::protocol`, for a gateway started with `-c`), on a plain
 //! TCP socket: unframed, the gateway's default, or framed
 //! (`ThriftConfig::framed`, for a gateway started with `-f`, `-hsha` or
-//! `-nonblocking`). The three layers, written by hand for the calls hmap
-//! makes (no code generator or Thrift library):
+//! `-nonblocking`); or over HTTP or HTTPS (`ThriftConfig::http`, for a
+//! gateway in HTTP mode). The layers, written by hand for the calls hmap
+//! makes (no code generator, Thrift or HTTP library; TLS is rustls):
 //!
 //! - `codec`: the binary and compact protocols, sans-IO (bytes in, values
 //!   out), depth- and length-limited, fuzzed;
 //! - `hbase`: the Thrift2 IDL's structs and results on top of it;
-//! - `transport`: the socket, one deadline per call.
+//! - `http`: HTTP/1.1 requests and responses, sans-IO and bounded;
+//! - `transport`: the socket (with TLS), one deadline per call.
 
 mod codec;
 mod hbase;
+mod http;
 mod transport;
 
 use std::borrow::Cow;
@@ -34,7 +37,8 @@ use tracing::Instrument;
 pub use self::codec::Protocol as ThriftProtocol;
 use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
 use self::hbase::{Decoded, ServerException};
-use self::transport::{Connection, Deadline, Failure, Wire};
+use self::http::HttpError;
+use self::transport::{Connection, Deadline, Failure, HttpWire, Wire};
 use super::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
@@ -82,6 +86,12 @@ pub struct ThriftConfig {
     /// (`hbase.regionserver.thrift.compact`). A gateway speaking the other
     /// one fails the first call with an error that says so.
     pub protocol: ThriftProtocol,
+    /// HTTP transport: each call a `POST` to the gateway, as one in HTTP
+    /// mode (`hbase.regionserver.thrift.http`, HTTPS with
+    /// `hbase.thrift.ssl.enabled`) expects; see [`ThriftHttp`]. HBase's
+    /// HTTP gateway reads only the binary protocol, and
+    /// [`framed`](Self::framed) does not apply. `None`: a plain socket.
+    pub http: Option<ThriftHttp>,
     /// Put before every table name on the wire, so that several
     /// applications or test runs share one cluster: with `staging_`, table
     /// `user` is `staging_user` in HBase. A prefix ending in `:` names an
@@ -105,8 +115,166 @@ impl ThriftConfig {
             max_value_size: 10 * 1024 * 1024,
             framed: false,
             protocol: ThriftProtocol::Binary,
+            http: None,
             table_prefix: String::new(),
         }
+    }
+}
+
+/// HTTP transport for a [`ThriftStore`] ([`ThriftConfig::http`]): plain
+/// HTTP, or HTTPS with the gateway's certificate checked (feature `tls`:
+/// rustls, with the platform's root certificates or a CA of your own).
+///
+/// A response must be status 200 with a body delimited by its length or its
+/// chunks (HBase's gateway sends chunks), holding one Thrift message; its
+/// head may take 64 KiB, its body what any reply may (1 GiB). Anything else
+/// is a typed error, and every read is within the call's deadline.
+// The example needs the `tls` feature (doctests see hmap's features only
+// through `cfg_attr` on the item).
+#[cfg_attr(
+    feature = "tls",
+    doc = r#"
+```no_run
+use hmap::store::{ThriftConfig, ThriftHttp, ThriftStore};
+
+# fn main() -> std::io::Result<()> {
+let ca = std::fs::read("/etc/hbase/thrift-ca.pem")?;
+let mut config = ThriftConfig::new("gateway.example.com:9095");
+config.http = Some(ThriftHttp::https_with_ca(&ca)?);
+let store = ThriftStore::with_config(config);
+# Ok(()) }
+```"#
+)]
+#[derive(Clone)]
+pub struct ThriftHttp {
+    path: String,
+    server_name: Option<String>,
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
+}
+
+impl std::fmt::Debug for ThriftHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThriftHttp")
+            .field("tls", &self.is_https())
+            .field("path", &self.path)
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+impl ThriftHttp {
+    /// Plain HTTP, unencrypted, to path `/`.
+    pub fn plain() -> Self {
+        ThriftHttp {
+            path: "/".into(),
+            server_name: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// HTTPS, the gateway's certificate checked against the platform's root
+    /// certificates (those `rustls-native-certs` finds). Fails if none can
+    /// be read.
+    #[cfg(feature = "tls")]
+    pub fn https() -> std::io::Result<Self> {
+        let found = rustls_native_certs::load_native_certs();
+        let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+        let (added, _) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            let why = found.errors.first().map(ToString::to_string).unwrap_or_default();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("no root certificate of the platform could be read ({why}); give a CA with `https_with_ca`"),
+            ));
+        }
+        Self::with_roots(roots)
+    }
+
+    /// HTTPS, the gateway's certificate checked against the CA
+    /// certificates in `pem` (one or more `BEGIN CERTIFICATE` blocks) and
+    /// no others: for a gateway whose certificate a private CA signed, or a
+    /// self-signed one. Fails if `pem` holds no certificate.
+    #[cfg(feature = "tls")]
+    pub fn https_with_ca(pem: &[u8]) -> std::io::Result<Self> {
+        use tokio_rustls::rustls::pki_types::CertificateDer;
+        use tokio_rustls::rustls::pki_types::pem::PemObject;
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        let mut roots = tokio_rustls::rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| invalid(format!("the CA's PEM cannot be read: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| invalid(format!("the CA certificate is refused: {e}")))?;
+        }
+        if roots.is_empty() {
+            return Err(invalid("the CA's PEM holds no certificate".into()));
+        }
+        Self::with_roots(roots)
+    }
+
+    #[cfg(feature = "tls")]
+    fn with_roots(roots: tokio_rustls::rustls::RootCertStore) -> std::io::Result<Self> {
+        use tokio_rustls::rustls;
+        // ring, not the process-wide default provider, which depends on
+        // what else the program links.
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(std::io::Error::other)?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Ok(ThriftHttp {
+            tls: Some(Arc::new(config)),
+            ..Self::plain()
+        })
+    }
+
+    /// The request path, `/` by default (HBase's gateway serves every path).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The name the gateway's certificate must carry, if not the host of
+    /// [`ThriftConfig::address`] (a name or an IP address).
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+
+    /// Whether this is HTTPS.
+    pub fn is_https(&self) -> bool {
+        #[cfg(feature = "tls")]
+        return self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        false
+    }
+
+    /// The transport's settings for a gateway at `address`.
+    fn wire(&self, address: &str) -> std::result::Result<HttpWire, String> {
+        let host = self.server_name.clone().unwrap_or_else(|| {
+            // `host:port`, `[v6]:port`: the host, without brackets.
+            let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+            host.trim_start_matches('[').trim_end_matches(']').to_string()
+        });
+        #[cfg(feature = "tls")]
+        let tls = match &self.tls {
+            Some(config) => {
+                let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
+                    .map_err(|_| format!("`{host}` is neither a DNS name nor an IP address for TLS"))?;
+                Some((Arc::clone(config), name))
+            }
+            None => None,
+        };
+        #[cfg(not(feature = "tls"))]
+        let _ = host;
+        Ok(HttpWire {
+            host: address.to_string(),
+            path: self.path.clone(),
+            #[cfg(feature = "tls")]
+            tls,
+        })
     }
 }
 
@@ -136,9 +304,12 @@ struct Pool {
 /// compact one ([`ThriftConfig::protocol`], for a gateway started with `-c`)
 /// on a plain TCP socket, unframed (the gateway's default) or framed
 /// ([`ThriftConfig::framed`], for a gateway started with `-f`, or `-hsha`,
-/// `-nonblocking` and `-threadedselector`, which imply it). Against a
-/// gateway it does not match, the first call fails with an error that says
-/// so.
+/// `-nonblocking` and `-threadedselector`, which imply it); or each call as
+/// an HTTP `POST`, over TLS if the gateway encrypts ([`ThriftConfig::http`],
+/// [`ThriftHttp`], for a gateway with `hbase.regionserver.thrift.http`, and
+/// `hbase.thrift.ssl.enabled`: in HBase 2.6 the Thrift gateway encrypts only
+/// in HTTP mode). Against a gateway it does not match, the first call fails
+/// with an error that says so.
 ///
 /// ```no_run
 /// use std::time::Duration;
@@ -182,6 +353,8 @@ pub struct ThriftStore {
 /// What the clones of one [`ThriftStore`] share.
 struct Shared {
     config: ThriftConfig,
+    /// How messages go on the wire, from the config (or why they cannot).
+    wire: std::result::Result<Wire, String>,
     pool: Pool,
     schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
     /// Ids of the gateway's scanners that this store opened and has not yet
@@ -231,9 +404,19 @@ impl ThriftStore {
     /// A store with chosen settings.
     pub fn with_config(config: ThriftConfig) -> Self {
         let permits = Semaphore::new(config.pool_size.clamp(1, Semaphore::MAX_PERMITS));
+        let http = match &config.http {
+            Some(http) => http.wire(&config.address).map(Some),
+            None => Ok(None),
+        };
+        let wire = http.map(|http| Wire {
+            framed: config.framed,
+            protocol: config.protocol,
+            http,
+        });
         ThriftStore {
             shared: Arc::new(Shared {
                 config,
+                wire,
                 pool: Pool {
                     permits,
                     idle: Mutex::new(Vec::new()),
@@ -319,10 +502,10 @@ impl ThriftStore {
             // A dead connection: dropped, and the next one tried.
         }
         let config = &self.shared.config;
-        let wire = Wire {
-            framed: config.framed,
-            protocol: config.protocol,
-        };
+        let wire = self.shared.wire.clone().map_err(|why| Failure::Io {
+            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+            replied: false,
+        })?;
         let conn = Connection::connect(&config.address, wire, config.connect_timeout, deadline).await?;
         Ok((conn, permit))
     }
@@ -488,13 +671,13 @@ impl ThriftStore {
     fn wire_hint(&self, start: Option<&[u8]>) -> String {
         let config = &self.shared.config;
         let guess = match start {
-            Some(b) if b.starts_with(b"HTTP/") => {
-                "the gateway answered in HTTP: it runs in HTTP mode (`hbase.regionserver.thrift.http`)".to_string()
-            }
+            Some(b) if b.starts_with(b"HTTP/") => "the gateway answered in HTTP: it runs in HTTP mode \
+                 (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
+                .to_string(),
             // A TLS alert or handshake record.
-            Some([0x15 | 0x16, 0x03, ..]) => {
-                "the gateway answered in TLS: it runs in HTTPS mode (`hbase.thrift.ssl.enabled`)".to_string()
-            }
+            Some([0x15 | 0x16, 0x03, ..]) => "the gateway answered in TLS: it runs in HTTPS mode \
+                 (`hbase.thrift.ssl.enabled`; set `ThriftConfig::http` to `ThriftHttp::https`)"
+                .to_string(),
             Some([0x82, ..]) if config.protocol != ThriftProtocol::Compact => {
                 "the gateway answered in the compact protocol (`-c`): set `ThriftConfig::protocol` to \
                  `ThriftProtocol::Compact`"
@@ -508,6 +691,17 @@ impl ThriftStore {
                  transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
                 .to_string(),
             // Nothing to go by: every mode that differs from the client's.
+            _ if config.http.is_some() => {
+                let tls = if config.http.as_ref().is_some_and(ThriftHttp::is_https) {
+                    "or without TLS (no `hbase.thrift.ssl.enabled`; use `ThriftHttp::plain`)"
+                } else {
+                    "or with TLS (`hbase.thrift.ssl.enabled`; use `ThriftHttp::https`)"
+                };
+                format!(
+                    "the gateway may not run in HTTP mode (`hbase.regionserver.thrift.http`; unset \
+                     `ThriftConfig::http`), {tls}"
+                )
+            }
             _ => {
                 let transport = if config.framed {
                     "unframed transport (no `-f`, `-hsha` or `-nonblocking`; unset `ThriftConfig::framed`)"
@@ -521,14 +715,22 @@ impl ThriftStore {
                     }
                     _ => "the compact protocol (`-c`; set `ThriftConfig::protocol` to `ThriftProtocol::Compact`)",
                 };
-                format!("the gateway may run {transport} or {protocol}")
+                format!(
+                    "the gateway may run {transport}, {protocol}, or in HTTP mode \
+                     (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
+                )
             }
         };
         let protocol = match config.protocol {
             ThriftProtocol::Compact => "compact",
             _ => "binary",
         };
-        let transport = if config.framed { "framed" } else { "unframed" };
+        let transport = match &config.http {
+            Some(http) if http.is_https() => "over HTTPS",
+            Some(_) => "over HTTP",
+            None if config.framed => "framed",
+            None => "unframed",
+        };
         format!("{guess}; hmap speaks the {protocol} protocol, {transport}")
     }
 
@@ -541,6 +743,27 @@ impl ThriftStore {
                 elapsed: deadline.elapsed(),
             },
             Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
+            Failure::Http {
+                error: error @ HttpError::Status { .. },
+                ..
+            } => StoreError::Connection {
+                endpoint: self.shared.config.address.clone(),
+                message: format!("{operation}{}: {error}", super::error::on_table(table)),
+                source: None,
+            },
+            Failure::Http { error, replied } => {
+                let hint = match (&error, replied) {
+                    (HttpError::NotHttp { start }, _) => format!(" ({})", self.wire_hint(Some(start))),
+                    (_, false) => format!(" ({})", self.wire_hint(None)),
+                    _ => String::new(),
+                };
+                StoreError::Protocol {
+                    endpoint: self.shared.config.address.clone(),
+                    table: table.into(),
+                    operation,
+                    message: format!("{error}{hint}"),
+                }
+            }
             Failure::Io { error, replied } => {
                 let hint = if replied {
                     String::new()

@@ -1,18 +1,24 @@
-//! Moving bytes to and from a gateway, under one deadline per call: a plain
-//! TCP socket (tokio), unframed (the gateway's default transport). The bytes'
-//! meaning is the [`codec`](super::codec)'s business; this file only asks it
-//! where a reply ends.
+//! Moving bytes to and from a gateway, under one deadline per call: a TCP
+//! socket (tokio), unframed (the gateway's default) or framed, or HTTP
+//! `POST`s on one, with TLS (tokio-rustls) for HTTPS. The bytes' meaning is
+//! the [`codec`](super::codec)'s business, HTTP's the [`http`](super::http)
+//! module's; this file only asks them where a reply ends.
 
 use std::io;
+use std::pin::Pin;
+#[cfg(feature = "tls")]
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, timeout_at};
 
 use super::codec::{DecodeError, Protocol, Skim, Skimmed};
+use super::http::{self, Body, Chunked, HttpError};
 
 /// The smallest and largest read: the buffer grows with what arrived (each
 /// read asks for about as much as is there already), so that a reply never
@@ -69,8 +75,10 @@ pub enum Failure {
     /// The connection failed or was closed; `replied` tells whether this
     /// connection ever carried a reply.
     Io { error: io::Error, replied: bool },
-    /// The reply is not a binary Thrift message; `replied` as above.
+    /// The reply is not a Thrift message; `replied` as above.
     Decode { error: DecodeError, replied: bool },
+    /// The HTTP response is not one hmap can read (HTTP transport).
+    Http { error: HttpError, replied: bool },
 }
 
 /// The largest framed reply accepted: a length beyond it is a protocol
@@ -78,19 +86,134 @@ pub enum Failure {
 const MAX_FRAME: usize = 1 << 30;
 
 /// How messages go on the wire: the protocol, and whether each goes in a
-/// frame.
-#[derive(Clone, Copy, Debug)]
+/// frame or an HTTP request.
+#[derive(Clone, Debug)]
 pub struct Wire {
     /// Framed transport: each message after a 4-byte big-endian length.
     pub framed: bool,
     /// The protocol of the messages.
     pub protocol: Protocol,
+    /// HTTP transport: each message the body of a `POST`.
+    pub http: Option<HttpWire>,
+}
+
+/// Where HTTP requests go, and over what.
+#[derive(Clone, Debug)]
+pub struct HttpWire {
+    /// The `Host` header.
+    pub host: String,
+    /// The request path.
+    pub path: String,
+    /// TLS: the client's settings and the name the certificate must carry.
+    #[cfg(feature = "tls")]
+    pub tls: Option<(
+        Arc<tokio_rustls::rustls::ClientConfig>,
+        tokio_rustls::rustls::pki_types::ServerName<'static>,
+    )>,
+}
+
+/// A socket, or TLS over one.
+enum Stream {
+    Tcp(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Tcp(s) => s.is_write_vectored(),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A TLS handshake that failed: the gateway's certificate refused, or no
+/// TLS spoken at all.
+#[cfg(feature = "tls")]
+#[derive(Debug)]
+struct Handshake(io::Error);
+
+#[cfg(feature = "tls")]
+impl std::fmt::Display for Handshake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the TLS handshake with the gateway failed: {}", self.0)?;
+        let refused = self
+            .0
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<tokio_rustls::rustls::Error>())
+            .is_some_and(|e| matches!(e, tokio_rustls::rustls::Error::InvalidCertificate(_)));
+        if refused {
+            write!(
+                f,
+                " (its certificate must be signed by a CA the client trusts, for the name it is reached by: \
+                 see `ThriftHttp::https_with_ca` and `ThriftHttp::server_name`)"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "tls")]
+impl std::error::Error for Handshake {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
 }
 
 /// One connection to a gateway.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     wire: Wire,
+    /// Whether the gateway said it closes the connection after a response.
+    closing: bool,
     /// Bytes received and not yet handed out as a reply.
     buf: BytesMut,
     seq: i32,
@@ -110,21 +233,43 @@ impl Connection {
         connect_timeout: Duration,
         deadline: &Deadline,
     ) -> Result<Self, Failure> {
-        let stream = timeout_at(deadline.within(connect_timeout), TcpStream::connect(address))
+        let connect_by = deadline.within(connect_timeout);
+        let stream = timeout_at(connect_by, TcpStream::connect(address))
             .await
             .map_err(|_| Failure::TimedOut)?
             .map_err(|error| Failure::Io { error, replied: false })?;
         stream
             .set_nodelay(true)
             .map_err(|error| Failure::Io { error, replied: false })?;
-        Ok(Connection {
+        #[cfg(feature = "tls")]
+        if let Some(HttpWire {
+            tls: Some((config, name)),
+            ..
+        }) = &wire.http
+        {
+            let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
+            let tls = timeout_at(connect_by, connector.connect(name.clone(), stream))
+                .await
+                .map_err(|_| Failure::TimedOut)?
+                .map_err(|error| Failure::Io {
+                    error: io::Error::new(error.kind(), Handshake(error)),
+                    replied: false,
+                })?;
+            return Ok(Connection::new(Stream::Tls(Box::new(tls)), wire));
+        }
+        Ok(Connection::new(Stream::Tcp(stream), wire))
+    }
+
+    fn new(stream: Stream, wire: Wire) -> Self {
+        Connection {
             stream,
             wire,
+            closing: false,
             buf: BytesMut::new(),
             seq: 0,
             replied: false,
             last_used: Instant::now(),
-        })
+        }
     }
 
     /// The sequence number of the next call.
@@ -137,12 +282,19 @@ impl Connection {
     /// that is ready at once sees the end of the stream (or an error, or
     /// bytes nobody asked for); one that would wait means the connection is
     /// open and quiet.
-    pub fn peer_closed(&self) -> bool {
-        if !self.buf.is_empty() {
+    pub fn peer_closed(&mut self) -> bool {
+        if !self.buf.is_empty() || self.closing {
             return true;
         }
         let mut byte = [0u8; 1];
-        self.stream.peek(&mut byte).now_or_never().is_some()
+        match &mut self.stream {
+            Stream::Tcp(s) => s.peek(&mut byte).now_or_never().is_some(),
+            // No peeking through TLS: a read that is ready at once sees the
+            // end, an alert, or bytes nobody asked for; one that would wait
+            // leaves the stream as it was (reads are cancel-safe).
+            #[cfg(feature = "tls")]
+            Stream::Tls(s) => s.read(&mut byte).now_or_never().is_some(),
+        }
     }
 
     /// Sends `request` and reads one whole reply message, all before
@@ -172,6 +324,17 @@ impl Connection {
     }
 
     async fn send(&mut self, request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        if let Some(http) = &self.wire.http {
+            // The head, then the request, in one vectored write.
+            let head = http::request_head(&http.host, &http.path, request.len());
+            let mut bytes = bytes::Buf::chain(&head[..], request);
+            let written = timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await;
+            return match written {
+                Ok(Ok(())) => self.flush(deadline).await,
+                Ok(Err(e)) => Err(self.io(e)),
+                Err(_) => Err(Failure::TimedOut),
+            };
+        }
         // Framed: the length, then the request, in one vectored write.
         let length = u32::try_from(request.len()).map_err(|_| Failure::Io {
             error: io::Error::new(io::ErrorKind::InvalidInput, "a request of 4 GiB or more cannot be sent"),
@@ -181,6 +344,15 @@ impl Connection {
         let prefix: &[u8] = if self.wire.framed { &length } else { &[] };
         let mut bytes = bytes::Buf::chain(prefix, request);
         match timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await {
+            Ok(Ok(())) => self.flush(deadline).await,
+            Ok(Err(e)) => Err(self.io(e)),
+            Err(_) => Err(Failure::TimedOut),
+        }
+    }
+
+    /// Flushes what TLS holds back (a plain socket holds nothing).
+    async fn flush(&mut self, deadline: &Deadline) -> Result<(), Failure> {
+        match timeout_at(deadline.end, self.stream.flush()).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.io(e)),
             Err(_) => Err(Failure::TimedOut),
@@ -190,6 +362,9 @@ impl Connection {
     /// Reads until the buffer holds a whole message, and splits it off. The
     /// skim resumes where it stopped after each read.
     async fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        if self.wire.http.is_some() {
+            return self.receive_http(deadline, read_timeout).await;
+        }
         if self.wire.framed {
             return self.receive_frame(deadline, read_timeout).await;
         }
@@ -228,7 +403,48 @@ impl Connection {
         }
         let _ = self.buf.split_to(4);
         let frame = self.buf.split_to(len).freeze();
-        // The frame holds exactly one message.
+        self.one_message(frame)
+    }
+
+    /// Reads one HTTP response: its head, then its body, delimited by its
+    /// length or its chunks, which must be one whole message.
+    async fn receive_http(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        let http_error = |error, replied| Failure::Http { error, replied };
+        let head = loop {
+            match http::parse_head(&self.buf) {
+                Ok(Some((head, len))) => {
+                    let _ = self.buf.split_to(len);
+                    break head;
+                }
+                Ok(None) => self.fill(deadline, read_timeout).await?,
+                Err(error) => return Err(http_error(error, self.replied)),
+            }
+        };
+        self.closing = head.close;
+        let body = match head.body {
+            Body::Length(len) => {
+                while self.buf.len() < len {
+                    self.fill(deadline, read_timeout).await?;
+                }
+                self.buf.split_to(len).freeze()
+            }
+            Body::Chunked => {
+                let mut chunked = Chunked::default();
+                loop {
+                    match chunked.advance(&mut self.buf) {
+                        Ok(true) => break chunked.body.freeze(),
+                        Ok(false) => self.fill(deadline, read_timeout).await?,
+                        Err(error) => return Err(http_error(error, self.replied)),
+                    }
+                }
+            }
+        };
+        self.one_message(body)
+    }
+
+    /// `bytes`, which must hold exactly one message (a frame, an HTTP body).
+    fn one_message(&self, frame: Bytes) -> Result<Bytes, Failure> {
+        let len = frame.len();
         match Skim::of(self.wire.protocol).advance(&frame) {
             Ok(Skimmed::Done(n)) if n == len => Ok(frame),
             Ok(Skimmed::Done(n)) => Err(Failure::Decode {
