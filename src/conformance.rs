@@ -1238,8 +1238,10 @@ pub async fn scan_limit(t: &dyn Target) {
     );
 }
 
-/// Small batch sizes return the same rows as one big batch.
-/// (HBase: `Scan.setCaching` changes round trips, not results.)
+/// Small batch sizes return the same rows as one big batch, and so do
+/// batches sized by bytes, however small the budget.
+/// (HBase: `Scan.setCaching` and `setMaxResultSize` change round trips, not
+/// results.)
 pub async fn scan_batch_sizes_agree(t: &dyn Target) {
     let tt = ab_table(t, "scan_batch_sizes_agree").await;
     numbered_rows(&tt, 25).await;
@@ -1254,6 +1256,18 @@ pub async fn scan_batch_sizes_agree(t: &dyn Target) {
         assert_eq!(
             scan_keys(&tt, Scan::all().batch_size(batch).limit(11)).await,
             all[..11].to_vec()
+        );
+    }
+    for bytes in [1, 40, 100, 1 << 20] {
+        assert_eq!(
+            scan_keys(&tt, Scan::all().batch_bytes(bytes)).await,
+            all,
+            "{bytes} bytes"
+        );
+        assert_eq!(
+            scan_keys(&tt, Scan::all().batch_bytes(bytes).limit(11).reversed()).await,
+            all.iter().rev().take(11).cloned().collect::<Vec<_>>(),
+            "{bytes} bytes, reversed"
         );
     }
 }

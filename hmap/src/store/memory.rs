@@ -1265,7 +1265,9 @@ impl SyncStore for MemoryStore {
             read_point,
             now: self.now(),
             remaining: scan.limit,
-            batch_size: scan.batch_size.max(1),
+            // Batches bound how long a scan holds the table's lock; bytes do
+            // not matter in memory.
+            batch_size: scan.batch_size.unwrap_or(1000).max(1),
             buffer: VecDeque::new(),
             done: scan.is_empty_range(),
             open_scanners: Arc::clone(&self.open_scanners),

@@ -128,6 +128,18 @@ impl RowResult {
         RowResult { row: row.into(), cells }
     }
 
+    /// About how many bytes the row takes on the wire: its key, and each
+    /// cell's family, qualifier, value and timestamp. What scans sized by
+    /// bytes count.
+    pub fn wire_size(&self) -> usize {
+        self.row.len()
+            + self
+                .cells
+                .iter()
+                .map(|c| c.family.len() + c.qualifier.len() + c.value.len() + 8)
+                .sum::<usize>()
+    }
+
     /// The newest version of a column.
     pub fn latest(&self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>) -> Option<&Cell> {
         let (family, qualifier) = (family.as_ref(), qualifier.as_ref());
@@ -347,8 +359,28 @@ pub struct Scan {
     /// At most this many rows.
     pub limit: Option<usize>,
     /// Rows fetched per round trip (HBase's scanner caching), at least 1.
-    pub batch_size: usize,
+    /// `None`, the default, sizes each round trip by bytes instead: about
+    /// [`batch_bytes`](Self::batch_bytes) of rows, as HBase's own client
+    /// sizes its batches by `hbase.client.scanner.max.result.size`.
+    pub batch_size: Option<usize>,
+    /// With no `batch_size`: about how many bytes of rows one round trip
+    /// fetches ([`DEFAULT_BATCH_BYTES`], 2 MiB, by default).
+    pub batch_bytes: usize,
 }
+
+/// How many bytes of rows a scan fetches per round trip unless told
+/// otherwise: 2 MiB, the default `hbase.client.scanner.max.result.size` of
+/// HBase's own client.
+pub const DEFAULT_BATCH_BYTES: usize = 2 * 1024 * 1024;
+
+/// The rows of the first round trip of a scan sized by bytes, before any
+/// row was seen: small, so that a scan of large rows does not start with a
+/// huge batch.
+pub const FIRST_SIZED_BATCH_ROWS: usize = 100;
+
+/// The most rows a round trip sized by bytes asks for, however small the
+/// rows: a gateway holds a whole batch in memory before it answers.
+pub const MAX_SIZED_BATCH_ROWS: usize = 10_000;
 
 impl Default for Scan {
     fn default() -> Self {
@@ -360,7 +392,8 @@ impl Default for Scan {
             max_versions: 1,
             time_range: TimeRange::ALL,
             limit: None,
-            batch_size: 100,
+            batch_size: None,
+            batch_bytes: DEFAULT_BATCH_BYTES,
         }
     }
 }
@@ -422,10 +455,45 @@ impl Scan {
         self
     }
 
-    /// Fetch `n` rows per round trip.
+    /// Fetch `n` rows per round trip (at least 1), rather than sizing each
+    /// round trip by bytes.
     pub fn batch_size(mut self, n: usize) -> Self {
-        self.batch_size = n;
+        self.batch_size = Some(n.max(1));
         self
+    }
+
+    /// Size each round trip to about `bytes` of rows (at least 1 row), when
+    /// no [`batch_size`](Self::batch_size) is set.
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(1);
+        self
+    }
+
+    /// The rows of the next round trip of a scan sized by bytes, after a
+    /// round trip that fetched `rows` rows of `bytes` bytes in all: as many
+    /// rows of that average size as fit in the budget, from 1 to
+    /// [`MAX_SIZED_BATCH_ROWS`]. Backends whose server cannot size batches
+    /// by bytes use it.
+    ///
+    /// ```
+    /// use hmap::store::{FIRST_SIZED_BATCH_ROWS, MAX_SIZED_BATCH_ROWS, Scan};
+    ///
+    /// let scan = Scan::all().batch_bytes(2000);
+    /// assert_eq!(scan.next_sized_batch(0, 0), FIRST_SIZED_BATCH_ROWS);
+    /// assert_eq!(scan.next_sized_batch(100, 10_000), 20); // 100-byte rows
+    /// assert_eq!(scan.next_sized_batch(1, 1_000_000), 1); // a huge row
+    /// assert_eq!(scan.next_sized_batch(10, 10), MAX_SIZED_BATCH_ROWS.min(2000));
+    /// assert_eq!(Scan::all().batch_size(7).next_sized_batch(100, 10), 7);
+    /// ```
+    pub fn next_sized_batch(&self, rows: usize, bytes: usize) -> usize {
+        match self.batch_size {
+            Some(n) => n,
+            None if rows == 0 => FIRST_SIZED_BATCH_ROWS,
+            None => {
+                let average = (bytes / rows).max(1);
+                (self.batch_bytes / average).clamp(1, MAX_SIZED_BATCH_ROWS)
+            }
+        }
     }
 
     /// Whether `row` is in the scan's range.

@@ -114,7 +114,8 @@ pub struct Query<'k> {
     pub(crate) offset: usize,
     pub(crate) limit: Option<usize>,
     pub(crate) after: Option<Cursor>,
-    pub(crate) batch_size: usize,
+    pub(crate) batch_size: Option<usize>,
+    pub(crate) batch_bytes: usize,
 }
 
 impl fmt::Debug for Query<'_> {
@@ -148,7 +149,8 @@ impl<'k> Query<'k> {
             offset: 0,
             limit: None,
             after: None,
-            batch_size: 100,
+            batch_size: None,
+            batch_bytes: crate::store::DEFAULT_BATCH_BYTES,
         }
     }
 
@@ -200,9 +202,19 @@ impl<'k> Query<'k> {
         self
     }
 
-    /// Rows fetched per round trip.
+    /// Rows fetched per round trip. Without it, each round trip fetches
+    /// about 2 MiB of rows (see [`batch_bytes`](Self::batch_bytes)), as
+    /// HBase's own client does, which suits most scans: set it for a scan
+    /// that stops early (a page) or reads very large rows.
     pub fn batch_size(mut self, n: usize) -> Self {
-        self.batch_size = n.max(1);
+        self.batch_size = Some(n.max(1));
+        self
+    }
+
+    /// Without a [`batch_size`](Self::batch_size): about how many bytes of
+    /// rows each round trip fetches (2 MiB by default).
+    pub fn batch_bytes(mut self, bytes: usize) -> Self {
+        self.batch_bytes = bytes.max(1);
         self
     }
 }
@@ -307,7 +319,8 @@ impl Query<'_> {
                 .fold(Scan::range(start, stop), Scan::family)
                 .max_versions(T::read_versions())
                 .time_range(self.time_range)
-                .batch_size(self.batch_size);
+                .batch_bytes(self.batch_bytes);
+            scan.batch_size = self.batch_size;
             scan.reversed = self.reversed;
             if let Some(limit) = self.limit {
                 scan.limit = Some(limit.saturating_add(self.offset));

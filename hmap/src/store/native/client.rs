@@ -710,7 +710,13 @@ impl NativeScanner {
     }
 
     fn batch(&self) -> u32 {
-        let batch = self.scan.batch_size.clamp(1, u32::MAX as usize);
+        // Sized by bytes: the region server stops at the scan's
+        // max_result_size; the rows only bound it.
+        let batch = self
+            .scan
+            .batch_size
+            .unwrap_or(crate::store::MAX_SIZED_BATCH_ROWS)
+            .clamp(1, u32::MAX as usize);
         self.remaining().map_or(batch, |r| batch.min(r.max(1))) as u32
     }
 

@@ -66,7 +66,10 @@ pub fn scan(scan: &Scan) -> proto::Scan {
         column: columns(&scan.columns),
         time_range: time_range(scan.time_range),
         max_versions: Some(scan.max_versions.max(1)),
-        caching: Some(scan.batch_size.clamp(1, u32::MAX as usize) as u32),
+        // A scan sized by bytes leaves the rows to the region server, up to
+        // its byte budget, as HBase's own client does.
+        caching: scan.batch_size.map(|n| n.clamp(1, u32::MAX as usize) as u32),
+        max_result_size: scan.batch_size.is_none().then_some(scan.batch_bytes as u64),
         ..Default::default()
     };
     if scan.reversed {

@@ -216,7 +216,12 @@ pub fn scan(e: &mut Encoder, s: &Scan, start: &[u8], stop: &[u8]) {
     if !s.columns.is_empty() {
         columns(e, 3, &s.columns);
     }
-    e.i32_field(4, i32::try_from(s.batch_size.max(1)).unwrap_or(i32::MAX));
+    // Caching: the rows the gateway's own scanner fetches from a region
+    // server per call. Left out for a scan sized by bytes, so that the
+    // gateway's client sizes those by bytes too (its maxResultSize).
+    if let Some(rows) = s.batch_size {
+        e.i32_field(4, i32::try_from(rows.max(1)).unwrap_or(i32::MAX));
+    }
     e.i32_field(5, i32::try_from(s.max_versions).unwrap_or(i32::MAX));
     if !s.time_range.is_all() {
         time_range(e, 6, s.time_range);
@@ -1199,7 +1204,7 @@ mod tests {
 
             let scan = Scan {
                 columns: vec![Column::Family("f".into())],
-                batch_size: 100,
+                batch_size: Some(100),
                 max_versions: 2,
                 time_range: TimeRange { min: 0, max: 5 },
                 reversed: true,

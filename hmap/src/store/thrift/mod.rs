@@ -1284,7 +1284,12 @@ impl Store for ThriftStore {
                 low: scan.start.clone(),
                 high: scan.stop.clone(),
                 remaining: scan.limit,
-                batch: i32::try_from(scan.batch_size.max(1)).unwrap_or(i32::MAX),
+                batch: i32::try_from(scan.next_sized_batch(0, 0)).unwrap_or(i32::MAX),
+                sizing: Scan {
+                    batch_size: scan.batch_size,
+                    batch_bytes: scan.batch_bytes,
+                    ..Scan::default()
+                },
             };
             Ok(fetcher.spawn())
         })
@@ -1565,7 +1570,9 @@ fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
 }
 
 /// A server-side scanner, read by a task of its own: `batch` rows per
-/// `getScannerRows`, the next batch fetched while the caller works through
+/// `getScannerRows` (for a scan sized by bytes, as many as the last batch's
+/// average row says fit in its byte budget: Thrift2's `TScan` has no byte
+/// limit of its own), the next batch fetched while the caller works through
 /// the current one (a channel of one batch between them), and the scanner
 /// closed when the rows run out, a fetch fails, or the caller drops the
 /// stream.
@@ -1580,6 +1587,9 @@ struct ScanFetcher {
     high: Bytes,
     /// Rows the limit still allows.
     remaining: Option<usize>,
+    /// The scan, for its batch sizing.
+    sizing: Scan,
+    /// Rows asked for per call.
     batch: i32,
 }
 
@@ -1650,6 +1660,9 @@ impl ScanFetcher {
         if fetched.is_empty() {
             self.done = true;
         }
+        let bytes: usize = fetched.iter().flatten().map(RowResult::wire_size).sum();
+        let next = self.sizing.next_sized_batch(fetched.len(), bytes);
+        self.batch = i32::try_from(next).unwrap_or(i32::MAX);
         let mut rows = Vec::with_capacity(fetched.len());
         for row in fetched.into_iter().flatten() {
             if self.reversed {
