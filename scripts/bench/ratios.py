@@ -38,6 +38,16 @@ def main():
             cells.append(f"{theirs:.3f}" if theirs else "-")
             cells.append(f"**{theirs / hmap:.2f}**" if theirs and hmap else "-")
         print("| " + " | ".join(cells) + " |")
+    cpu = [(label, median("hmap", operation + "_cpu"), median("hmap", operation)) for operation, label in OPERATIONS]
+    if any(c for _, c, _ in cpu):
+        print()
+        print("hmap's own CPU time (all its threads), against its wall time:")
+        print()
+        print("| operation | CPU | wall | CPU per row (load, scans) |")
+        print("|---|---|---|---|")
+        for (operation, _), (label, c, wall) in zip(OPERATIONS, cpu):
+            per_row = f"{c / int(rows) * 1e6:.2f} µs" if c and operation in ("load", "scan_tuned", "scan_default") else "-"
+            print(f"| {label} | {c:.3f} | {wall:.3f} | {per_row} |" if c else f"| {label} | - | - | - |")
 
 
 if __name__ == "__main__":

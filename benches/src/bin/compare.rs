@@ -6,7 +6,10 @@
 //! hmap-compare HOST:PORT ROWS TABLE
 //! ```
 //!
-//! Prints one line per operation: `hmap<TAB>operation<TAB>seconds`.
+//! Prints one line per operation: `hmap<TAB>operation<TAB>seconds`, and on
+//! Linux one more with the CPU time the client spent on it, all threads
+//! together (`hmap<TAB>operation_cpu<TAB>seconds`, from
+//! `/proc/self/task/*/schedstat`).
 
 use std::time::Instant;
 
@@ -49,8 +52,30 @@ fn pick(k: usize, rows: usize) -> usize {
     k * 7919 % rows
 }
 
-fn report(operation: &str, started: Instant) {
-    println!("hmap\t{operation}\t{:.6}", started.elapsed().as_secs_f64());
+/// The CPU time of every thread of this process so far, in seconds (Linux:
+/// the first field of each task's schedstat, in nanoseconds). `None`
+/// elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total as f64 / 1e9)
+}
+
+/// When an operation started: wall clock and CPU time.
+struct Started(Instant, Option<f64>);
+
+fn start() -> Started {
+    Started(Instant::now(), cpu_seconds())
+}
+
+fn report(operation: &str, started: Started) {
+    println!("hmap\t{operation}\t{:.6}", started.0.elapsed().as_secs_f64());
+    if let (Some(before), Some(now)) = (started.1, cpu_seconds()) {
+        println!("hmap\t{operation}_cpu\t{:.6}", now - before);
+    }
 }
 
 fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
@@ -81,7 +106,7 @@ async fn run(address: &str, rows: usize, table: &str) -> Result<(), Box<dyn std:
         .create_table(&TableSchema::new(table).family(FamilySchema::new(FAMILY)))
         .await?;
 
-    let started = Instant::now();
+    let started = start();
     let mut batch = Vec::with_capacity(1000);
     for i in 0..rows {
         batch.push(row(i));
@@ -95,23 +120,23 @@ async fn run(address: &str, rows: usize, table: &str) -> Result<(), Box<dyn std:
     }
     report("load", started);
 
-    let started = Instant::now();
+    let started = start();
     let cells = scan(&store, table, Scan::all().batch_size(1000)).await?;
     report("scan_tuned", started);
     check(cells == 6 * rows, || format!("tuned scan read {cells} cells"))?;
-    let started = Instant::now();
+    let started = start();
     let cells = scan(&store, table, Scan::all()).await?;
     report("scan_default", started);
     check(cells == 6 * rows, || format!("default scan read {cells} cells"))?;
 
-    let started = Instant::now();
+    let started = start();
     for k in 0..GETS {
         let found = store.get(table, &Get::new(key(pick(k, rows)))).await?;
         check(found.is_some(), || format!("get {k}"))?;
     }
     report("get", started);
 
-    let started = Instant::now();
+    let started = start();
     for b in 0..GETS / MULTI {
         let gets: Vec<Get> = (b * MULTI..(b + 1) * MULTI)
             .map(|k| Get::new(key(pick(k, rows))))
