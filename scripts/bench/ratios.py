@@ -43,11 +43,14 @@ def main():
         print()
         print("hmap's own CPU time (all its threads), against its wall time:")
         print()
-        print("| operation | CPU | wall | CPU per row (load, scans) |")
-        print("|---|---|---|---|")
+        print("| operation | CPU | wall | CPU per row | `hbase-thrift` crate (Thrift1): CPU per row |")
+        print("|---|---|---|---|---|")
         for (operation, _), (label, c, wall) in zip(OPERATIONS, cpu):
-            per_row = f"{c / int(rows) * 1e6:.2f} µs" if c and operation in ("load", "scan_tuned", "scan_default") else "-"
-            print(f"| {label} | {c:.3f} | {wall:.3f} | {per_row} |" if c else f"| {label} | - | - | - |")
+            bulk = operation in ("load", "scan_tuned", "scan_default")
+            per_row = f"{c / int(rows) * 1e6:.2f} µs" if c and bulk else "-"
+            theirs = median("thrift1crate", operation + "_cpu")
+            their_row = f"{theirs / int(rows) * 1e6:.2f} µs" if theirs else "-"
+            print(f"| {label} | {c:.3f} | {wall:.3f} | {per_row} | {their_row} |" if c else f"| {label} | - | - | - | - |")
 
 
 if __name__ == "__main__":
