@@ -9,7 +9,8 @@
 //! Prints one line per operation: `hmap<TAB>operation<TAB>seconds`, and on
 //! Linux one more with the CPU time the client spent on it, all threads
 //! together (`hmap<TAB>operation_cpu<TAB>seconds`, from
-//! `/proc/self/task/*/schedstat`).
+//! `/proc/self/task/*/schedstat`). With `HMAP_COMPARE_LOAD_ONLY` set it
+//! stops after the load, for a profile of the write path.
 
 use std::time::Instant;
 
@@ -119,6 +120,10 @@ async fn run(address: &str, rows: usize, table: &str) -> Result<(), Box<dyn std:
         store.mutate(table, &batch).await?;
     }
     report("load", started);
+    if std::env::var_os("HMAP_COMPARE_LOAD_ONLY").is_some() {
+        store.delete_table(table).await?;
+        return Ok(());
+    }
 
     let started = start();
     let cells = scan(&store, table, Scan::all().batch_size(1000)).await?;

@@ -598,11 +598,24 @@ fn zagzig32(v: i32) -> u32 {
 
 /// A whole call: header, the arguments struct `args` writes, its stop.
 pub fn call(protocol: Protocol, name: &str, seq: i32, args: impl FnOnce(&mut Encoder)) -> Vec<u8> {
-    let mut e = Encoder::new(protocol);
+    let mut buf = Vec::new();
+    call_into(&mut buf, protocol, name, seq, args);
+    buf
+}
+
+/// [`call`], written into `buf` (cleared first): a connection reuses one
+/// buffer for its calls, so that a batch of puts is not written into a
+/// buffer that grows by doubling every time.
+pub fn call_into(buf: &mut Vec<u8>, protocol: Protocol, name: &str, seq: i32, args: impl FnOnce(&mut Encoder)) {
+    buf.clear();
+    let mut e = Encoder {
+        buf: std::mem::take(buf),
+        ..Encoder::new(protocol)
+    };
     e.message(name, CALL, seq);
     args(&mut e);
     e.stop();
-    e.buf
+    *buf = e.buf;
 }
 
 // ---------------------------------------------------------------------------

@@ -25,7 +25,9 @@ mod http;
 mod transport;
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
+
+use rustc_hash::FxHashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -634,12 +636,14 @@ impl ThriftStore {
         let (mut conn, _permit) = self.checkout(deadline).await?;
         let seq = conn.next_seq();
         let protocol = self.shared.config.protocol;
-        let request = codec::call(protocol, spec.name, seq, &spec.args);
+        let mut request = conn.take_request_buffer();
+        codec::call_into(&mut request, protocol, spec.name, seq, &spec.args);
         tracing::Span::current().record("bytes_out", request.len());
-        let reply = match conn
+        let sent = conn
             .round_trip(&request, deadline, self.shared.config.read_timeout)
-            .await
-        {
+            .await;
+        conn.put_request_buffer(request);
+        let reply = match sent {
             Ok(reply) => reply,
             Err(failure) => {
                 // The gateway went away or broke the stream: the other idle
@@ -1557,7 +1561,9 @@ fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
             start += 1;
             continue;
         }
-        let mut seen = HashSet::from([&row.row]);
+        let mut seen: FxHashSet<&Bytes> = FxHashSet::default();
+        seen.reserve(rows.len() - start);
+        seen.insert(&row.row);
         let mut end = start + 1;
         while end < rows.len() && is_run(&rows[end], puts) && seen.insert(&rows[end].row) {
             end += 1;

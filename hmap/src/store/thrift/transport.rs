@@ -221,7 +221,13 @@ pub struct Connection {
     replied: bool,
     /// When the connection was last used, to check idle ones before reuse.
     pub last_used: Instant,
+    /// The buffer calls are written into, kept between calls.
+    request: Vec<u8>,
 }
+
+/// The largest request buffer a connection keeps between calls: one batch
+/// of a few thousand rows; a larger one is freed after its call.
+const KEPT_REQUEST_BUFFER: usize = 4 * 1024 * 1024;
 
 impl Connection {
     /// Connects to the first of `address`'s addresses that answers, all
@@ -269,6 +275,20 @@ impl Connection {
             seq: 0,
             replied: false,
             last_used: Instant::now(),
+            request: Vec::new(),
+        }
+    }
+
+    /// The request buffer, to write a call into; give it back with
+    /// [`put_request_buffer`](Self::put_request_buffer).
+    pub fn take_request_buffer(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.request)
+    }
+
+    /// Keeps a request buffer for the next call, unless it grew too large.
+    pub fn put_request_buffer(&mut self, buf: Vec<u8>) {
+        if buf.capacity() <= KEPT_REQUEST_BUFFER {
+            self.request = buf;
         }
     }
 
