@@ -115,7 +115,7 @@ pub struct Query<'k> {
     pub(crate) limit: Option<usize>,
     pub(crate) after: Option<Cursor>,
     pub(crate) batch_size: Option<usize>,
-    pub(crate) batch_bytes: usize,
+    pub(crate) batch_bytes: Option<usize>,
 }
 
 impl fmt::Debug for Query<'_> {
@@ -150,7 +150,7 @@ impl<'k> Query<'k> {
             limit: None,
             after: None,
             batch_size: None,
-            batch_bytes: crate::store::DEFAULT_BATCH_BYTES,
+            batch_bytes: None,
         }
     }
 
@@ -202,19 +202,20 @@ impl<'k> Query<'k> {
         self
     }
 
-    /// Rows fetched per round trip. Without it, each round trip fetches
-    /// about 2 MiB of rows (see [`batch_bytes`](Self::batch_bytes)), as
-    /// HBase's own client does, which suits most scans: set it for a scan
-    /// that stops early (a page) or reads very large rows.
+    /// Rows fetched per round trip. Without it, each round trip fetches a
+    /// budget of bytes (see [`batch_bytes`](Self::batch_bytes)), as HBase's
+    /// own client does, which suits most scans: set it for a scan that stops
+    /// early (a page).
     pub fn batch_size(mut self, n: usize) -> Self {
         self.batch_size = Some(n.max(1));
         self
     }
 
     /// Without a [`batch_size`](Self::batch_size): about how many bytes of
-    /// rows each round trip fetches (2 MiB by default).
+    /// rows each round trip fetches (by default 2 MiB from a region server,
+    /// 128 KiB from a Thrift gateway; see [`Scan::batch_bytes`]).
     pub fn batch_bytes(mut self, bytes: usize) -> Self {
-        self.batch_bytes = bytes.max(1);
+        self.batch_bytes = Some(bytes.max(1));
         self
     }
 }
@@ -318,9 +319,9 @@ impl Query<'_> {
             let mut scan = super::read_families::<T>()
                 .fold(Scan::range(start, stop), Scan::family)
                 .max_versions(T::read_versions())
-                .time_range(self.time_range)
-                .batch_bytes(self.batch_bytes);
+                .time_range(self.time_range);
             scan.batch_size = self.batch_size;
+            scan.batch_bytes = self.batch_bytes;
             scan.reversed = self.reversed;
             if let Some(limit) = self.limit {
                 scan.limit = Some(limit.saturating_add(self.offset));

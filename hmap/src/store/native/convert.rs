@@ -69,7 +69,10 @@ pub fn scan(scan: &Scan) -> proto::Scan {
         // A scan sized by bytes leaves the rows to the region server, up to
         // its byte budget, as HBase's own client does.
         caching: scan.batch_size.map(|n| n.clamp(1, u32::MAX as usize) as u32),
-        max_result_size: scan.batch_size.is_none().then_some(scan.batch_bytes as u64),
+        max_result_size: scan
+            .batch_size
+            .is_none()
+            .then(|| scan.batch_bytes.unwrap_or(crate::store::DEFAULT_BATCH_BYTES) as u64),
         ..Default::default()
     };
     if scan.reversed {

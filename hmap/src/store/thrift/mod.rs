@@ -1288,7 +1288,8 @@ impl Store for ThriftStore {
                 low: scan.start.clone(),
                 high: scan.stop.clone(),
                 remaining: scan.limit,
-                batch: i32::try_from(scan.next_sized_batch(0, 0)).unwrap_or(i32::MAX),
+                batch: i32::try_from(scan.next_sized_batch(0, 0, crate::store::GATEWAY_BATCH_BYTES))
+                    .unwrap_or(i32::MAX),
                 sizing: Scan {
                     batch_size: scan.batch_size,
                     batch_bytes: scan.batch_bytes,
@@ -1667,7 +1668,9 @@ impl ScanFetcher {
             self.done = true;
         }
         let bytes: usize = fetched.iter().flatten().map(RowResult::wire_size).sum();
-        let next = self.sizing.next_sized_batch(fetched.len(), bytes);
+        let next = self
+            .sizing
+            .next_sized_batch(fetched.len(), bytes, crate::store::GATEWAY_BATCH_BYTES);
         self.batch = i32::try_from(next).unwrap_or(i32::MAX);
         let mut rows = Vec::with_capacity(fetched.len());
         for row in fetched.into_iter().flatten() {
