@@ -52,6 +52,84 @@ pub trait Target: Send + Sync {
     }
 }
 
+/// A [`ThriftStore`](hmap::store::ThriftStore) under test, through a
+/// gateway in any mode: the same target for every mode, with what the mode
+/// changes (framed gateways' quirks, a smaller frame for values).
+pub struct ThriftTarget {
+    store: hmap::store::ThriftStore,
+    prefix: String,
+    framed: bool,
+    max_value_size: usize,
+}
+
+impl ThriftTarget {
+    /// The store on the gateway named by the environment variable
+    /// `variable` (panics when it is unset or the gateway does not answer),
+    /// with `config` adjusting its configuration; tables are prefixed with
+    /// `prefix` (after `HMAP_TEST_PREFIX`).
+    pub async fn from_env(
+        variable: &str,
+        prefix: &str,
+        config: impl FnOnce(&mut hmap::store::ThriftConfig),
+    ) -> ThriftTarget {
+        let address = crate::required_env(variable);
+        let mut settings = hmap::store::ThriftConfig::new(address.clone());
+        config(&mut settings);
+        let framed = settings.framed;
+        let max_value_size = settings.max_value_size;
+        let store = hmap::store::ThriftStore::with_config(settings);
+        if let Err(e) = store.ping().await {
+            panic!("{variable}={address} is set but the gateway does not answer: {e}");
+        }
+        ThriftTarget {
+            store,
+            prefix: crate::test_table_prefix(prefix),
+            framed,
+            max_value_size,
+        }
+    }
+}
+
+impl Target for ThriftTarget {
+    fn store(&self) -> &dyn Store {
+        &self.store
+    }
+
+    fn table_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn open_scanners(&self) -> Option<usize> {
+        Some(self.store.open_scanners())
+    }
+
+    fn framed_gateway(&self) -> bool {
+        self.framed
+    }
+
+    fn max_value_size(&self) -> usize {
+        self.max_value_size
+    }
+}
+
+/// The suite as tests that need a real HBase: one `#[ignore]`d test per
+/// case, each running it on `target().await`. Expand it with
+/// [`for_each_case!`]:
+///
+/// ```ignore
+/// hmap_suite::for_each_case!(hmap_suite::hbase_cases, target, "needs a real HBase: ...");
+/// ```
+#[macro_export]
+macro_rules! hbase_cases {
+    ($target:ident, $reason:literal; $($case:ident,)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        #[ignore = $reason]
+        async fn $case() {
+            $crate::conformance::$case(&$target().await).await;
+        }
+    )*};
+}
+
 /// A table created for one case and deleted when the case ends.
 pub struct TestTable<'a> {
     store: &'a dyn Store,
@@ -2405,8 +2483,9 @@ pub async fn alter_refuses_what_does_not_fit(t: &dyn Target) {
 /// expands a macro once per name.
 #[macro_export]
 macro_rules! for_each_case {
-    ($callback:ident) => {
+    ($callback:path $(, $($with:tt)+)?) => {
         $callback! {
+            $($($with)+;)?
             create_table_then_exists,
             create_existing_table_fails,
             delete_table_removes_data,

@@ -8,7 +8,7 @@
 
 use hmap::store::Store;
 use hmap::store::native::{NativeConfig, NativeStore};
-use hmap_suite::conformance::{self, Target};
+use hmap_suite::conformance::Target;
 
 struct Native(NativeStore, String);
 
@@ -35,14 +35,8 @@ async fn target() -> Native {
     Native(store, hmap_suite::test_table_prefix("hmap_native_conformance_"))
 }
 
-macro_rules! native_cases {
-    ($($case:ident,)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE=host:port (scripts/hbase/hbase address)"]
-        async fn $case() {
-            conformance::$case(&target().await).await;
-        }
-    )*};
-}
-
-hmap_suite::for_each_case!(native_cases);
+hmap_suite::for_each_case!(
+    hmap_suite::hbase_cases,
+    target,
+    "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE=host:port (scripts/hbase/hbase address)"
+);

@@ -4,53 +4,22 @@
 //! address as `HMAP_THRIFT_COMPACT`), with `ThriftConfig::protocol` set to
 //! `ThriftProtocol::Compact`.
 
-use hmap::store::{Store, ThriftConfig, ThriftProtocol, ThriftStore};
-use hmap_suite::conformance::{self, Target};
-
-struct Compact(ThriftStore, String);
-
-impl Target for Compact {
-    fn store(&self) -> &dyn Store {
-        &self.0
-    }
-
-    fn table_prefix(&self) -> &str {
-        &self.1
-    }
-
-    fn open_scanners(&self) -> Option<usize> {
-        Some(self.0.open_scanners())
-    }
-}
-
-/// A store on the compact gateway.
-fn compact_store(address: &str) -> ThriftStore {
-    let mut config = ThriftConfig::new(address);
-    config.protocol = ThriftProtocol::Compact;
-    ThriftStore::with_config(config)
-}
+use hmap::store::{ThriftConfig, ThriftProtocol, ThriftStore};
+use hmap_suite::conformance::ThriftTarget;
 
 /// The compact gateway under test; panics without one.
-async fn target() -> Compact {
-    let address = hmap_suite::required_env("HMAP_THRIFT_COMPACT");
-    let store = compact_store(&address);
-    if let Err(e) = store.ping().await {
-        panic!("HMAP_THRIFT_COMPACT={address} is set but the gateway does not answer: {e}");
-    }
-    Compact(store, hmap_suite::test_table_prefix("hmap_compact_conformance_"))
+async fn target() -> ThriftTarget {
+    ThriftTarget::from_env("HMAP_THRIFT_COMPACT", "hmap_compact_conformance_", |config| {
+        config.protocol = ThriftProtocol::Compact;
+    })
+    .await
 }
 
-macro_rules! compact_cases {
-    ($($case:ident,)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT_COMPACT=host:port"]
-        async fn $case() {
-            conformance::$case(&target().await).await;
-        }
-    )*};
-}
-
-hmap_suite::for_each_case!(compact_cases);
+hmap_suite::for_each_case!(
+    hmap_suite::hbase_cases,
+    target,
+    "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT_COMPACT=host:port"
+);
 
 /// Each protocol against the other's gateway, framed or not: the first
 /// call fails within its deadline with an error that names the mismatch.

@@ -8,24 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use hmap::store::{Store, StoreError, ThriftConfig, ThriftHttp, ThriftStore};
-use hmap_suite::conformance::{self, Target};
-
-struct Https(ThriftStore, String);
-
-impl Target for Https {
-    fn store(&self) -> &dyn Store {
-        &self.0
-    }
-
-    fn table_prefix(&self) -> &str {
-        &self.1
-    }
-
-    fn open_scanners(&self) -> Option<usize> {
-        Some(self.0.open_scanners())
-    }
-}
+use hmap::store::{StoreError, ThriftConfig, ThriftHttp, ThriftStore};
+use hmap_suite::conformance::ThriftTarget;
 
 /// The CA the script's gateway certificate is signed by.
 fn ca() -> Vec<u8> {
@@ -41,26 +25,20 @@ fn https_store(address: &str, http: ThriftHttp) -> ThriftStore {
 }
 
 /// The HTTPS gateway under test; panics without one.
-async fn target() -> Https {
-    let address = hmap_suite::required_env("HMAP_THRIFT_HTTPS");
-    let store = https_store(&address, ThriftHttp::https_with_ca(&ca()).expect("the CA's PEM"));
-    if let Err(e) = store.ping().await {
-        panic!("HMAP_THRIFT_HTTPS={address} is set but the gateway does not answer: {e}");
-    }
-    Https(store, hmap_suite::test_table_prefix("hmap_https_conformance_"))
+async fn target() -> ThriftTarget {
+    let https = ThriftHttp::https_with_ca(&ca()).expect("the CA's PEM");
+    ThriftTarget::from_env("HMAP_THRIFT_HTTPS", "hmap_https_conformance_", |config| {
+        config.http = Some(https);
+        config.call_timeout = Duration::from_secs(30);
+    })
+    .await
 }
 
-macro_rules! https_cases {
-    ($($case:ident,)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT_HTTPS=host:port and HMAP_THRIFT_CA"]
-        async fn $case() {
-            conformance::$case(&target().await).await;
-        }
-    )*};
-}
-
-hmap_suite::for_each_case!(https_cases);
+hmap_suite::for_each_case!(
+    hmap_suite::hbase_cases,
+    target,
+    "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT_HTTPS=host:port and HMAP_THRIFT_CA"
+);
 
 /// The certificate is checked: a client that trusts another CA fails the
 /// handshake with an error that says so, and so does one that expects
