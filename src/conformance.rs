@@ -2483,8 +2483,8 @@ pub async fn alter_refuses_what_does_not_fit(t: &dyn Target) {
 /// expands a macro once per name.
 #[macro_export]
 macro_rules! for_each_case {
-    ($callback:path $(, $($with:tt)+)?) => {
-        $callback! {
+    ($($callback:ident)::+ $(, $($with:tt)+)?) => {
+        $($callback)::+! {
             $($($with)+;)?
             create_table_then_exists,
             create_existing_table_fails,
