@@ -217,6 +217,31 @@ fn not_enabled(e: &NativeError) -> bool {
     e.remote().is_some_and(|r| r.kind == ExceptionKind::TableNotEnabled)
 }
 
+/// A region's encoded name, as `MoveRegion` names it: the MD5 of its full
+/// name (table, start key and id), in hex, which names in HBase's newer
+/// format carry at their end (`RegionInfo.encodeRegionName`).
+fn encoded_region_name(info: &proto::RegionInfo) -> String {
+    use md5::Digest;
+    let name = full_region_name(info);
+    md5::Md5::digest(&name).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `<table>,<start key>,<region id>` (a replica adds `_<id in hex>`), the
+/// part of a region's name its encoded name is the MD5 of
+/// (`RegionInfo.createRegionName`).
+fn full_region_name(info: &proto::RegionInfo) -> Vec<u8> {
+    let table = show_table_name(&info.table_name);
+    let mut name = table.into_bytes();
+    name.push(b',');
+    name.extend_from_slice(info.start_key.as_deref().unwrap_or_default());
+    name.push(b',');
+    name.extend_from_slice(info.region_id.to_string().as_bytes());
+    if let Some(replica) = info.replica_id.filter(|&r| r > 0) {
+        name.extend_from_slice(format!("_{replica:04X}").as_bytes());
+    }
+    name
+}
+
 /// The error of a failed admin call, with the endpoint it failed on.
 type Failed = (NativeError, String);
 
@@ -504,6 +529,73 @@ impl NativeStore {
             .collect();
         names.sort();
         Ok(names)
+    }
+
+    /// Moves the region of `table` that holds `row` to another region
+    /// server, one the master picks, and returns once the region is open
+    /// there (HBase's `Admin.move(encodedRegionName)`). NativeStore's own
+    /// calls in flight meet the move as a moved region and retry; this is
+    /// for operators and for tests of exactly that.
+    pub async fn move_region(&self, table: &str, row: &[u8]) -> Result<(), StoreError> {
+        let wire = self.wire(table);
+        let mut attempts = self.admin_attempts();
+        let moved = async {
+            let info = self.region_info_at(&wire, row, &mut attempts).await?;
+            let request = proto::MoveRegionRequest {
+                region: proto::RegionSpecifier {
+                    r#type: proto::region_specifier::RegionSpecifierType::EncodedRegionName as i32,
+                    value: Bytes::from(encoded_region_name(&info)),
+                },
+                dest_server_name: None,
+            };
+            let _: proto::MoveRegionResponse = self.master_call("MoveRegion", &request, &mut attempts).await?;
+            Ok(())
+        }
+        .await;
+        moved.map_err(|(e, endpoint): Failed| e.into_store(table, Some(row), "move_region", &endpoint))
+    }
+
+    /// Splits the region of `table` that holds `row`, at `split_at` (the
+    /// first row of the upper daughter), or where HBase chooses (the
+    /// midpoint of the region's largest store) when `None`, and returns
+    /// once both daughters are open (HBase's `Admin.splitRegionAsync`, then
+    /// a wait for its procedure). A region split a moment ago cannot be
+    /// split again until its daughters are compacted: the master refuses.
+    pub async fn split_region(&self, table: &str, row: &[u8], split_at: Option<&[u8]>) -> Result<(), StoreError> {
+        let wire = self.wire(table);
+        let mut attempts = self.admin_attempts();
+        let split = async {
+            let info = self.region_info_at(&wire, row, &mut attempts).await?;
+            let request = proto::SplitTableRegionRequest {
+                region_info: info,
+                split_row: split_at.map(Bytes::copy_from_slice),
+                nonce_group: Some(self.inner.nonce_group),
+                nonce: Some(random_u64()),
+            };
+            let reply: proto::SplitTableRegionResponse =
+                self.master_call("SplitRegion", &request, &mut attempts).await?;
+            self.wait_procedure(reply.proc_id, &mut attempts).await
+        }
+        .await;
+        split.map_err(|(e, endpoint)| e.into_store(table, Some(row), "split_region", &endpoint))
+    }
+
+    /// The `RegionInfo` of the region that holds `row`, read from
+    /// `hbase:meta` (not the cache: the master wants the region as it is).
+    async fn region_info_at(
+        &self,
+        wire: &str,
+        row: &[u8],
+        attempts: &mut Attempts,
+    ) -> Result<proto::RegionInfo, Failed> {
+        let target = locate::Target::Row(row);
+        self.meta_lookup(wire, target, attempts, |cells| {
+            // The checks of a lookup (the row inside, the region online),
+            // then the whole RegionInfo.
+            locate::region_from_meta(wire, target, cells)?;
+            locate::region_info_from_meta(wire, cells)
+        })
+        .await
     }
 
     /// The start key of each of the table's regions, sorted (the first
@@ -861,6 +953,26 @@ mod tests {
             1
         );
         assert_eq!(modified.configuration, live.configuration);
+    }
+
+    #[test]
+    fn encoded_region_names_match_hbases() {
+        // Region names HBase 2.6.1 gave two regions of a test table (the
+        // rows of hbase:meta): `<table>,<start>,<id>.<encoded>.`.
+        let info = |start: &str, id: u64| proto::RegionInfo {
+            region_id: id,
+            table_name: table_name("nat2_hmap_native_regions_t"),
+            start_key: Some(Bytes::copy_from_slice(start.as_bytes())),
+            ..Default::default()
+        };
+        assert_eq!(
+            encoded_region_name(&info("", 1795426003095)),
+            "bdac6df3c7d5fa84307d71a625359f9f"
+        );
+        assert_eq!(
+            encoded_region_name(&info("s/03000", 1795426005822)),
+            "952f8c8d9f12931af2e01c2339d86e14"
+        );
     }
 
     #[test]

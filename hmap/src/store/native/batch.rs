@@ -160,6 +160,7 @@ impl NativeStore {
                         Retry::Wait => {}
                         Retry::No => return Err(error.into_store(table, Some(&ops[i].0), operation, &server)),
                     }
+                    tracing::debug!(table, operation, server = %server, error = %error, "hmap native: batch action retried");
                     if !pending.contains(&i) {
                         pending.push(i);
                     }

@@ -326,6 +326,28 @@ impl NativeStore {
         if let Some(region) = self.cached(table, target) {
             return Ok(region);
         }
+        let region = self
+            .meta_lookup(table, target, attempts, |cells| {
+                locate::region_from_meta(table, target, cells)
+            })
+            .await?;
+        let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        cache_region(regions.entry(table.to_string()).or_default(), region.clone());
+        Ok(region)
+    }
+
+    /// Reads the `hbase:meta` row of `target`'s region in `table` (its
+    /// name on the wire), bypassing the cache, and gives its cells to
+    /// `read`; a lookup that fails because `hbase:meta` moved, or because
+    /// the row names no region yet (a split under way), is tried again
+    /// within `attempts`' deadline.
+    pub(super) async fn meta_lookup<T>(
+        &self,
+        table: &str,
+        target: Target<'_>,
+        attempts: &mut Attempts,
+        read: impl Fn(&[super::codec::WireCell]) -> Result<T, NativeError>,
+    ) -> Result<T, (NativeError, String)> {
         loop {
             let left = attempts
                 .remaining("the registry", "GetMetaRegionLocations")
@@ -357,26 +379,24 @@ impl NativeStore {
                     .await?;
                 let rows = scan_rows(&reply)?;
                 let cells: Vec<_> = rows.into_iter().next().unwrap_or_default();
-                locate::region_from_meta(table, target, &cells)
+                read(&cells)
             }
             .await;
-            match result {
-                Ok(region) => {
-                    let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
-                    cache_region(regions.entry(table.to_string()).or_default(), region.clone());
-                    return Ok(region);
-                }
-                Err(e) => match retry_kind(&e, true) {
-                    Retry::Relocate => {
-                        if !matches!(e, NativeError::NoRegion { .. }) {
-                            self.forget(&meta);
-                        }
-                        attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
-                    }
-                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?,
-                    Retry::No => return Err((e, meta.server.clone())),
-                },
+            let e = match result {
+                Ok(found) => return Ok(found),
+                Err(e) => e,
+            };
+            let retry = retry_kind(&e, true);
+            if let Retry::No = retry {
+                return Err((e, meta.server.clone()));
             }
+            tracing::debug!(table, at = %target.show(), server = %meta.server, error = %e, "hmap native: meta lookup retried");
+            // A row that names no region yet is a split under way, not a
+            // sign that hbase:meta moved.
+            if matches!(retry, Retry::Relocate) && !matches!(e, NativeError::NoRegion { .. }) {
+                self.forget(&meta);
+            }
+            attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
         }
     }
 
@@ -397,17 +417,19 @@ impl NativeStore {
                 .remaining(&region.server, method)
                 .map_err(|e| (e, region.server.clone()))?;
             let connection = self.connection(&region.server, Service::Client);
-            match connection.call::<Resp>(method, &request(&region), left).await {
+            let e = match connection.call::<Resp>(method, &request(&region), left).await {
                 Ok(reply) => return Ok((region, reply)),
-                Err(e) => match retry_kind(&e, idempotent) {
-                    Retry::Relocate => {
-                        self.forget(&region);
-                        attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?;
-                    }
-                    Retry::Wait => attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?,
-                    Retry::No => return Err((e, region.server.clone())),
-                },
+                Err(e) => e,
+            };
+            let retry = retry_kind(&e, idempotent);
+            if let Retry::No = retry {
+                return Err((e, region.server.clone()));
             }
+            tracing::debug!(table, method, server = %region.server, error = %e, "hmap native: region call retried");
+            if let Retry::Relocate = retry {
+                self.forget(&region);
+            }
+            attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?;
         }
     }
 
@@ -797,6 +819,7 @@ impl NativeScanner {
         if let Retry::No = retry {
             return Err(self.error(e, &region.server));
         }
+        tracing::debug!(table = %self.table, server = %region.server, error = %e, "hmap native: scan resumed");
         if let Retry::Relocate = retry {
             self.store.forget(&region);
         }

@@ -162,20 +162,16 @@ pub fn meta_location(reply: &proto::GetMetaRegionLocationsResponse) -> Result<Re
     })
 }
 
-/// The region of `target` in `table` from the `hbase:meta` row a lookup
-/// found (its cells), or why there is none.
-pub fn region_from_meta(table: &str, target: Target<'_>, cells: &[WireCell]) -> Result<RegionLocation, NativeError> {
-    let no_region = |reason: String| NativeError::NoRegion {
-        table: table.to_string(),
-        at: target.show(),
-        reason,
-    };
-    let cell = |qualifier: &[u8]| {
-        cells
-            .iter()
-            .find(|c| &c.family[..] == META_FAMILY && &c.qualifier[..] == qualifier)
-    };
-    let Some(info) = cell(b"regioninfo") else {
+fn meta_cell<'c>(cells: &'c [WireCell], qualifier: &[u8]) -> Option<&'c WireCell> {
+    cells
+        .iter()
+        .find(|c| &c.family[..] == META_FAMILY && &c.qualifier[..] == qualifier)
+}
+
+/// The `RegionInfo` of an `hbase:meta` row a lookup found (its cells),
+/// checked to be one of `table`'s regions.
+pub fn region_info_from_meta(table: &str, cells: &[WireCell]) -> Result<RegionInfo, NativeError> {
+    let Some(info) = meta_cell(cells, b"regioninfo") else {
         return Err(NativeError::TableNotFound {
             table: table.to_string(),
         });
@@ -196,6 +192,19 @@ pub fn region_from_meta(table: &str, target: Target<'_>, cells: &[WireCell]) -> 
             table: table.to_string(),
         });
     }
+    Ok(region)
+}
+
+/// The region of `target` in `table` from the `hbase:meta` row a lookup
+/// found (its cells), or why there is none.
+pub fn region_from_meta(table: &str, target: Target<'_>, cells: &[WireCell]) -> Result<RegionLocation, NativeError> {
+    let no_region = |reason: String| NativeError::NoRegion {
+        table: table.to_string(),
+        at: target.show(),
+        reason,
+    };
+    let region = region_info_from_meta(table, cells)?;
+    let info = meta_cell(cells, b"regioninfo").ok_or_else(|| no_region("no info:regioninfo".to_string()))?;
     let location = RegionLocation {
         table: table.to_string(),
         name: info.row.clone(),
@@ -212,7 +221,8 @@ pub fn region_from_meta(table: &str, target: Target<'_>, cells: &[WireCell]) -> 
     if region.offline.unwrap_or(false) || region.split.unwrap_or(false) {
         return Err(no_region("the region is offline (split or being split)".to_string()));
     }
-    let server = cell(b"server").ok_or_else(|| no_region("the region is not assigned to a server".to_string()))?;
+    let server =
+        meta_cell(cells, b"server").ok_or_else(|| no_region("the region is not assigned to a server".to_string()))?;
     let server = std::str::from_utf8(&server.value)
         .map_err(|_| no_region("info:server is not text".to_string()))?
         .to_string();

@@ -991,3 +991,40 @@ pub mod get_procedure_result_response {
         Finished = 2,
     }
 }
+
+/// `Master.proto`: `MasterService.MoveRegion`. The master reads `region`
+/// as an encoded region name; without `dest_server_name` it picks another
+/// server itself.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MoveRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region: RegionSpecifier,
+    #[prost(message, optional, tag = "2")]
+    pub dest_server_name: Option<ServerName>,
+}
+
+/// `Master.proto`: the reply to `MoveRegion` (empty: the master answers
+/// once the region is open on its new server).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MoveRegionResponse {}
+
+/// `Master.proto`: `MasterService.SplitRegion`. Without `split_row` the
+/// region server picks the split point (the midpoint of its largest store).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SplitTableRegionRequest {
+    #[prost(message, required, tag = "1")]
+    pub region_info: RegionInfo,
+    #[prost(bytes = "bytes", optional, tag = "2")]
+    pub split_row: Option<Bytes>,
+    #[prost(uint64, optional, tag = "3", default = "0")]
+    pub nonce_group: Option<u64>,
+    #[prost(uint64, optional, tag = "4", default = "0")]
+    pub nonce: Option<u64>,
+}
+
+/// `Master.proto`: the reply to `SplitRegion`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SplitTableRegionResponse {
+    #[prost(uint64, optional, tag = "1")]
+    pub proc_id: Option<u64>,
+}
