@@ -114,7 +114,7 @@ impl Target for ThriftTarget {
 
 /// The suite as tests that need a real HBase: one `#[ignore]`d test per
 /// case, each running it on `target().await`. Expand it with
-/// [`for_each_case!`]:
+/// [`for_each_case!`](crate::for_each_case):
 ///
 /// ```ignore
 /// hmap_suite::for_each_case!(hmap_suite::hbase_cases, target, "needs a real HBase: ...");
