@@ -1,4 +1,5 @@
-//! Batches over `ClientService.Multi`: many gets or row mutations, grouped
+//! Batches over `ClientService.Multi`: many gets or row mutations (a batch
+//! of more than 250 sent as several batches at once), grouped
 //! by region server (one `Multi` call per server, all servers at once) and
 //! by region (one `RegionAction` per region; a row whose changes need
 //! several mutations gets an atomic `RegionAction` of its own). Actions that
@@ -17,6 +18,10 @@ use super::error::{NativeError, RemoteError};
 use super::locate::{RegionLocation, Target};
 use super::proto;
 use crate::store::{RowResult, StoreError};
+
+/// The most operations in one `Multi` call; a larger batch is sent as
+/// several calls at once.
+const MULTI_CHUNK: usize = 250;
 
 /// One operation of a batch.
 #[derive(Clone, Debug)]
@@ -49,6 +54,25 @@ impl NativeStore {
     /// Runs a batch: results in the order of `ops` (`None` for mutations and
     /// rows not found).
     pub(super) async fn multi(
+        &self,
+        table: &str,
+        ops: &[(Bytes, Op)],
+        idempotent: bool,
+        operation: &'static str,
+    ) -> Result<Vec<Option<RowResult>>, StoreError> {
+        if ops.len() <= MULTI_CHUNK {
+            return self.multi_chunk(table, ops, idempotent, operation).await;
+        }
+        // A large batch goes as several Multi calls at once, so that the
+        // region server applies them on several handlers.
+        let chunks = ops
+            .chunks(MULTI_CHUNK)
+            .map(|chunk| self.multi_chunk(table, chunk, idempotent, operation));
+        let results = futures_util::future::try_join_all(chunks).await?;
+        Ok(results.into_iter().flatten().collect())
+    }
+
+    async fn multi_chunk(
         &self,
         table: &str,
         ops: &[(Bytes, Op)],
