@@ -96,6 +96,19 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// A request the backend cannot carry out as HBase would: its protocol
+    /// has no way to express it (Thrift1 has no time range with a lower
+    /// bound on some calls, no delete of one exact version, ...). Nothing
+    /// was sent; use a backend that can (ThriftStore or NativeStore).
+    #[error("table `{table}`: {backend} cannot express {feature}; nothing was sent")]
+    Unsupported {
+        /// The backend, as its type is named (`Thrift1Store`).
+        backend: &'static str,
+        /// What it cannot express, as the backend's docs list it.
+        feature: &'static str,
+        /// The table.
+        table: String,
+    },
     /// The backend cannot be reached, or the connection broke. Whether a
     /// write was applied is unknown: retry only idempotent writes.
     #[error("cannot talk to {endpoint}: {message}")]
@@ -160,7 +173,8 @@ impl StoreError {
             | StoreError::InvalidRequest { table, .. }
             | StoreError::Timeout { table, .. }
             | StoreError::Server { table, .. }
-            | StoreError::Protocol { table, .. } => Some(table),
+            | StoreError::Protocol { table, .. }
+            | StoreError::Unsupported { table, .. } => Some(table),
             StoreError::Connection { .. } => None,
         }
     }

@@ -46,7 +46,7 @@ pub(crate) use error::show_row;
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
-pub use thrift::{ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore};
+pub use thrift::{Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported};
 pub(crate) use trace::traced;
 // For the fuzz target only (`fuzz/fuzz_targets/decode_reply.rs`).
 #[cfg(feature = "thrift")]

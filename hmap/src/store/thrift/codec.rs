@@ -262,6 +262,17 @@ pub enum DecodeError {
         /// Where.
         at: usize,
     },
+    /// A value of the IDL's type whose content the service's definition
+    /// rules out (a Thrift1 column name without the `:` after its family).
+    #[error("{what} at byte {at} is malformed: {why}")]
+    Malformed {
+        /// The value.
+        what: &'static str,
+        /// What is wrong.
+        why: &'static str,
+        /// Where.
+        at: usize,
+    },
     /// A required field is missing.
     #[error("{what} lacks its required field {id}")]
     MissingField {
@@ -1327,7 +1338,9 @@ impl Reader {
         Ok((key, value, count))
     }
 
-    fn check_count(&self, what: &'static str, count: usize, each: usize, at: usize) -> Result<(), DecodeError> {
+    /// Fails unless the bytes left can hold `count` elements of at least
+    /// `each` bytes: a container's count checked before room is reserved.
+    pub fn check_count(&self, what: &'static str, count: usize, each: usize, at: usize) -> Result<(), DecodeError> {
         let needed = count as u64 * each as u64;
         if needed > self.left() as u64 {
             return Err(DecodeError::TooLong {

@@ -35,14 +35,23 @@ pub enum ServerException {
         /// The message, if sent.
         message: Option<String>,
     },
+    /// `3: AlreadyExists exist { 1: string message }`: Thrift1's
+    /// `createTable` of a table that exists (no Thrift2 call declares a
+    /// third exception).
+    AlreadyExists {
+        /// The message, if sent.
+        message: Option<String>,
+    },
 }
 
 /// Reads a value of a result.
 type ReadValue<'a, T> = dyn FnMut(&mut Reader) -> Decoded<T> + 'a;
 
 /// Reads a result struct after its message header: field 0 the value, if
-/// `success` is given (with the type the IDL declares for it), fields 1 and
-/// 2 the declared exceptions, other fields skipped. Fails on trailing bytes.
+/// `success` is given (with the type the IDL declares for it), fields 1 to
+/// 3 the declared exceptions (Thrift1's `IOError`, `IllegalArgument` and
+/// `AlreadyExists` have the shapes of Thrift2's `TIOError` and
+/// `TIllegalArgument`), other fields skipped. Fails on trailing bytes.
 fn read_result<T>(
     r: &mut Reader,
     mut success: Option<(TType, &mut ReadValue<'_, T>)>,
@@ -63,6 +72,12 @@ fn read_result<T>(
             (2, _) => {
                 r.expect("the TIllegalArgument", TType::Struct, kind)?;
                 error = Some(ServerException::IllegalArgument {
+                    message: read_message_only(r)?,
+                });
+            }
+            (3, _) => {
+                r.expect("the AlreadyExists", TType::Struct, kind)?;
+                error = Some(ServerException::AlreadyExists {
                     message: read_message_only(r)?,
                 });
             }
@@ -136,7 +151,7 @@ fn read_message_only(r: &mut Reader) -> Decoded<Option<String>> {
 
 /// A message for people: a Java string is UTF-8 on the wire, but a broken
 /// one is still worth showing.
-fn lossy(b: Bytes) -> String {
+pub(super) fn lossy(b: Bytes) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
@@ -438,7 +453,10 @@ pub fn table_descriptor(e: &mut Encoder, id: i16, name: &str, schema: &TableSche
 
 /// Reads a struct: `field` gets each field's id, type and the reader; it
 /// returns `false` for a field it does not know, which is skipped.
-fn read_struct(r: &mut Reader, mut field: impl FnMut(&mut Reader, i16, TType) -> Decoded<bool>) -> Decoded<()> {
+pub(super) fn read_struct(
+    r: &mut Reader,
+    mut field: impl FnMut(&mut Reader, i16, TType) -> Decoded<bool>,
+) -> Decoded<()> {
     r.enter()?;
     while let Some((kind, id)) = r.field()? {
         if !field(r, id, kind)? {
@@ -450,18 +468,22 @@ fn read_struct(r: &mut Reader, mut field: impl FnMut(&mut Reader, i16, TType) ->
 }
 
 /// A required field, or [`DecodeError::MissingField`].
-fn required<T>(value: Option<T>, what: &'static str, id: i16) -> Decoded<T> {
+pub(super) fn required<T>(value: Option<T>, what: &'static str, id: i16) -> Decoded<T> {
     value.ok_or(DecodeError::MissingField { what, id })
 }
 
 /// The fewest bytes of an element: in the binary protocol, and in the
 /// compact one.
-type Least = (usize, usize);
+pub(super) type Least = (usize, usize);
 
 /// A `list<struct>`, each element read by `each`. The declared count is
 /// checked against the bytes left, each element taking at least `least`
 /// bytes in the reader's protocol, before room for it is reserved.
-fn read_list<T>(r: &mut Reader, least: Least, mut each: impl FnMut(&mut Reader) -> Decoded<T>) -> Decoded<Vec<T>> {
+pub(super) fn read_list<T>(
+    r: &mut Reader,
+    least: Least,
+    mut each: impl FnMut(&mut Reader) -> Decoded<T>,
+) -> Decoded<Vec<T>> {
     let at = r.pos();
     let (elem, len) = r.list(r.least(least.0, least.1))?;
     if len > 0 {
@@ -494,7 +516,7 @@ const MIN_COLUMN_VALUE: Least = (3 * 7 + 1, 3 * 2 + 1);
 /// headers, and the stop.
 const MIN_RESULT: Least = (3 + 5 + 1, 1 + 1 + 1);
 /// The fewest bytes of a struct with one required binary field.
-const MIN_ONE_BINARY: Least = (3 + 4 + 1, 1 + 1 + 1);
+pub(super) const MIN_ONE_BINARY: Least = (3 + 4 + 1, 1 + 1 + 1);
 
 /// A TResult { 1: optional binary row, 2: required list<TColumnValue> };
 /// `None` when it holds no cell (HBase's empty Result). Every binary is a

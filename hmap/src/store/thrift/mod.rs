@@ -19,28 +19,26 @@
 //! - `http`: HTTP/1.1 requests and responses, sans-IO and bounded;
 //! - `transport`: the socket (with TLS), one deadline per call.
 
+mod client;
 mod codec;
 mod hbase;
+mod hbase1;
 mod http;
+mod thrift1;
 mod transport;
 
-use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
-
 use rustc_hash::FxHashSet;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use tokio::sync::{Semaphore, mpsc};
-use tracing::Instrument;
 
+use self::client::{Client, Gateway, ScanFetcher, ScannerCalls, not_a_counter};
 pub use self::codec::Protocol as ThriftProtocol;
-use self::codec::{ApplicationException, DecodeError, Encoder, Reader, TType};
-use self::hbase::{Decoded, ServerException};
-use self::http::HttpError;
-use self::transport::{Connection, Deadline, Failure, HttpWire, Wire};
+use self::codec::{DecodeError, Encoder, Reader, TType};
+pub use self::thrift1::{Thrift1Store, unsupported as thrift1_unsupported};
+use self::transport::HttpWire;
 use super::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
@@ -280,21 +278,6 @@ impl ThriftHttp {
     }
 }
 
-/// The connection pool: at most `pool_size` calls hold a connection at once
-/// (the semaphore's permits), and connections they return wait here for the
-/// next call. A call cancelled in the middle of its round trip drops its
-/// connection (its stream is out of step) and releases its permit, so the
-/// pool stays usable.
-///
-/// Not a pool crate (deadpool, bb8): a call's one deadline covers the wait
-/// for a permit, the liveness check of an idle connection and connecting,
-/// and a connection that saw a failure must never go back; here that is a
-/// semaphore and a `Vec`.
-struct Pool {
-    permits: Semaphore,
-    idle: Mutex<Vec<Connection>>,
-}
-
 /// A store on a real HBase, through its Thrift2 gateway (`THBaseService`).
 ///
 /// Thrift2 is the gateway that carries what hmap needs: time ranges and
@@ -349,19 +332,7 @@ struct Pool {
 /// the reply is a [`StoreError::Protocol`], and the connection is dropped.
 #[derive(Clone)]
 pub struct ThriftStore {
-    shared: Arc<Shared>,
-}
-
-/// What the clones of one [`ThriftStore`] share.
-struct Shared {
-    config: ThriftConfig,
-    /// How messages go on the wire, from the config (or why they cannot).
-    wire: std::result::Result<Wire, String>,
-    pool: Pool,
-    schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
-    /// Ids of the gateway's scanners that this store opened and has not yet
-    /// seen closed.
-    scanners: Mutex<BTreeSet<i32>>,
+    shared: Arc<Client>,
 }
 
 impl std::fmt::Debug for ThriftStore {
@@ -372,30 +343,6 @@ impl std::fmt::Debug for ThriftStore {
     }
 }
 
-/// What the gateway answered instead of a result.
-enum Exception {
-    /// An exception the call declares.
-    Declared(ServerException),
-    /// The gateway could not run the call at all.
-    Application(ApplicationException),
-}
-
-/// What a call's reply decodes to.
-type Answer<T> = Decoded<std::result::Result<T, Exception>>;
-
-/// What a call writes and how its reply is read; the same for every attempt.
-struct CallSpec<'a, A, D> {
-    table: &'a str,
-    name: &'static str,
-    args: A,
-    decode: D,
-}
-
-/// Attempts of a read whose connection failed (writes get one: whether a
-/// failed write was applied is unknown), and the pause before the second.
-const READ_ATTEMPTS: u32 = 3;
-const FIRST_BACKOFF: Duration = Duration::from_millis(10);
-
 impl ThriftStore {
     /// A store on the gateway at `address` (`host:port`), with default
     /// settings. Connects lazily; [`ping`](Self::ping) checks the gateway.
@@ -405,27 +352,8 @@ impl ThriftStore {
 
     /// A store with chosen settings.
     pub fn with_config(config: ThriftConfig) -> Self {
-        let permits = Semaphore::new(config.pool_size.clamp(1, Semaphore::MAX_PERMITS));
-        let http = match &config.http {
-            Some(http) => http.wire(&config.address).map(Some),
-            None => Ok(None),
-        };
-        let wire = http.map(|http| Wire {
-            framed: config.framed,
-            protocol: config.protocol,
-            http,
-        });
         ThriftStore {
-            shared: Arc::new(Shared {
-                config,
-                wire,
-                pool: Pool {
-                    permits,
-                    idle: Mutex::new(Vec::new()),
-                },
-                schemas: Mutex::new(HashMap::new()),
-                scanners: Mutex::new(BTreeSet::new()),
-            }),
+            shared: Arc::new(Client::new(config)),
         }
     }
 
@@ -437,11 +365,7 @@ impl ThriftStore {
     /// counted; the gateway expires it after its lease
     /// (`hbase.client.scanner.timeout.period`, 60 s by default).
     pub fn open_scanners(&self) -> usize {
-        self.shared
-            .scanners
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.shared.open_scanners()
     }
 
     /// Checks that the gateway answers, and that it is a Thrift2 one.
@@ -452,426 +376,18 @@ impl ThriftStore {
     /// framed call, say): that is a [`StoreError::Connection`] that says so,
     /// not a [`StoreError::Timeout`].
     pub async fn ping(&self) -> Result<()> {
-        let not_thrift2 = |why: String| StoreError::Connection {
-            endpoint: self.shared.config.address.clone(),
-            message: format!("not a Thrift2 gateway ({why}); hmap needs `hbase thrift2`"),
-            source: None,
-        };
-        match self.call("", "getThriftServerType", true, |_| {}, server_type).await {
-            Ok(2) => Ok(()),
-            Ok(other) => Err(not_thrift2(format!("server type {other}"))),
-            // An older gateway may not know the method.
-            Err(StoreError::Server { message, .. }) => Err(not_thrift2(message)),
-            Err(StoreError::Timeout { elapsed, .. }) => Err(StoreError::Connection {
-                endpoint: self.shared.config.address.clone(),
-                message: format!(
-                    "getThriftServerType: no reply within {elapsed:?}, though a Thrift2 gateway answers it at once ({})",
-                    self.wire_hint(None)
-                ),
-                source: None,
-            }),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// A connection: an idle pooled one (checked if it idled long), else a
-    /// new one, once fewer than `pool_size` calls hold one; all before
-    /// `deadline`. The permit travels with the connection and is released
-    /// when the call is over (or dropped).
-    async fn checkout(
-        &self,
-        deadline: &Deadline,
-    ) -> std::result::Result<(Connection, tokio::sync::SemaphorePermit<'_>), Failure> {
-        let permit = tokio::time::timeout_at(deadline.end(), self.shared.pool.permits.acquire())
-            .await
-            .map_err(|_| Failure::TimedOut)?
-            .map_err(|_| Failure::TimedOut)?;
-        loop {
-            let idle = self
-                .shared
-                .pool
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
-            let Some(mut conn) = idle else { break };
-            let usable = !conn.peer_closed()
-                && (conn.last_used.elapsed() < self.shared.config.idle_check
-                    || self.probe(&mut conn, deadline).await?);
-            if usable {
-                return Ok((conn, permit));
-            }
-            // A dead connection: dropped, and the next one tried.
-        }
-        let config = &self.shared.config;
-        let wire = self.shared.wire.clone().map_err(|why| Failure::Io {
-            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
-            replied: false,
-        })?;
-        let conn = Connection::connect(&config.address, wire, config.connect_timeout, deadline).await?;
-        Ok((conn, permit))
-    }
-
-    /// Whether an idle connection still works: a cheap call on it. Only
-    /// the deadline passing is an error.
-    async fn probe(&self, conn: &mut Connection, deadline: &Deadline) -> std::result::Result<bool, Failure> {
-        let seq = conn.next_seq();
-        let protocol = self.shared.config.protocol;
-        let request = codec::call(protocol, "getThriftServerType", seq, |_| {});
-        match conn
-            .round_trip(&request, deadline, self.shared.config.read_timeout)
-            .await
-        {
-            Ok(reply) => Ok(matches!(
-                codec::open_reply(protocol, reply, "getThriftServerType", seq).map(|r| r.map(server_type)),
-                Ok(Ok(Ok(Ok(_))))
-            )),
-            Err(Failure::TimedOut) => Err(Failure::TimedOut),
-            Err(_) => Ok(false),
-        }
-    }
-
-    /// A connection that finished its call cleanly waits for the next one.
-    fn checkin(&self, conn: Connection) {
-        let mut idle = self.shared.pool.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        if idle.len() < self.shared.config.pool_size.max(1) {
-            idle.push(conn);
-        }
-    }
-
-    /// Closes every idle connection; new ones are opened as needed.
-    fn drop_idle(&self) {
-        self.shared
-            .pool
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-    }
-
-    /// One call of a method declared to return a value: its arguments
-    /// written by `args`, its result read by `read`. `retry` (for reads)
-    /// tries once more on a new connection when the connection, not the
-    /// server, failed, within the same deadline.
-    async fn call<T>(
-        &self,
-        table: &str,
-        name: &'static str,
-        retry: bool,
-        args: impl Fn(&mut Encoder),
-        read: impl Fn(Reader) -> Decoded<std::result::Result<T, ServerException>>,
-    ) -> Result<T> {
-        let spec = CallSpec {
-            table,
-            name,
-            args,
-            decode: |reply: std::result::Result<Reader, ApplicationException>| match reply {
-                Ok(r) => read(r).map(|v| v.map_err(Exception::Declared)),
-                Err(app) => Ok(Err(Exception::Application(app))),
-            },
-        };
-        self.run(&spec, retry).await
-    }
-
-    /// One call of a `void` method.
-    async fn call_void(&self, table: &str, name: &'static str, args: impl Fn(&mut Encoder)) -> Result<()> {
-        self.call(table, name, false, args, hbase::void).await
-    }
-
-    async fn run<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
-    where
-        A: Fn(&mut Encoder),
-        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
-    {
-        let span = tracing::trace_span!(
-            "hmap.thrift",
-            method = spec.name,
-            bytes_out = tracing::field::Empty,
-            bytes_in = tracing::field::Empty
-        );
-        self.run_attempts(spec, retry).instrument(span).await
-    }
-
-    /// [`run`](Self::run)'s attempts, in its span.
-    async fn run_attempts<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
-    where
-        A: Fn(&mut Encoder),
-        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
-    {
-        let deadline = Deadline::after(self.shared.config.call_timeout);
-        let mut attempts_left = if retry { READ_ATTEMPTS } else { 1 };
-        let mut backoff = FIRST_BACKOFF;
-        loop {
-            attempts_left -= 1;
-            let failure = match self.attempt(spec, &deadline).await {
-                Ok(answer) => return answer,
-                Err(failure) => failure,
-            };
-            match failure {
-                Failure::Io { .. } if attempts_left > 0 => {
-                    // A read again, on a new connection, after a pause that
-                    // doubles; all within the one deadline.
-                    let Some(left) = deadline.remaining() else {
-                        return Err(self.failure(spec.table, spec.name, Failure::TimedOut, &deadline));
-                    };
-                    tokio::time::sleep(backoff.min(left)).await;
-                    backoff *= 4;
-                }
-                failure => return Err(self.failure(spec.table, spec.name, failure, &deadline)),
-            }
-        }
-    }
-
-    /// One attempt: `Ok` with the call's outcome once a reply arrived,
-    /// `Err` when the connection failed.
-    async fn attempt<T, A, D>(
-        &self,
-        spec: &CallSpec<'_, A, D>,
-        deadline: &Deadline,
-    ) -> std::result::Result<Result<T>, Failure>
-    where
-        A: Fn(&mut Encoder),
-        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
-    {
-        let (mut conn, _permit) = self.checkout(deadline).await?;
-        let seq = conn.next_seq();
-        let protocol = self.shared.config.protocol;
-        let mut request = conn.take_request_buffer();
-        codec::call_into(&mut request, protocol, spec.name, seq, &spec.args);
-        tracing::Span::current().record("bytes_out", request.len());
-        let sent = conn
-            .round_trip(&request, deadline, self.shared.config.read_timeout)
-            .await;
-        conn.put_request_buffer(request);
-        let reply = match sent {
-            Ok(reply) => reply,
-            Err(failure) => {
-                // The gateway went away or broke the stream: the other idle
-                // connections are suspect too.
-                if matches!(failure, Failure::Io { .. }) {
-                    self.drop_idle();
-                }
-                return Err(failure);
-            }
-        };
-        tracing::Span::current().record("bytes_in", reply.len());
-        match codec::open_reply(protocol, reply, spec.name, seq).and_then(&spec.decode) {
-            Ok(answer) => {
-                self.checkin(conn);
-                Ok(answer.map_err(|e| self.exception(spec.table, spec.name, e)))
-            }
-            Err(error) => {
-                // A reply that is not what the IDL says: the gateway is not
-                // one hmap can talk to, or the stream is out of step.
-                Ok(Err(self.protocol_error(spec.table, spec.name, error, true)))
-            }
-        }
-    }
-
-    /// Why a gateway may not have answered as expected, for a connection
-    /// that never carried a reply: what the reply's first bytes (`start`,
-    /// if any came) look like, else every mode the gateway may run in that
-    /// differs from the client's; then what the client speaks.
-    fn wire_hint(&self, start: Option<&[u8]>) -> String {
-        let config = &self.shared.config;
-        let guess = match start {
-            Some(b) if b.starts_with(b"HTTP/") => "the gateway answered in HTTP: it runs in HTTP mode \
-                 (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
-                .to_string(),
-            // A TLS alert or handshake record.
-            Some([0x15 | 0x16, 0x03, ..]) => "the gateway answered in TLS: it runs in HTTPS mode \
-                 (`hbase.thrift.ssl.enabled`; set `ThriftConfig::http` to `ThriftHttp::https`)"
-                .to_string(),
-            Some([0x82, ..]) if config.protocol != ThriftProtocol::Compact => {
-                "the gateway answered in the compact protocol (`-c`): set `ThriftConfig::protocol` to \
-                 `ThriftProtocol::Compact`"
-                    .to_string()
-            }
-            Some([0x80, 0x01, ..]) if config.protocol != ThriftProtocol::Binary => {
-                "the gateway answered in the binary protocol: set `ThriftConfig::protocol` to `ThriftProtocol::Binary`"
-                    .to_string()
-            }
-            Some([0, ..]) if !config.framed => "the reply starts like a frame's length: the gateway may run framed \
-                 transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
-                .to_string(),
-            // Nothing to go by: every mode that differs from the client's.
-            _ if config.http.is_some() => {
-                let tls = if config.http.as_ref().is_some_and(ThriftHttp::is_https) {
-                    "or without TLS (no `hbase.thrift.ssl.enabled`; use `ThriftHttp::plain`)"
-                } else {
-                    "or with TLS (`hbase.thrift.ssl.enabled`; use `ThriftHttp::https`)"
-                };
-                format!(
-                    "the gateway may not run in HTTP mode (`hbase.regionserver.thrift.http`; unset \
-                     `ThriftConfig::http`), {tls}"
-                )
-            }
-            _ => {
-                let transport = if config.framed {
-                    "unframed transport (no `-f`, `-hsha` or `-nonblocking`; unset `ThriftConfig::framed`)"
-                } else {
-                    "framed transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
-                };
-                let protocol = match config.protocol {
-                    ThriftProtocol::Compact => {
-                        "the binary protocol (the default, no `-c`; set `ThriftConfig::protocol` to \
-                         `ThriftProtocol::Binary`)"
-                    }
-                    _ => "the compact protocol (`-c`; set `ThriftConfig::protocol` to `ThriftProtocol::Compact`)",
-                };
-                format!(
-                    "the gateway may run {transport}, {protocol}, or in HTTP mode \
-                     (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
-                )
-            }
-        };
-        let protocol = match config.protocol {
-            ThriftProtocol::Compact => "compact",
-            _ => "binary",
-        };
-        let transport = match &config.http {
-            Some(http) if http.is_https() => "over HTTPS",
-            Some(_) => "over HTTP",
-            None if config.framed => "framed",
-            None => "unframed",
-        };
-        format!("{guess}; hmap speaks the {protocol} protocol, {transport}")
-    }
-
-    /// The error for a call that got no usable reply.
-    fn failure(&self, table: &str, operation: &'static str, failure: Failure, deadline: &Deadline) -> StoreError {
-        match failure {
-            Failure::TimedOut => StoreError::Timeout {
-                table: table.into(),
-                operation,
-                elapsed: deadline.elapsed(),
-            },
-            Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
-            Failure::Http {
-                error: error @ HttpError::Status { .. },
-                ..
-            } => StoreError::Connection {
-                endpoint: self.shared.config.address.clone(),
-                message: format!("{operation}{}: {error}", super::error::on_table(table)),
-                source: None,
-            },
-            Failure::Http { error, replied } => {
-                let hint = match (&error, replied) {
-                    (HttpError::NotHttp { start }, _) => format!(" ({})", self.wire_hint(Some(start))),
-                    (_, false) => format!(" ({})", self.wire_hint(None)),
-                    _ => String::new(),
-                };
-                StoreError::Protocol {
-                    endpoint: self.shared.config.address.clone(),
-                    table: table.into(),
-                    operation,
-                    message: format!("{error}{hint}"),
-                }
-            }
-            Failure::Io { error, replied } => {
-                let hint = if replied {
-                    String::new()
-                } else {
-                    format!(" ({})", self.wire_hint(None))
-                };
-                let closed = matches!(
-                    error.kind(),
-                    std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
-                );
-                StoreError::Connection {
-                    endpoint: self.shared.config.address.clone(),
-                    message: format!(
-                        "{operation}{}: {error}{}",
-                        super::error::on_table(table),
-                        if closed { hint.as_str() } else { "" }
-                    ),
-                    source: Some(Box::new(error)),
-                }
-            }
-        }
-    }
-
-    /// A reply whose bytes are not what the protocol or the IDL allow.
-    fn protocol_error(&self, table: &str, operation: &'static str, error: DecodeError, replied: bool) -> StoreError {
-        let hint = match (&error, replied) {
-            (DecodeError::NotBinary { start } | DecodeError::NotCompact { start }, _) => {
-                format!(" ({})", self.wire_hint(Some(start)))
-            }
-            (_, false) => format!(" ({})", self.wire_hint(None)),
-            _ => String::new(),
-        };
-        StoreError::Protocol {
-            endpoint: self.shared.config.address.clone(),
-            table: table.into(),
-            operation,
-            message: format!("{error}{hint}"),
-        }
-    }
-
-    /// Maps what the gateway sent instead of a result to a typed error: by
-    /// the exception the IDL declares, then by the Java exception whose
-    /// message a `TIOError` carries (its class name leads the message of
-    /// exceptions the region servers raised).
-    fn exception(&self, table: &str, operation: &'static str, e: Exception) -> StoreError {
-        let table = table.to_string();
-        match e {
-            Exception::Application(app) => StoreError::Server {
-                table,
-                operation,
-                message: format!(
-                    "the gateway could not run the call (TApplicationException type {}): {}",
-                    app.kind, app.message
-                ),
-            },
-            Exception::Declared(ServerException::IllegalArgument { message }) => StoreError::InvalidRequest {
-                table,
-                reason: format!(
-                    "the gateway refused the arguments of {operation}: {}",
-                    message.as_deref().unwrap_or("(no message)")
-                ),
-            },
-            Exception::Declared(ServerException::Io { message, .. }) => {
-                let message = message.unwrap_or_else(|| "(no message)".into());
-                match java_exception(&message) {
-                    Some(("TableNotFoundException", _)) => StoreError::TableNotFound { table },
-                    Some(("TableExistsException", _)) => StoreError::TableExists { table },
-                    Some(("NoSuchColumnFamilyException", detail)) => StoreError::NoSuchFamily {
-                        table,
-                        family: detail
-                            .strip_prefix("Column family ")
-                            .and_then(|rest| rest.split_whitespace().next())
-                            .unwrap_or("?")
-                            .to_string(),
-                    },
-                    _ => StoreError::Server {
-                        table,
-                        operation,
-                        message,
-                    },
-                }
-            }
-        }
+        self.shared.ping(Gateway::Two).await
     }
 
     /// The table's schema, from a cache filled by `describe`: requests are
     /// checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
         check_table_name(table, &self.shared.config.table_prefix)?;
-        if let Some(s) = self
-            .shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(table)
-        {
-            return Ok(Arc::clone(s));
+        if let Some(schema) = self.shared.cached_schema(table) {
+            return Ok(schema);
         }
         let schema = Arc::new(self.descriptor(table).await?);
-        self.shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), Arc::clone(&schema));
+        self.shared.cache_schema(table, Arc::clone(&schema));
         Ok(schema)
     }
 
@@ -879,11 +395,11 @@ impl ThriftStore {
     /// points (what the schema cache and request checks need).
     async fn descriptor(&self, table: &str) -> Result<TableSchema> {
         check_table_name(table, &self.shared.config.table_prefix)?;
-        let described = self.call(
+        let described = self.shared.call(
             table,
             "getTableDescriptor",
             true,
-            |e| hbase::table_name(e, 1, &self.wire(table)),
+            |e| hbase::table_name(e, 1, &self.shared.wire(table)),
             |r| hbase::reply(r, TType::Struct, hbase::table_descriptor_of),
         );
         match described.await {
@@ -907,7 +423,10 @@ impl ThriftStore {
             return Err(StoreError::TableNotFound { table: table.into() });
         }
         match self
-            .call_void(table, "disableTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+            .shared
+            .call_void(table, "disableTable", |e| {
+                hbase::table_name(e, 1, &self.shared.wire(table))
+            })
             .await
         {
             Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
@@ -915,34 +434,28 @@ impl ThriftStore {
         }
     }
 
-    fn forget_schema(&self, table: &str) {
-        self.shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(table);
-    }
-
     /// Rows of puts in one `putMultiple`: each row's puts one TPut, applied
     /// atomically.
     async fn put_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        self.call_void(table, "putMultiple", |e| {
-            e.binary_field(1, self.wire(table).as_bytes());
-            hbase::struct_list(e, 2, rows, |e, r| hbase::put_fields(e, &r.row, &r.mutations));
-        })
-        .await
+        self.shared
+            .call_void(table, "putMultiple", |e| {
+                e.binary_field(1, self.shared.wire(table).as_bytes());
+                hbase::struct_list(e, 2, rows, |e, r| hbase::put_fields(e, &r.row, &r.mutations));
+            })
+            .await
     }
 
     /// Rows of one delete each in one `deleteMultiple`; the gateway returns
     /// the deletes it could not apply.
     async fn delete_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let failed = self
+            .shared
             .call(
                 table,
                 "deleteMultiple",
                 false,
                 |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.binary_field(1, self.shared.wire(table).as_bytes());
                     hbase::struct_list(e, 2, rows, |e, r| {
                         if let Some(spec) = r.mutations.first().and_then(hbase::DeleteSpec::of) {
                             hbase::delete_fields(e, &r.row, &spec);
@@ -968,11 +481,12 @@ impl ThriftStore {
     /// schema has one region per bucket.
     pub async fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>> {
         let mut starts = self
+            .shared
             .call(
                 table,
                 "getAllRegionLocations",
                 true,
-                |e| e.binary_field(1, self.wire(table).as_bytes()),
+                |e| e.binary_field(1, self.shared.wire(table).as_bytes()),
                 |r| hbase::reply(r, TType::List, hbase::region_starts),
             )
             .await?;
@@ -980,20 +494,13 @@ impl ThriftStore {
         Ok(starts)
     }
 
-    /// A table's name in HBase: the configured prefix, then `table`.
-    fn wire<'a>(&self, table: &'a str) -> Cow<'a, str> {
-        match self.shared.config.table_prefix.as_str() {
-            "" => Cow::Borrowed(table),
-            prefix => Cow::Owned(format!("{prefix}{table}")),
-        }
-    }
-
     async fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
-        self.call_void(table, "mutateRow", |e| {
-            e.binary_field(1, self.wire(table).as_bytes());
-            hbase::row_mutations(e, 2, &m.row, &m.mutations);
-        })
-        .await
+        self.shared
+            .call_void(table, "mutateRow", |e| {
+                e.binary_field(1, self.shared.wire(table).as_bytes());
+                hbase::row_mutations(e, 2, &m.row, &m.mutations);
+            })
+            .await
     }
 }
 
@@ -1002,7 +509,7 @@ impl Store for ThriftStore {
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
         traced("thrift", "create_table", &schema.name, 0, async move {
             check_schema(schema, &self.shared.config.table_prefix)?;
-            self.forget_schema(&schema.name);
+            self.shared.forget_schema(&schema.name);
             // HBase's framed Thrift2 gateway reads a descriptor's attributes
             // from the wrong bytes (the whole request frame becomes the key
             // and the value): on it, the table is created without them.
@@ -1022,17 +529,18 @@ impl Store for ThriftStore {
             } else {
                 schema
             };
-            self.call_void(&schema.name, "createTable", |e| {
-                hbase::table_descriptor(e, 1, &self.wire(&schema.name), schema);
-                if !schema.split_keys.is_empty() {
-                    e.field(TType::List, 2);
-                    e.list(TType::String, schema.split_keys.len());
-                    for k in &schema.split_keys {
-                        e.string(k);
+            self.shared
+                .call_void(&schema.name, "createTable", |e| {
+                    hbase::table_descriptor(e, 1, &self.shared.wire(&schema.name), schema);
+                    if !schema.split_keys.is_empty() {
+                        e.field(TType::List, 2);
+                        e.list(TType::String, schema.split_keys.len());
+                        for k in &schema.split_keys {
+                            e.string(k);
+                        }
                     }
-                }
-            })
-            .await
+                })
+                .await
         })
         .await
     }
@@ -1040,9 +548,12 @@ impl Store for ThriftStore {
     async fn delete_table(&self, table: &str) -> Result<()> {
         traced("thrift", "delete_table", table, 0, async move {
             check_table_name(table, &self.shared.config.table_prefix)?;
-            self.forget_schema(table);
+            self.shared.forget_schema(table);
             self.disable_existing(table).await?;
-            self.call_void(table, "deleteTable", |e| hbase::table_name(e, 1, &self.wire(table)))
+            self.shared
+                .call_void(table, "deleteTable", |e| {
+                    hbase::table_name(e, 1, &self.shared.wire(table))
+                })
                 .await
         })
         .await
@@ -1053,11 +564,12 @@ impl Store for ThriftStore {
     async fn truncate_table(&self, table: &str) -> Result<()> {
         traced("thrift", "truncate_table", table, 0, async move {
             self.disable_existing(table).await?;
-            self.call_void(table, "truncateTable", |e| {
-                hbase::table_name(e, 1, &self.wire(table));
-                e.bool_field(2, true);
-            })
-            .await
+            self.shared
+                .call_void(table, "truncateTable", |e| {
+                    hbase::table_name(e, 1, &self.shared.wire(table));
+                    e.bool_field(2, true);
+                })
+                .await
         })
         .await
     }
@@ -1069,24 +581,26 @@ impl Store for ThriftStore {
     /// return to HBase's defaults.
     async fn alter_table(&self, table: &str, change: &FamilyChange) -> Result<()> {
         traced("thrift", "alter_table", table, 0, async move {
-            self.forget_schema(table);
+            self.shared.forget_schema(table);
             let live = self.descriptor(table).await?;
             check_family_change(&live, change)?;
-            let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.wire(table));
+            let name = |e: &mut Encoder| hbase::table_name(e, 1, &self.shared.wire(table));
             let altered = match change {
                 FamilyChange::Add(f) => {
-                    self.call_void(table, "addColumnFamily", |e| {
-                        name(e);
-                        hbase::family_descriptor(e, 2, f);
-                    })
-                    .await
+                    self.shared
+                        .call_void(table, "addColumnFamily", |e| {
+                            name(e);
+                            hbase::family_descriptor(e, 2, f);
+                        })
+                        .await
                 }
                 FamilyChange::Modify(f) => {
-                    self.call_void(table, "modifyColumnFamily", |e| {
-                        name(e);
-                        hbase::family_descriptor(e, 2, f);
-                    })
-                    .await
+                    self.shared
+                        .call_void(table, "modifyColumnFamily", |e| {
+                            name(e);
+                            hbase::family_descriptor(e, 2, f);
+                        })
+                        .await
                 }
                 // HBase's framed Thrift2 gateway reads this call's family
                 // name from the wrong bytes (the whole request frame).
@@ -1097,14 +611,15 @@ impl Store for ThriftStore {
                         .into(),
                 }),
                 FamilyChange::Delete(family) => {
-                    self.call_void(table, "deleteColumnFamily", |e| {
-                        name(e);
-                        e.binary_field(2, family.as_bytes());
-                    })
-                    .await
+                    self.shared
+                        .call_void(table, "deleteColumnFamily", |e| {
+                            name(e);
+                            e.binary_field(2, family.as_bytes());
+                        })
+                        .await
                 }
             };
-            self.forget_schema(table);
+            self.shared.forget_schema(table);
             altered
         })
         .await
@@ -1113,14 +628,15 @@ impl Store for ThriftStore {
     async fn table_exists(&self, table: &str) -> Result<bool> {
         traced("thrift", "table_exists", table, 0, async move {
             check_table_name(table, &self.shared.config.table_prefix)?;
-            self.call(
-                table,
-                "tableExists",
-                true,
-                |e| hbase::table_name(e, 1, &self.wire(table)),
-                |r| hbase::reply(r, TType::Bool, Reader::bool),
-            )
-            .await
+            self.shared
+                .call(
+                    table,
+                    "tableExists",
+                    true,
+                    |e| hbase::table_name(e, 1, &self.shared.wire(table)),
+                    |r| hbase::reply(r, TType::Bool, Reader::bool),
+                )
+                .await
         })
         .await
     }
@@ -1128,6 +644,7 @@ impl Store for ThriftStore {
     async fn list_tables(&self) -> Result<Vec<String>> {
         traced("thrift", "list_tables", "", 0, async move {
             let names = self
+                .shared
                 .call(
                     "",
                     "getTableNamesByPattern",
@@ -1169,12 +686,13 @@ impl Store for ThriftStore {
             check_row(table, &get.row)?;
             check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
             let result = self
+                .shared
                 .call(
                     table,
                     "get",
                     true,
                     |e| {
-                        e.binary_field(1, self.wire(table).as_bytes());
+                        e.binary_field(1, self.shared.wire(table).as_bytes());
                         e.field(TType::Struct, 2);
                         hbase::get(e, get);
                     },
@@ -1202,12 +720,13 @@ impl Store for ThriftStore {
                 return Ok(Vec::new());
             }
             let results = self
+                .shared
                 .call(
                     table,
                     "getMultiple",
                     true,
                     |e| {
-                        e.binary_field(1, self.wire(table).as_bytes());
+                        e.binary_field(1, self.shared.wire(table).as_bytes());
                         hbase::struct_list(e, 2, gets, hbase::get);
                     },
                     |r| hbase::reply(r, TType::List, hbase::results),
@@ -1262,41 +781,27 @@ impl Store for ThriftStore {
                 (scan.start.clone(), scan.stop.clone())
             };
             let id = self
+                .shared
                 .call(
                     table,
                     "openScanner",
                     false,
                     |e| {
-                        e.binary_field(1, self.wire(table).as_bytes());
+                        e.binary_field(1, self.shared.wire(table).as_bytes());
                         e.field(TType::Struct, 2);
                         hbase::scan(e, scan, &start, &stop);
                     },
                     |r| hbase::reply(r, TType::I32, Reader::i32),
                 )
                 .await?;
-            self.shared
-                .scanners
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(id);
-            let fetcher = ScanFetcher {
-                store: self.clone(),
-                table: table.to_string(),
+            Ok(ScanFetcher::start(
+                Arc::clone(&self.shared),
+                &SCANNER,
+                table,
                 id,
-                done: false,
-                reversed: scan.reversed,
-                low: scan.start.clone(),
-                high: scan.stop.clone(),
-                remaining: scan.limit,
-                batch: i32::try_from(scan.next_sized_batch(0, 0, crate::store::GATEWAY_BATCH_BYTES))
-                    .unwrap_or(i32::MAX),
-                sizing: Scan {
-                    batch_size: scan.batch_size,
-                    batch_bytes: scan.batch_bytes,
-                    ..Scan::default()
-                },
-            };
-            Ok(fetcher.spawn())
+                scan,
+                0,
+            ))
         })
         .await
     }
@@ -1314,22 +819,23 @@ impl Store for ThriftStore {
             // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
             // the empty value, and may guard deletes as well as puts.
             let expected = op.expected.as_deref().unwrap_or_default();
-            self.call(
-                table,
-                "checkAndMutate",
-                false,
-                |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
-                    e.binary_field(2, &op.row);
-                    e.binary_field(3, &op.family);
-                    e.binary_field(4, &op.qualifier);
-                    e.i32_field(5, hbase::COMPARE_EQUAL);
-                    e.binary_field(6, expected);
-                    hbase::row_mutations(e, 7, &op.row, &op.mutations);
-                },
-                |r| hbase::reply(r, TType::Bool, Reader::bool),
-            )
-            .await
+            self.shared
+                .call(
+                    table,
+                    "checkAndMutate",
+                    false,
+                    |e| {
+                        e.binary_field(1, self.shared.wire(table).as_bytes());
+                        e.binary_field(2, &op.row);
+                        e.binary_field(3, &op.family);
+                        e.binary_field(4, &op.qualifier);
+                        e.i32_field(5, hbase::COMPARE_EQUAL);
+                        e.binary_field(6, expected);
+                        hbase::row_mutations(e, 7, &op.row, &op.mutations);
+                    },
+                    |r| hbase::reply(r, TType::Bool, Reader::bool),
+                )
+                .await
         })
         .await
     }
@@ -1338,12 +844,12 @@ impl Store for ThriftStore {
         traced("thrift", "increment", table, 1, async move {
             let schema = self.schema(table).await?;
             check_increment(&schema, &op.row, &op.columns)?;
-            let result = self.call(
+            let result = self.shared.call(
                 table,
                 "increment",
                 false,
                 |e| {
-                    e.binary_field(1, self.wire(table).as_bytes());
+                    e.binary_field(1, self.shared.wire(table).as_bytes());
                     e.field(TType::Struct, 2);
                     hbase::increment(e, &op.row, &op.columns);
                 },
@@ -1370,6 +876,16 @@ impl Store for ThriftStore {
         .await
     }
 }
+
+/// Thrift2's scanner calls: `getScannerRows(1: i32 scannerId, 2: i32
+/// numRows)`, `closeScanner(1: i32 scannerId)`.
+static SCANNER: ScannerCalls = ScannerCalls {
+    fetch: "getScannerRows",
+    close: "closeScanner",
+    rows: |r| {
+        hbase::reply(r, TType::List, hbase::results).map(|rows| rows.map(|rows| rows.into_iter().flatten().collect()))
+    },
+};
 
 /// Feeds `data` to the reply decoder, for the fuzz target
 /// (`fuzz/fuzz_targets/decode_reply.rs`) and the mutation test: its first
@@ -1419,9 +935,11 @@ pub fn fuzz_reply(data: &[u8]) {
         // An incomplete or refused message: the decoder must refuse it too.
         _ => Bytes::copy_from_slice(bytes),
     };
+    // The low seven bits pick the reader: Thrift2's nine, then Thrift1's seven.
+    let pick = (which & 0x7f) % 16;
     let decoded = codec::open_any_reply(protocol, message).and_then(|(_, _, opened)| {
         let Ok(r) = opened else { return Ok(()) };
-        match which % 9 {
+        match pick {
             0 => hbase::reply(r, TType::Struct, hbase::result).map(drop),
             1 => hbase::reply(r, TType::List, hbase::results).map(drop),
             2 => hbase::reply(r, TType::Bool, Reader::bool).map(drop),
@@ -1430,7 +948,8 @@ pub fn fuzz_reply(data: &[u8]) {
             5 => hbase::reply(r, TType::Struct, hbase::table_descriptor_of).map(drop),
             6 => hbase::reply(r, TType::List, hbase::region_starts).map(drop),
             7 => hbase::reply(r, TType::List, hbase::table_names).map(drop),
-            _ => hbase::reply(r, TType::List, hbase::delete_rows).map(drop),
+            8 => hbase::reply(r, TType::List, hbase::delete_rows).map(drop),
+            thrift1 => self::thrift1::decode_reply(thrift1 - 9, r),
         }
     });
     if decoded.is_ok() {
@@ -1439,53 +958,6 @@ pub fn fuzz_reply(data: &[u8]) {
             "decoded a message the skim did not accept: {whole:?}"
         );
     }
-}
-
-/// The reply of `getThriftServerType`: `TThriftServerType`, an `i32` enum.
-fn server_type(r: Reader) -> Decoded<std::result::Result<i32, ServerException>> {
-    hbase::reply(r, TType::I32, Reader::i32)
-}
-
-/// The simple name of the Java exception class that leads `message`, and
-/// the rest of its first line: `org.apache.hadoop.hbase.TableExistsException: t`
-/// gives `("TableExistsException", "t")`. The message of a batch that failed
-/// (HBase's `RetriesExhaustedWithDetailsException`, `Failed 1 action: ...`)
-/// gives its first cause. `None` when the message does not start with a
-/// qualified class name.
-fn java_exception(message: &str) -> Option<(&str, &str)> {
-    let mut line = message.lines().next().unwrap_or_default();
-    if let Some(rest) = line.strip_prefix("Failed ")
-        && let Some((count, cause)) = rest.split_once(": ")
-        && let Some(n) = count.strip_suffix(" actions").or_else(|| count.strip_suffix(" action"))
-        && n.bytes().all(|b| b.is_ascii_digit())
-    {
-        line = cause;
-    }
-    let (class, detail) = line.split_once(':').unwrap_or((line, ""));
-    let (package, simple) = class.rsplit_once('.')?;
-    let identifier = |s: &str| {
-        !s.is_empty()
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-            && !s.starts_with(|c: char| c.is_ascii_digit())
-    };
-    let is_class = package.split('.').all(identifier)
-        && identifier(simple)
-        && simple.starts_with(|c: char| c.is_ascii_uppercase());
-    is_class.then_some((simple, detail.trim()))
-}
-
-/// The length HBase reports for an increment of a cell that is no counter:
-/// `DoNotRetryIOException: Field is not a long, it's N bytes wide`
-/// (`HRegion.MutationBatchOperation.getLongValue`).
-fn not_a_counter(message: &str) -> Option<usize> {
-    let ("DoNotRetryIOException", detail) = java_exception(message)? else {
-        return None;
-    };
-    detail
-        .strip_prefix("Field is not a long, it's ")?
-        .strip_suffix(" bytes wide")?
-        .parse()
-        .ok()
 }
 
 /// The new value of each counter of `op`, from the cells of `reply`: each
@@ -1576,149 +1048,6 @@ fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
     out
 }
 
-/// A server-side scanner, read by a task of its own: `batch` rows per
-/// `getScannerRows` (for a scan sized by bytes, as many as the last batch's
-/// average row says fit in its byte budget: Thrift2's `TScan` has no byte
-/// limit of its own), the next batch fetched while the caller works through
-/// the current one (a channel of one batch between them), and the scanner
-/// closed when the rows run out, a fetch fails, or the caller drops the
-/// stream.
-struct ScanFetcher {
-    store: ThriftStore,
-    table: String,
-    id: i32,
-    done: bool,
-    reversed: bool,
-    /// hmap's range: `low` inclusive, `high` exclusive (empty: unbounded).
-    low: Bytes,
-    high: Bytes,
-    /// Rows the limit still allows.
-    remaining: Option<usize>,
-    /// The scan, for its batch sizing.
-    sizing: Scan,
-    /// Rows asked for per call.
-    batch: i32,
-}
-
-impl ScanFetcher {
-    /// Starts the task; the stream hands out its rows.
-    fn spawn(mut self) -> RowStream<'static> {
-        let (batches, received) = mpsc::channel::<Result<Vec<RowResult>>>(1);
-        tokio::spawn(async move {
-            while !self.done {
-                match self.fetch().await {
-                    Ok(rows) if rows.is_empty() => {}
-                    Ok(rows) => {
-                        if batches.send(Ok(rows)).await.is_err() {
-                            break; // the stream was dropped
-                        }
-                    }
-                    Err(e) => {
-                        let _ = batches.send(Err(e)).await;
-                        break;
-                    }
-                }
-            }
-            drop(batches);
-            self.close().await;
-        });
-        let rows = futures_util::stream::unfold(
-            (received, std::vec::IntoIter::default()),
-            |(mut received, mut batch)| async move {
-                loop {
-                    if let Some(row) = batch.next() {
-                        return Some((Ok(row), (received, batch)));
-                    }
-                    match received.recv().await? {
-                        Ok(rows) => batch = rows.into_iter(),
-                        Err(e) => return Some((Err(e), (received, Vec::new().into_iter()))),
-                    }
-                }
-            },
-        );
-        Box::pin(futures_util::StreamExt::fuse(rows))
-    }
-
-    /// The next batch of rows in hmap's range, at most what the limit allows.
-    async fn fetch(&mut self) -> Result<Vec<RowResult>> {
-        if self.remaining == Some(0) {
-            self.done = true;
-            return Ok(Vec::new());
-        }
-        // No more rows than the limit still wants (at least one).
-        let wanted = self.remaining.map_or(self.batch, |r| {
-            self.batch.min(i32::try_from(r.max(1)).unwrap_or(i32::MAX))
-        });
-        let id = self.id;
-        let fetched = self
-            .store
-            .call(
-                &self.table,
-                "getScannerRows",
-                false,
-                |e| {
-                    e.i32_field(1, id);
-                    e.i32_field(2, wanted);
-                },
-                |r| hbase::reply(r, TType::List, hbase::results),
-            )
-            .await;
-        let fetched = fetched.inspect_err(|_| self.done = true)?;
-        if fetched.is_empty() {
-            self.done = true;
-        }
-        let bytes: usize = fetched.iter().flatten().map(RowResult::wire_size).sum();
-        let next = self
-            .sizing
-            .next_sized_batch(fetched.len(), bytes, crate::store::GATEWAY_BATCH_BYTES);
-        self.batch = i32::try_from(next).unwrap_or(i32::MAX);
-        let mut rows = Vec::with_capacity(fetched.len());
-        for row in fetched.into_iter().flatten() {
-            if self.reversed {
-                if !self.high.is_empty() && row.row >= self.high {
-                    continue;
-                }
-                if row.row < self.low {
-                    self.done = true;
-                    break;
-                }
-            }
-            if let Some(r) = &mut self.remaining {
-                if *r == 0 {
-                    self.done = true;
-                    break;
-                }
-                *r -= 1;
-            }
-            rows.push(row);
-        }
-        Ok(rows)
-    }
-
-    /// Closes the gateway's scanner. Best effort: the gateway expires
-    /// scanners it does not hear from.
-    async fn close(&self) {
-        let id = self.id;
-        match self
-            .store
-            .call_void(&self.table, "closeScanner", |e| e.i32_field(1, id))
-            .await
-        {
-            // Closed, or unknown to the gateway (expired already: it answers
-            // TIllegalArgument "Invalid scanner Id"): gone.
-            Ok(()) | Err(StoreError::Server { .. } | StoreError::InvalidRequest { .. }) => {
-                self.store
-                    .shared
-                    .scanners
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&self.id);
-            }
-            Err(_) => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1747,6 +1076,7 @@ mod tests {
         // Reads no rows from a scanner id: Ok while the gateway holds it.
         let probe = async |id: i32| {
             store
+                .shared
                 .call(
                     &table,
                     "getScannerRows",
@@ -1821,40 +1151,6 @@ mod tests {
                 ("mixed", vec!["e"]),
                 ("puts", vec!["f"]),
             ]
-        );
-    }
-
-    #[test]
-    fn java_exceptions_are_read_from_the_head_of_the_message() {
-        assert_eq!(
-            java_exception("org.apache.hadoop.hbase.TableExistsException: t\n\tat X.java:1"),
-            Some(("TableExistsException", "t"))
-        );
-        // A failed batch: its first cause.
-        assert_eq!(
-            java_exception(
-                "Failed 1 action: org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: \
-                 Column family g does not exist in region t: 1 time, servers with issues: h,1,2"
-            )
-            .map(|(class, _)| class),
-            Some("NoSuchColumnFamilyException")
-        );
-        // Only at the head, and only a qualified class name.
-        assert_eq!(java_exception("t"), None);
-        assert_eq!(
-            java_exception("a value mentions org.apache.hadoop.hbase.TableNotFoundException: t"),
-            None
-        );
-        assert_eq!(java_exception("version 2.6: broken"), None);
-        assert_eq!(
-            not_a_counter(
-                "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's 3 bytes wide\n\tat"
-            ),
-            Some(3)
-        );
-        assert_eq!(
-            not_a_counter("java.io.IOException: Field is not a long, it's 3 bytes wide"),
-            None
         );
     }
 

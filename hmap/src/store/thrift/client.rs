@@ -1,0 +1,863 @@
+//! What [`ThriftStore`](super::ThriftStore) and
+//! [`Thrift1Store`](super::Thrift1Store) share: the connection pool, one
+//! call with its deadline, retries and errors, the schema cache, and the
+//! task that reads a gateway's scanner. Both gateways' IDLs declare their
+//! exceptions alike (`1: IOError`, `2: IllegalArgument`, Thrift1's
+//! `createTable` also `3: AlreadyExists`) and answer `getThriftServerType`,
+//! so the same machinery serves both; only the messages differ
+//! ([`hbase`](super::hbase), [`hbase1`](super::hbase1)).
+
+use std::borrow::Cow;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::{Semaphore, mpsc};
+use tracing::Instrument;
+
+use super::codec::{self, ApplicationException, DecodeError, Encoder, Reader, TType};
+use super::hbase::{self, Decoded, ServerException};
+use super::http::HttpError;
+use super::transport::{Connection, Deadline, Failure, Wire};
+use super::{ThriftConfig, ThriftHttp, ThriftProtocol};
+use crate::schema::TableSchema;
+use crate::store::{Result, RowResult, RowStream, Scan, StoreError};
+
+/// The connection pool: at most `pool_size` calls hold a connection at once
+/// (the semaphore's permits), and connections they return wait here for the
+/// next call. A call cancelled in the middle of its round trip drops its
+/// connection (its stream is out of step) and releases its permit, so the
+/// pool stays usable.
+///
+/// Not a pool crate (deadpool, bb8): a call's one deadline covers the wait
+/// for a permit, the liveness check of an idle connection and connecting,
+/// and a connection that saw a failure must never go back; here that is a
+/// semaphore and a `Vec`.
+struct Pool {
+    permits: Semaphore,
+    idle: Mutex<Vec<Connection>>,
+}
+
+/// What the clones of one store share: the settings, the connection pool
+/// and the call machinery, the schema cache and the open scanners.
+pub struct Client {
+    pub config: ThriftConfig,
+    /// How messages go on the wire, from the config (or why they cannot).
+    transport: std::result::Result<Wire, String>,
+    pool: Pool,
+    pub schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
+    /// Ids of the gateway's scanners that this store opened and has not yet
+    /// seen closed.
+    pub scanners: Mutex<BTreeSet<i32>>,
+}
+
+/// What the gateway answered instead of a result.
+enum Exception {
+    /// An exception the call declares.
+    Declared(ServerException),
+    /// The gateway could not run the call at all.
+    Application(ApplicationException),
+}
+
+/// What a call's reply decodes to.
+type Answer<T> = Decoded<std::result::Result<T, Exception>>;
+
+/// What a call writes and how its reply is read; the same for every attempt.
+struct CallSpec<'a, A, D> {
+    table: &'a str,
+    name: &'static str,
+    args: A,
+    decode: D,
+}
+
+/// Attempts of a read whose connection failed (writes get one: whether a
+/// failed write was applied is unknown), and the pause before the second.
+const READ_ATTEMPTS: u32 = 3;
+const FIRST_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Which gateway a store talks to, for [`Client::ping`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gateway {
+    /// `hbase thrift`: the original `Hbase` service, `TThriftServerType.ONE`.
+    One,
+    /// `hbase thrift2`: `THBaseService`, `TThriftServerType.TWO`.
+    Two,
+}
+
+impl Client {
+    /// A client of the gateway `config` names; connects lazily.
+    pub fn new(config: ThriftConfig) -> Self {
+        let permits = Semaphore::new(config.pool_size.clamp(1, Semaphore::MAX_PERMITS));
+        let http = match &config.http {
+            Some(http) => http.wire(&config.address).map(Some),
+            None => Ok(None),
+        };
+        let transport = http.map(|http| Wire {
+            framed: config.framed,
+            protocol: config.protocol,
+            http,
+        });
+        Client {
+            config,
+            transport,
+            pool: Pool {
+                permits,
+                idle: Mutex::new(Vec::new()),
+            },
+            schemas: Mutex::new(HashMap::new()),
+            scanners: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// How many of the gateway's scanners the store holds open (see
+    /// [`ThriftStore::open_scanners`](super::ThriftStore::open_scanners)).
+    pub fn open_scanners(&self) -> usize {
+        self.scanners.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Checks that the gateway answers, and that it runs `gateway`'s
+    /// service (`getThriftServerType`, which both declare).
+    ///
+    /// Any gateway answers this call at once, so one that stays silent
+    /// until [`ThriftConfig::call_timeout`] most likely waits for bytes in
+    /// another transport or protocol (an unframed gateway reading a framed
+    /// call, say): that is a [`StoreError::Connection`] that says so, not a
+    /// [`StoreError::Timeout`].
+    pub async fn ping(&self, gateway: Gateway) -> Result<()> {
+        let (wanted, name, start, other) = match gateway {
+            Gateway::One => (1, "Thrift1", "`hbase thrift`", "a Thrift2 gateway needs `ThriftStore`"),
+            Gateway::Two => (
+                2,
+                "Thrift2",
+                "`hbase thrift2`",
+                "a Thrift1 gateway needs `Thrift1Store`",
+            ),
+        };
+        let wrong = |why: String| StoreError::Connection {
+            endpoint: self.config.address.clone(),
+            message: format!("not a {name} gateway ({why}); this store needs {start} ({other})"),
+            source: None,
+        };
+        match self.call("", "getThriftServerType", true, |_| {}, server_type).await {
+            Ok(kind) if kind == wanted => Ok(()),
+            Ok(kind) => Err(wrong(format!("server type {kind}"))),
+            // An older gateway may not know the method.
+            Err(StoreError::Server { message, .. }) => Err(wrong(message)),
+            Err(StoreError::Timeout { elapsed, .. }) => Err(StoreError::Connection {
+                endpoint: self.config.address.clone(),
+                message: format!(
+                    "getThriftServerType: no reply within {elapsed:?}, though a gateway answers it at once ({})",
+                    self.wire_hint(None)
+                ),
+                source: None,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A connection: an idle pooled one (checked if it idled long), else a
+    /// new one, once fewer than `pool_size` calls hold one; all before
+    /// `deadline`. The permit travels with the connection and is released
+    /// when the call is over (or dropped).
+    async fn checkout(
+        &self,
+        deadline: &Deadline,
+    ) -> std::result::Result<(Connection, tokio::sync::SemaphorePermit<'_>), Failure> {
+        let permit = tokio::time::timeout_at(deadline.end(), self.pool.permits.acquire())
+            .await
+            .map_err(|_| Failure::TimedOut)?
+            .map_err(|_| Failure::TimedOut)?;
+        loop {
+            let idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+            let Some(mut conn) = idle else { break };
+            let usable = !conn.peer_closed()
+                && (conn.last_used.elapsed() < self.config.idle_check || self.probe(&mut conn, deadline).await?);
+            if usable {
+                return Ok((conn, permit));
+            }
+            // A dead connection: dropped, and the next one tried.
+        }
+        let config = &self.config;
+        let wire = self.transport.clone().map_err(|why| Failure::Io {
+            error: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+            replied: false,
+        })?;
+        let conn = Connection::connect(&config.address, wire, config.connect_timeout, deadline).await?;
+        Ok((conn, permit))
+    }
+
+    /// Whether an idle connection still works: a cheap call on it. Only
+    /// the deadline passing is an error.
+    async fn probe(&self, conn: &mut Connection, deadline: &Deadline) -> std::result::Result<bool, Failure> {
+        let seq = conn.next_seq();
+        let protocol = self.config.protocol;
+        let request = codec::call(protocol, "getThriftServerType", seq, |_| {});
+        match conn.round_trip(&request, deadline, self.config.read_timeout).await {
+            Ok(reply) => Ok(matches!(
+                codec::open_reply(protocol, reply, "getThriftServerType", seq).map(|r| r.map(server_type)),
+                Ok(Ok(Ok(Ok(_))))
+            )),
+            Err(Failure::TimedOut) => Err(Failure::TimedOut),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// A connection that finished its call cleanly waits for the next one.
+    fn checkin(&self, conn: Connection) {
+        let mut idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < self.config.pool_size.max(1) {
+            idle.push(conn);
+        }
+    }
+
+    /// Closes every idle connection; new ones are opened as needed.
+    fn drop_idle(&self) {
+        self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).clear();
+    }
+
+    /// One call of a method declared to return a value: its arguments
+    /// written by `args`, its result read by `read`. `retry` (for reads)
+    /// tries once more on a new connection when the connection, not the
+    /// server, failed, within the same deadline.
+    pub async fn call<T>(
+        &self,
+        table: &str,
+        name: &'static str,
+        retry: bool,
+        args: impl Fn(&mut Encoder),
+        read: impl Fn(Reader) -> Decoded<std::result::Result<T, ServerException>>,
+    ) -> Result<T> {
+        let spec = CallSpec {
+            table,
+            name,
+            args,
+            decode: |reply: std::result::Result<Reader, ApplicationException>| match reply {
+                Ok(r) => read(r).map(|v| v.map_err(Exception::Declared)),
+                Err(app) => Ok(Err(Exception::Application(app))),
+            },
+        };
+        self.run(&spec, retry).await
+    }
+
+    /// One call of a `void` method.
+    pub async fn call_void(&self, table: &str, name: &'static str, args: impl Fn(&mut Encoder)) -> Result<()> {
+        self.call(table, name, false, args, hbase::void).await
+    }
+
+    async fn run<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
+    where
+        A: Fn(&mut Encoder),
+        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
+    {
+        let span = tracing::trace_span!(
+            "hmap.thrift",
+            method = spec.name,
+            bytes_out = tracing::field::Empty,
+            bytes_in = tracing::field::Empty
+        );
+        self.run_attempts(spec, retry).instrument(span).await
+    }
+
+    /// [`run`](Self::run)'s attempts, in its span.
+    async fn run_attempts<T, A, D>(&self, spec: &CallSpec<'_, A, D>, retry: bool) -> Result<T>
+    where
+        A: Fn(&mut Encoder),
+        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
+    {
+        let deadline = Deadline::after(self.config.call_timeout);
+        let mut attempts_left = if retry { READ_ATTEMPTS } else { 1 };
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            attempts_left -= 1;
+            let failure = match self.attempt(spec, &deadline).await {
+                Ok(answer) => return answer,
+                Err(failure) => failure,
+            };
+            match failure {
+                Failure::Io { .. } if attempts_left > 0 => {
+                    // A read again, on a new connection, after a pause that
+                    // doubles; all within the one deadline.
+                    let Some(left) = deadline.remaining() else {
+                        return Err(self.failure(spec.table, spec.name, Failure::TimedOut, &deadline));
+                    };
+                    tokio::time::sleep(backoff.min(left)).await;
+                    backoff *= 4;
+                }
+                failure => return Err(self.failure(spec.table, spec.name, failure, &deadline)),
+            }
+        }
+    }
+
+    /// One attempt: `Ok` with the call's outcome once a reply arrived,
+    /// `Err` when the connection failed.
+    async fn attempt<T, A, D>(
+        &self,
+        spec: &CallSpec<'_, A, D>,
+        deadline: &Deadline,
+    ) -> std::result::Result<Result<T>, Failure>
+    where
+        A: Fn(&mut Encoder),
+        D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
+    {
+        let (mut conn, _permit) = self.checkout(deadline).await?;
+        let seq = conn.next_seq();
+        let protocol = self.config.protocol;
+        let mut request = conn.take_request_buffer();
+        codec::call_into(&mut request, protocol, spec.name, seq, &spec.args);
+        tracing::Span::current().record("bytes_out", request.len());
+        let sent = conn.round_trip(&request, deadline, self.config.read_timeout).await;
+        conn.put_request_buffer(request);
+        let reply = match sent {
+            Ok(reply) => reply,
+            Err(failure) => {
+                // The gateway went away or broke the stream: the other idle
+                // connections are suspect too.
+                if matches!(failure, Failure::Io { .. }) {
+                    self.drop_idle();
+                }
+                return Err(failure);
+            }
+        };
+        tracing::Span::current().record("bytes_in", reply.len());
+        match codec::open_reply(protocol, reply, spec.name, seq).and_then(&spec.decode) {
+            Ok(answer) => {
+                self.checkin(conn);
+                Ok(answer.map_err(|e| self.exception(spec.table, spec.name, e)))
+            }
+            Err(error) => {
+                // A reply that is not what the IDL says: the gateway is not
+                // one hmap can talk to, or the stream is out of step.
+                Ok(Err(self.protocol_error(spec.table, spec.name, error, true)))
+            }
+        }
+    }
+
+    /// Why a gateway may not have answered as expected, for a connection
+    /// that never carried a reply: what the reply's first bytes (`start`,
+    /// if any came) look like, else every mode the gateway may run in that
+    /// differs from the client's; then what the client speaks.
+    fn wire_hint(&self, start: Option<&[u8]>) -> String {
+        let config = &self.config;
+        let guess = match start {
+            Some(b) if b.starts_with(b"HTTP/") => "the gateway answered in HTTP: it runs in HTTP mode \
+                 (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
+                .to_string(),
+            // A TLS alert or handshake record.
+            Some([0x15 | 0x16, 0x03, ..]) => "the gateway answered in TLS: it runs in HTTPS mode \
+                 (`hbase.thrift.ssl.enabled`; set `ThriftConfig::http` to `ThriftHttp::https`)"
+                .to_string(),
+            Some([0x82, ..]) if config.protocol != ThriftProtocol::Compact => {
+                "the gateway answered in the compact protocol (`-c`): set `ThriftConfig::protocol` to \
+                 `ThriftProtocol::Compact`"
+                    .to_string()
+            }
+            Some([0x80, 0x01, ..]) if config.protocol != ThriftProtocol::Binary => {
+                "the gateway answered in the binary protocol: set `ThriftConfig::protocol` to `ThriftProtocol::Binary`"
+                    .to_string()
+            }
+            Some([0, ..]) if !config.framed => "the reply starts like a frame's length: the gateway may run framed \
+                 transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
+                .to_string(),
+            // Nothing to go by: every mode that differs from the client's.
+            _ if config.http.is_some() => {
+                let tls = if config.http.as_ref().is_some_and(ThriftHttp::is_https) {
+                    "or without TLS (no `hbase.thrift.ssl.enabled`; use `ThriftHttp::plain`)"
+                } else {
+                    "or with TLS (`hbase.thrift.ssl.enabled`; use `ThriftHttp::https`)"
+                };
+                format!(
+                    "the gateway may not run in HTTP mode (`hbase.regionserver.thrift.http`; unset \
+                     `ThriftConfig::http`), {tls}"
+                )
+            }
+            _ => {
+                let transport = if config.framed {
+                    "unframed transport (no `-f`, `-hsha` or `-nonblocking`; unset `ThriftConfig::framed`)"
+                } else {
+                    "framed transport (`-f`, `-hsha`, `-nonblocking`; set `ThriftConfig::framed`)"
+                };
+                let protocol = match config.protocol {
+                    ThriftProtocol::Compact => {
+                        "the binary protocol (the default, no `-c`; set `ThriftConfig::protocol` to \
+                         `ThriftProtocol::Binary`)"
+                    }
+                    _ => "the compact protocol (`-c`; set `ThriftConfig::protocol` to `ThriftProtocol::Compact`)",
+                };
+                format!(
+                    "the gateway may run {transport}, {protocol}, or in HTTP mode \
+                     (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
+                )
+            }
+        };
+        let protocol = match config.protocol {
+            ThriftProtocol::Compact => "compact",
+            _ => "binary",
+        };
+        let transport = match &config.http {
+            Some(http) if http.is_https() => "over HTTPS",
+            Some(_) => "over HTTP",
+            None if config.framed => "framed",
+            None => "unframed",
+        };
+        format!("{guess}; hmap speaks the {protocol} protocol, {transport}")
+    }
+
+    /// The error for a call that got no usable reply.
+    fn failure(&self, table: &str, operation: &'static str, failure: Failure, deadline: &Deadline) -> StoreError {
+        match failure {
+            Failure::TimedOut => StoreError::Timeout {
+                table: table.into(),
+                operation,
+                elapsed: deadline.elapsed(),
+            },
+            Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
+            Failure::Http {
+                error: error @ HttpError::Status { .. },
+                ..
+            } => StoreError::Connection {
+                endpoint: self.config.address.clone(),
+                message: format!("{operation}{}: {error}", crate::store::error::on_table(table)),
+                source: None,
+            },
+            Failure::Http { error, replied } => {
+                let hint = match (&error, replied) {
+                    (HttpError::NotHttp { start }, _) => format!(" ({})", self.wire_hint(Some(start))),
+                    (_, false) => format!(" ({})", self.wire_hint(None)),
+                    _ => String::new(),
+                };
+                StoreError::Protocol {
+                    endpoint: self.config.address.clone(),
+                    table: table.into(),
+                    operation,
+                    message: format!("{error}{hint}"),
+                }
+            }
+            Failure::Io { error, replied } => {
+                let hint = if replied {
+                    String::new()
+                } else {
+                    format!(" ({})", self.wire_hint(None))
+                };
+                let closed = matches!(
+                    error.kind(),
+                    std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+                );
+                StoreError::Connection {
+                    endpoint: self.config.address.clone(),
+                    message: format!(
+                        "{operation}{}: {error}{}",
+                        crate::store::error::on_table(table),
+                        if closed { hint.as_str() } else { "" }
+                    ),
+                    source: Some(Box::new(error)),
+                }
+            }
+        }
+    }
+
+    /// A reply whose bytes are not what the protocol or the IDL allow.
+    fn protocol_error(&self, table: &str, operation: &'static str, error: DecodeError, replied: bool) -> StoreError {
+        let hint = match (&error, replied) {
+            (DecodeError::NotBinary { start } | DecodeError::NotCompact { start }, _) => {
+                format!(" ({})", self.wire_hint(Some(start)))
+            }
+            (_, false) => format!(" ({})", self.wire_hint(None)),
+            _ => String::new(),
+        };
+        StoreError::Protocol {
+            endpoint: self.config.address.clone(),
+            table: table.into(),
+            operation,
+            message: format!("{error}{hint}"),
+        }
+    }
+
+    /// Maps what the gateway sent instead of a result to a typed error: by
+    /// the exception the IDL declares, then by the Java exception whose
+    /// message a `TIOError` carries (its class name leads the message of
+    /// exceptions the region servers raised).
+    fn exception(&self, table: &str, operation: &'static str, e: Exception) -> StoreError {
+        let table = table.to_string();
+        match e {
+            Exception::Application(app) => StoreError::Server {
+                table,
+                operation,
+                message: format!(
+                    "the gateway could not run the call (TApplicationException type {}): {}",
+                    app.kind, app.message
+                ),
+            },
+            Exception::Declared(ServerException::IllegalArgument { message }) => StoreError::InvalidRequest {
+                table,
+                reason: format!(
+                    "the gateway refused the arguments of {operation}: {}",
+                    message.as_deref().unwrap_or("(no message)")
+                ),
+            },
+            Exception::Declared(ServerException::Io { message, .. }) => {
+                let message = message.unwrap_or_else(|| "(no message)".into());
+                match java_exception(&message) {
+                    Some(("TableNotFoundException", _)) => StoreError::TableNotFound { table },
+                    Some(("TableExistsException", _)) => StoreError::TableExists { table },
+                    Some(("NoSuchColumnFamilyException", detail)) => StoreError::NoSuchFamily {
+                        table,
+                        family: detail
+                            .strip_prefix("Column family ")
+                            .and_then(|rest| rest.split_whitespace().next())
+                            .unwrap_or("?")
+                            .to_string(),
+                    },
+                    _ => StoreError::Server {
+                        table,
+                        operation,
+                        message,
+                    },
+                }
+            }
+            Exception::Declared(ServerException::AlreadyExists { .. }) => StoreError::TableExists { table },
+        }
+    }
+
+    /// The cached schema of `table`, if any.
+    pub fn cached_schema(&self, table: &str) -> Option<Arc<TableSchema>> {
+        self.schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(table)
+            .map(Arc::clone)
+    }
+
+    /// Caches the schema of `table`.
+    pub fn cache_schema(&self, table: &str, schema: Arc<TableSchema>) {
+        self.schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(table.to_string(), schema);
+    }
+
+    pub fn forget_schema(&self, table: &str) {
+        self.schemas
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(table);
+    }
+
+    /// A table's name in HBase: the configured prefix, then `table`.
+    pub fn wire<'a>(&self, table: &'a str) -> Cow<'a, str> {
+        match self.config.table_prefix.as_str() {
+            "" => Cow::Borrowed(table),
+            prefix => Cow::Owned(format!("{prefix}{table}")),
+        }
+    }
+}
+
+/// The reply of `getThriftServerType`: `TThriftServerType`, an `i32` enum.
+pub fn server_type(r: Reader) -> Decoded<std::result::Result<i32, ServerException>> {
+    hbase::reply(r, TType::I32, Reader::i32)
+}
+
+/// The simple name of the Java exception class that leads `message`, and
+/// the rest of its first line: `org.apache.hadoop.hbase.TableExistsException: t`
+/// gives `("TableExistsException", "t")`. The message of a batch that failed
+/// (HBase's `RetriesExhaustedWithDetailsException`, `Failed 1 action: ...`)
+/// gives its first cause. `None` when the message does not start with a
+/// qualified class name.
+pub fn java_exception(message: &str) -> Option<(&str, &str)> {
+    let mut line = message.lines().next().unwrap_or_default();
+    // Thrift1's gateway sends the whole stack trace, which names the batch's
+    // exception before its message.
+    line = line
+        .strip_prefix("org.apache.hadoop.hbase.client.RetriesExhaustedWithDetailsException: ")
+        .unwrap_or(line);
+    if let Some(rest) = line.strip_prefix("Failed ")
+        && let Some((count, cause)) = rest.split_once(": ")
+        && let Some(n) = count.strip_suffix(" actions").or_else(|| count.strip_suffix(" action"))
+        && n.bytes().all(|b| b.is_ascii_digit())
+    {
+        line = cause;
+    }
+    let (class, detail) = line.split_once(':').unwrap_or((line, ""));
+    let (package, simple) = class.rsplit_once('.')?;
+    let identifier = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let is_class = package.split('.').all(identifier)
+        && identifier(simple)
+        && simple.starts_with(|c: char| c.is_ascii_uppercase());
+    if !is_class {
+        return None;
+    }
+    // Thrift1's gateway names a remote exception twice, `X: X: message`.
+    let detail = detail.trim();
+    let detail = detail
+        .strip_prefix(class)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map_or(detail, str::trim);
+    Some((simple, detail))
+}
+
+/// The length HBase reports for an increment of a cell that is no counter:
+/// `DoNotRetryIOException: Field is not a long, it's N bytes wide`
+/// (`HRegion.MutationBatchOperation.getLongValue`).
+pub fn not_a_counter(message: &str) -> Option<usize> {
+    let ("DoNotRetryIOException", detail) = java_exception(message)? else {
+        return None;
+    };
+    detail
+        .strip_prefix("Field is not a long, it's ")?
+        .strip_suffix(" bytes wide")?
+        .parse()
+        .ok()
+}
+
+/// The calls that read and close a gateway's scanner: the same arguments
+/// on both gateways (`1: i32 id`, `2: i32 rows`), other names and rows.
+pub struct ScannerCalls {
+    /// Reads the next rows: `getScannerRows`, `scannerGetList`.
+    pub fetch: &'static str,
+    /// Closes the scanner: `closeScanner`, `scannerClose`.
+    pub close: &'static str,
+    /// Reads the rows of a `fetch` reply.
+    pub rows: fn(Reader) -> Decoded<std::result::Result<Vec<RowResult>, ServerException>>,
+}
+
+/// A server-side scanner, read by a task of its own: `batch` rows per
+/// fetch (for a scan sized by bytes, as many as the last batch's average
+/// row says fit in its byte budget: neither gateway's `TScan` has a byte
+/// limit of its own), the next batch fetched while the caller works through
+/// the current one (a channel of one batch between them), and the scanner
+/// closed when the rows run out, a fetch fails, or the caller drops the
+/// stream.
+pub struct ScanFetcher {
+    client: Arc<Client>,
+    calls: &'static ScannerCalls,
+    table: String,
+    id: i32,
+    done: bool,
+    reversed: bool,
+    /// hmap's range: `low` inclusive, `high` exclusive (empty: unbounded).
+    low: Bytes,
+    high: Bytes,
+    /// Cells older than this are dropped here, and rows left without any:
+    /// a time range's lower bound that the gateway cannot apply (Thrift1,
+    /// whose scans only take an upper bound). 0 for none.
+    min_timestamp: i64,
+    /// Rows the limit still allows.
+    remaining: Option<usize>,
+    /// The scan, for its batch sizing.
+    sizing: Scan,
+    /// Rows asked for per call.
+    batch: i32,
+}
+
+impl ScanFetcher {
+    /// Reads the gateway's scanner `id`, opened for `scan` on `table`, in a
+    /// task of its own; the stream hands out its rows. `min_timestamp` as
+    /// the field says.
+    pub fn start(
+        client: Arc<Client>,
+        calls: &'static ScannerCalls,
+        table: &str,
+        id: i32,
+        scan: &Scan,
+        min_timestamp: i64,
+    ) -> RowStream<'static> {
+        client
+            .scanners
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id);
+        ScanFetcher {
+            client,
+            calls,
+            table: table.to_string(),
+            id,
+            done: false,
+            reversed: scan.reversed,
+            low: scan.start.clone(),
+            high: scan.stop.clone(),
+            min_timestamp,
+            remaining: scan.limit,
+            batch: i32::try_from(scan.next_sized_batch(0, 0, crate::store::GATEWAY_BATCH_BYTES)).unwrap_or(i32::MAX),
+            sizing: Scan {
+                batch_size: scan.batch_size,
+                batch_bytes: scan.batch_bytes,
+                ..Scan::default()
+            },
+        }
+        .spawn()
+    }
+
+    /// Starts the task; the stream hands out its rows.
+    fn spawn(mut self) -> RowStream<'static> {
+        let (batches, received) = mpsc::channel::<Result<Vec<RowResult>>>(1);
+        tokio::spawn(async move {
+            while !self.done {
+                match self.fetch().await {
+                    Ok(rows) if rows.is_empty() => {}
+                    Ok(rows) => {
+                        if batches.send(Ok(rows)).await.is_err() {
+                            break; // the stream was dropped
+                        }
+                    }
+                    Err(e) => {
+                        let _ = batches.send(Err(e)).await;
+                        break;
+                    }
+                }
+            }
+            drop(batches);
+            self.close().await;
+        });
+        let rows = futures_util::stream::unfold(
+            (received, std::vec::IntoIter::default()),
+            |(mut received, mut batch)| async move {
+                loop {
+                    if let Some(row) = batch.next() {
+                        return Some((Ok(row), (received, batch)));
+                    }
+                    match received.recv().await? {
+                        Ok(rows) => batch = rows.into_iter(),
+                        Err(e) => return Some((Err(e), (received, Vec::new().into_iter()))),
+                    }
+                }
+            },
+        );
+        Box::pin(futures_util::StreamExt::fuse(rows))
+    }
+
+    /// The next batch of rows in hmap's range, at most what the limit allows.
+    async fn fetch(&mut self) -> Result<Vec<RowResult>> {
+        if self.remaining == Some(0) {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        // No more rows than the limit still wants (at least one).
+        let wanted = self.remaining.map_or(self.batch, |r| {
+            self.batch.min(i32::try_from(r.max(1)).unwrap_or(i32::MAX))
+        });
+        let id = self.id;
+        let fetched = self
+            .client
+            .call(
+                &self.table,
+                self.calls.fetch,
+                false,
+                |e| {
+                    e.i32_field(1, id);
+                    e.i32_field(2, wanted);
+                },
+                self.calls.rows,
+            )
+            .await;
+        let fetched = fetched.inspect_err(|_| self.done = true)?;
+        if fetched.is_empty() {
+            self.done = true;
+        }
+        let bytes: usize = fetched.iter().map(RowResult::wire_size).sum();
+        let next = self
+            .sizing
+            .next_sized_batch(fetched.len(), bytes, crate::store::GATEWAY_BATCH_BYTES);
+        self.batch = i32::try_from(next).unwrap_or(i32::MAX);
+        let mut rows = Vec::with_capacity(fetched.len());
+        for mut row in fetched {
+            if self.reversed {
+                if !self.high.is_empty() && row.row >= self.high {
+                    continue;
+                }
+                if row.row < self.low {
+                    self.done = true;
+                    break;
+                }
+            }
+            if self.min_timestamp > 0 {
+                row.cells.retain(|c| c.timestamp >= self.min_timestamp);
+                if row.cells.is_empty() {
+                    continue;
+                }
+            }
+            if let Some(r) = &mut self.remaining {
+                if *r == 0 {
+                    self.done = true;
+                    break;
+                }
+                *r -= 1;
+            }
+            rows.push(row);
+        }
+        Ok(rows)
+    }
+
+    /// Closes the gateway's scanner. Best effort: the gateway expires
+    /// scanners it does not hear from.
+    async fn close(&self) {
+        let id = self.id;
+        match self
+            .client
+            .call_void(&self.table, self.calls.close, |e| e.i32_field(1, id))
+            .await
+        {
+            // Closed, or unknown to the gateway (expired already: it answers
+            // IllegalArgument, "Invalid scanner Id" or "scanner ID is
+            // invalid"): gone.
+            Ok(()) | Err(StoreError::Server { .. } | StoreError::InvalidRequest { .. }) => {
+                self.client
+                    .scanners
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&self.id);
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn java_exceptions_are_read_from_the_head_of_the_message() {
+        assert_eq!(
+            java_exception("org.apache.hadoop.hbase.TableExistsException: t\n\tat X.java:1"),
+            Some(("TableExistsException", "t"))
+        );
+        // A failed batch: its first cause.
+        assert_eq!(
+            java_exception(
+                "Failed 1 action: org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: \
+                 Column family g does not exist in region t: 1 time, servers with issues: h,1,2"
+            )
+            .map(|(class, _)| class),
+            Some("NoSuchColumnFamilyException")
+        );
+        // Only at the head, and only a qualified class name.
+        assert_eq!(java_exception("t"), None);
+        assert_eq!(
+            java_exception("a value mentions org.apache.hadoop.hbase.TableNotFoundException: t"),
+            None
+        );
+        assert_eq!(java_exception("version 2.6: broken"), None);
+        assert_eq!(
+            not_a_counter(
+                "org.apache.hadoop.hbase.DoNotRetryIOException: Field is not a long, it's 3 bytes wide\n\tat"
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            not_a_counter("java.io.IOException: Field is not a long, it's 3 bytes wide"),
+            None
+        );
+        // Thrift1's stack trace names the remote exception twice.
+        assert_eq!(
+            not_a_counter(
+                "org.apache.hadoop.hbase.DoNotRetryIOException: org.apache.hadoop.hbase.DoNotRetryIOException: \
+                 Field is not a long, it's 3 bytes wide\n\tat org.apache.hadoop.hbase.regionserver.HRegion"
+            ),
+            Some(3)
+        );
+    }
+}
