@@ -1,4 +1,4 @@
-//! `ThriftStore` against a fake gateway on 127.0.0.1 that sends what a real
+//! `ThriftStore` (and, at the end, `Thrift1Store`) against a fake gateway on 127.0.0.1 that sends what a real
 //! one never does: bytes one at a time, structs nested 40,000 deep, lists of
 //! 2^31-1 STOP elements, results of the wrong type, truncated replies,
 //! garbage, exceptions. Each call must end with a typed error within its
@@ -9,9 +9,11 @@ mod fake;
 
 use std::time::{Duration, Instant};
 
-use fake::{Act, BOOL, I32, LIST, MAP, Msg, STRING, STRUCT};
+use fake::{Act, BOOL, I32, I64, LIST, MAP, Msg, STRING, STRUCT};
 use futures_util::StreamExt;
-use hmap::store::{CheckAndMutate, Increment, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::store::{
+    CheckAndMutate, Get, Increment, RowMutation, Scan, Store, StoreError, Thrift1Store, ThriftConfig, ThriftStore,
+};
 
 /// A store on `addr` whose calls may take `call_timeout` each.
 fn store(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftStore {
@@ -292,4 +294,141 @@ async fn increment_reply_cells_are_matched_by_column() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("c:z"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// Thrift1Store: the same fake, answering Thrift1's calls.
+
+/// A `Thrift1Store` on `addr` whose calls may take `call_timeout` each.
+fn thrift1(addr: std::net::SocketAddr, call_timeout: Duration) -> Thrift1Store {
+    let mut config = ThriftConfig::new(addr.to_string());
+    config.pool_size = 2;
+    config.connect_timeout = Duration::from_secs(1);
+    config.call_timeout = call_timeout;
+    Thrift1Store::with_config(config)
+}
+
+/// A `getColumnDescriptors` reply: `map<Text, ColumnDescriptor>` with one
+/// family `f` named as the gateway names it, `f:`.
+fn thrift1_families(seq: i32) -> Vec<u8> {
+    Msg::reply("getColumnDescriptors", seq)
+        .field(MAP, 0)
+        .byte(STRING)
+        .byte(STRUCT)
+        .i32(1)
+        .string(b"f:")
+        .field(STRING, 1)
+        .string(b"f:")
+        .field(I32, 2)
+        .i32(1)
+        .stop()
+        .stop()
+        .done()
+}
+
+#[tokio::test]
+async fn thrift1_rows_declaring_huge_maps_are_refused_at_once() {
+    // A row whose map of cells claims 2^31-1 entries in a few bytes.
+    let addr = fake::start(|method, seq| match method {
+        "getColumnDescriptors" => Act::Send(thrift1_families(seq)),
+        _ => Act::Send(
+            Msg::reply(method, seq)
+                .field(LIST, 0)
+                .list(STRUCT, 1)
+                .field(STRING, 1)
+                .string(b"r")
+                .field(MAP, 2)
+                .byte(STRING)
+                .byte(STRUCT)
+                .i32(i32::MAX)
+                .stop()
+                .stop()
+                .done(),
+        ),
+    });
+    let store = thrift1(addr, Duration::from_secs(5));
+    let message = expect_protocol_error(within(Duration::from_millis(500), store.get("t", &Get::new("r"))).await);
+    assert!(message.contains("a map of 2147483647"), "{message}");
+}
+
+#[tokio::test]
+async fn thrift1_scan_batches_that_break_the_idl_end_the_stream_with_a_typed_error() {
+    // A scanner batch whose cell is named without `family:`, then one that
+    // dribbles past the deadline.
+    let addr = fake::start(|method, seq| match method {
+        "getColumnDescriptors" => Act::Send(thrift1_families(seq)),
+        "scannerOpenWithScan" => Act::Send(Msg::reply(method, seq).field(I32, 0).i32(3).stop().done()),
+        "scannerGetList" => Act::Send(
+            Msg::reply(method, seq)
+                .field(LIST, 0)
+                .list(STRUCT, 1)
+                .field(STRING, 1)
+                .string(b"r")
+                .field(LIST, 3)
+                .list(STRUCT, 1)
+                .field(STRING, 1)
+                .string(b"nocolon")
+                .field(STRUCT, 2)
+                .field(STRING, 1)
+                .string(b"v")
+                .field(I64, 2)
+                .i64(1)
+                .stop()
+                .stop()
+                .stop()
+                .stop()
+                .done(),
+        ),
+        _ => Act::Send(Msg::reply(method, seq).stop().done()),
+    });
+    let store = thrift1(addr, Duration::from_secs(5));
+    let first = store.scan("t", &Scan::all()).await.expect("scanner").next().await;
+    match first {
+        Some(Err(e @ StoreError::Protocol { .. })) => assert!(e.to_string().contains("malformed"), "{e}"),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+
+    let addr = fake::start(|method, seq| match method {
+        "getColumnDescriptors" => Act::Send(thrift1_families(seq)),
+        "scannerOpenWithScan" => Act::Send(Msg::reply(method, seq).field(I32, 0).i32(3).stop().done()),
+        "scannerGetList" => Act::Dribble(
+            Msg::reply(method, seq).field(LIST, 0).list(STRUCT, 0).stop().done(),
+            Duration::from_millis(200),
+        ),
+        _ => Act::Send(Msg::reply(method, seq).stop().done()),
+    });
+    let store = thrift1(addr, Duration::from_secs(1));
+    let mut rows = store.scan("t", &Scan::all()).await.expect("scanner");
+    match within(Duration::from_millis(1600), rows.next()).await {
+        Some(Err(StoreError::Timeout { operation, .. })) => assert_eq!(operation, "scannerGetList"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn thrift1_exceptions_are_mapped() {
+    // IOError carries the gateway's whole stack trace; AlreadyExists is the
+    // third exception of createTable.
+    let addr = fake::start(|method, seq| match method {
+        "createTable" => Act::Send(
+            Msg::reply(method, seq)
+                .field(STRUCT, 3)
+                .field(STRING, 1)
+                .string(b"table name already in use")
+                .stop()
+                .stop()
+                .done(),
+        ),
+        _ => Act::Send(io_error(
+            method,
+            seq,
+            "org.apache.hadoop.hbase.TableNotFoundException: t\n\tat org.apache.hadoop.hbase.client.HBaseAdmin.x(HBaseAdmin.java:665)",
+        )),
+    });
+    let store = thrift1(addr, Duration::from_secs(5));
+    let schema = hmap::schema::TableSchema::new("t").family(hmap::schema::FamilySchema::new("f"));
+    let err = store.create_table(&schema).await.unwrap_err();
+    assert!(matches!(err, StoreError::TableExists { .. }), "{err:?}");
+    let err = store.get("t", &Get::new("r")).await.unwrap_err();
+    assert!(matches!(err, StoreError::TableNotFound { .. }), "{err:?}");
 }

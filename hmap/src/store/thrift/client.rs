@@ -22,6 +22,7 @@ use super::http::HttpError;
 use super::transport::{Connection, Deadline, Failure, Wire};
 use super::{ThriftConfig, ThriftHttp, ThriftProtocol};
 use crate::schema::TableSchema;
+use crate::store::check::check_table_name;
 use crate::store::{Result, RowResult, RowStream, Scan, StoreError};
 
 /// The connection pool: at most `pool_size` calls hold a connection at once
@@ -536,6 +537,46 @@ impl Client {
             .insert(table.to_string(), schema);
     }
 
+    /// The schema of `table` from the cache, or `load`ed and cached:
+    /// requests are checked against it before they are sent.
+    pub async fn schema<F>(&self, table: &str, load: impl FnOnce() -> F) -> Result<Arc<TableSchema>>
+    where
+        F: std::future::Future<Output = Result<TableSchema>>,
+    {
+        check_table_name(table, &self.config.table_prefix)?;
+        if let Some(schema) = self.cached_schema(table) {
+            return Ok(schema);
+        }
+        let schema = Arc::new(load().await?);
+        self.cache_schema(table, Arc::clone(&schema));
+        Ok(schema)
+    }
+
+    /// Disables a table before it is deleted or truncated, once `exists`
+    /// says it is there (`TableNotFound` if not); `name` writes the
+    /// table's name as the gateway's `disableTable` takes it. A table
+    /// disabled already is fine.
+    pub async fn disable_existing(&self, table: &str, exists: bool, name: impl Fn(&mut Encoder)) -> Result<()> {
+        if !exists {
+            return Err(StoreError::TableNotFound { table: table.into() });
+        }
+        match self.call_void(table, "disableTable", name).await {
+            Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The tables under the configured prefix, without it, sorted.
+    pub fn unprefixed(&self, names: impl IntoIterator<Item = String>) -> Vec<String> {
+        let prefix = self.config.table_prefix.as_str();
+        let mut names: Vec<String> = names
+            .into_iter()
+            .filter_map(|n| n.strip_prefix(prefix).map(str::to_string))
+            .collect();
+        names.sort();
+        names
+    }
+
     pub fn forget_schema(&self, table: &str) {
         self.schemas
             .lock()
@@ -622,6 +663,33 @@ pub struct ScannerCalls {
     pub close: &'static str,
     /// Reads the rows of a `fetch` reply.
     pub rows: fn(Reader) -> Decoded<std::result::Result<Vec<RowResult>, ServerException>>,
+}
+
+/// The error for an increment the server refused with `message`:
+/// [`StoreError::NotACounter`] naming the row and the first column, if the
+/// message says a cell is no counter, else `error` itself.
+pub fn counter_error(error: StoreError, row: &[u8], columns: &[(Bytes, Bytes, i64)]) -> StoreError {
+    let StoreError::Server { table, message, .. } = &error else {
+        return error;
+    };
+    match not_a_counter(message) {
+        Some(len) => StoreError::NotACounter {
+            table: table.clone(),
+            row: crate::store::error::show_row(row),
+            column: columns
+                .first()
+                .map(|(f, q, _)| crate::store::error::show_column(f, q))
+                .unwrap_or_default(),
+            len,
+        },
+        None => error,
+    }
+}
+
+/// The split points of a table whose regions start at `starts`: every
+/// start key but the first (empty) one.
+pub fn split_points(starts: Vec<Bytes>) -> Vec<Bytes> {
+    starts.into_iter().filter(|k| !k.is_empty()).collect()
 }
 
 /// A server-side scanner, read by a task of its own: `batch` rows per

@@ -1309,8 +1309,9 @@ mod mutation {
 
     use crate::store::thrift::fuzz_reply;
 
-    /// Binary messages, then compact ones (from [`COMPACT`] on).
-    const GOLDEN: [&[u8]; 16] = [
+    /// Binary messages, then compact ones (from [`COMPACT`] on), then
+    /// Thrift1's (binary, from [`THRIFT1`] on).
+    const GOLDEN: [&[u8]; 24] = [
         include_bytes!("golden/get_row.bin"),
         include_bytes!("golden/get_multiple.bin"),
         include_bytes!("golden/table_descriptor.bin"),
@@ -1327,8 +1328,17 @@ mod mutation {
         include_bytes!("golden/compact/delete_multiple_failed.bin"),
         include_bytes!("golden/compact/get_io_error.bin"),
         include_bytes!("golden/compact/application_exception.bin"),
+        include_bytes!("golden/thrift1/get_row.bin"),
+        include_bytes!("golden/thrift1/scanner_rows.bin"),
+        include_bytes!("golden/thrift1/get_versions.bin"),
+        include_bytes!("golden/thrift1/column_descriptors.bin"),
+        include_bytes!("golden/thrift1/table_regions.bin"),
+        include_bytes!("golden/thrift1/increment.bin"),
+        include_bytes!("golden/thrift1/create_table_exists.bin"),
+        include_bytes!("golden/thrift1/scanner_closed.bin"),
     ];
     const COMPACT: usize = 8;
+    const THRIFT1: usize = 16;
 
     /// xorshift64*: deterministic, so a failure repeats.
     struct Rng(u64);
@@ -1351,8 +1361,14 @@ mod mutation {
             let which = rng.below(GOLDEN.len());
             let golden = GOLDEN[which];
             // The first byte's high bit picks the protocol (compact when set).
-            let protocol_bit = if which >= COMPACT { 0x80 } else { 0 };
-            let mut data = vec![(rng.next() as u8 & 0x7f) | protocol_bit];
+            let protocol_bit = if (COMPACT..THRIFT1).contains(&which) { 0x80 } else { 0 };
+            // The low bits pick the reader (see `fuzz_reply`): Thrift1's
+            // replies mostly go to Thrift1's readers (9 to 15).
+            let reader = match which >= THRIFT1 && rng.below(4) > 0 {
+                true => 9 + rng.below(7) as u8,
+                false => rng.next() as u8 & 0x7f,
+            };
+            let mut data = vec![reader | protocol_bit];
             data.extend_from_slice(golden);
             for _ in 0..=rng.below(4) {
                 let at = 1 + rng.below(data.len() - 1);

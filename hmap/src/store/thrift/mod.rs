@@ -34,7 +34,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use self::client::{Client, Gateway, ScanFetcher, ScannerCalls, not_a_counter};
+use self::client::{Client, Gateway, ScanFetcher, ScannerCalls, counter_error, split_points};
 pub use self::codec::Protocol as ThriftProtocol;
 use self::codec::{DecodeError, Encoder, Reader, TType};
 pub use self::thrift1::{Thrift1Store, unsupported as thrift1_unsupported};
@@ -382,13 +382,7 @@ impl ThriftStore {
     /// The table's schema, from a cache filled by `describe`: requests are
     /// checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
-        check_table_name(table, &self.shared.config.table_prefix)?;
-        if let Some(schema) = self.shared.cached_schema(table) {
-            return Ok(schema);
-        }
-        let schema = Arc::new(self.descriptor(table).await?);
-        self.shared.cache_schema(table, Arc::clone(&schema));
-        Ok(schema)
+        self.shared.schema(table, || self.descriptor(table)).await
     }
 
     /// The table's descriptor: families and metadata, without the split
@@ -419,19 +413,10 @@ impl ThriftStore {
     /// Disables a table before it is deleted or truncated: `TableNotFound`
     /// when there is none, and a table disabled already is fine.
     async fn disable_existing(&self, table: &str) -> Result<()> {
-        if !self.table_exists(table).await? {
-            return Err(StoreError::TableNotFound { table: table.into() });
-        }
-        match self
-            .shared
-            .call_void(table, "disableTable", |e| {
-                hbase::table_name(e, 1, &self.shared.wire(table))
-            })
+        let exists = self.table_exists(table).await?;
+        self.shared
+            .disable_existing(table, exists, |e| hbase::table_name(e, 1, &self.shared.wire(table)))
             .await
-        {
-            Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
-            Err(e) => Err(e),
-        }
     }
 
     /// Rows of puts in one `putMultiple`: each row's puts one TPut, applied
@@ -653,13 +638,7 @@ impl Store for ThriftStore {
                     |r| hbase::reply(r, TType::List, hbase::table_names),
                 )
                 .await?;
-            let prefix = &self.shared.config.table_prefix;
-            let mut names: Vec<String> = names
-                .into_iter()
-                .filter_map(|n| n.strip_prefix(prefix.as_str()).map(str::to_string))
-                .collect();
-            names.sort();
-            Ok(names)
+            Ok(self.shared.unprefixed(names))
         })
         .await
     }
@@ -669,12 +648,7 @@ impl Store for ThriftStore {
             let mut schema = self.descriptor(table).await?;
             // How the table is split now: its regions' start keys, the first
             // (empty) one aside.
-            schema.split_keys = self
-                .region_start_keys(table)
-                .await?
-                .into_iter()
-                .filter(|k| !k.is_empty())
-                .collect();
+            schema.split_keys = split_points(self.region_start_keys(table).await?);
             Ok(schema)
         })
         .await
@@ -855,22 +829,7 @@ impl Store for ThriftStore {
                 },
                 |r| hbase::reply(r, TType::Struct, hbase::result),
             );
-            let row = match result.await {
-                Ok(row) => row,
-                Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
-                    return Err(StoreError::NotACounter {
-                        table: table.into(),
-                        row: super::error::show_row(&op.row),
-                        column: op
-                            .columns
-                            .first()
-                            .map(|(f, q, _)| super::error::show_column(f, q))
-                            .unwrap_or_default(),
-                        len: not_a_counter(&message).unwrap_or(0),
-                    });
-                }
-                Err(e) => return Err(e),
-            };
+            let row = result.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
             counters(table, op, row.unwrap_or_default())
         })
         .await

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use rustc_hash::FxHashSet;
 
 use super::ThriftConfig;
-use super::client::{Client, Gateway, ScanFetcher, ScannerCalls, not_a_counter};
+use super::client::{Client, Gateway, ScanFetcher, ScannerCalls, counter_error, split_points};
 use super::codec::{Encoder, Reader, TType};
 use super::hbase::{self, ServerException};
 use super::hbase1::{self, Change, ScanSpec};
@@ -17,7 +17,6 @@ use crate::store::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
 };
-use crate::store::error::{show_column, show_row};
 use crate::store::{
     Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream,
     Scan, Store, StoreError, TimeRange, traced,
@@ -234,13 +233,7 @@ impl Thrift1Store {
     /// The table's schema, from a cache filled by `getColumnDescriptors`:
     /// requests are checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
-        check_table_name(table, &self.client.config.table_prefix)?;
-        if let Some(schema) = self.client.cached_schema(table) {
-            return Ok(schema);
-        }
-        let schema = Arc::new(self.families(table).await?);
-        self.client.cache_schema(table, Arc::clone(&schema));
-        Ok(schema)
+        self.client.schema(table, || self.families(table)).await
     }
 
     /// The table's families as `getColumnDescriptors` reports them.
@@ -468,17 +461,10 @@ impl Thrift1Store {
     /// Disables a table before it is deleted: `TableNotFound` when there is
     /// none, and a table disabled already is fine.
     async fn disable_existing(&self, table: &str) -> Result<()> {
-        self.require_table(table).await?;
-        match self
-            .client
-            .call_void(table, "disableTable", |e| {
-                e.binary_field(1, self.client.wire(table).as_bytes())
-            })
+        let exists = self.table_exists(table).await?;
+        self.client
+            .disable_existing(table, exists, |e| e.binary_field(1, self.client.wire(table).as_bytes()))
             .await
-        {
-            Ok(()) | Err(StoreError::Server { .. }) => Ok(()),
-            Err(e) => Err(e),
-        }
     }
 }
 
@@ -591,14 +577,8 @@ impl Store for Thrift1Store {
                     |r| hbase::reply(r, TType::List, hbase1::texts_of),
                 )
                 .await?;
-            let prefix = self.client.config.table_prefix.as_bytes();
-            let mut names: Vec<String> = names
-                .iter()
-                .filter_map(|n| n.strip_prefix(prefix))
-                .map(|n| String::from_utf8_lossy(n).into_owned())
-                .collect();
-            names.sort();
-            Ok(names)
+            let names = names.iter().map(|n| String::from_utf8_lossy(n).into_owned());
+            Ok(self.client.unprefixed(names))
         })
         .await
     }
@@ -609,12 +589,7 @@ impl Store for Thrift1Store {
     async fn describe_table(&self, table: &str) -> Result<TableSchema> {
         traced("thrift1", "describe_table", table, 0, async move {
             let mut schema = self.families(table).await?;
-            schema.split_keys = self
-                .region_start_keys(table)
-                .await?
-                .into_iter()
-                .filter(|k| !k.is_empty())
-                .collect();
+            schema.split_keys = split_points(self.region_start_keys(table).await?);
             Ok(schema)
         })
         .await
@@ -861,18 +836,8 @@ impl Store for Thrift1Store {
                 },
                 |r| hbase::reply(r, TType::I64, Reader::i64),
             );
-            match sum.await {
-                Ok(sum) => Ok(vec![sum]),
-                Err(StoreError::Server { message, .. }) if not_a_counter(&message).is_some() => {
-                    Err(StoreError::NotACounter {
-                        table: table.into(),
-                        row: show_row(&op.row),
-                        column: show_column(family, qualifier),
-                        len: not_a_counter(&message).unwrap_or(0),
-                    })
-                }
-                Err(e) => Err(e),
-            }
+            let sum = sum.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
+            Ok(vec![sum])
         })
         .await
     }
@@ -889,5 +854,155 @@ pub(super) fn decode_reply(which: u8, r: Reader) -> super::hbase::Decoded<()> {
         4 => hbase::reply(r, TType::List, hbase1::region_starts).map(drop),
         5 => hbase::reply(r, TType::I64, Reader::i64).map(drop),
         _ => hbase::void(r).map(|v: std::result::Result<(), ServerException>| drop(v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls a row becomes: `(kind, timestamp, mutations)` per call,
+    /// or the feature refused.
+    fn parts(
+        store: &Thrift1Store,
+        row: RowMutation,
+    ) -> std::result::Result<Vec<(&'static str, Option<i64>, usize)>, &'static str> {
+        match store.row_parts("t", &row) {
+            Ok(parts) => Ok(parts
+                .into_iter()
+                .map(|p| match p {
+                    Part::Cells(ts, changes) => ("cells", ts, changes.len()),
+                    Part::DeleteRow(ts) => ("row", ts, 0),
+                })
+                .collect()),
+            Err(StoreError::Unsupported {
+                feature,
+                table,
+                backend,
+            }) => {
+                assert_eq!((table.as_str(), backend), ("t", "Thrift1Store"));
+                Err(feature)
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn rows_one_call_can_carry() {
+        let store = Thrift1Store::new("127.0.0.1:1");
+        let r = || RowMutation::new("r");
+        assert_eq!(parts(&store, r()), Ok(vec![]));
+        assert_eq!(
+            parts(&store, r().put("f", "a", "1").put("g", "b", "2")),
+            Ok(vec![("cells", None, 2)])
+        );
+        assert_eq!(
+            parts(&store, r().delete_column_up_to("f", "a", 5).delete_family_up_to("g", 5)),
+            Ok(vec![("cells", Some(5), 2)])
+        );
+        assert_eq!(parts(&store, r().delete_row()), Ok(vec![("row", None, 0)]));
+    }
+
+    #[test]
+    fn rows_thrift1_cannot_carry_are_refused() {
+        let store = Thrift1Store::new("127.0.0.1:1");
+        let r = || RowMutation::new("r");
+        assert_eq!(
+            parts(&store, r().delete_latest("f", "a")),
+            Err(unsupported::DELETE_NEWEST_VERSION)
+        );
+        assert_eq!(
+            parts(&store, r().put("f", "a", "1").delete_version("f", "a", 3)),
+            Err(unsupported::DELETE_ONE_VERSION)
+        );
+        assert_eq!(
+            parts(&store, r().put_at("f", "a", 1, "1").put_at("f", "a", 2, "2")),
+            Err(unsupported::SEVERAL_TIMESTAMPS)
+        );
+        assert_eq!(
+            parts(&store, r().put_at("f", "a", 1, "1").delete_column_up_to("f", "b", 1)),
+            Err(unsupported::PUTS_AND_DELETES)
+        );
+        assert_eq!(
+            parts(&store, r().delete_row().delete_family("f")),
+            Err(unsupported::ROW_DELETE_AND_MORE)
+        );
+    }
+
+    #[test]
+    fn split_rows_sends_stamped_rows_as_one_call_per_timestamp() {
+        let store = Thrift1Store::new("127.0.0.1:1").split_rows(true);
+        let r = || RowMutation::new("r");
+        // The typed layer's put of a row with an unset field.
+        assert_eq!(
+            parts(&store, r().put_at("f", "a", 9, "1").delete_column_up_to("f", "b", 9)),
+            Ok(vec![("cells", Some(9), 2)])
+        );
+        // A dynamic family replaced: its old cells deleted below the write.
+        assert_eq!(
+            parts(
+                &store,
+                r().delete_family_up_to("d", 8)
+                    .put_at("d", "k", 9, "v")
+                    .put_at("d", "l", 9, "w")
+            ),
+            Ok(vec![("cells", Some(8), 1), ("cells", Some(9), 2)])
+        );
+        assert_eq!(
+            parts(
+                &store,
+                r().put_at("f", "a", 2, "2")
+                    .delete_row_up_to_for_test(2)
+                    .put_at("f", "a", 3, "3")
+            ),
+            Ok(vec![("row", Some(2), 0), ("cells", Some(2), 1), ("cells", Some(3), 1)])
+        );
+        // The server's time cannot be split: refused as without the option.
+        assert_eq!(
+            parts(&store, r().put("f", "a", "1").delete_column("f", "b")),
+            Err(unsupported::PUTS_AND_DELETES)
+        );
+        assert_eq!(
+            parts(&store, r().delete_version("f", "a", 3)),
+            Err(unsupported::DELETE_ONE_VERSION)
+        );
+    }
+
+    trait RowDeleteAt {
+        fn delete_row_up_to_for_test(self, ts: i64) -> Self;
+    }
+    impl RowDeleteAt for RowMutation {
+        fn delete_row_up_to_for_test(self, ts: i64) -> Self {
+            self.push(Mutation::DeleteRow { up_to: Some(ts) })
+        }
+    }
+
+    #[test]
+    fn versions_read_are_capped_by_the_families_read() {
+        let schema = TableSchema::new("t")
+            .family(FamilySchema::new("one"))
+            .family(FamilySchema::new("three").versions(3));
+        let read = |columns: &[Column], n| Thrift1Store::versions_read(&schema, columns, n);
+        assert_eq!(read(&[], 5), 3);
+        assert_eq!(read(&[Column::Family("one".into())], 5), 1);
+        assert_eq!(read(&[Column::Qualifier("three".into(), "q".into())], 2), 2);
+        assert_eq!(read(&[Column::Family("one".into())], 1), 1);
+    }
+
+    #[test]
+    fn a_lower_bound_applies_to_what_was_read() {
+        let cells = vec![Cell::new("f", "q", 20, "b"), Cell::new("f", "q", 10, "a")];
+        assert_eq!(
+            with_cells_from(Bytes::from_static(b"r"), cells.clone(), TimeRange::new(15, 30)).map(|r| r.cells),
+            Some(vec![Cell::new("f", "q", 20, "b")])
+        );
+        assert_eq!(
+            with_cells_from(Bytes::from_static(b"r"), cells.clone(), TimeRange::new(25, 30)),
+            None
+        );
+        assert_eq!(
+            with_cells_from(Bytes::from_static(b"r"), cells, TimeRange::ALL).map(|r| r.cells.len()),
+            Some(2)
+        );
     }
 }
