@@ -28,3 +28,63 @@ fn skipped_cases_are_cases_of_the_suite() {
         );
     }
 }
+
+/// Each store against the other's gateway: `ping` fails at once with an
+/// error that names the store the gateway needs.
+#[tokio::test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT and HMAP_THRIFT1"]
+async fn each_store_names_the_other_for_the_other_gateway() {
+    use hmap::store::{StoreError, Thrift1Store, ThriftStore};
+    let thrift2 = hmap_suite::required_env("HMAP_THRIFT");
+    let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
+    match Thrift1Store::new(thrift2.as_str()).ping().await {
+        Err(StoreError::Connection { message, .. }) => {
+            assert!(message.contains("server type 2") && message.contains("`ThriftStore`"), "{message}")
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    match ThriftStore::new(thrift1.as_str()).ping().await {
+        Err(StoreError::Connection { message, .. }) => {
+            assert!(message.contains("server type 1") && message.contains("`Thrift1Store`"), "{message}")
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
+/// Without `split_rows`, a row whose versions need several Thrift1 calls is
+/// refused and writes nothing; with it, the row is written.
+#[tokio::test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT1=host:port"]
+async fn a_row_needing_several_calls_is_refused_unless_split() {
+    use hmap::schema::{FamilySchema, TableSchema};
+    use hmap::store::{Get, RowMutation, Store, StoreError, Thrift1Store, thrift1_unsupported};
+    let address = hmap_suite::required_env("HMAP_THRIFT1");
+    let strict = Thrift1Store::new(address.as_str());
+    let table = hmap_suite::test_table_prefix("t1_split_rows");
+    if strict.table_exists(&table).await.unwrap() {
+        strict.delete_table(&table).await.unwrap();
+    }
+    strict
+        .create_table(&TableSchema::new(table.clone()).family(FamilySchema::new("f").versions(3)))
+        .await
+        .unwrap();
+    let rows = [
+        RowMutation::new("a").put_at("f", "q", 1, "x"),
+        RowMutation::new("b").put_at("f", "q", 1, "v1").put_at("f", "q", 2, "v2"),
+    ];
+    match strict.mutate(&table, &rows).await {
+        Err(StoreError::Unsupported { feature, .. }) => assert_eq!(feature, thrift1_unsupported::SEVERAL_TIMESTAMPS),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    assert_eq!(strict.get(&table, &Get::new("a")).await.unwrap(), None, "nothing written");
+    let split = strict.clone().split_rows(true);
+    split.mutate(&table, &rows).await.unwrap();
+    let b = split
+        .get(&table, &Get::new("b").column("f", "q").max_versions(3))
+        .await
+        .unwrap()
+        .expect("row b");
+    let stamps: Vec<i64> = b.cells.iter().map(|c| c.timestamp).collect();
+    assert_eq!(stamps, [2, 1]);
+    strict.delete_table(&table).await.unwrap();
+}

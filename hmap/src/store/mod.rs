@@ -2,11 +2,13 @@
 //!
 //! [`Store`] is the interface the typed layer runs on. It knows rows,
 //! families, qualifiers, timestamps and values as bytes, nothing of Rust
-//! types. Three backends implement it: [`MemoryStore`], in memory with
+//! types. Four backends implement it: [`MemoryStore`], in memory with
 //! HBase's semantics, for tests and examples; (with the `thrift` feature) a
-//! client of HBase's Thrift2 gateway; and (with the `native` feature)
-//! `native::NativeStore`, which speaks HBase's own RPC to the master and the
-//! region servers.
+//! client of HBase's Thrift2 gateway (`ThriftStore`) and one of its original
+//! Thrift1 gateway (`Thrift1Store`, which refuses what Thrift1 cannot
+//! express with [`StoreError::Unsupported`]); and (with the `native`
+//! feature) `native::NativeStore`, which speaks HBase's own RPC to the
+//! master and the region servers.
 //!
 //! ```
 //! use hmap::schema::{FamilySchema, TableSchema};

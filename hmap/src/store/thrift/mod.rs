@@ -1,4 +1,6 @@
-//! A [`Store`] over HBase's Thrift2 gateway (`THBaseService`).
+//! [`Store`]s over HBase's Thrift gateways: [`ThriftStore`] for Thrift2
+//! (`THBaseService`), [`Thrift1Store`] for the original Thrift1 service
+//! (`Hbase`), on the same codec, transport and call machinery.
 //!
 //! Thrift2 is the gateway that carries what hmap needs: time ranges and
 //! versions on gets and scans, every family option, split keys at table
@@ -16,8 +18,12 @@
 //! - `codec`: the binary and compact protocols, sans-IO (bytes in, values
 //!   out), depth- and length-limited, fuzzed;
 //! - `hbase`: the Thrift2 IDL's structs and results on top of it;
+//! - `hbase1`: the same for the original Thrift1 IDL (`Hbase.thrift`);
 //! - `http`: HTTP/1.1 requests and responses, sans-IO and bounded;
-//! - `transport`: the socket (with TLS), one deadline per call.
+//! - `transport`: the socket (with TLS), one deadline per call;
+//! - `client`: the pool, one call with its deadline and retries, the
+//!   errors, the scanner task: what both stores share;
+//! - `thrift1`: [`Thrift1Store`], the store over a Thrift1 gateway.
 
 mod client;
 mod codec;
@@ -49,8 +55,9 @@ use super::{
 };
 use crate::schema::TableSchema;
 
-/// Settings of a [`ThriftStore`]: [`ThriftConfig::new`], then set the
-/// public fields (`#[non_exhaustive]`: settings will be added).
+/// Settings of a [`ThriftStore`] or a [`Thrift1Store`]:
+/// [`ThriftConfig::new`], then set the public fields (`#[non_exhaustive]`:
+/// settings will be added).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ThriftConfig {
