@@ -39,13 +39,19 @@ async fn each_store_names_the_other_for_the_other_gateway() {
     let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
     match Thrift1Store::new(thrift2.as_str()).ping().await {
         Err(StoreError::Connection { message, .. }) => {
-            assert!(message.contains("server type 2") && message.contains("`ThriftStore`"), "{message}")
+            assert!(
+                message.contains("server type 2") && message.contains("`ThriftStore`"),
+                "{message}"
+            )
         }
         other => panic!("expected a connection error, got {other:?}"),
     }
     match ThriftStore::new(thrift1.as_str()).ping().await {
         Err(StoreError::Connection { message, .. }) => {
-            assert!(message.contains("server type 1") && message.contains("`Thrift1Store`"), "{message}")
+            assert!(
+                message.contains("server type 1") && message.contains("`Thrift1Store`"),
+                "{message}"
+            )
         }
         other => panic!("expected a connection error, got {other:?}"),
     }
@@ -70,13 +76,19 @@ async fn a_row_needing_several_calls_is_refused_unless_split() {
         .unwrap();
     let rows = [
         RowMutation::new("a").put_at("f", "q", 1, "x"),
-        RowMutation::new("b").put_at("f", "q", 1, "v1").put_at("f", "q", 2, "v2"),
+        RowMutation::new("b")
+            .put_at("f", "q", 1, "v1")
+            .put_at("f", "q", 2, "v2"),
     ];
     match strict.mutate(&table, &rows).await {
         Err(StoreError::Unsupported { feature, .. }) => assert_eq!(feature, thrift1_unsupported::SEVERAL_TIMESTAMPS),
         other => panic!("expected Unsupported, got {other:?}"),
     }
-    assert_eq!(strict.get(&table, &Get::new("a")).await.unwrap(), None, "nothing written");
+    assert_eq!(
+        strict.get(&table, &Get::new("a")).await.unwrap(),
+        None,
+        "nothing written"
+    );
     let split = strict.clone().split_rows(true);
     split.mutate(&table, &rows).await.unwrap();
     let b = split

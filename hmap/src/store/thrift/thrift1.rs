@@ -861,12 +861,11 @@ pub(super) fn decode_reply(which: u8, r: Reader) -> super::hbase::Decoded<()> {
 mod tests {
     use super::*;
 
-    /// The calls a row becomes: `(kind, timestamp, mutations)` per call,
-    /// or the feature refused.
-    fn parts(
-        store: &Thrift1Store,
-        row: RowMutation,
-    ) -> std::result::Result<Vec<(&'static str, Option<i64>, usize)>, &'static str> {
+    /// One call's share of a row: its kind, timestamp and mutations.
+    type Shape = (&'static str, Option<i64>, usize);
+
+    /// The calls a row becomes, or the feature refused.
+    fn parts(store: &Thrift1Store, row: RowMutation) -> std::result::Result<Vec<Shape>, &'static str> {
         match store.row_parts("t", &row) {
             Ok(parts) => Ok(parts
                 .into_iter()
