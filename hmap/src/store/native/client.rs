@@ -98,7 +98,7 @@ pub(super) struct Inner {
     /// The active master, `host:port`, once the registry named it.
     pub(super) master: Mutex<Option<String>>,
     /// Table schemas (by the caller's name) that requests are checked against.
-    pub(super) schemas: Mutex<HashMap<String, Arc<crate::schema::TableSchema>>>,
+    pub(super) schemas: crate::store::check::SchemaCache,
     /// The nonce group of this store's admin calls: with a nonce per call,
     /// the master recognises a call sent again after a broken connection.
     pub(super) nonce_group: u64,
@@ -199,7 +199,7 @@ impl NativeStore {
                 regions: Mutex::default(),
                 meta: Mutex::default(),
                 master: Mutex::default(),
-                schemas: Mutex::default(),
+                schemas: Default::default(),
                 nonce_group: super::admin::random_u64(),
                 open_scanners: Arc::default(),
             }),

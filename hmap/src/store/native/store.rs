@@ -3,7 +3,7 @@
 //! request leaves (`store::check`), against the table's schema as the
 //! master describes it (cached per table, forgotten when hmap changes it).
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures_util::StreamExt;
@@ -25,22 +25,7 @@ impl NativeStore {
     /// checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
         check_table_name(table, &self.inner.config.table_prefix)?;
-        if let Some(schema) = self
-            .inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(table)
-        {
-            return Ok(Arc::clone(schema));
-        }
-        let schema = Arc::new(self.descriptor(table).await?);
-        self.inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), Arc::clone(&schema));
-        Ok(schema)
+        self.inner.schemas.get_or_fetch(table, self.descriptor(table)).await
     }
 
     /// The table's families and metadata (no split points), or
@@ -53,11 +38,7 @@ impl NativeStore {
     }
 
     fn forget_schema(&self, table: &str) {
-        self.inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(table);
+        self.inner.schemas.forget(table);
     }
 }
 

@@ -25,7 +25,7 @@ mod http;
 mod transport;
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use rustc_hash::FxHashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -42,8 +42,8 @@ use self::hbase::{Decoded, ServerException};
 use self::http::HttpError;
 use self::transport::{Connection, Deadline, Failure, HttpWire, Wire};
 use super::check::{
-    check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
-    check_table_name,
+    SchemaCache, check_family, check_family_change, check_increment, check_mutation, check_read, check_row,
+    check_schema, check_table_name,
 };
 use super::traced;
 use super::{
@@ -358,7 +358,7 @@ struct Shared {
     /// How messages go on the wire, from the config (or why they cannot).
     wire: std::result::Result<Wire, String>,
     pool: Pool,
-    schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
+    schemas: SchemaCache,
     /// Ids of the gateway's scanners that this store opened and has not yet
     /// seen closed.
     scanners: Mutex<BTreeSet<i32>>,
@@ -423,7 +423,7 @@ impl ThriftStore {
                     permits,
                     idle: Mutex::new(Vec::new()),
                 },
-                schemas: Mutex::new(HashMap::new()),
+                schemas: SchemaCache::default(),
                 scanners: Mutex::new(BTreeSet::new()),
             }),
         }
@@ -857,22 +857,7 @@ impl ThriftStore {
     /// checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
         check_table_name(table, &self.shared.config.table_prefix)?;
-        if let Some(s) = self
-            .shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(table)
-        {
-            return Ok(Arc::clone(s));
-        }
-        let schema = Arc::new(self.descriptor(table).await?);
-        self.shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), Arc::clone(&schema));
-        Ok(schema)
+        self.shared.schemas.get_or_fetch(table, self.descriptor(table)).await
     }
 
     /// The table's descriptor: families and metadata, without the split
@@ -916,11 +901,7 @@ impl ThriftStore {
     }
 
     fn forget_schema(&self, table: &str) {
-        self.shared
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(table);
+        self.shared.schemas.forget(table);
     }
 
     /// Rows of puts in one `putMultiple`: each row's puts one TPut, applied
