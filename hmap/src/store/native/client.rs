@@ -636,8 +636,8 @@ impl NativeStore {
     pub(super) async fn scan_unchecked(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
         let mut scanner = self.scanner(table, scan);
         let mut rows = Vec::new();
-        while let Some(row) = scanner.next().await? {
-            rows.push(row);
+        while let Some(batch) = scanner.next_batch().await? {
+            rows.extend(batch);
         }
         Ok(rows)
     }
@@ -693,16 +693,19 @@ struct OpenScanner {
 }
 
 impl NativeScanner {
-    /// The next row, or `None` at the end.
-    pub async fn next(&mut self) -> Result<Option<RowResult>, StoreError> {
+    /// The rows fetched and not yet returned, fetching more when there are
+    /// none; `None` at the end. Never an empty batch.
+    pub async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
         loop {
-            let limit_reached = self.scan.limit.is_some_and(|l| self.returned >= l);
-            if !limit_reached && let Some(row) = self.buffer.pop_front() {
-                self.returned += 1;
-                self.last_row = Some(row.row.clone());
-                return Ok(Some(row));
+            let allowed = self.scan.limit.map_or(usize::MAX, |l| l.saturating_sub(self.returned));
+            if allowed > 0 && !self.buffer.is_empty() {
+                let n = self.buffer.len().min(allowed);
+                let batch: Vec<RowResult> = self.buffer.drain(..n).collect();
+                self.returned += batch.len();
+                self.last_row = batch.last().map(|row| row.row.clone());
+                return Ok(Some(batch));
             }
-            if self.finished || limit_reached {
+            if self.finished || allowed == 0 {
                 self.finished = true;
                 self.buffer.clear();
                 self.close().await;
@@ -906,6 +909,16 @@ impl NativeScanner {
             let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
             drop(lease);
         }
+    }
+}
+
+impl crate::store::prefetch::BatchSource for NativeScanner {
+    async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
+        NativeScanner::next_batch(self).await
+    }
+
+    async fn close(mut self) {
+        NativeScanner::close(&mut self).await;
     }
 }
 
@@ -1346,10 +1359,9 @@ mod tests {
         assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 1);
         // Dropped half-way: closed in the background.
         let mut scanner = store.scanner("t", &Scan::all().batch_size(2));
-        assert_eq!(
-            scanner.next().await.expect("row").map(|r| r.row),
-            Some(Bytes::from("r0"))
-        );
+        let first = scanner.next_batch().await.expect("rows").expect("a batch");
+        let keys: Vec<_> = first.iter().map(|r| r.row.clone()).collect();
+        assert_eq!(keys, ["r0", "r1"]);
         drop(scanner);
         for _ in 0..100 {
             if script.scanner_closes.load(Ordering::SeqCst) == 2 {

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures_util::StreamExt;
 
 use super::admin;
 use super::client::NativeStore;
@@ -168,15 +167,7 @@ impl Store for NativeStore {
             check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
             let mut scanner = self.scanner(table, scan);
             scanner.open().await?;
-            let rows = futures_util::stream::unfold(Some(scanner), |state| async move {
-                let mut scanner = state?;
-                match scanner.next().await {
-                    Ok(Some(row)) => Some((Ok(row), Some(scanner))),
-                    Ok(None) => None,
-                    Err(e) => Some((Err(e), None)),
-                }
-            });
-            let rows: RowStream<'a> = Box::pin(rows.fuse());
+            let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
             Ok(rows)
         })
         .await

@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 pub use self::codec::Protocol as ThriftProtocol;
@@ -1277,7 +1277,7 @@ impl Store for ThriftStore {
                     ..Scan::default()
                 },
             };
-            Ok(fetcher.spawn())
+            Ok(super::prefetch::prefetched(fetcher))
         })
         .await
     }
@@ -1581,45 +1581,23 @@ struct ScanFetcher {
     batch: i32,
 }
 
-impl ScanFetcher {
-    /// Starts the task; the stream hands out its rows.
-    fn spawn(mut self) -> RowStream<'static> {
-        let (batches, received) = mpsc::channel::<Result<Vec<RowResult>>>(1);
-        tokio::spawn(async move {
-            while !self.done {
-                match self.fetch().await {
-                    Ok(rows) if rows.is_empty() => {}
-                    Ok(rows) => {
-                        if batches.send(Ok(rows)).await.is_err() {
-                            break; // the stream was dropped
-                        }
-                    }
-                    Err(e) => {
-                        let _ = batches.send(Err(e)).await;
-                        break;
-                    }
-                }
+impl super::prefetch::BatchSource for ScanFetcher {
+    async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>> {
+        while !self.done {
+            let rows = self.fetch().await?;
+            if !rows.is_empty() {
+                return Ok(Some(rows));
             }
-            drop(batches);
-            self.close().await;
-        });
-        let rows = futures_util::stream::unfold(
-            (received, std::vec::IntoIter::default()),
-            |(mut received, mut batch)| async move {
-                loop {
-                    if let Some(row) = batch.next() {
-                        return Some((Ok(row), (received, batch)));
-                    }
-                    match received.recv().await? {
-                        Ok(rows) => batch = rows.into_iter(),
-                        Err(e) => return Some((Err(e), (received, Vec::new().into_iter()))),
-                    }
-                }
-            },
-        );
-        Box::pin(futures_util::StreamExt::fuse(rows))
+        }
+        Ok(None)
     }
 
+    async fn close(self) {
+        ScanFetcher::close(&self).await;
+    }
+}
+
+impl ScanFetcher {
     /// The next batch of rows in hmap's range, at most what the limit allows.
     async fn fetch(&mut self) -> Result<Vec<RowResult>> {
         if self.remaining == Some(0) {
