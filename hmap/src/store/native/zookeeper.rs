@@ -1002,6 +1002,40 @@ mod tests {
         }
     }
 
+    /// Every decoder on `bytes`: none may panic.
+    fn decode_all(bytes: &[u8]) {
+        let _ = decode_connect(bytes);
+        let _ = decode_get_data(bytes, 1);
+        let _ = strip_metadata(bytes);
+        let _ = decode_master(bytes);
+        let _ = decode_meta(bytes);
+        let _ = decode_cluster_id(bytes);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            decode_all(&bytes);
+        }
+
+        #[test]
+        fn damaged_real_znodes_never_panic(
+            which in 0usize..3,
+            at in proptest::num::usize::ANY,
+            byte in proptest::num::u8::ANY,
+            cut in proptest::num::usize::ANY,
+        ) {
+            let real = [REAL_MASTER, REAL_META, REAL_CLUSTER_ID][which];
+            let mut data = real.to_vec();
+            let at = at % data.len();
+            data[at] = byte;
+            data.truncate(cut % (data.len() + 1));
+            decode_all(&data);
+            // In a reply too.
+            decode_all(&reply(1, 0, Some(&data)));
+        }
+    }
+
     #[test]
     fn znode_paths_and_quorums() {
         let registry = ZooKeeperRegistry::new(" zk1:2181, zk2 ,,[::1]:2182");
