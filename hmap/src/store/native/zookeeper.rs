@@ -422,13 +422,15 @@ pub fn decode_master(data: &[u8]) -> Result<String, String> {
     address(&master.master, 16000, "master")
 }
 
-/// `hbase:meta`'s server, `host:port`, and the region's state (`OPEN`
-/// when the znode says none), from the `meta-region-server` znode's data.
-pub fn decode_meta(data: &[u8]) -> Result<(String, State), String> {
+/// `hbase:meta`'s server, `host:port`, and the region's state, from the
+/// `meta-region-server` znode's data: `OPEN` when the znode says none,
+/// `None` for a state this client does not know (the Java client's proto2
+/// parser drops such a value, and reads the server all the same).
+pub fn decode_meta(data: &[u8]) -> Result<(String, Option<State>), String> {
     let meta: proto::MetaRegionServer = message(data, "MetaRegionServer message")?;
     let state = match meta.state {
-        None => State::Open,
-        Some(n) => State::try_from(n).map_err(|_| format!("unknown region state {n}"))?,
+        None => Some(State::Open),
+        Some(n) => State::try_from(n).ok(),
     };
     Ok((address(&meta.server, 16020, "meta region server")?, state))
 }
@@ -666,7 +668,7 @@ fn decoded<T>(
 /// `OPEN` there is used all the same, with a warning, as the Java client does.
 fn meta_server(data: &[u8]) -> Result<String, String> {
     let (server, state) = decode_meta(data)?;
-    if state != State::Open {
+    if state != Some(State::Open) {
         tracing::warn!(server = %server, ?state, "hbase:meta is not open on the server ZooKeeper names");
     }
     Ok(server)
@@ -825,7 +827,7 @@ mod tests {
         assert_eq!(decode_master(REAL_MASTER).expect("master"), "127.0.0.1:46799");
         assert_eq!(
             decode_meta(REAL_META).expect("meta"),
-            ("127.0.0.1:35365".to_string(), State::Open)
+            ("127.0.0.1:35365".to_string(), Some(State::Open))
         );
         assert_eq!(
             decode_cluster_id(REAL_CLUSTER_ID).expect("cluster id"),
@@ -846,7 +848,10 @@ mod tests {
         // No state: OPEN, as the Java client reads it.
         let mut data = b"PBUF".to_vec();
         data.extend(bytes_field(1, &server_name("rs", 16020, 1)));
-        assert_eq!(decode_meta(&data).expect("meta"), ("rs:16020".to_string(), State::Open));
+        assert_eq!(
+            decode_meta(&data).expect("meta"),
+            ("rs:16020".to_string(), Some(State::Open))
+        );
         // The cluster id before protobuf: the id as text.
         assert_eq!(decode_cluster_id(b"abc-123").expect("id"), "abc-123");
         assert_eq!(
@@ -887,8 +892,11 @@ mod tests {
         }
         let mut meta = bytes_field(1, &server_name("rs", 1, 1));
         meta.extend(varint_field(3, 99));
-        let err = decode_meta(&znode_data(b"id", [0; 8], &meta)).expect_err("unknown state");
-        assert!(err.contains("unknown region state 99"), "{err}");
+        // A state this client does not know: the server is read all the same.
+        assert_eq!(
+            decode_meta(&znode_data(b"id", [0; 8], &meta)).expect("unknown state"),
+            ("rs:1".to_string(), None)
+        );
         assert!(
             decode_cluster_id(b"\xC3\x28")
                 .expect_err("not utf-8")
@@ -1258,6 +1266,45 @@ mod tests {
             assert_eq!(err.znode(), "/hbase/meta-region-server", "{err}");
             assert!(started.elapsed() < Duration::from_millis(2500));
         }
+    }
+
+    #[tokio::test]
+    async fn a_stale_meta_location_is_read_again_within_the_first_calls_deadline() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        use crate::store::native::{NativeConfig, NativeStore};
+
+        // hbase:meta on a server that is gone.
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let dead = listener.local_addr().expect("address").port();
+        drop(listener);
+        let meta_reads = Arc::new(AtomicUsize::new(0));
+        let reads = meta_reads.clone();
+        let zookeeper = fake_zookeeper(false, move |path| match path {
+            "/hbase/meta-region-server" => {
+                reads.fetch_add(1, Ordering::SeqCst);
+                let server = server_name("127.0.0.1", u64::from(dead), 1);
+                Answer::Data(znode_data(b"1@h", [1; 8], &bytes_field(1, &server)))
+            }
+            path => healthy(path),
+        })
+        .await;
+        let config = NativeConfig::zookeeper(&zookeeper).call_timeout(Duration::from_millis(600));
+        let store = NativeStore::connect(config)
+            .await
+            .expect("connect reads ZooKeeper only");
+        assert_eq!(store.cluster_id().await.expect("cached"), "cluster-1");
+        let started = Instant::now();
+        let err = store.locate("t", b"r").await.expect_err("hbase:meta unreachable");
+        let elapsed = started.elapsed();
+        assert!(elapsed < Duration::from_millis(1500), "{elapsed:?}");
+        assert!(err.is_transient(), "{err}");
+        // Read at connect, then again after each failed try.
+        assert!(
+            meta_reads.load(Ordering::SeqCst) >= 3,
+            "{}",
+            meta_reads.load(Ordering::SeqCst)
+        );
     }
 
     #[tokio::test]
