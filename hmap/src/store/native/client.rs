@@ -20,6 +20,7 @@ use super::convert;
 use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
+use super::zookeeper::{self, ZooKeeperRegistry};
 use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
 
 /// How a [`NativeStore`] reaches HBase.
@@ -27,8 +28,11 @@ use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan,
 #[non_exhaustive]
 pub struct NativeConfig {
     /// Masters or region servers that answer `ClientMetaService`, `host:port`;
-    /// tried in order.
+    /// tried in order. Not used when [`zookeeper`](Self::zookeeper) is set.
     pub bootstrap: Vec<String>,
+    /// The ZooKeeper quorum to find the cluster through instead, for HBase
+    /// before 2.5 (see [`NativeConfig::zookeeper`]).
+    pub zookeeper: Option<ZooKeeperRegistry>,
     /// Each call's deadline, retries included.
     pub call_timeout: Duration,
     /// The deadline of each admin call (create, delete, truncate, alter),
@@ -53,12 +57,37 @@ impl NativeConfig {
     pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
         NativeConfig {
             bootstrap: bootstrap.into_iter().map(Into::into).collect(),
+            zookeeper: None,
             call_timeout: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(120),
             connection: ConnectionConfig::default(),
             table_prefix: String::new(),
             max_value_size: 10 * 1024 * 1024,
         }
+    }
+
+    /// Bootstraps from a ZooKeeper quorum, `host:port,host:port` (a host
+    /// without a port gets 2181), as the Java client's `ZKConnectionRegistry`
+    /// does: the cluster id, `hbase:meta`'s server and the active master
+    /// are read from HBase's znodes under `/hbase` (see
+    /// [`znode_parent`](Self::znode_parent)). For clusters whose masters
+    /// do not answer `ClientMetaService` (before HBase 2.5); the reads count
+    /// against the deadline of the call that needs them, `connect`'s first.
+    pub fn zookeeper(quorum: &str) -> Self {
+        NativeConfig {
+            zookeeper: Some(ZooKeeperRegistry::new(quorum)),
+            ..NativeConfig::new(Vec::<String>::new())
+        }
+    }
+
+    /// Sets the parent znode of a [`zookeeper`](Self::zookeeper) bootstrap,
+    /// HBase's `zookeeper.znode.parent` (`/hbase` by default); no effect on
+    /// a bootstrap from `ClientMetaService`.
+    pub fn znode_parent(mut self, parent: impl Into<String>) -> Self {
+        if let Some(zookeeper) = self.zookeeper.take() {
+            self.zookeeper = Some(zookeeper.znode_parent(parent));
+        }
+        self
     }
 
     /// Sets each call's deadline.
@@ -97,6 +126,8 @@ pub(super) struct Inner {
     meta: Mutex<Option<RegionLocation>>,
     /// The active master, `host:port`, once the registry named it.
     pub(super) master: Mutex<Option<String>>,
+    /// The cluster's id, once the registry named it.
+    cluster_id: Mutex<Option<String>>,
     /// Table schemas (by the caller's name) that requests are checked against.
     pub(super) schemas: crate::store::check::SchemaCache,
     /// The nonce group of this store's admin calls: with a nonce per call,
@@ -154,6 +185,11 @@ impl Attempts {
         Ok(left)
     }
 
+    /// When the call must be done by.
+    pub(super) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// Sleeps before the next try, if the deadline leaves room; otherwise
     /// gives `error` back.
     pub(super) async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
@@ -164,6 +200,26 @@ impl Attempts {
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
         Ok(())
+    }
+}
+
+/// The error of a registry with no server to ask.
+pub(super) fn no_bootstrap() -> NativeError {
+    NativeError::InvalidReply {
+        reason: "no bootstrap server configured".to_string(),
+    }
+}
+
+/// `hbase:meta`'s location on `server`, as a ZooKeeper registry names it:
+/// its one region, `hbase:meta,,1` (`RegionInfoBuilder.FIRST_META_REGIONINFO`,
+/// region id 1, in the old name format without an encoded suffix).
+fn meta_at(server: String) -> RegionLocation {
+    RegionLocation {
+        table: locate::META_TABLE.to_string(),
+        name: Bytes::from(format!("{},,1", locate::META_TABLE)),
+        start: Bytes::new(),
+        end: Bytes::new(),
+        server,
     }
 }
 
@@ -190,7 +246,10 @@ pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
 }
 
 impl NativeStore {
-    /// Connects: asks the bootstrap servers where `hbase:meta` is.
+    /// Connects: asks the bootstrap servers where `hbase:meta` is; with a
+    /// [ZooKeeper registry](NativeConfig::zookeeper), reads the cluster id,
+    /// `hbase:meta`'s server and the active master from ZooKeeper instead,
+    /// all within [`NativeConfig::call_timeout`].
     pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
         let store = NativeStore {
             inner: Arc::new(Inner {
@@ -199,16 +258,79 @@ impl NativeStore {
                 regions: Mutex::default(),
                 meta: Mutex::default(),
                 master: Mutex::default(),
+                cluster_id: Mutex::default(),
                 schemas: Default::default(),
                 nonce_group: super::admin::random_u64(),
                 open_scanners: Arc::default(),
             }),
         };
+        if let Some(registry) = &store.inner.config.zookeeper {
+            let deadline = Instant::now() + store.inner.config.call_timeout;
+            let registered = zookeeper::bootstrap(registry, deadline).await.map_err(|e| {
+                let endpoint = e.server().to_string();
+                NativeError::from(e).into_store("", None, "connect", &endpoint)
+            })?;
+            *store.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta_at(registered.meta_server));
+            *store.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = registered.master;
+            *store.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(registered.cluster_id);
+            return Ok(store);
+        }
         store
             .meta_region(store.inner.config.call_timeout)
             .await
             .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
         Ok(store)
+    }
+
+    /// The cluster's id (a UUID), from the cache or the registry:
+    /// `ClientMetaService.GetClusterId`, or the `hbaseid` znode.
+    pub async fn cluster_id(&self) -> Result<String, StoreError> {
+        if let Some(id) = self.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(id);
+        }
+        let timeout = self.inner.config.call_timeout;
+        let id = match &self.inner.config.zookeeper {
+            Some(registry) => zookeeper::cluster_id(registry, Instant::now() + timeout)
+                .await
+                .map_err(|e| (NativeError::from(e), String::new())),
+            None => {
+                let attempts = Attempts::new(timeout);
+                let mut last = None;
+                let mut found = None;
+                for endpoint in &self.inner.config.bootstrap {
+                    let reply = match attempts.remaining(endpoint, "GetClusterId") {
+                        Ok(left) => self
+                            .connection(endpoint, Service::ClientMeta)
+                            .call::<proto::GetClusterIdResponse>("GetClusterId", &proto::GetClusterIdRequest {}, left)
+                            .await
+                            .and_then(|r| {
+                                r.message.cluster_id.ok_or(NativeError::MissingField {
+                                    message: "GetClusterIdResponse",
+                                    field: "cluster_id",
+                                })
+                            }),
+                        Err(e) => Err(e),
+                    };
+                    match reply {
+                        Ok(id) => {
+                            found = Some(id);
+                            break;
+                        }
+                        Err(e) => last = Some((e, endpoint.clone())),
+                    }
+                }
+                found.ok_or_else(|| last.unwrap_or_else(|| (no_bootstrap(), String::new())))
+            }
+        };
+        let id = id.map_err(|(e, endpoint)| {
+            let endpoint = match &e {
+                NativeError::ZooKeeper(z) => z.server().to_string(),
+                _ => endpoint,
+            };
+            e.into_store("", None, "cluster_id", &endpoint)
+        })?;
+        *self.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.clone());
+        Ok(id)
     }
 
     pub(super) fn connection(&self, endpoint: &str, service: Service) -> Connection {
@@ -227,6 +349,17 @@ impl NativeStore {
     /// for each bootstrap server).
     pub(super) async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
         if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(meta);
+        }
+        if let Some(registry) = &self.inner.config.zookeeper {
+            let server = zookeeper::meta_location(registry, Instant::now() + timeout)
+                .await
+                .map_err(|e| {
+                    let endpoint = e.server().to_string();
+                    (NativeError::from(e), endpoint)
+                })?;
+            let meta = meta_at(server);
+            *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
             return Ok(meta);
         }
         let mut last = None;
@@ -248,14 +381,7 @@ impl NativeStore {
                 Err(e) => last = Some((e, endpoint.clone())),
             }
         }
-        Err(last.unwrap_or_else(|| {
-            (
-                NativeError::InvalidReply {
-                    reason: "no bootstrap server configured".to_string(),
-                },
-                String::new(),
-            )
-        }))
+        Err(last.unwrap_or_else(|| (no_bootstrap(), String::new())))
     }
 
     /// How many scanners this store holds open on region servers: opened
