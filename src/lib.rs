@@ -17,7 +17,9 @@ pub type ExampleResult = Result<(), Box<dyn Error>>;
 /// The store an example runs on: in memory, unless `HMAP_THRIFT=host:port`
 /// names an HBase Thrift2 gateway or, without it, `HMAP_NATIVE=host:port`
 /// names an HBase master (or region server) that hmap talks to natively
-/// (`NativeStore`); `HMAP_TABLE_PREFIX` then prefixes its table names.
+/// (`NativeStore`), or, without either, `HMAP_ZOOKEEPER=host:port` names
+/// the ZooKeeper quorum `NativeStore` finds HBase through;
+/// `HMAP_TABLE_PREFIX` then prefixes its table names.
 pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
     let prefix = std::env::var("HMAP_TABLE_PREFIX").unwrap_or_default();
     env_store(&prefix).await
@@ -32,11 +34,17 @@ fn env_address(variable: &str) -> Option<String> {
 }
 
 /// The store the environment names (see [`store_from_env`]), its tables
-/// named with `prefix`: `HMAP_THRIFT` first, then `HMAP_NATIVE`, else memory.
+/// named with `prefix`: `HMAP_THRIFT` first, then `HMAP_NATIVE`, then
+/// `HMAP_ZOOKEEPER`, else memory.
 async fn env_store(prefix: &str) -> Result<Arc<dyn Store>, String> {
-    match (env_address("HMAP_THRIFT"), env_address("HMAP_NATIVE")) {
-        (None, Some(native)) => native_store_for(&native, prefix).await,
-        (thrift, _) => store_for(thrift.as_deref(), prefix).await,
+    match (
+        env_address("HMAP_THRIFT"),
+        env_address("HMAP_NATIVE"),
+        env_address("HMAP_ZOOKEEPER"),
+    ) {
+        (None, Some(native), _) => native_store_for(&native, prefix).await,
+        (None, None, Some(quorum)) => zookeeper_store_for(&quorum, prefix).await,
+        (thrift, _, _) => store_for(thrift.as_deref(), prefix).await,
     }
 }
 
@@ -74,6 +82,20 @@ pub async fn native_store_for(addresses: &str, prefix: &str) -> Result<Arc<dyn S
     }
 }
 
+/// A `NativeStore` that finds HBase through the ZooKeeper `quorum`
+/// (`host:port`, several separated by commas; parent znode `/hbase`), its
+/// tables named with `prefix`. HBase must answer.
+pub async fn zookeeper_store_for(quorum: &str, prefix: &str) -> Result<Arc<dyn Store>, String> {
+    match NativeStore::connect(NativeConfig::zookeeper(quorum).table_prefix(prefix)).await {
+        Ok(store) => Ok(Arc::new(store)),
+        Err(e) => Err(format!(
+            "HMAP_ZOOKEEPER={quorum}: {e}\n\
+             start HBase with scripts/hbase/hbase start (which prints HMAP_ZOOKEEPER), \
+             or unset HMAP_ZOOKEEPER to run in memory"
+        )),
+    }
+}
+
 /// What a test marked `#[ignore = "needs a real HBase: ..."]` reads from the
 /// environment: the value of `variable` (for example `HMAP_THRIFT`, as
 /// `scripts/hbase/hbase start` prints it). Panics when it is unset, so that
@@ -85,7 +107,7 @@ pub fn required_env(variable: &str) -> String {
         _ => panic!(
             "{variable} is not set: this test needs a real HBase \
              (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT and HMAP_THRIFT1, \
-             eval $(scripts/hbase/hbase address) sets HMAP_NATIVE)"
+             eval $(scripts/hbase/hbase address) sets HMAP_NATIVE and HMAP_ZOOKEEPER)"
         ),
     }
 }
@@ -97,7 +119,7 @@ pub fn test_table_prefix(name: &str) -> String {
 }
 
 /// The store an integration test runs on: the one the environment names
-/// (`HMAP_THRIFT`, else `HMAP_NATIVE`, else memory; see
+/// (`HMAP_THRIFT`, else `HMAP_NATIVE`, else `HMAP_ZOOKEEPER`, else memory; see
 /// [`store_from_env`]), with tables prefixed by `test` (after
 /// `HMAP_TEST_PREFIX`) so that tests running side by side on one HBase do
 /// not meet. Panics if HBase is named but down. Tables left under the

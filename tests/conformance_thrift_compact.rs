@@ -4,7 +4,8 @@
 //! address as `HMAP_THRIFT_COMPACT`), with `ThriftConfig::protocol` set to
 //! `ThriftProtocol::Compact`.
 
-use hmap::store::{ThriftConfig, ThriftProtocol, ThriftStore};
+use futures_util::StreamExt;
+use hmap::store::{Get, Scan, Store, ThriftConfig, ThriftProtocol, ThriftStore};
 use hmap_suite::conformance::ThriftTarget;
 
 /// The compact gateway under test; panics without one.
@@ -41,25 +42,40 @@ async fn a_mismatched_protocol_is_a_clear_error() {
         config.protocol = protocol;
         config.framed = framed;
         config.call_timeout = std::time::Duration::from_secs(5);
-        let started = std::time::Instant::now();
-        let err = ThriftStore::with_config(config)
-            .ping()
-            .await
-            .expect_err("a mismatched protocol fails");
-        let text = err.to_string();
-        // It names the gateway's protocol, and what the client speaks.
-        let other = match protocol {
-            ThriftProtocol::Binary => "the compact protocol (`-c`",
-            _ => "the binary protocol (the default",
-        };
-        assert!(
-            text.contains(other) && text.contains("hmap speaks"),
-            "{protocol:?} framed={framed} against {address}: {text}"
-        );
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(6),
-            "{protocol:?} framed={framed} against {address}: took {:?}",
-            started.elapsed()
-        );
+        // The first call on a fresh store, whichever it is, gets the hint.
+        for call in ["ping", "get", "scan"] {
+            let store = ThriftStore::with_config(config.clone());
+            let started = std::time::Instant::now();
+            let err = match call {
+                "ping" => store.ping().await.expect_err("a mismatched protocol fails"),
+                "get" => store
+                    .get("t1", &Get::new("row"))
+                    .await
+                    .expect_err("a mismatched protocol fails"),
+                _ => match store.scan("t1", &Scan::all()).await {
+                    Ok(mut rows) => rows
+                        .next()
+                        .await
+                        .expect("a scan that fails yields its error")
+                        .expect_err("a mismatched protocol fails"),
+                    Err(err) => err,
+                },
+            };
+            let text = err.to_string();
+            // It names the gateway's protocol, and what the client speaks.
+            let other = match protocol {
+                ThriftProtocol::Binary => "the compact protocol (`-c`",
+                _ => "the binary protocol (the default",
+            };
+            assert!(
+                text.contains(other) && text.contains("hmap speaks"),
+                "{call}, {protocol:?} framed={framed} against {address}: {text}"
+            );
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(6),
+                "{call}, {protocol:?} framed={framed} against {address}: took {:?}",
+                started.elapsed()
+            );
+        }
     }
 }

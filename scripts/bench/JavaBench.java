@@ -47,13 +47,52 @@ public class JavaBench {
     }
 
     static long started;
+    static java.util.Map<String, Double> serversAtStart = new java.util.LinkedHashMap<>();
+
+    /** The CPU seconds so far of each process in HMAP_BENCH_SERVERS ("name=PID ..."), from /proc/PID/stat. */
+    static java.util.Map<String, Double> serverCpuSeconds() {
+        java.util.Map<String, Double> seconds = new java.util.LinkedHashMap<>();
+        String servers = System.getenv().getOrDefault("HMAP_BENCH_SERVERS", "");
+        for (String pair : servers.trim().split("\\s+")) {
+            String[] parts = pair.split("=", 2);
+            if (parts.length != 2) {
+                continue;
+            }
+            try {
+                String stat = new String(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get("/proc", parts[1], "stat")));
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 1).trim().split("\\s+");
+                seconds.put(parts[0], (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) / 100.0);
+            } catch (Exception e) {
+                // A process that is gone is left out.
+            }
+        }
+        return seconds;
+    }
+
+    static long cpuAtStart;
+
+    /** This JVM's CPU time so far, all its threads (the client's, the JIT's, the collector's), in nanoseconds. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime();
+    }
 
     static void start() {
+        serversAtStart = serverCpuSeconds();
+        cpuAtStart = processCpuNanos();
         started = System.nanoTime();
     }
 
     static void report(String operation) {
         System.out.printf("java\t%s\t%.6f%n", operation, (System.nanoTime() - started) / 1e9);
+        System.out.printf("java\t%s_cpu\t%.6f%n", operation, (processCpuNanos() - cpuAtStart) / 1e9);
+        java.util.Map<String, Double> now = serverCpuSeconds();
+        for (java.util.Map.Entry<String, Double> before : serversAtStart.entrySet()) {
+            Double after = now.get(before.getKey());
+            if (after != null) {
+                System.out.printf("java\t%s@%s\t%.2f%n", operation, before.getKey(), after - before.getValue());
+            }
+        }
     }
 
     static void check(boolean ok, String what) {

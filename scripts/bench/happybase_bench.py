@@ -6,6 +6,7 @@ Python doing the same work as hmap and the Java client on the same rows.
 Prints one line per operation: `happybase<TAB>operation<TAB>seconds`.
 """
 
+import os
 import struct
 import sys
 import time
@@ -33,6 +34,21 @@ def cells(i):
     }
 
 
+def server_cpu_seconds():
+    """The CPU seconds so far of each process in HMAP_BENCH_SERVERS
+    ("name=PID ..."), from /proc/PID/stat (user and system, all threads)."""
+    seconds = {}
+    for pair in os.environ.get("HMAP_BENCH_SERVERS", "").split():
+        name, _, pid = pair.partition("=")
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seconds[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
 def pick(k, rows):
     return k * 7919 % rows
 
@@ -48,9 +64,16 @@ def main():
     table = connection.table(name)
 
     def timed(operation, work):
+        servers = server_cpu_seconds()
+        cpu = time.process_time()
         started = time.perf_counter()
         work()
         print(f"happybase\t{operation}\t{time.perf_counter() - started:.6f}", flush=True)
+        print(f"happybase\t{operation}_cpu\t{time.process_time() - cpu:.6f}", flush=True)
+        now = server_cpu_seconds()
+        for name, before in servers.items():
+            if name in now:
+                print(f"happybase\t{operation}@{name}\t{now[name] - before:.2f}", flush=True)
 
     def load():
         with table.batch(batch_size=1000) as batch:

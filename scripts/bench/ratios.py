@@ -51,6 +51,32 @@ def main():
             theirs = median("thrift1crate", operation + "_cpu")
             their_row = f"{theirs / int(rows) * 1e6:.2f} µs" if theirs else "-"
             print(f"| {label} | {c:.3f} | {wall:.3f} | {per_row} | {their_row} |" if c else f"| {label} | - | - | - | - |")
+    if any(client == "hmap" and "@" in operation for client, operation in times):
+        print()
+        print("CPU seconds per operation, by process (medians): the client, the gateway it goes through, HBase;")
+        print("on a machine of 2 cores, the sum over the wall time is how busy the chain kept it")
+        print()
+        print("| operation | client | wall | client CPU | gateway CPU | HBase CPU | sum | sum / wall |")
+        print("|---|---|---|---|---|---|---|---|")
+        gateways = {"hmap": "thrift2", "java": None, "happybase": "thrift1"}
+        for operation, label in OPERATIONS:
+            for client, gateway in gateways.items():
+                wall = median(client, operation)
+                if not wall:
+                    continue
+                parts = [
+                    median(client, operation + "_cpu"),
+                    median(client, f"{operation}@{gateway}") if gateway else 0.0,
+                    median(client, f"{operation}@hbase"),
+                ]
+                shown = [f"{p:.2f}" if p is not None else "-" for p in parts]
+                known = [p for p in parts if p is not None]
+                total = sum(known)
+                print(
+                    f"| {label} | {client} | {wall:.3f} | "
+                    + " | ".join(shown)
+                    + f" | {total:.2f} | {total / wall:.2f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@
 //! Prints one line per operation: `hmap<TAB>operation<TAB>seconds`, and on
 //! Linux one more with the CPU time the client spent on it, all threads
 //! together (`hmap<TAB>operation_cpu<TAB>seconds`, from
-//! `/proc/self/task/*/schedstat`). With `HMAP_COMPARE_LOAD_ONLY` set it
-//! stops after the load, for a profile of the write path.
+//! `/proc/self/task/*/schedstat`). With `HMAP_BENCH_SERVERS` set (`name=PID`
+//! pairs, space-separated, as `scripts/bench/compare` sets it for HBase and
+//! its gateways) it prints the CPU time each of those processes spent during
+//! the operation too (`hmap<TAB>operation@name<TAB>seconds`). With
+//! `HMAP_COMPARE_LOAD_ONLY` set it stops after the load, for a profile of
+//! the write path.
 
 use std::time::Instant;
 
@@ -65,17 +69,38 @@ fn cpu_seconds() -> Option<f64> {
     Some(total as f64 / 1e9)
 }
 
-/// When an operation started: wall clock and CPU time.
-struct Started(Instant, Option<f64>);
+/// The CPU time so far of each server process named in `HMAP_BENCH_SERVERS`
+/// (`name=PID ...`), in seconds: user and system time from
+/// `/proc/PID/stat`, all threads, in clock ticks of 1/100 s.
+fn server_cpu_seconds() -> Vec<(String, f64)> {
+    let servers = std::env::var("HMAP_BENCH_SERVERS").unwrap_or_default();
+    servers
+        .split_whitespace()
+        .filter_map(|pair| {
+            let (name, pid) = pair.split_once('=')?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The fields after the command name, which is in parentheses.
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some((name.to_string(), ticks as f64 / 100.0))
+        })
+        .collect()
+}
+
+/// When an operation started: wall clock, CPU time, and the servers' CPU.
+struct Started(Instant, Option<f64>, Vec<(String, f64)>);
 
 fn start() -> Started {
-    Started(Instant::now(), cpu_seconds())
+    Started(Instant::now(), cpu_seconds(), server_cpu_seconds())
 }
 
 fn report(operation: &str, started: Started) {
     println!("hmap\t{operation}\t{:.6}", started.0.elapsed().as_secs_f64());
     if let (Some(before), Some(now)) = (started.1, cpu_seconds()) {
         println!("hmap\t{operation}_cpu\t{:.6}", now - before);
+    }
+    for ((name, before), (_, now)) in started.2.iter().zip(server_cpu_seconds()) {
+        println!("hmap\t{operation}@{name}\t{:.2}", now - before);
     }
 }
 

@@ -2,6 +2,13 @@
 //! bad input gets the same typed error from each (HBase's client makes the
 //! same checks before it sends).
 
+#[cfg(any(feature = "thrift", feature = "native"))]
+use std::{
+    collections::HashMap,
+    future::Future,
+    sync::{Arc, Mutex, PoisonError},
+};
+
 use bytes::Bytes;
 
 use super::error::{show_column, show_row};
@@ -216,4 +223,68 @@ pub(crate) fn check_mutation(
         }
     }
     Ok(())
+}
+
+/// Table schemas as the server describes them, kept per table so that
+/// requests are checked against a table's families without a round trip
+/// each time: a remote backend fills it on first use and forgets a table
+/// when hmap creates, alters or deletes it.
+#[cfg(any(feature = "thrift", feature = "native"))]
+#[derive(Debug, Default)]
+pub(crate) struct SchemaCache {
+    schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
+}
+
+#[cfg(any(feature = "thrift", feature = "native"))]
+impl SchemaCache {
+    /// The table's schema from the cache, or from `fetch` (kept for next
+    /// time when it succeeds; an error is not cached).
+    pub(crate) async fn get_or_fetch<F>(&self, table: &str, fetch: F) -> Result<Arc<TableSchema>>
+    where
+        F: Future<Output = Result<TableSchema>>,
+    {
+        if let Some(schema) = self.lock().get(table) {
+            return Ok(Arc::clone(schema));
+        }
+        let schema = Arc::new(fetch.await?);
+        self.lock().insert(table.to_string(), Arc::clone(&schema));
+        Ok(schema)
+    }
+
+    /// Forgets the table's schema: the next request describes it again.
+    pub(crate) fn forget(&self, table: &str) {
+        self.lock().remove(table);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<TableSchema>>> {
+        self.schemas.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(all(test, any(feature = "thrift", feature = "native")))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[tokio::test]
+    async fn the_schema_cache_fetches_once_until_told_to_forget() {
+        let cache = SchemaCache::default();
+        let fetches = AtomicUsize::new(0);
+        let fetch = || async {
+            fetches.fetch_add(1, Ordering::SeqCst);
+            Ok(TableSchema::new("t").family(crate::schema::FamilySchema::new("f")))
+        };
+        assert_eq!(cache.get_or_fetch("t", fetch()).await.unwrap().name, "t");
+        assert_eq!(cache.get_or_fetch("t", fetch()).await.unwrap().families.len(), 1);
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        cache.forget("t");
+        cache.get_or_fetch("t", fetch()).await.unwrap();
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        // An error is passed on and not kept.
+        let missing = cache
+            .get_or_fetch("u", async { Err(StoreError::TableNotFound { table: "u".into() }) })
+            .await;
+        assert!(matches!(missing, Err(StoreError::TableNotFound { .. })));
+        assert_eq!(cache.get_or_fetch("u", fetch()).await.unwrap().name, "t");
+    }
 }

@@ -30,6 +30,8 @@ mod faulty;
 mod memory;
 #[cfg(feature = "native")]
 pub mod native;
+#[cfg(any(feature = "thrift", feature = "native"))]
+mod prefetch;
 #[cfg(feature = "thrift")]
 mod thrift;
 mod trace;

@@ -55,7 +55,8 @@ pub(super) struct RawNode {
     /// The pointer as stored (the parent's rowkey or id).
     pub pointer: Option<Bytes>,
     pub children: BTreeMap<Bytes, Bytes>,
-    pub label: Bytes,
+    /// The whole row; the node's label is read from it only where a write
+    /// needs it ([`Engine::label`]), so that reads decode a user's row once.
     pub row: RowResult,
 }
 
@@ -145,9 +146,13 @@ impl<S: Store> Engine<S> {
                 .family(self.shape.children.as_bytes())
                 .map(|c| (c.qualifier.clone(), c.value.clone()))
                 .collect(),
-            label: (self.shape.label_of)(row)?,
             row: row.clone(),
         })
+    }
+
+    /// The node's label, as its parent's list holds it.
+    fn label(&self, node: &RawNode) -> Result<Bytes> {
+        (self.shape.label_of)(&node.row)
     }
 
     /// What a child's pointer holds for this parent.
@@ -376,7 +381,7 @@ impl<S: Store> Engine<S> {
             }
         }
         if let Some(p) = &parent {
-            self.list_child(p, id, &node.label, ts).await?;
+            self.list_child(p, id, &self.label(&node)?, ts).await?;
         }
         if let Some(old) = node.parent.filter(|p| Some(&p[..]) != new_parent) {
             self.unlist_child(&old, id, ts).await?;
@@ -581,25 +586,21 @@ impl<S: Store> Engine<S> {
                 ));
                 writes.push(self.with_pointer(RowMutation::new(key_now(node)?), Some(parent_key.clone()), ts));
             }
+            let label = self.label(node)?;
             match parent.children.get(&node.id) {
                 None => report
                     .missing
                     .push(format!("{} does not list its child {}", show(pid), show(&node.id))),
-                Some(label) if *label != node.label => report.stale.push(format!(
+                Some(listed) if *listed != label => report.stale.push(format!(
                     "{} lists {} as {}, not {}",
                     show(pid),
                     show(&node.id),
-                    Printable(label),
-                    Printable(&node.label)
+                    Printable(listed),
+                    Printable(&label)
                 )),
                 Some(_) => continue,
             }
-            writes.push(RowMutation::new(parent_key).put_at(
-                self.shape.children,
-                node.id.clone(),
-                ts,
-                node.label.clone(),
-            ));
+            writes.push(RowMutation::new(parent_key).put_at(self.shape.children, node.id.clone(), ts, label));
         }
         for parent in nodes.values() {
             for child in parent.children.keys() {

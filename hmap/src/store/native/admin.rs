@@ -9,7 +9,8 @@
 //! wait share one deadline, [`NativeConfig::admin_timeout`](super::NativeConfig::admin_timeout).
 //!
 //! The active master is the one the registry names
-//! (`ClientMetaService.GetActiveMaster` on the bootstrap servers); it is
+//! (`ClientMetaService.GetActiveMaster` on the bootstrap servers, or the
+//! `master` znode with a ZooKeeper registry); it is
 //! asked for again when the master's connection fails. Every change carries
 //! a nonce, so that a call sent again after a broken connection is
 //! recognised by the master and answered with the first call's procedure.
@@ -20,11 +21,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use prost::Message;
 
-use super::client::{Attempts, NativeStore};
+use super::client::{Attempts, NativeStore, no_bootstrap};
 use super::connection::Service;
 use super::error::{ExceptionKind, NativeError, RemoteError};
 use super::locate;
 use super::proto::{self, get_procedure_result_response::State};
+use super::zookeeper;
 use crate::schema::{BloomType, Compression, FamilyOption, FamilySchema, TableSchema};
 use crate::store::{FamilyChange, StoreError};
 
@@ -251,6 +253,16 @@ impl NativeStore {
         if let Some(master) = self.inner.master.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Ok(master);
         }
+        if let Some(registry) = &self.inner.config.zookeeper {
+            let master = zookeeper::active_master(registry, attempts.deadline())
+                .await
+                .map_err(|e| {
+                    let endpoint = e.server().to_string();
+                    (NativeError::from(e), endpoint)
+                })?;
+            *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = Some(master.clone());
+            return Ok(master);
+        }
         let mut last = None;
         for endpoint in &self.inner.config.bootstrap {
             let left = attempts
@@ -274,14 +286,7 @@ impl NativeStore {
                 Err(e) => last = Some((e, endpoint.clone())),
             }
         }
-        Err(last.unwrap_or_else(|| {
-            (
-                NativeError::InvalidReply {
-                    reason: "no bootstrap server configured".to_string(),
-                },
-                String::new(),
-            )
-        }))
+        Err(last.unwrap_or_else(|| (no_bootstrap(), String::new())))
     }
 
     fn forget_master(&self) {

@@ -20,6 +20,7 @@ use super::convert;
 use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
+use super::zookeeper::{self, ZooKeeperRegistry};
 use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
 
 /// How a [`NativeStore`] reaches HBase.
@@ -27,8 +28,11 @@ use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan,
 #[non_exhaustive]
 pub struct NativeConfig {
     /// Masters or region servers that answer `ClientMetaService`, `host:port`;
-    /// tried in order.
+    /// tried in order. Not used when [`zookeeper`](Self::zookeeper) is set.
     pub bootstrap: Vec<String>,
+    /// The ZooKeeper quorum to find the cluster through instead, for HBase
+    /// before 2.5 (see [`NativeConfig::zookeeper`]).
+    pub zookeeper: Option<ZooKeeperRegistry>,
     /// Each call's deadline, retries included.
     pub call_timeout: Duration,
     /// The deadline of each admin call (create, delete, truncate, alter),
@@ -53,12 +57,37 @@ impl NativeConfig {
     pub fn new(bootstrap: impl IntoIterator<Item = impl Into<String>>) -> Self {
         NativeConfig {
             bootstrap: bootstrap.into_iter().map(Into::into).collect(),
+            zookeeper: None,
             call_timeout: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(120),
             connection: ConnectionConfig::default(),
             table_prefix: String::new(),
             max_value_size: 10 * 1024 * 1024,
         }
+    }
+
+    /// Bootstraps from a ZooKeeper quorum, `host:port,host:port` (a host
+    /// without a port gets 2181), as the Java client's `ZKConnectionRegistry`
+    /// does: the cluster id, `hbase:meta`'s server and the active master
+    /// are read from HBase's znodes under `/hbase` (see
+    /// [`znode_parent`](Self::znode_parent)). For clusters whose masters
+    /// do not answer `ClientMetaService` (before HBase 2.5); the reads count
+    /// against the deadline of the call that needs them, `connect`'s first.
+    pub fn zookeeper(quorum: &str) -> Self {
+        NativeConfig {
+            zookeeper: Some(ZooKeeperRegistry::new(quorum)),
+            ..NativeConfig::new(Vec::<String>::new())
+        }
+    }
+
+    /// Sets the parent znode of a [`zookeeper`](Self::zookeeper) bootstrap,
+    /// HBase's `zookeeper.znode.parent` (`/hbase` by default); no effect on
+    /// a bootstrap from `ClientMetaService`.
+    pub fn znode_parent(mut self, parent: impl Into<String>) -> Self {
+        if let Some(zookeeper) = self.zookeeper.take() {
+            self.zookeeper = Some(zookeeper.znode_parent(parent));
+        }
+        self
     }
 
     /// Sets each call's deadline.
@@ -97,8 +126,10 @@ pub(super) struct Inner {
     meta: Mutex<Option<RegionLocation>>,
     /// The active master, `host:port`, once the registry named it.
     pub(super) master: Mutex<Option<String>>,
+    /// The cluster's id, once the registry named it.
+    cluster_id: Mutex<Option<String>>,
     /// Table schemas (by the caller's name) that requests are checked against.
-    pub(super) schemas: Mutex<HashMap<String, Arc<crate::schema::TableSchema>>>,
+    pub(super) schemas: crate::store::check::SchemaCache,
     /// The nonce group of this store's admin calls: with a nonce per call,
     /// the master recognises a call sent again after a broken connection.
     pub(super) nonce_group: u64,
@@ -154,6 +185,11 @@ impl Attempts {
         Ok(left)
     }
 
+    /// When the call must be done by.
+    pub(super) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// Sleeps before the next try, if the deadline leaves room; otherwise
     /// gives `error` back.
     pub(super) async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
@@ -164,6 +200,26 @@ impl Attempts {
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
         Ok(())
+    }
+}
+
+/// The error of a registry with no server to ask.
+pub(super) fn no_bootstrap() -> NativeError {
+    NativeError::InvalidReply {
+        reason: "no bootstrap server configured".to_string(),
+    }
+}
+
+/// `hbase:meta`'s location on `server`, as a ZooKeeper registry names it:
+/// its one region, `hbase:meta,,1` (`RegionInfoBuilder.FIRST_META_REGIONINFO`,
+/// region id 1, in the old name format without an encoded suffix).
+fn meta_at(server: String) -> RegionLocation {
+    RegionLocation {
+        table: locate::META_TABLE.to_string(),
+        name: Bytes::from(format!("{},,1", locate::META_TABLE)),
+        start: Bytes::new(),
+        end: Bytes::new(),
+        server,
     }
 }
 
@@ -190,7 +246,10 @@ pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
 }
 
 impl NativeStore {
-    /// Connects: asks the bootstrap servers where `hbase:meta` is.
+    /// Connects: asks the bootstrap servers where `hbase:meta` is; with a
+    /// [ZooKeeper registry](NativeConfig::zookeeper), reads the cluster id,
+    /// `hbase:meta`'s server and the active master from ZooKeeper instead,
+    /// all within [`NativeConfig::call_timeout`].
     pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
         let store = NativeStore {
             inner: Arc::new(Inner {
@@ -199,16 +258,79 @@ impl NativeStore {
                 regions: Mutex::default(),
                 meta: Mutex::default(),
                 master: Mutex::default(),
-                schemas: Mutex::default(),
+                cluster_id: Mutex::default(),
+                schemas: Default::default(),
                 nonce_group: super::admin::random_u64(),
                 open_scanners: Arc::default(),
             }),
         };
+        if let Some(registry) = &store.inner.config.zookeeper {
+            let deadline = Instant::now() + store.inner.config.call_timeout;
+            let registered = zookeeper::bootstrap(registry, deadline).await.map_err(|e| {
+                let endpoint = e.server().to_string();
+                NativeError::from(e).into_store("", None, "connect", &endpoint)
+            })?;
+            *store.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta_at(registered.meta_server));
+            *store.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = registered.master;
+            *store.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(registered.cluster_id);
+            return Ok(store);
+        }
         store
             .meta_region(store.inner.config.call_timeout)
             .await
             .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
         Ok(store)
+    }
+
+    /// The cluster's id (a UUID), from the cache or the registry:
+    /// `ClientMetaService.GetClusterId`, or the `hbaseid` znode.
+    pub async fn cluster_id(&self) -> Result<String, StoreError> {
+        if let Some(id) = self.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(id);
+        }
+        let timeout = self.inner.config.call_timeout;
+        let id = match &self.inner.config.zookeeper {
+            Some(registry) => zookeeper::cluster_id(registry, Instant::now() + timeout)
+                .await
+                .map_err(|e| (NativeError::from(e), String::new())),
+            None => {
+                let attempts = Attempts::new(timeout);
+                let mut last = None;
+                let mut found = None;
+                for endpoint in &self.inner.config.bootstrap {
+                    let reply = match attempts.remaining(endpoint, "GetClusterId") {
+                        Ok(left) => self
+                            .connection(endpoint, Service::ClientMeta)
+                            .call::<proto::GetClusterIdResponse>("GetClusterId", &proto::GetClusterIdRequest {}, left)
+                            .await
+                            .and_then(|r| {
+                                r.message.cluster_id.ok_or(NativeError::MissingField {
+                                    message: "GetClusterIdResponse",
+                                    field: "cluster_id",
+                                })
+                            }),
+                        Err(e) => Err(e),
+                    };
+                    match reply {
+                        Ok(id) => {
+                            found = Some(id);
+                            break;
+                        }
+                        Err(e) => last = Some((e, endpoint.clone())),
+                    }
+                }
+                found.ok_or_else(|| last.unwrap_or_else(|| (no_bootstrap(), String::new())))
+            }
+        };
+        let id = id.map_err(|(e, endpoint)| {
+            let endpoint = match &e {
+                NativeError::ZooKeeper(z) => z.server().to_string(),
+                _ => endpoint,
+            };
+            e.into_store("", None, "cluster_id", &endpoint)
+        })?;
+        *self.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.clone());
+        Ok(id)
     }
 
     pub(super) fn connection(&self, endpoint: &str, service: Service) -> Connection {
@@ -227,6 +349,17 @@ impl NativeStore {
     /// for each bootstrap server).
     pub(super) async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
         if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
+            return Ok(meta);
+        }
+        if let Some(registry) = &self.inner.config.zookeeper {
+            let server = zookeeper::meta_location(registry, Instant::now() + timeout)
+                .await
+                .map_err(|e| {
+                    let endpoint = e.server().to_string();
+                    (NativeError::from(e), endpoint)
+                })?;
+            let meta = meta_at(server);
+            *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
             return Ok(meta);
         }
         let mut last = None;
@@ -248,14 +381,7 @@ impl NativeStore {
                 Err(e) => last = Some((e, endpoint.clone())),
             }
         }
-        Err(last.unwrap_or_else(|| {
-            (
-                NativeError::InvalidReply {
-                    reason: "no bootstrap server configured".to_string(),
-                },
-                String::new(),
-            )
-        }))
+        Err(last.unwrap_or_else(|| (no_bootstrap(), String::new())))
     }
 
     /// How many scanners this store holds open on region servers: opened
@@ -636,8 +762,8 @@ impl NativeStore {
     pub(super) async fn scan_unchecked(&self, table: &str, scan: &Scan) -> Result<Vec<RowResult>, StoreError> {
         let mut scanner = self.scanner(table, scan);
         let mut rows = Vec::new();
-        while let Some(row) = scanner.next().await? {
-            rows.push(row);
+        while let Some(batch) = scanner.next_batch().await? {
+            rows.extend(batch);
         }
         Ok(rows)
     }
@@ -693,16 +819,19 @@ struct OpenScanner {
 }
 
 impl NativeScanner {
-    /// The next row, or `None` at the end.
-    pub async fn next(&mut self) -> Result<Option<RowResult>, StoreError> {
+    /// The rows fetched and not yet returned, fetching more when there are
+    /// none; `None` at the end. Never an empty batch.
+    pub async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
         loop {
-            let limit_reached = self.scan.limit.is_some_and(|l| self.returned >= l);
-            if !limit_reached && let Some(row) = self.buffer.pop_front() {
-                self.returned += 1;
-                self.last_row = Some(row.row.clone());
-                return Ok(Some(row));
+            let allowed = self.scan.limit.map_or(usize::MAX, |l| l.saturating_sub(self.returned));
+            if allowed > 0 && !self.buffer.is_empty() {
+                let n = self.buffer.len().min(allowed);
+                let batch: Vec<RowResult> = self.buffer.drain(..n).collect();
+                self.returned += batch.len();
+                self.last_row = batch.last().map(|row| row.row.clone());
+                return Ok(Some(batch));
             }
-            if self.finished || limit_reached {
+            if self.finished || allowed == 0 {
                 self.finished = true;
                 self.buffer.clear();
                 self.close().await;
@@ -906,6 +1035,16 @@ impl NativeScanner {
             let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
             drop(lease);
         }
+    }
+}
+
+impl crate::store::prefetch::BatchSource for NativeScanner {
+    async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
+        NativeScanner::next_batch(self).await
+    }
+
+    async fn close(mut self) {
+        NativeScanner::close(&mut self).await;
     }
 }
 
@@ -1346,10 +1485,9 @@ mod tests {
         assert_eq!(script.scanner_closes.load(Ordering::SeqCst), 1);
         // Dropped half-way: closed in the background.
         let mut scanner = store.scanner("t", &Scan::all().batch_size(2));
-        assert_eq!(
-            scanner.next().await.expect("row").map(|r| r.row),
-            Some(Bytes::from("r0"))
-        );
+        let first = scanner.next_batch().await.expect("rows").expect("a batch");
+        let keys: Vec<_> = first.iter().map(|r| r.row.clone()).collect();
+        assert_eq!(keys, ["r0", "r1"]);
         drop(scanner);
         for _ in 0..100 {
             if script.scanner_closes.load(Ordering::SeqCst) == 2 {

@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use super::zookeeper::ZooKeeperError;
 use crate::store::StoreError;
 
 /// An error of the native RPC layers.
@@ -122,6 +123,9 @@ pub enum NativeError {
         /// What broke it.
         reason: String,
     },
+    /// The ZooKeeper registry failed (it names the znode it was reading).
+    #[error(transparent)]
+    ZooKeeper(#[from] super::zookeeper::ZooKeeperError),
     /// The call's deadline passed (connecting, writing, or waiting for the reply).
     #[error("{method} on {endpoint} timed out after {elapsed:?}")]
     Timeout {
@@ -345,6 +349,24 @@ impl NativeError {
                 endpoint: endpoint.to_string(),
                 message: e.to_string(),
                 source: Some(Box::new(e)),
+            },
+            // The registry cannot be reached, or does not name the
+            // cluster's servers (yet): the cluster cannot be reached.
+            NativeError::ZooKeeper(
+                e @ (ZooKeeperError::NoQuorum { .. }
+                | ZooKeeperError::Unreachable { .. }
+                | ZooKeeperError::Timeout { .. }
+                | ZooKeeperError::NoNode { .. }),
+            ) => StoreError::Connection {
+                endpoint: format!("ZooKeeper {}", e.server()),
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            },
+            NativeError::ZooKeeper(e) => StoreError::Protocol {
+                endpoint: format!("ZooKeeper {}", e.server()),
+                table: table.to_string(),
+                operation,
+                message: e.to_string(),
             },
             e @ NativeError::Closed { .. } => StoreError::Connection {
                 endpoint: endpoint.to_string(),

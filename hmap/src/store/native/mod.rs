@@ -8,6 +8,8 @@
 //! - [`error`]: typed errors, HBase's exceptions by kind;
 //! - [`connection`]: one multiplexed tokio connection per server and service;
 //! - [`locate`]: where `hbase:meta` and a row's region are;
+//! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
+//!   (where `hbase:meta` and the master are, from HBase's znodes);
 //! - [`convert`]: hmap's types to and from the protobuf messages;
 //! - [`client`]: [`NativeStore`]: get, mutate and scan on hmap's own types,
 //!   region by region, with retries inside each call's deadline;
@@ -35,6 +37,20 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A cluster older than HBase 2.5 (no `ClientMetaService`) is found
+//! through its ZooKeeper quorum instead, as the Java client's
+//! `ZKConnectionRegistry` finds it:
+//!
+//! ```no_run
+//! use hmap::store::native::{NativeConfig, NativeStore};
+//!
+//! # async fn run() -> Result<(), hmap::store::StoreError> {
+//! let config = NativeConfig::zookeeper("zk1:2181,zk2:2181,zk3:2181").znode_parent("/hbase");
+//! let store = NativeStore::connect(config).await?;
+//! # Ok(())
+//! # }
+//! ```
 
 mod admin;
 mod batch;
@@ -46,9 +62,11 @@ pub mod error;
 pub mod locate;
 pub mod proto;
 mod store;
+pub mod zookeeper;
 
 #[cfg(test)]
 mod proto_check;
 
 pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};
+pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};

@@ -1028,3 +1028,62 @@ pub struct SplitTableRegionResponse {
     #[prost(uint64, optional, tag = "1")]
     pub proc_id: Option<u64>,
 }
+
+// ------------------------------------- ZooKeeper.proto, ClusterId.proto
+// What HBase writes in its znodes, after the `ZKMetadata` prefix and the
+// `PBUF` magic (see `zookeeper.rs`).
+
+/// `ZooKeeper.proto`: the content of the `meta-region-server` znode.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MetaRegionServer {
+    #[prost(message, required, tag = "1")]
+    pub server: ServerName,
+    #[prost(uint32, optional, tag = "2")]
+    pub rpc_version: Option<u32>,
+    #[prost(enumeration = "region_state::State", optional, tag = "3")]
+    pub state: Option<i32>,
+}
+
+/// `ZooKeeper.proto`: the content of the `master` znode.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Master {
+    #[prost(message, required, tag = "1")]
+    pub master: ServerName,
+    #[prost(uint32, optional, tag = "2")]
+    pub rpc_version: Option<u32>,
+    #[prost(uint32, optional, tag = "3")]
+    pub info_port: Option<u32>,
+}
+
+/// `ClusterId.proto`: the content of the `hbaseid` znode.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClusterId {
+    #[prost(string, required, tag = "1")]
+    pub cluster_id: String,
+}
+
+/// `ClusterStatus.proto`: `RegionState`'s nested enum (the message itself
+/// is not mirrored).
+pub mod region_state {
+    /// `RegionState.State`: where a region is in its life (`MetaRegionServer.state`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum State {
+        Offline = 0,
+        PendingOpen = 1,
+        Opening = 2,
+        Open = 3,
+        PendingClose = 4,
+        Closing = 5,
+        Closed = 6,
+        Splitting = 7,
+        Split = 8,
+        FailedOpen = 9,
+        FailedClose = 10,
+        Merging = 11,
+        Merged = 12,
+        SplittingNew = 13,
+        MergingNew = 14,
+        AbnormallyClosed = 15,
+    }
+}

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 /// The files whose messages `proto.rs` mirrors.
-const FILES: [&str; 9] = [
+const FILES: [&str; 12] = [
     "RPC.proto",
     "HBase.proto",
     "Client.proto",
@@ -18,6 +18,11 @@ const FILES: [&str; 9] = [
     "Registry.proto",
     "ErrorHandling.proto",
     "Master.proto",
+    // The znodes the ZooKeeper registry reads (`zookeeper.rs`), and
+    // `RegionState.State`, the type of `MetaRegionServer.state`.
+    "ZooKeeper.proto",
+    "ClusterId.proto",
+    "ClusterStatus.proto",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,6 +160,25 @@ impl Parser {
                 "enum" => self.enumeration(&format!("{name}."), schema),
                 "option" | "reserved" | "extensions" => self.skip_statement(),
                 "oneof" => panic!("oneof in {name}: not in the subset this parser reads"),
+                "map" => {
+                    // `map<K, V> name = N;` (ClusterStatus.proto): kept as
+                    // a field of type `map`, labelled `repeated`.
+                    self.next();
+                    while self.next() != ">" {}
+                    let field = self.next();
+                    self.expect("=");
+                    let tag: u32 = self.next().parse().expect("field number");
+                    self.expect(";");
+                    let f = Field {
+                        name: field,
+                        label: "repeated".to_string(),
+                        ty: "map".to_string(),
+                        tag,
+                        default: None,
+                        packed: None,
+                    };
+                    fields.insert(tag, f);
+                }
                 _ => {
                     let label = self.next();
                     let ty = self.next();
@@ -431,7 +455,7 @@ fn parser_reads_the_subset() {
     let mut schema = Schema::default();
     let text = r#"syntax = "proto2"; // x
         /* block */ message A { optional uint32 x = 1 [default = 7, deprecated = true];
-          enum E { ONE_TWO = 1; } message B { repeated bytes y = 2; } }
+          enum E { ONE_TWO = 1; } message B { repeated bytes y = 2; map<string, uint32> m = 3; } }
         service S { rpc Get(A) returns (A); }"#;
     Parser {
         tokens: tokens(text),
@@ -441,11 +465,22 @@ fn parser_reads_the_subset() {
     assert_eq!(schema.messages["A"][&1].default.as_deref(), Some("7"));
     assert_eq!(schema.messages["A.B"][&2].label, "repeated");
     assert_eq!(schema.enums["A.E"], vec![("ONE_TWO".to_string(), 1)]);
+    assert_eq!(
+        (
+            schema.messages["A.B"][&3].name.as_str(),
+            schema.messages["A.B"][&3].ty.as_str()
+        ),
+        ("m", "map")
+    );
     let rust = rust_schema();
     let qv = &rust.messages["MutationProto.ColumnValue.QualifierValue"];
     assert_eq!(qv[&4].ty, "DeleteType");
     assert_eq!(rust.messages["RegionSpecifier"][&1].name, "r#type");
     assert_eq!(rust.messages["ScanResponse"][&1].packed.as_deref(), Some("false"));
+    // The znodes' messages, and an enum in a module of its own.
+    assert_eq!(rust.messages["MetaRegionServer"][&3].ty, "State");
+    assert_eq!(rust.messages["Master"][&1].ty, "ServerName");
+    assert_eq!(rust.enums["RegionState.State"].len(), 16);
     // An attribute rustfmt spread over lines.
     assert_eq!(
         rust.messages["MutationProto"][&6].default.as_deref(),

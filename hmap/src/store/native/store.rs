@@ -3,10 +3,9 @@
 //! request leaves (`store::check`), against the table's schema as the
 //! master describes it (cached per table, forgotten when hmap changes it).
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures_util::StreamExt;
 
 use super::admin;
 use super::client::NativeStore;
@@ -25,22 +24,7 @@ impl NativeStore {
     /// checked against it before they are sent.
     async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
         check_table_name(table, &self.inner.config.table_prefix)?;
-        if let Some(schema) = self
-            .inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(table)
-        {
-            return Ok(Arc::clone(schema));
-        }
-        let schema = Arc::new(self.descriptor(table).await?);
-        self.inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), Arc::clone(&schema));
-        Ok(schema)
+        self.inner.schemas.get_or_fetch(table, self.descriptor(table)).await
     }
 
     /// The table's families and metadata (no split points), or
@@ -53,11 +37,7 @@ impl NativeStore {
     }
 
     fn forget_schema(&self, table: &str) {
-        self.inner
-            .schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(table);
+        self.inner.schemas.forget(table);
     }
 }
 
@@ -187,15 +167,7 @@ impl Store for NativeStore {
             check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
             let mut scanner = self.scanner(table, scan);
             scanner.open().await?;
-            let rows = futures_util::stream::unfold(Some(scanner), |state| async move {
-                let mut scanner = state?;
-                match scanner.next().await {
-                    Ok(Some(row)) => Some((Ok(row), Some(scanner))),
-                    Ok(None) => None,
-                    Err(e) => Some((Err(e), None)),
-                }
-            });
-            let rows: RowStream<'a> = Box::pin(rows.fuse());
+            let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
             Ok(rows)
         })
         .await

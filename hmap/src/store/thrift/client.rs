@@ -8,12 +8,12 @@
 //! ([`hbase`](super::hbase), [`hbase1`](super::hbase1)).
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::codec::{self, ApplicationException, DecodeError, Encoder, Reader, TType};
@@ -22,7 +22,7 @@ use super::http::HttpError;
 use super::transport::{Connection, Deadline, Failure, Wire};
 use super::{ThriftConfig, ThriftHttp, ThriftProtocol};
 use crate::schema::TableSchema;
-use crate::store::check::check_table_name;
+use crate::store::check::{SchemaCache, check_table_name};
 use crate::store::{Result, RowResult, RowStream, Scan, StoreError};
 
 /// The connection pool: at most `pool_size` calls hold a connection at once
@@ -47,7 +47,7 @@ pub struct Client {
     /// How messages go on the wire, from the config (or why they cannot).
     transport: std::result::Result<Wire, String>,
     pool: Pool,
-    pub schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
+    schemas: SchemaCache,
     /// Ids of the gateway's scanners that this store opened and has not yet
     /// seen closed.
     pub scanners: Mutex<BTreeSet<i32>>,
@@ -106,7 +106,7 @@ impl Client {
                 permits,
                 idle: Mutex::new(Vec::new()),
             },
-            schemas: Mutex::new(HashMap::new()),
+            schemas: SchemaCache::default(),
             scanners: Mutex::new(BTreeSet::new()),
         }
     }
@@ -520,23 +520,6 @@ impl Client {
         }
     }
 
-    /// The cached schema of `table`, if any.
-    pub fn cached_schema(&self, table: &str) -> Option<Arc<TableSchema>> {
-        self.schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(table)
-            .map(Arc::clone)
-    }
-
-    /// Caches the schema of `table`.
-    pub fn cache_schema(&self, table: &str, schema: Arc<TableSchema>) {
-        self.schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(table.to_string(), schema);
-    }
-
     /// The schema of `table` from the cache, or `load`ed and cached:
     /// requests are checked against it before they are sent.
     pub async fn schema<F>(&self, table: &str, load: impl FnOnce() -> F) -> Result<Arc<TableSchema>>
@@ -544,12 +527,7 @@ impl Client {
         F: std::future::Future<Output = Result<TableSchema>>,
     {
         check_table_name(table, &self.config.table_prefix)?;
-        if let Some(schema) = self.cached_schema(table) {
-            return Ok(schema);
-        }
-        let schema = Arc::new(load().await?);
-        self.cache_schema(table, Arc::clone(&schema));
-        Ok(schema)
+        self.schemas.get_or_fetch(table, load()).await
     }
 
     /// Disables a table before it is deleted or truncated, once `exists`
@@ -578,10 +556,7 @@ impl Client {
     }
 
     pub fn forget_schema(&self, table: &str) {
-        self.schemas
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(table);
+        self.schemas.forget(table);
     }
 
     /// A table's name in HBase: the configured prefix, then `table`.
@@ -692,13 +667,12 @@ pub fn split_points(starts: Vec<Bytes>) -> Vec<Bytes> {
     starts.into_iter().filter(|k| !k.is_empty()).collect()
 }
 
-/// A server-side scanner, read by a task of its own: `batch` rows per
+/// A server-side scanner, read one batch ahead by
+/// [`prefetched`](crate::store::prefetch::prefetched): `batch` rows per
 /// fetch (for a scan sized by bytes, as many as the last batch's average
 /// row says fit in its byte budget: neither gateway's `TScan` has a byte
-/// limit of its own), the next batch fetched while the caller works through
-/// the current one (a channel of one batch between them), and the scanner
-/// closed when the rows run out, a fetch fails, or the caller drops the
-/// stream.
+/// limit of its own), the scanner closed when the rows run out, a fetch
+/// fails, or the caller drops the stream.
 pub struct ScanFetcher {
     client: Arc<Client>,
     calls: &'static ScannerCalls,
@@ -721,6 +695,22 @@ pub struct ScanFetcher {
     batch: i32,
 }
 
+impl crate::store::prefetch::BatchSource for ScanFetcher {
+    async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>> {
+        while !self.done {
+            let rows = self.fetch().await?;
+            if !rows.is_empty() {
+                return Ok(Some(rows));
+            }
+        }
+        Ok(None)
+    }
+
+    async fn close(self) {
+        ScanFetcher::close(&self).await;
+    }
+}
+
 impl ScanFetcher {
     /// Reads the gateway's scanner `id`, opened for `scan` on `table`, in a
     /// task of its own; the stream hands out its rows. `min_timestamp` as
@@ -738,7 +728,7 @@ impl ScanFetcher {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id);
-        ScanFetcher {
+        let fetcher = ScanFetcher {
             client,
             calls,
             table: table.to_string(),
@@ -755,46 +745,8 @@ impl ScanFetcher {
                 batch_bytes: scan.batch_bytes,
                 ..Scan::default()
             },
-        }
-        .spawn()
-    }
-
-    /// Starts the task; the stream hands out its rows.
-    fn spawn(mut self) -> RowStream<'static> {
-        let (batches, received) = mpsc::channel::<Result<Vec<RowResult>>>(1);
-        tokio::spawn(async move {
-            while !self.done {
-                match self.fetch().await {
-                    Ok(rows) if rows.is_empty() => {}
-                    Ok(rows) => {
-                        if batches.send(Ok(rows)).await.is_err() {
-                            break; // the stream was dropped
-                        }
-                    }
-                    Err(e) => {
-                        let _ = batches.send(Err(e)).await;
-                        break;
-                    }
-                }
-            }
-            drop(batches);
-            self.close().await;
-        });
-        let rows = futures_util::stream::unfold(
-            (received, std::vec::IntoIter::default()),
-            |(mut received, mut batch)| async move {
-                loop {
-                    if let Some(row) = batch.next() {
-                        return Some((Ok(row), (received, batch)));
-                    }
-                    match received.recv().await? {
-                        Ok(rows) => batch = rows.into_iter(),
-                        Err(e) => return Some((Err(e), (received, Vec::new().into_iter()))),
-                    }
-                }
-            },
-        );
-        Box::pin(futures_util::StreamExt::fuse(rows))
+        };
+        crate::store::prefetch::prefetched(fetcher)
     }
 
     /// The next batch of rows in hmap's range, at most what the limit allows.
