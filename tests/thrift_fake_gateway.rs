@@ -15,13 +15,19 @@ use hmap::store::{
     CheckAndMutate, Get, Increment, RowMutation, Scan, Store, StoreError, Thrift1Store, ThriftConfig, ThriftStore,
 };
 
-/// A store on `addr` whose calls may take `call_timeout` each.
-fn store(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftStore {
+/// The settings of a store on `addr` whose calls may take `call_timeout`
+/// each.
+fn config(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftConfig {
     let mut config = ThriftConfig::new(addr.to_string());
     config.pool_size = 2;
     config.connect_timeout = Duration::from_secs(1);
     config.call_timeout = call_timeout;
-    ThriftStore::with_config(config)
+    config
+}
+
+/// A store on `addr` whose calls may take `call_timeout` each.
+fn store(addr: std::net::SocketAddr, call_timeout: Duration) -> ThriftStore {
+    ThriftStore::with_config(config(addr, call_timeout))
 }
 
 /// Runs `f`, checking it ends within `limit`.
@@ -301,11 +307,7 @@ async fn increment_reply_cells_are_matched_by_column() {
 
 /// A `Thrift1Store` on `addr` whose calls may take `call_timeout` each.
 fn thrift1(addr: std::net::SocketAddr, call_timeout: Duration) -> Thrift1Store {
-    let mut config = ThriftConfig::new(addr.to_string());
-    config.pool_size = 2;
-    config.connect_timeout = Duration::from_secs(1);
-    config.call_timeout = call_timeout;
-    Thrift1Store::with_config(config)
+    Thrift1Store::with_config(config(addr, call_timeout))
 }
 
 /// A `getColumnDescriptors` reply: `map<Text, ColumnDescriptor>` with one

@@ -422,24 +422,15 @@ impl Client {
                 source: None,
             },
             Failure::Http { error, replied } => {
-                let hint = match (&error, replied) {
-                    (HttpError::NotHttp { start }, _) => format!(" ({})", self.wire_hint(Some(start))),
-                    (_, false) => format!(" ({})", self.wire_hint(None)),
-                    _ => String::new(),
+                let start = match &error {
+                    HttpError::NotHttp { start } => Some(&start[..]),
+                    _ => None,
                 };
-                StoreError::Protocol {
-                    endpoint: self.config.address.clone(),
-                    table: table.into(),
-                    operation,
-                    message: format!("{error}{hint}"),
-                }
+                let hint = self.hint(start, replied);
+                self.invalid_reply(table, operation, format!("{error}{hint}"))
             }
             Failure::Io { error, replied } => {
-                let hint = if replied {
-                    String::new()
-                } else {
-                    format!(" ({})", self.wire_hint(None))
-                };
+                let hint = self.hint(None, replied);
                 let closed = matches!(
                     error.kind(),
                     std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
@@ -459,18 +450,33 @@ impl Client {
 
     /// A reply whose bytes are not what the protocol or the IDL allow.
     fn protocol_error(&self, table: &str, operation: &'static str, error: DecodeError, replied: bool) -> StoreError {
-        let hint = match (&error, replied) {
-            (DecodeError::NotBinary { start } | DecodeError::NotCompact { start }, _) => {
-                format!(" ({})", self.wire_hint(Some(start)))
-            }
-            (_, false) => format!(" ({})", self.wire_hint(None)),
-            _ => String::new(),
+        let start = match &error {
+            DecodeError::NotBinary { start } | DecodeError::NotCompact { start } => Some(&start[..]),
+            _ => None,
         };
+        let hint = self.hint(start, replied);
+        self.invalid_reply(table, operation, format!("{error}{hint}"))
+    }
+
+    /// ` (why the gateway may not have answered as expected)`: from the
+    /// reply's first bytes (`start`) if they tell, else, on a connection
+    /// that never carried a reply, from the modes the gateway may run in;
+    /// nothing on a connection that worked before.
+    fn hint(&self, start: Option<&[u8]>, replied: bool) -> String {
+        match (start, replied) {
+            (Some(start), _) => format!(" ({})", self.wire_hint(Some(start))),
+            (None, false) => format!(" ({})", self.wire_hint(None)),
+            (None, true) => String::new(),
+        }
+    }
+
+    /// [`StoreError::Protocol`] for a reply hmap cannot read.
+    fn invalid_reply(&self, table: &str, operation: &'static str, message: String) -> StoreError {
         StoreError::Protocol {
             endpoint: self.config.address.clone(),
             table: table.into(),
             operation,
-            message: format!("{error}{hint}"),
+            message,
         }
     }
 
