@@ -12,7 +12,7 @@ use super::client::{Client, Gateway, ScanFetcher, ScannerCalls, counter_error, s
 use super::codec::{Encoder, Reader, TType};
 use super::hbase::{self, ServerException};
 use super::hbase1::{self, Change, ScanSpec};
-use crate::schema::{FamilySchema, TableSchema};
+use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
 use crate::store::check::{
     check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
     check_table_name,
@@ -102,8 +102,11 @@ pub mod unsupported {
 /// anything is sent, never something else done quietly:
 ///
 /// - at creation: `MIN_VERSIONS` other than 0, `BLOCKSIZE` other than
-///   65,536, split keys, table metadata; altering a table's families;
-///   truncating a table;
+///   65,536, split keys, table metadata (but for hmap's record of the key
+///   layout, which [`Table::create`](crate::Table::create) writes: that is
+///   left out with a warning, as on a framed Thrift2 gateway, and the table
+///   reads as one whose key layout is not recorded); altering a table's
+///   families; truncating a table;
 /// - reads: several versions of more than one column in a get (one column,
 ///   `getVerTs`, is fine), several versions per column in a scan (a family
 ///   that keeps one version reads as it would with one);
@@ -485,8 +488,19 @@ impl Store for Thrift1Store {
         traced("thrift1", "create_table", &schema.name, 0, async move {
             check_schema(schema, &self.client.config.table_prefix)?;
             let refuse = |feature| Err(Self::unsupported(&schema.name, feature));
-            if !schema.metadata.is_empty() {
+            // hmap's own record of the key layout is left out, as on a
+            // framed Thrift2 gateway, so that typed tables can be created:
+            // the table then reads as one whose layout is not recorded.
+            // Metadata the caller declared is refused.
+            if schema.metadata.keys().any(|key| key != KEY_LAYOUT_ATTRIBUTE) {
                 return refuse(unsupported::METADATA);
+            }
+            if schema.key_layout().is_some() {
+                tracing::warn!(
+                    table = %schema.name,
+                    gateway = %self.client.config.address,
+                    "a Thrift1 gateway cannot carry table metadata; the table is created without its key layout"
+                );
             }
             if !schema.split_keys.is_empty() {
                 return refuse(unsupported::SPLIT_KEYS);
