@@ -270,7 +270,7 @@ struct StoredColumn {
 enum Versions {
     One(StoredVersion),
     Few(Vec<StoredVersion>),
-    Many(Box<BTreeMap<(i64, u64), StoredVersion>>),
+    Many(BTreeMap<(i64, u64), StoredVersion>),
 }
 
 /// The most versions a column keeps in a sorted list: inserting into it
@@ -294,7 +294,7 @@ impl Versions {
         if versions.len() <= MANY_VERSIONS {
             return Versions::Few(versions);
         }
-        Versions::Many(Box::new(versions.into_iter().map(|v| ((v.ts, v.seq), v)).collect()))
+        Versions::Many(versions.into_iter().map(|v| ((v.ts, v.seq), v)).collect())
     }
 
     fn len(&self) -> usize {
