@@ -157,8 +157,9 @@ struct TableData {
     /// Each row boxed: the map's nodes hold keys and pointers, small and
     /// dense (a map filled in key order leaves its nodes about half full,
     /// and empty slots of a 112-byte row would be read past by every
-    /// scan), and rows written one after the other lie one after the other
-    /// in memory, as the data of a `BTreeMap<Vec<u8>, Vec<u8>>` does.
+    /// scan), and rows written one after the other tend to lie one after
+    /// the other in memory, as the data of a `BTreeMap<Vec<u8>, Vec<u8>>`
+    /// does. The cost is one pointer more to follow per row read.
     rows: BTreeMap<RowKey, Box<StoredRow>>,
     /// The sequence number of the last write: a read sees writes up to its
     /// read point.
