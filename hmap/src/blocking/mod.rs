@@ -63,18 +63,21 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     runtime.block_on(future)
 }
 
-/// The items of `stream` that are ready: at least one (waiting for it), then
-/// as many as are ready at once, up to `max`; none when the stream ended.
-/// One wait for a batch of rows rather than one per row.
+/// Fills `items` (empty) with the items of `stream` that are ready: at
+/// least one (waiting for it), then as many as are ready at once, up to
+/// `max`; none when the stream ended. One wait for a batch of rows rather
+/// than one per row; `items` keeps its room from one batch to the next.
 pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
     stream: &mut S,
     max: usize,
-) -> std::collections::VecDeque<S::Item> {
+    items: &mut std::collections::VecDeque<S::Item>,
+) {
     use futures_util::{FutureExt, StreamExt};
-    let mut items = std::collections::VecDeque::new();
     let Some(first) = block_on(stream.next()) else {
-        return items;
+        return;
     };
+    // The rows the stream says it holds ready, so that `items` grows once.
+    items.reserve(stream.size_hint().0.min(max).saturating_add(1));
     items.push_back(first);
     let _context = runtime().enter();
     while items.len() < max {
@@ -83,7 +86,6 @@ pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
             _ => break,
         }
     }
-    items
 }
 
 /// The process's runtime for the blocking API.

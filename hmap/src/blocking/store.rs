@@ -96,7 +96,7 @@ impl Iterator for RowIter<'_> {
 
     fn next(&mut self) -> Option<Result<RowResult>> {
         if self.ready.is_empty() {
-            self.ready = super::ready_items(&mut self.inner, READY_ROWS);
+            super::ready_items(&mut self.inner, READY_ROWS, &mut self.ready);
         }
         self.ready.pop_front()
     }

@@ -153,7 +153,7 @@ impl<T> Iterator for Rows<'_, T> {
 
     fn next(&mut self) -> Option<Result<T>> {
         if self.ready.is_empty() {
-            self.ready = super::ready_items(&mut self.inner, super::store::READY_ROWS);
+            super::ready_items(&mut self.inner, super::store::READY_ROWS, &mut self.ready);
         }
         self.ready.pop_front()
     }

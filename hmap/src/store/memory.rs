@@ -154,7 +154,13 @@ struct MemTable {
 
 #[derive(Debug, Default)]
 struct TableData {
-    rows: BTreeMap<RowKey, StoredRow>,
+    /// Each row boxed: the map's nodes hold keys and pointers, small and
+    /// dense (a map filled in key order leaves its nodes about half full,
+    /// and empty slots of a 112-byte row would be read past by every
+    /// scan), and rows written one after the other tend to lie one after
+    /// the other in memory, as the data of a `BTreeMap<Vec<u8>, Vec<u8>>`
+    /// does. The cost is one pointer more to follow per row read.
+    rows: BTreeMap<RowKey, Box<StoredRow>>,
     /// The sequence number of the last write: a read sees writes up to its
     /// read point.
     seq: u64,
@@ -208,13 +214,6 @@ impl RowKey {
             RowKey::Heap { bytes, .. } => bytes,
         }
     }
-
-    fn to_bytes(&self) -> Bytes {
-        match self {
-            RowKey::Inline { len, bytes } => Bytes::copy_from_slice(&bytes[..usize::from(*len)]),
-            RowKey::Heap { bytes, .. } => bytes.clone(),
-        }
-    }
 }
 
 impl Ord for RowKey {
@@ -237,11 +236,19 @@ impl PartialOrd for RowKey {
 #[derive(Debug, Default, Clone)]
 struct StoredRow {
     /// Sorted by family, then qualifier. The first column inline: a narrow
-    /// row needs no allocation of its own, and a scan no pointer chase per
-    /// row.
+    /// row is one allocation, and a scan follows no pointer within it.
     columns: SmallVec<[StoredColumn; 1]>,
-    family_markers: Vec<FamilyMarker>,
-    column_markers: BTreeMap<(u16, Bytes), Vec<ColumnMarker>>,
+    /// The row's delete markers, if it has any (few rows do): boxed, so
+    /// that a row without them is smaller, and a scan reads fewer cache
+    /// lines per row.
+    markers: Option<Box<RowMarkers>>,
+}
+
+/// The delete markers of a row.
+#[derive(Debug, Default, Clone)]
+struct RowMarkers {
+    family: Vec<FamilyMarker>,
+    column: BTreeMap<(u16, Bytes), Vec<ColumnMarker>>,
 }
 
 /// One column's versions.
@@ -255,12 +262,15 @@ struct StoredColumn {
 /// A column's versions, by timestamp then sequence number, oldest first:
 /// readers walk them backwards.
 ///
-/// Few versions (most columns) sit in a sorted list, the first inline; past
-/// [`MANY_VERSIONS`] they move to a B-tree, so that adding one costs
+/// One version (most columns) sits inline; a few more in a sorted list;
+/// past [`MANY_VERSIONS`] they move to a B-tree, so that adding one costs
 /// `O(log n)` wherever its timestamp falls, however many the column holds.
+/// (The enum takes no more room than [`StoredVersion`]: its tag fits in the
+/// value's.)
 #[derive(Debug, Clone)]
 enum Versions {
-    Few(SmallVec<[StoredVersion; 1]>),
+    One(StoredVersion),
+    Few(Vec<StoredVersion>),
     Many(BTreeMap<(i64, u64), StoredVersion>),
 }
 
@@ -270,13 +280,18 @@ const MANY_VERSIONS: usize = 64;
 
 impl Default for Versions {
     fn default() -> Self {
-        Versions::Few(SmallVec::new())
+        Versions::Few(Vec::new())
     }
 }
 
 impl Versions {
     /// From versions sorted oldest first.
-    fn from_sorted(versions: SmallVec<[StoredVersion; 1]>) -> Self {
+    fn from_sorted(mut versions: Vec<StoredVersion>) -> Self {
+        if versions.len() == 1
+            && let Some(one) = versions.pop()
+        {
+            return Versions::One(one);
+        }
         if versions.len() <= MANY_VERSIONS {
             return Versions::Few(versions);
         }
@@ -285,6 +300,7 @@ impl Versions {
 
     fn len(&self) -> usize {
         match self {
+            Versions::One(_) => 1,
             Versions::Few(v) => v.len(),
             Versions::Many(v) => v.len(),
         }
@@ -293,9 +309,21 @@ impl Versions {
     /// Adds a version. Two at the same timestamp and sequence number (one
     /// mutation writing a cell twice) keep the later.
     fn insert(&mut self, version: StoredVersion) {
+        let key = (version.ts, version.seq);
         match self {
+            Versions::One(one) if (one.ts, one.seq) == key => *one = version,
+            Versions::One(_) => {
+                let Versions::One(one) = std::mem::take(self) else {
+                    return;
+                };
+                *self = if (one.ts, one.seq) < key {
+                    Versions::Few(vec![one, version])
+                } else {
+                    Versions::Few(vec![version, one])
+                };
+            }
+            Versions::Few(list) if list.is_empty() => *self = Versions::One(version),
             Versions::Few(list) => {
-                let key = (version.ts, version.seq);
                 let place = list.partition_point(|v| (v.ts, v.seq) <= key);
                 if place > 0 && list.get(place - 1).is_some_and(|v| (v.ts, v.seq) == key) {
                     list[place - 1] = version;
@@ -307,7 +335,7 @@ impl Versions {
                 }
             }
             Versions::Many(tree) => {
-                tree.insert((version.ts, version.seq), version);
+                tree.insert(key, version);
             }
         }
     }
@@ -315,6 +343,7 @@ impl Versions {
     /// Newest first.
     fn newest_first(&self) -> NewestFirst<'_> {
         match self {
+            Versions::One(one) => NewestFirst::Few(std::slice::from_ref(one).iter().rev()),
             Versions::Few(list) => NewestFirst::Few(list.iter().rev()),
             Versions::Many(tree) => NewestFirst::Many(tree.values().rev()),
         }
@@ -323,6 +352,11 @@ impl Versions {
     /// Keeps the versions for which `keep`, called oldest first, says so.
     fn retain(&mut self, mut keep: impl FnMut() -> bool) {
         match self {
+            Versions::One(_) => {
+                if !keep() {
+                    *self = Versions::default();
+                }
+            }
             Versions::Few(list) => list.retain(|_| keep()),
             // `BTreeMap::retain` visits in ascending key order.
             Versions::Many(tree) => tree.retain(|_, _| keep()),
@@ -351,7 +385,63 @@ impl<'r> Iterator for NewestFirst<'r> {
 struct StoredVersion {
     ts: i64,
     seq: u64,
-    value: Bytes,
+    value: StoredValue,
+}
+
+/// A stored value. Values up to [`INLINE_VALUE`] bytes (most values) live
+/// inline in their version, in the row: a read copies them from memory it
+/// is already in, where a value of its own would be a separate allocation,
+/// touched by every read (a cache miss per row on a large table), and two
+/// allocations per written value (the writer's buffer and the reference
+/// count a shared `Bytes` needs). Longer values are shared with the
+/// writer's buffer.
+#[derive(Clone)]
+enum StoredValue {
+    Inline { len: u8, bytes: [u8; INLINE_VALUE] },
+    Shared(Bytes),
+}
+
+/// The longest value stored inline: as many bytes as keep a
+/// [`StoredValue`] at 40 bytes (a `Bytes` and a tag).
+const INLINE_VALUE: usize = 38;
+
+impl StoredValue {
+    fn new(value: &Bytes) -> Self {
+        if value.len() <= INLINE_VALUE {
+            let mut bytes = [0u8; INLINE_VALUE];
+            bytes[..value.len()].copy_from_slice(value);
+            return StoredValue::Inline {
+                len: value.len() as u8,
+                bytes,
+            };
+        }
+        StoredValue::Shared(value.clone())
+    }
+
+    /// The value as a read returns it on its own: copied, or shared.
+    fn to_bytes(&self) -> Bytes {
+        match self {
+            StoredValue::Inline { len, bytes } => Bytes::copy_from_slice(&bytes[..usize::from(*len)]),
+            StoredValue::Shared(bytes) => bytes.clone(),
+        }
+    }
+}
+
+impl std::ops::Deref for StoredValue {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            StoredValue::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            StoredValue::Shared(bytes) => bytes,
+        }
+    }
+}
+
+impl fmt::Debug for StoredValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&Printable(self), f)
+    }
 }
 
 /// A version with its column, as reads see it.
@@ -554,8 +644,6 @@ impl MemTable {
     }
 }
 
-/// Calls `emit` with every cell a read selects, in order: the heart of the
-/// read path, shared by gets, scans, increments, checks and compaction.
 /// What a [`flush`] does with delete markers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Markers {
@@ -569,15 +657,22 @@ enum Markers {
 /// `read_point` could see (masked versions, expired versions beyond
 /// `MIN_VERSIONS` and versions beyond `VERSIONS` go), with the delete
 /// markers kept or dropped; rows left empty go.
-fn flush(schema: &TableSchema, rows: &mut BTreeMap<RowKey, StoredRow>, read_point: u64, now: i64, markers: Markers) {
+fn flush(
+    schema: &TableSchema,
+    rows: &mut BTreeMap<RowKey, Box<StoredRow>>,
+    read_point: u64,
+    now: i64,
+    markers: Markers,
+) {
     let all = Selection {
         families: None,
         max_versions: u32::MAX,
         time_range: TimeRange::ALL,
     };
+    let plan = ReadPlan::new(schema, all, now);
     rows.retain(|_, row| {
         let mut kept: SmallVec<[StoredColumn; 1]> = SmallVec::new();
-        visit_visible(schema, row, &all, read_point, now, |cell| {
+        visit_visible(&plan, row, read_point, |cell| {
             let same = kept
                 .last()
                 .is_some_and(|c| c.family == cell.column.family && c.qualifier == cell.column.qualifier);
@@ -599,70 +694,104 @@ fn flush(schema: &TableSchema, rows: &mut BTreeMap<RowKey, StoredRow>, read_poin
                 column.versions = Versions::from_sorted(std::mem::take(list));
             }
         }
-        let (family_markers, column_markers) = match markers {
-            Markers::Keep => (
-                std::mem::take(&mut row.family_markers),
-                std::mem::take(&mut row.column_markers),
-            ),
-            Markers::Drop => Default::default(),
+        let markers = match markers {
+            Markers::Keep => row.markers.take(),
+            Markers::Drop => None,
         };
-        *row = StoredRow {
-            columns: kept,
-            family_markers,
-            column_markers,
-        };
-        !(row.columns.is_empty() && row.family_markers.is_empty() && row.column_markers.is_empty())
+        **row = StoredRow { columns: kept, markers };
+        !row.is_empty()
     });
 }
 
-fn visit_visible<'r>(
-    schema: &TableSchema,
-    row: &'r StoredRow,
-    sel: &Selection,
-    read_point: u64,
-    now: i64,
-    mut emit: impl FnMut(CellRef<'r>),
-) {
+/// A read's [`Selection`] worked out against the table's families once, at
+/// one time (`now`): what reading each row needs, so that no row looks up a
+/// family, its limits or its TTL again.
+#[derive(Debug)]
+struct ReadPlan {
+    sel: Selection,
+    /// Indexed by family, like the schema's families.
+    families: SmallVec<[FamilyPlan; 4]>,
+}
+
+/// How a read treats one family (see [`ReadPlan`]).
+#[derive(Debug, Clone, Copy)]
+struct FamilyPlan {
+    /// The read takes some of the family.
+    wanted: bool,
+    /// The read names single columns of it: HBase then uses its
+    /// `ExplicitColumnTracker` (see [`Selection::names_columns`]).
+    named: bool,
+    /// `min(requested versions, VERSIONS)`.
+    max_versions: u32,
+    /// The family's `MIN_VERSIONS`.
+    min_versions: u32,
+    /// The oldest timestamp the family's TTL leaves visible.
+    oldest_unexpired: i64,
+}
+
+impl ReadPlan {
+    fn new(schema: &TableSchema, sel: Selection, now: i64) -> Self {
+        let families = schema
+            .families
+            .iter()
+            .enumerate()
+            .map(|(i, fam)| {
+                let family = u16::try_from(i).unwrap_or(u16::MAX);
+                FamilyPlan {
+                    wanted: sel
+                        .families
+                        .as_ref()
+                        .is_none_or(|families| matches!(families.get(i), Some(Some(_)))),
+                    named: sel.names_columns(family),
+                    max_versions: sel.max_versions.min(fam.versions),
+                    min_versions: fam.min_versions,
+                    oldest_unexpired: oldest_unexpired(fam, now),
+                }
+            })
+            .collect();
+        ReadPlan { sel, families }
+    }
+
+    /// How the read treats a column's family, or `None` if it skips the column.
+    fn column(&self, column: &StoredColumn) -> Option<&FamilyPlan> {
+        let fam = self.families.get(usize::from(column.family))?;
+        let wanted = fam.wanted && (!fam.named || self.sel.wants(column.family, &column.qualifier));
+        wanted.then_some(fam)
+    }
+}
+
+/// Calls `emit` with every cell a read selects from a row, in order: the
+/// heart of the read path, shared by gets, scans, increments, checks and
+/// compaction.
+fn visit_visible<'r>(plan: &ReadPlan, row: &'r StoredRow, read_point: u64, mut emit: impl FnMut(CellRef<'r>)) {
+    // Most rows carry no delete marker, and then no version is masked.
+    let marked = row.markers.is_some();
     for column in &row.columns {
-        let (family, qualifier) = (column.family, &column.qualifier);
-        if !sel.wants(family, qualifier) {
-            continue;
-        }
-        let Some(fam) = schema.families.get(usize::from(family)) else {
+        let Some(fam) = plan.column(column) else {
             continue;
         };
-        let masks = row.masks(family, qualifier, read_point);
-        let named = sel.names_columns(family);
-        visit_column(
-            fam,
-            column,
-            named,
-            sel,
-            read_point,
-            now,
-            |ts| masks.masked(ts),
-            |version| emit(CellRef { column, version }),
-        );
+        let emit = |version| emit(CellRef { column, version });
+        if marked {
+            let masks = row.masks(column.family, &column.qualifier, read_point);
+            visit_column(fam, column, &plan.sel, read_point, |ts| masks.masked(ts), emit);
+        } else {
+            visit_column(fam, column, &plan.sel, read_point, |_| false, emit);
+        }
     }
 }
 
 /// One column's versions, newest first: HBase's order of checks in
 /// `UserScanQueryMatcher`, then `ScanWildcardColumnTracker` or, when the
 /// read names the column, `ExplicitColumnTracker`.
-#[allow(clippy::too_many_arguments)] // one column of one read, and where it goes
 fn visit_column<'r>(
-    fam: &FamilySchema,
+    fam: &FamilyPlan,
     column: &'r StoredColumn,
-    named: bool,
     sel: &Selection,
     read_point: u64,
-    now: i64,
     masked: impl Fn(i64) -> bool,
     mut emit: impl FnMut(&'r StoredVersion),
 ) {
-    let max_versions = sel.max_versions.min(fam.versions);
-    let min_versions = fam.min_versions;
-    let oldest_unexpired = oldest_unexpired(fam, now);
+    let (max_versions, min_versions, named) = (fam.max_versions, fam.min_versions, fam.named);
     let mut count = 0u32;
     let mut previous_ts = None;
     for cell in column.versions.newest_first() {
@@ -674,7 +803,7 @@ fn visit_column<'r>(
             continue;
         }
         previous_ts = Some(cell.ts);
-        let expired = cell.ts < oldest_unexpired;
+        let expired = cell.ts < fam.oldest_unexpired;
         // Without MIN_VERSIONS, expired cells are skipped before anything else.
         if min_versions == 0 && expired {
             return;
@@ -708,28 +837,138 @@ fn visit_column<'r>(
     }
 }
 
-/// The cells a read selects from a row, or `None` if there are none.
+/// The cells a read selects from a row, or `None` if there are none; each
+/// value made by `value` from the stored one.
 fn read_cells(
-    table: &MemTable,
+    family_names: &[Bytes],
+    plan: &ReadPlan,
     row: &StoredRow,
-    sel: &Selection,
     read_point: u64,
-    now: i64,
+    mut value: impl FnMut(&StoredValue) -> Bytes,
 ) -> Option<Vec<super::Cell>> {
     let mut cells = Vec::new();
-    visit_visible(&table.schema, row, sel, read_point, now, |c| {
-        if cells.is_empty() {
+    visit_visible(plan, row, read_point, |c| {
+        if cells.capacity() == 0 {
             // One allocation for most rows, none for rows that show nothing.
-            cells.reserve(row.columns.len().min(16));
+            cells = Vec::with_capacity(row.columns.len().clamp(1, 16));
         }
         cells.push(super::Cell {
-            family: table.family_names[usize::from(c.column.family)].clone(),
+            family: family_names[usize::from(c.column.family)].clone(),
             qualifier: c.column.qualifier.clone(),
             timestamp: c.version.ts,
-            value: c.version.value.clone(),
+            value: value(&c.version.value),
         });
     });
     (!cells.is_empty()).then_some(cells)
+}
+
+/// Where a scan copies the row keys and values that live inline in the
+/// row map: one buffer for a run of rows, which becomes one `Bytes` when
+/// the run ends, and each copy a slice of it. A copy then costs a reference
+/// count on a buffer the scan just wrote (in cache) rather than an
+/// allocation of its own. Until its run ends, a copied key or value is an
+/// empty placeholder in the row; [`Copies::finish`] puts the slices in.
+/// A returned row keeps at most one buffer (about [`COPY_RUN`] bytes)
+/// alive besides its own cells.
+#[derive(Debug, Default)]
+struct Copies {
+    bytes: Vec<u8>,
+    /// Each copy in the buffer, in order: its start and length, and where
+    /// it goes (the row, counted from the run's first; the cell, or
+    /// `KEY` for the row key).
+    spans: Vec<Span>,
+    /// Rows in the run.
+    rows: usize,
+    /// Cells of the current row so far.
+    cells: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    row: u32,
+    cell: u32,
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    const KEY: u32 = u32::MAX;
+}
+
+/// The bytes a run of copies reaches before it ends with the row that
+/// passes it.
+const COPY_RUN: usize = 16 * 1024;
+
+impl Copies {
+    /// Copies `bytes` into the run, bound for cell `cell` of the current row.
+    fn copy(&mut self, bytes: &[u8], cell: u32) -> Bytes {
+        let (Ok(start), Ok(len), Ok(row)) = (
+            u32::try_from(self.bytes.len()),
+            u32::try_from(bytes.len()),
+            u32::try_from(self.rows),
+        ) else {
+            // A run is a few kilobytes; past 4 GiB, share instead.
+            return Bytes::copy_from_slice(bytes);
+        };
+        if self.bytes.capacity() == 0 {
+            self.bytes.reserve(COPY_RUN);
+        }
+        self.bytes.extend_from_slice(bytes);
+        self.spans.push(Span { row, cell, start, len });
+        Bytes::new()
+    }
+
+    /// A stored value as a scan returns it: copied if inline (see
+    /// [`Copies`]), else shared.
+    fn value(&mut self, value: &StoredValue) -> Bytes {
+        let cell = self.cells;
+        self.cells += 1;
+        match value {
+            StoredValue::Inline { .. } => self.copy(value, cell),
+            StoredValue::Shared(bytes) => bytes.clone(),
+        }
+    }
+
+    /// A row key as a scan returns it, ending the row: copied if inline
+    /// (see [`Copies`]), else shared.
+    fn row_key(&mut self, key: &RowKey) -> Bytes {
+        let row = match key {
+            RowKey::Inline { .. } => self.copy(key.as_slice(), Span::KEY),
+            RowKey::Heap { bytes, .. } => bytes.clone(),
+        };
+        self.rows += 1;
+        self.cells = 0;
+        row
+    }
+
+    /// Whether the run should end.
+    fn full(&self) -> bool {
+        self.bytes.len() >= COPY_RUN
+    }
+
+    /// Ends the run: `rows` ends with its rows, whose placeholders get their slices.
+    fn finish(&mut self, rows: &mut VecDeque<RowResult>) {
+        let run = std::mem::take(&mut self.rows);
+        if self.spans.is_empty() {
+            return;
+        }
+        let bytes = Bytes::from(std::mem::take(&mut self.bytes));
+        let first = rows.len() - run;
+        for span in self.spans.drain(..) {
+            let (start, len) = (span.start as usize, span.len as usize);
+            let Some(row) = rows.get_mut(first + span.row as usize) else {
+                continue;
+            };
+            let slot = if span.cell == Span::KEY {
+                Some(&mut row.row)
+            } else {
+                row.cells.get_mut(span.cell as usize).map(|c| &mut c.value)
+            };
+            if let Some(slot) = slot {
+                *slot = bytes.slice(start..start + len);
+            }
+        }
+    }
 }
 
 /// The newest visible version of one column, as a check or an increment sees it.
@@ -743,8 +982,9 @@ fn latest_cell<'r>(
 ) -> Option<&'r StoredVersion> {
     let row = row?;
     let sel = Selection::one_column(schema.families.len(), family, qualifier, 1);
+    let plan = ReadPlan::new(schema, sel, now);
     let mut found = None;
-    visit_visible(schema, row, &sel, read_point, now, |c| {
+    visit_visible(&plan, row, read_point, |c| {
         found.get_or_insert(c.version);
     });
     found
@@ -782,17 +1022,34 @@ impl Masks<'_> {
 }
 
 impl StoredRow {
+    /// No cells and no markers: the row map drops such a row.
+    fn is_empty(&self) -> bool {
+        self.columns.is_empty() && self.markers.is_none()
+    }
+
+    fn markers_mut(&mut self) -> &mut RowMarkers {
+        self.markers.get_or_insert_with(Box::default)
+    }
+
     fn masks(&self, family: u16, qualifier: &Bytes, read_point: u64) -> Masks<'_> {
-        let family_deleted_to = self
-            .family_markers
+        let Some(markers) = &self.markers else {
+            return Masks {
+                family_deleted_to: None,
+                column: &[],
+                read_point,
+            };
+        };
+        let family_deleted_to = markers
+            .family
             .iter()
             .filter(|m| m.family == family && m.seq <= read_point)
             .map(|m| m.ts)
             .max();
-        let column = if self.column_markers.is_empty() {
+        let column = if markers.column.is_empty() {
             &[][..]
         } else {
-            self.column_markers
+            markers
+                .column
                 .get(&(family, qualifier.clone()))
                 .map_or(&[][..], Vec::as_slice)
         };
@@ -829,7 +1086,8 @@ impl StoredRow {
     }
 
     fn mark_column(&mut self, family: u16, qualifier: &Bytes, marker: ColumnMarker) {
-        self.column_markers
+        self.markers_mut()
+            .column
             .entry((family, qualifier.clone()))
             .or_default()
             .push(marker);
@@ -943,7 +1201,7 @@ impl TableData {
                         StoredVersion {
                             ts: timestamp.unwrap_or(put_now),
                             seq,
-                            value: value.clone(),
+                            value: StoredValue::new(value),
                         },
                     );
                     if !written.contains(&(f, qualifier)) {
@@ -988,7 +1246,7 @@ impl TableData {
                 }
                 Mutation::DeleteFamily { family, up_to } => {
                     let Some(f) = table.family_index(family) else { continue };
-                    stored.family_markers.push(FamilyMarker {
+                    stored.markers_mut().family.push(FamilyMarker {
                         family: f,
                         ts: up_to.unwrap_or(now),
                         seq,
@@ -996,7 +1254,7 @@ impl TableData {
                 }
                 Mutation::DeleteRow { up_to } => {
                     for f in 0..table.schema.families.len() {
-                        stored.family_markers.push(FamilyMarker {
+                        stored.markers_mut().family.push(FamilyMarker {
                             family: u16::try_from(f).unwrap_or(u16::MAX),
                             ts: up_to.unwrap_or(now),
                             seq,
@@ -1029,7 +1287,7 @@ impl TableData {
         read_point: u64,
         now: i64,
     ) -> Option<i64> {
-        let stored = self.rows.get(&RowKey::new(row.clone()));
+        let stored = self.rows.get(&RowKey::new(row.clone())).map(|r| &**r);
         latest_cell(&table.schema, stored, family, qualifier, read_point, now).map(|c| c.ts)
     }
 }
@@ -1134,28 +1392,29 @@ impl SyncStore for MemoryStore {
                     })
                     .collect();
                 columns.sort_by(|a, b| (a.family, &a.qualifier).cmp(&(b.family, &b.qualifier)));
-                let family_markers = row
-                    .family_markers
-                    .iter()
-                    .filter_map(|m| {
-                        Some(FamilyMarker {
-                            family: to(m.family)?,
-                            ..*m
-                        })
-                    })
-                    .collect();
-                let column_markers = row
-                    .column_markers
-                    .iter()
-                    .filter_map(|((f, q), markers)| Some(((to(*f)?, q.clone()), markers.clone())))
-                    .collect();
-                let row = StoredRow {
-                    columns,
-                    family_markers,
-                    column_markers,
-                };
-                let keep = !(row.columns.is_empty() && row.family_markers.is_empty() && row.column_markers.is_empty());
-                keep.then(|| (key.clone(), row))
+                let markers = row.markers.as_ref().and_then(|markers| {
+                    let remapped = RowMarkers {
+                        family: markers
+                            .family
+                            .iter()
+                            .filter_map(|m| {
+                                Some(FamilyMarker {
+                                    family: to(m.family)?,
+                                    ..*m
+                                })
+                            })
+                            .collect(),
+                        column: markers
+                            .column
+                            .iter()
+                            .filter_map(|((f, q), markers)| Some(((to(*f)?, q.clone()), markers.clone())))
+                            .collect(),
+                    };
+                    let empty = remapped.family.is_empty() && remapped.column.is_empty();
+                    (!empty).then(|| Box::new(remapped))
+                });
+                let row = StoredRow { columns, markers };
+                (!row.is_empty()).then(|| (key.clone(), Box::new(row)))
             })
             .collect();
         let family_names = schema.families.iter().map(|f| intern(&f.name)).collect();
@@ -1191,13 +1450,13 @@ impl SyncStore for MemoryStore {
         let t = self.table(table)?;
         check_row(table, &get.row)?;
         let sel = t.selection(&get.columns, get.max_versions, get.time_range)?;
-        let now = self.now();
+        let plan = ReadPlan::new(&t.schema, sel, self.now());
         let data = read_lock(&t.data);
         let key = RowKey::new(get.row.clone());
         Ok(data
             .rows
             .get(&key)
-            .and_then(|row| read_cells(&t, row, &sel, data.seq, now))
+            .and_then(|row| read_cells(&t.family_names, &plan, row, data.seq, StoredValue::to_bytes))
             .map(|cells| RowResult {
                 row: get.row.clone(),
                 cells,
@@ -1214,13 +1473,17 @@ impl SyncStore for MemoryStore {
             })
             .collect::<Result<Vec<_>>>()?;
         let now = self.now();
+        let plans: Vec<ReadPlan> = selections
+            .into_iter()
+            .map(|sel| ReadPlan::new(&t.schema, sel, now))
+            .collect();
         let data = read_lock(&t.data);
         Ok(gets
             .iter()
-            .zip(&selections)
-            .map(|(g, sel)| {
+            .zip(&plans)
+            .map(|(g, plan)| {
                 let row = data.rows.get(&RowKey::new(g.row.clone()))?;
-                read_cells(&t, row, sel, data.seq, now).map(|cells| RowResult {
+                read_cells(&t.family_names, plan, row, data.seq, StoredValue::to_bytes).map(|cells| RowResult {
                     row: g.row.clone(),
                     cells,
                 })
@@ -1255,20 +1518,21 @@ impl SyncStore for MemoryStore {
             seq
         };
         self.open_scanners.fetch_add(1, Ordering::SeqCst);
+        let plan = ReadPlan::new(&t.schema, selection, self.now());
         Ok(MemScanner {
             table: t,
-            selection,
+            plan,
             start: scan.start.clone(),
             stop: scan.stop.clone(),
             reversed: scan.reversed,
             cursor: None,
             read_point,
-            now: self.now(),
             remaining: scan.limit,
             // Batches bound how long a scan holds the table's lock; bytes do
             // not matter in memory.
             batch_size: scan.batch_size.unwrap_or(1000).max(1),
             buffer: VecDeque::new(),
+            copies: Copies::default(),
             done: scan.is_empty_range(),
             open_scanners: Arc::clone(&self.open_scanners),
         })
@@ -1284,7 +1548,7 @@ impl SyncStore for MemoryStore {
             drop(data);
             return SyncStore::check_and_mutate(self, table, op);
         }
-        let stored = data.rows.get(&RowKey::new(op.row.clone()));
+        let stored = data.rows.get(&RowKey::new(op.row.clone())).map(|r| &**r);
         let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
         // `HRegion.checkAndMutateInternal`: an empty expected value is
         // "absent or empty", like no value at all.
@@ -1317,7 +1581,7 @@ impl SyncStore for MemoryStore {
         // Read every counter first, so that a refused one writes nothing.
         let mut writes = Vec::with_capacity(op.columns.len());
         for ((family_name, qualifier, amount), &family) in op.columns.iter().zip(&families) {
-            let stored = data.rows.get(&RowKey::new(op.row.clone()));
+            let stored = data.rows.get(&RowKey::new(op.row.clone())).map(|r| &**r);
             let current = latest_cell(&t.schema, stored, family, qualifier, data.seq, now);
             let (value, ts) = match current {
                 None => (0i64, now),
@@ -1455,63 +1719,78 @@ impl Store for MemoryStore {
 /// lock, reading at the sequence number current when it was opened.
 struct MemScanner {
     table: Arc<MemTable>,
-    selection: Selection,
+    /// What the scan reads, at the time it was opened.
+    plan: ReadPlan,
     start: Bytes,
     stop: Bytes,
     reversed: bool,
     /// The last row visited, exclusive bound of the next batch.
-    cursor: Option<Bytes>,
+    cursor: Option<RowKey>,
     read_point: u64,
-    now: i64,
     remaining: Option<usize>,
     batch_size: usize,
     buffer: VecDeque<RowResult>,
+    /// Where the returned rows' keys and short values are copied.
+    copies: Copies,
     done: bool,
     open_scanners: Arc<AtomicUsize>,
 }
 
 impl MemScanner {
     fn fetch(&mut self) {
-        let data = read_lock(&self.table.data);
+        let table = Arc::clone(&self.table);
+        let data = read_lock(&table.data);
         let (mut lower, mut upper) = (Bound::Included(RowKey::new(self.start.clone())), Bound::Unbounded);
         if !self.stop.is_empty() {
             upper = Bound::Excluded(RowKey::new(self.stop.clone()));
         }
-        if let Some(cursor) = &self.cursor {
+        if let Some(cursor) = self.cursor.take() {
             if self.reversed {
-                upper = Bound::Excluded(RowKey::new(cursor.clone()));
+                upper = Bound::Excluded(cursor);
             } else {
-                lower = Bound::Excluded(RowKey::new(cursor.clone()));
+                lower = Bound::Excluded(cursor);
             }
         }
         let range = data.rows.range((lower, upper));
-        let rows: Box<dyn Iterator<Item = (&RowKey, &StoredRow)>> = if self.reversed {
-            Box::new(range.rev())
+        if self.reversed {
+            self.fill(&table.family_names, range.rev());
         } else {
-            Box::new(range)
-        };
+            self.fill(&table.family_names, range);
+        }
+    }
+
+    /// Reads the next batch from `rows`, in scan order.
+    fn fill<'r>(&mut self, family_names: &[Bytes], rows: impl Iterator<Item = (&'r RowKey, &'r Box<StoredRow>)>) {
         let want = self.remaining.map_or(self.batch_size, |r| r.min(self.batch_size));
         let mut found = 0;
         let mut exhausted = true;
         let mut last = None;
-        self.buffer.reserve(want);
+        // A batch size may be far larger than the rows there are.
+        self.buffer.reserve(want.min(1024));
+        let copies = &mut self.copies;
         for (key, row) in rows {
             last = Some(key);
-            if let Some(cells) = read_cells(&self.table, row, &self.selection, self.read_point, self.now) {
-                self.buffer.push_back(RowResult {
-                    row: key.to_bytes(),
-                    cells,
-                });
-                found += 1;
-                if found == want {
-                    exhausted = false;
-                    break;
-                }
+            // A row that shows no cell copied nothing.
+            let Some(cells) = read_cells(family_names, &self.plan, row, self.read_point, |v| copies.value(v)) else {
+                continue;
+            };
+            self.buffer.push_back(RowResult {
+                row: copies.row_key(key),
+                cells,
+            });
+            if copies.full() {
+                copies.finish(&mut self.buffer);
+            }
+            found += 1;
+            if found == want {
+                exhausted = false;
+                break;
             }
         }
+        copies.finish(&mut self.buffer);
         // The next batch resumes after the last row visited.
         if let Some(key) = last {
-            self.cursor = Some(key.to_bytes());
+            self.cursor = Some(key.clone());
         }
         if exhausted {
             self.done = true;
@@ -1535,6 +1814,15 @@ impl Iterator for MemScanner {
         }
         Some(Ok(row))
     }
+
+    /// At least the rows already fetched.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let ready = self.buffer.len();
+        match self.remaining {
+            Some(r) => (ready.min(r), Some(r)),
+            None => (ready, None),
+        }
+    }
 }
 
 impl Drop for MemScanner {
@@ -1555,7 +1843,7 @@ mod tests {
     use bytes::Bytes;
     use proptest::prelude::*;
 
-    use super::{RowKey, StoredVersion, Versions};
+    use super::{RowKey, StoredValue, StoredVersion, Versions};
 
     fn key() -> impl Strategy<Value = Vec<u8>> {
         // Keys from few bytes, zeros included, so that shared prefixes, zero
@@ -1575,7 +1863,7 @@ mod tests {
             let mut versions = Versions::default();
             let mut model = std::collections::BTreeMap::new();
             for &(ts, seq, value) in &writes {
-                versions.insert(StoredVersion { ts, seq, value: Bytes::from(vec![value]) });
+                versions.insert(StoredVersion { ts, seq, value: StoredValue::new(&Bytes::from(vec![value])) });
                 model.insert((ts, seq), value);
             }
             let read: Vec<(i64, u64, u8)> = versions.newest_first().map(|v| (v.ts, v.seq, v.value[0])).collect();
@@ -1590,5 +1878,18 @@ mod tests {
             prop_assert_eq!(ka.cmp(&kb), a.cmp(&b));
             prop_assert_eq!(ka == kb, a == b);
         }
+    }
+
+    /// The layout the scan counts on: a column of one version takes no
+    /// more room than the version, and a row of one column (a column inline,
+    /// the markers behind a pointer) takes at most 112 bytes.
+    #[test]
+    fn a_narrow_row_is_compact() {
+        assert_eq!(size_of::<Versions>(), size_of::<StoredVersion>());
+        assert!(
+            size_of::<super::StoredRow>() <= 112,
+            "{}",
+            size_of::<super::StoredRow>()
+        );
     }
 }
