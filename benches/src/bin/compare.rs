@@ -38,7 +38,7 @@ fn key(i: usize) -> Bytes {
 }
 
 fn row(i: usize) -> RowMutation {
-    RowMutation::new(key(i))
+    RowMutation::with_capacity(key(i), 6)
         .put(FAMILY, "item", format!("item-{:06}", i % 50_000))
         .put(
             FAMILY,

@@ -184,9 +184,14 @@ pub(crate) fn check_mutation(
     max_cell_size: usize,
 ) -> Result<()> {
     check_row(&schema.name, row)?;
+    // A row's cells are mostly of one family: look each up once in a run.
+    let mut known: &[u8] = &[];
     for m in mutations {
-        if let Some(family) = m.family() {
+        if let Some(family) = m.family()
+            && (known.is_empty() || family[..] != *known)
+        {
             check_family(schema, family)?;
+            known = family;
         }
         let (qualifier, timestamp) = match m {
             Mutation::Put {

@@ -631,6 +631,24 @@ impl RowMutation {
         }
     }
 
+    /// No changes yet, with room for `mutations` of them: a row built with
+    /// a known number of cells then grows its list once, not by doubling.
+    ///
+    /// ```
+    /// use hmap::store::RowMutation;
+    ///
+    /// let row = RowMutation::with_capacity("u0001", 2)
+    ///     .put("p", "item", "book")
+    ///     .put("p", "shop", "north");
+    /// assert_eq!(row.mutations.len(), 2);
+    /// ```
+    pub fn with_capacity(row: impl Into<Bytes>, mutations: usize) -> Self {
+        RowMutation {
+            row: row.into(),
+            mutations: Vec::with_capacity(mutations),
+        }
+    }
+
     /// Writes a cell at the current time.
     pub fn put(self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
         self.push(Mutation::Put {

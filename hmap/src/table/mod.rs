@@ -326,6 +326,8 @@ impl<T: HTable, S: Store> Table<T, S> {
         let mut writer = RowWriter::at(T::TABLE, &key, timestamp);
         writer.only = only;
         writer.key = Some(T::key_schema());
+        // One cell a field at least (more for dynamic columns and versions).
+        writer.reserve(T::fields().len());
         row.write_cells(&mut writer)?;
         let mutations = writer.into_mutations();
         Ok(RowMutation { row: key, mutations })

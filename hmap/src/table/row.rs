@@ -46,6 +46,11 @@ impl<'a> RowWriter<'a> {
         }
     }
 
+    /// Makes room for `cells` more mutations.
+    pub(crate) fn reserve(&mut self, cells: usize) {
+        self.mutations.reserve(cells);
+    }
+
     /// The mutations collected.
     pub fn into_mutations(self) -> Vec<Mutation> {
         self.mutations

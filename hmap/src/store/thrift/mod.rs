@@ -728,10 +728,16 @@ impl Store for ThriftStore {
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         traced("thrift", "mutate", table, rows.len(), async move {
             let schema = self.schema(table).await?;
-            for r in rows {
-                check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
-            }
-            for batch in batches(rows) {
+            // Every row is checked before anything is sent; its kind is
+            // read in the same pass, while its cells are in the cache.
+            let kinds = rows
+                .iter()
+                .map(|r| {
+                    check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
+                    Ok(RowKind::of(r))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            for batch in batches(rows, &kinds) {
                 match batch {
                     Batch::Puts(rows) => self.put_multiple(table, rows).await?,
                     Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
@@ -971,45 +977,83 @@ enum Batch<'a> {
     Mixed(&'a RowMutation),
 }
 
-/// Splits rows into batches, in order, leaving out rows with nothing to do.
-/// A run ends where the kind of row changes or a row repeats, since HBase
-/// does not order two mutations of one row within a batch.
-fn batches(rows: &[RowMutation]) -> Vec<Batch<'_>> {
-    let is_run = |r: &RowMutation, puts: bool| {
-        let deletes = r
+/// What one row asks of the gateway, for [`batches`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowKind {
+    /// No mutations: nothing is sent.
+    Nothing,
+    /// Puts only: one TPut of a `putMultiple`.
+    Puts,
+    /// A single delete: one TDelete of a `deleteMultiple`.
+    OneDelete,
+    /// Puts and deletes, or several deletes: a `mutateRow` of its own.
+    Mixed,
+}
+
+impl RowKind {
+    fn of(row: &RowMutation) -> Self {
+        let deletes = row
             .mutations
             .iter()
-            .filter(|m| hbase::DeleteSpec::of(m).is_some())
+            .filter(|m| !matches!(m, crate::store::Mutation::Put { .. }))
             .count();
-        !r.mutations.is_empty()
-            && if puts {
-                deletes == 0
-            } else {
-                deletes == 1 && r.mutations.len() == 1
-            }
-    };
+        match (row.mutations.len(), deletes) {
+            (0, _) => RowKind::Nothing,
+            (_, 0) => RowKind::Puts,
+            (1, 1) => RowKind::OneDelete,
+            _ => RowKind::Mixed,
+        }
+    }
+}
+
+/// Splits rows into batches, in order, leaving out rows with nothing to do;
+/// `kinds` holds each row's [`RowKind`]. A run ends where the kind of row
+/// changes or a row repeats, since HBase does not order two mutations of
+/// one row within a batch.
+fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind]) -> Vec<Batch<'a>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < rows.len() {
-        let row = &rows[start];
-        let puts = is_run(row, true);
-        if !puts && !is_run(row, false) {
-            if !row.mutations.is_empty() {
-                out.push(Batch::Mixed(row));
+        let kind = kinds[start];
+        match kind {
+            RowKind::Nothing => start += 1,
+            RowKind::Mixed => {
+                out.push(Batch::Mixed(&rows[start]));
+                start += 1;
             }
-            start += 1;
-            continue;
+            RowKind::Puts | RowKind::OneDelete => {
+                // While keys ascend no row can repeat (a bulk load's usually
+                // do); from the first that does not, a set finds repeats.
+                let mut seen: Option<FxHashSet<&Bytes>> = None;
+                let mut end = start + 1;
+                while end < rows.len() && kinds[end] == kind {
+                    let row = &rows[end].row;
+                    let fresh = match &mut seen {
+                        None if *row > rows[end - 1].row => true,
+                        None => {
+                            let mut set = FxHashSet::default();
+                            set.reserve(rows.len() - start);
+                            set.extend(rows[start..end].iter().map(|r| &r.row));
+                            let fresh = set.insert(row);
+                            seen = Some(set);
+                            fresh
+                        }
+                        Some(set) => set.insert(row),
+                    };
+                    if !fresh {
+                        break;
+                    }
+                    end += 1;
+                }
+                let run = &rows[start..end];
+                out.push(if kind == RowKind::Puts {
+                    Batch::Puts(run)
+                } else {
+                    Batch::Deletes(run)
+                });
+                start = end;
+            }
         }
-        let mut seen: FxHashSet<&Bytes> = FxHashSet::default();
-        seen.reserve(rows.len() - start);
-        seen.insert(&row.row);
-        let mut end = start + 1;
-        while end < rows.len() && is_run(&rows[end], puts) && seen.insert(&rows[end].row) {
-            end += 1;
-        }
-        let run = &rows[start..end];
-        out.push(if puts { Batch::Puts(run) } else { Batch::Deletes(run) });
-        start = end;
     }
     out
 }
@@ -1084,7 +1128,8 @@ mod tests {
                 .map(|r| std::str::from_utf8(&r.row).unwrap_or("?"))
                 .collect()
         }
-        batches(rows)
+        let kinds: Vec<RowKind> = rows.iter().map(RowKind::of).collect();
+        batches(rows, &kinds)
             .into_iter()
             .map(|b| match b {
                 Batch::Puts(rows) => ("puts", names(rows)),
@@ -1118,6 +1163,31 @@ mod tests {
                 ("puts", vec!["f"]),
             ]
         );
+    }
+
+    /// A repeat is found whether or not the keys before it ascend.
+    #[test]
+    fn batches_find_repeats_in_ascending_and_unordered_runs() {
+        let puts = |keys: &[&str]| -> Vec<RowMutation> {
+            keys.iter()
+                .map(|k| RowMutation::new(k.to_string()).put("f", "q", "1"))
+                .collect()
+        };
+        let runs = |keys: &[&str]| -> Vec<Vec<String>> {
+            shape(&puts(keys))
+                .into_iter()
+                .map(|(kind, rows)| {
+                    assert_eq!(kind, "puts");
+                    rows.into_iter().map(String::from).collect()
+                })
+                .collect()
+        };
+        assert_eq!(runs(&["a", "b", "c", "d"]), [vec!["a", "b", "c", "d"]]);
+        assert_eq!(runs(&["a", "b", "c", "b"]), [vec!["a", "b", "c"], vec!["b"]]);
+        assert_eq!(runs(&["a", "b", "b"]), [vec!["a", "b"], vec!["b"]]);
+        assert_eq!(runs(&["b", "a", "c", "a"]), [vec!["b", "a", "c"], vec!["a"]]);
+        assert_eq!(runs(&["c", "a", "b", "d", "c"]), [vec!["c", "a", "b", "d"], vec!["c"]]);
+        assert_eq!(runs(&["a", "c", "b", "e", "d"]), [vec!["a", "c", "b", "e", "d"]]);
     }
 
     #[test]
