@@ -607,7 +607,7 @@ impl Encoder {
     /// A binary field: in the binary protocol its 7-byte header and the
     /// bytes in one write, since every cell's family, qualifier and value
     /// is one and a bulk load writes millions.
-    #[inline]
+    #[inline(always)]
     pub fn binary_field(&mut self, id: i16, v: &[u8]) {
         if self.protocol == Protocol::Binary {
             let len = i32::try_from(v.len()).unwrap_or(i32::MAX);
