@@ -902,8 +902,9 @@ pub async fn negative_timestamp_rejected(t: &dyn Target) {
     );
 }
 
-/// `get_many` answers each get in order, `None` for missing rows.
-/// (Thrift2 IDL: `getMultiple` returns one TResult per TGet, in order.)
+/// `get_many` answers each get in order, `None` for missing rows, and a row
+/// asked for twice twice. (Thrift2 IDL: `getMultiple` returns one TResult
+/// per TGet, in order; `Table.get(List<Get>)` one `Result` per `Get`.)
 pub async fn get_many_in_order(t: &dyn Target) {
     let tt = ab_table(t, "get_many_in_order").await;
     put(
@@ -916,7 +917,10 @@ pub async fn get_many_in_order(t: &dyn Target) {
     .await;
     let got = t
         .store()
-        .get_many(&tt.name, &[Get::new("r3"), Get::new("r2"), Get::new("r1")])
+        .get_many(
+            &tt.name,
+            &[Get::new("r3"), Get::new("r2"), Get::new("r1"), Get::new("r3")],
+        )
         .await
         .unwrap();
     let values: Vec<Option<Vec<Cell>>> = got.into_iter().map(|r| r.map(|r| r.cells)).collect();
@@ -925,7 +929,8 @@ pub async fn get_many_in_order(t: &dyn Target) {
         vec![
             Some(vec![cell("a", "q", 1, "3")]),
             None,
-            Some(vec![cell("a", "q", 1, "1")])
+            Some(vec![cell("a", "q", 1, "1")]),
+            Some(vec![cell("a", "q", 1, "3")])
         ]
     );
 }

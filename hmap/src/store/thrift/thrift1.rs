@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ThriftConfig;
 use super::client::{Client, Gateway, ScanFetcher, ScannerCalls, counter_error, split_points};
@@ -661,14 +661,30 @@ impl Store for Thrift1Store {
                     |r| hbase::reply(r, TType::List, hbase1::row_results),
                 )
                 .await?;
-            // The gateway leaves out rows it found empty: match by key.
-            let by_row: std::collections::HashMap<&Bytes, &RowResult> = found.iter().map(|r| (&r.row, r)).collect();
+            // The gateway leaves out rows it found empty: match by key. A
+            // row's cells move to the last get that asks for it; only a row
+            // asked for twice is copied.
+            let mut by_row: FxHashMap<Bytes, (usize, usize)> = FxHashMap::default();
+            for (i, r) in found.iter().enumerate() {
+                by_row.insert(r.row.clone(), (i, 0));
+            }
+            for g in gets {
+                if let Some((_, asks)) = by_row.get_mut(&g.row) {
+                    *asks += 1;
+                }
+            }
+            let mut found: Vec<Option<RowResult>> = found.into_iter().map(Some).collect();
             Ok(gets
                 .iter()
                 .map(|g| {
-                    by_row
-                        .get(&g.row)
-                        .and_then(|r| with_cells_from(g.row.clone(), r.cells.clone(), g.time_range))
+                    let (i, asks) = by_row.get_mut(&g.row)?;
+                    *asks -= 1;
+                    let cells = if *asks == 0 {
+                        found[*i].take()?.cells
+                    } else {
+                        found[*i].as_ref()?.cells.clone()
+                    };
+                    with_cells_from(g.row.clone(), cells, g.time_range)
                 })
                 .collect())
         })
