@@ -51,6 +51,13 @@ def main():
             theirs = median("thrift1crate", operation + "_cpu")
             their_row = f"{theirs / int(rows) * 1e6:.2f} µs" if theirs else "-"
             print(f"| {label} | {c:.3f} | {wall:.3f} | {per_row} | {their_row} |" if c else f"| {label} | - | - | - | - |")
+        in_mutate = median("hmap", "load_mutate_cpu")
+        if in_mutate:
+            print()
+            print(
+                f"Of the load's CPU, {in_mutate:.3f} s ({in_mutate / int(rows) * 1e6:.2f} µs a row) was spent inside "
+                "Store::mutate, that is in hmap; the rest went to building and dropping the benchmark's rows."
+            )
     if any(client == "hmap" and "@" in operation for client, operation in times):
         print()
         print("CPU seconds per operation, by process (medians): the client, the gateway it goes through, HBase;")
