@@ -123,19 +123,25 @@ pub struct Thrift1Target {
 }
 
 impl Thrift1Target {
-    /// The store on the Thrift1 gateway named by `HMAP_THRIFT1` (panics
-    /// when it is unset or the gateway does not answer), with
-    /// `split_rows` on; tables prefixed with `prefix` (after
-    /// `HMAP_TEST_PREFIX`).
-    pub async fn from_env(prefix: &str) -> Thrift1Target {
-        let address = crate::required_env("HMAP_THRIFT1");
-        let config = hmap::store::ThriftConfig::new(address.clone());
+    /// The store on the Thrift1 gateway named by the environment variable
+    /// `variable` (panics when it is unset or the gateway does not answer),
+    /// with `split_rows` on and `config` applied to its settings; tables
+    /// prefixed with `prefix` (after `HMAP_TEST_PREFIX`).
+    pub async fn from_env(
+        variable: &str,
+        prefix: &str,
+        config: impl FnOnce(&mut hmap::store::ThriftConfig),
+    ) -> Thrift1Target {
+        let address = crate::required_env(variable);
+        let mut settings = hmap::store::ThriftConfig::new(address.clone());
+        config(&mut settings);
+        let config = settings;
         let max_value_size = config.max_value_size;
         // The cases write several versions of a row in one mutation, which
         // Thrift1 can only send as several calls.
         let store = hmap::store::Thrift1Store::with_config(config).split_rows(true);
         if let Err(e) = store.ping().await {
-            panic!("HMAP_THRIFT1={address} is set but the gateway does not answer: {e}");
+            panic!("{variable}={address} is set but the gateway does not answer: {e}");
         }
         Thrift1Target {
             store: Refusals {
@@ -218,14 +224,15 @@ pub const THRIFT1_SKIPS: &[(&str, &str)] = {
     ]
 };
 
-/// Runs case `name` on the Thrift1 gateway: as on any backend, or, for a
-/// case in [`THRIFT1_SKIPS`], checks that it stops on its listed refusal,
-/// and says that it was skipped.
+/// Runs case `name` on the Thrift1 gateway of `target`: as on any backend,
+/// or, for a case in [`THRIFT1_SKIPS`], checks that it stops on its listed
+/// refusal, and says that it was skipped.
 pub async fn run_on_thrift1(
     name: &str,
+    target: impl Future<Output = Thrift1Target>,
     case: impl for<'a> FnOnce(&'a dyn Target) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send + 'a>> + Send + 'static,
 ) {
-    let target = std::sync::Arc::new(Thrift1Target::from_env("t1_conformance_").await);
+    let target = std::sync::Arc::new(target.await);
     let Some(&(_, feature)) = THRIFT1_SKIPS.iter().find(|(case, _)| *case == name) else {
         return case(&*target).await;
     };
@@ -259,15 +266,15 @@ pub async fn run_on_thrift1(
 /// [`run_on_thrift1`]. Expand it with [`for_each_case!`](crate::for_each_case):
 ///
 /// ```ignore
-/// hmap_suite::for_each_case!(hmap_suite::thrift1_cases, "needs a real HBase: ...");
+/// hmap_suite::for_each_case!(hmap_suite::thrift1_cases, target, "needs a real HBase: ...");
 /// ```
 #[macro_export]
 macro_rules! thrift1_cases {
-    ($reason:literal; $($case:ident,)*) => {$(
+    ($target:ident, $reason:literal; $($case:ident,)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         #[ignore = $reason]
         async fn $case() {
-            $crate::conformance::run_on_thrift1(stringify!($case), |t| {
+            $crate::conformance::run_on_thrift1(stringify!($case), $target(), |t| {
                 ::std::boxed::Box::pin($crate::conformance::$case(t))
             })
             .await;

@@ -9,10 +9,16 @@
 //! and print that they were skipped. Every other case runs as on any
 //! backend.
 
-use hmap_suite::conformance::{CASES, THRIFT1_SKIPS};
+use hmap_suite::conformance::{CASES, THRIFT1_SKIPS, Thrift1Target};
+
+/// The Thrift1 gateway under test; panics without one.
+async fn target() -> Thrift1Target {
+    Thrift1Target::from_env("HMAP_THRIFT1", "t1_conformance_", |_| {}).await
+}
 
 hmap_suite::for_each_case!(
     hmap_suite::thrift1_cases,
+    target,
     "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT1=host:port"
 );
 
