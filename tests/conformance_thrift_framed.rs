@@ -47,3 +47,39 @@ async fn a_mismatched_transport_is_a_clear_error() {
         );
     }
 }
+
+/// A request over the framed gateway's frame limit: the gateway drops the
+/// connection, and the error says why and what to change, within the
+/// call's deadline.
+#[tokio::test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT_FRAMED"]
+async fn a_request_over_the_frame_limit_says_so() {
+    use hmap::schema::{FamilySchema, TableSchema};
+    use hmap::store::{RowMutation, Store, StoreError};
+    let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT_FRAMED"));
+    config.framed = true;
+    config.call_timeout = std::time::Duration::from_secs(30);
+    let store = ThriftStore::with_config(config);
+    let table = format!("{}framed_frame_limit", hmap_suite::test_table_prefix(""));
+    if store.table_exists(&table).await.unwrap() {
+        store.delete_table(&table).await.unwrap();
+    }
+    store
+        .create_table(&TableSchema::new(table.clone()).family(FamilySchema::new("a")))
+        .await
+        .unwrap();
+    let big = RowMutation::new("r").put("a", "q", vec![b'x'; 3 * 1024 * 1024]);
+    let err = store
+        .mutate(&table, &[big])
+        .await
+        .expect_err("a 3 MiB frame is refused");
+    let text = err.to_string();
+    assert!(matches!(err, StoreError::Connection { .. }), "{text}");
+    assert!(text.contains("max_frame_size_in_mb"), "{text}");
+    // The store goes on with requests within the limit.
+    store
+        .mutate(&table, &[RowMutation::new("r").put("a", "q", "small")])
+        .await
+        .unwrap();
+    store.delete_table(&table).await.unwrap();
+}

@@ -72,6 +72,10 @@ struct CallSpec<'a, A, D> {
     decode: D,
 }
 
+/// The largest frame a framed gateway takes by default
+/// (`hbase.regionserver.thrift.framed.max_frame_size_in_mb`, 2 MiB).
+const FRAMED_GATEWAY_FRAME: usize = 2 * 1024 * 1024;
+
 /// Attempts of a read whose connection failed (writes get one: whether a
 /// failed write was applied is unknown), and the pause before the second.
 const READ_ATTEMPTS: u32 = 3;
@@ -307,7 +311,23 @@ impl Client {
         let mut request = conn.take_request_buffer();
         codec::call_into(&mut request, protocol, spec.name, seq, &spec.args);
         tracing::Span::current().record("bytes_out", request.len());
-        let sent = conn.round_trip(&request, deadline, self.config.read_timeout).await;
+        let mut sent = conn.round_trip(&request, deadline, self.config.read_timeout).await;
+        if let Err(Failure::Io { error, .. }) = &mut sent
+            && self.config.framed
+            && self.config.http.is_none()
+            && request.len() > FRAMED_GATEWAY_FRAME
+        {
+            // The gateway closes the connection on a frame over its limit.
+            *error = std::io::Error::new(
+                error.kind(),
+                format!(
+                    "{error} (the request was {} bytes: a framed gateway drops the connection on a frame over \
+                     hbase.regionserver.thrift.framed.max_frame_size_in_mb, 2 MiB by default; send smaller \
+                     batches or values, or raise that setting on the gateway)",
+                    request.len()
+                ),
+            );
+        }
         conn.put_request_buffer(request);
         let reply = match sent {
             Ok(reply) => reply,
