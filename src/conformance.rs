@@ -72,15 +72,10 @@ impl ThriftTarget {
         prefix: &str,
         config: impl FnOnce(&mut hmap::store::ThriftConfig),
     ) -> ThriftTarget {
-        let address = crate::required_env(variable);
-        let mut settings = hmap::store::ThriftConfig::new(address.clone());
-        config(&mut settings);
-        let framed = settings.framed;
-        let max_value_size = settings.max_value_size;
-        let store = hmap::store::ThriftStore::with_config(settings);
-        if let Err(e) = store.ping().await {
-            panic!("{variable}={address} is set but the gateway does not answer: {e}");
-        }
+        let settings = gateway_settings(variable, config);
+        let (framed, max_value_size) = (settings.framed, settings.max_value_size);
+        let store = hmap::store::ThriftStore::with_config(settings.clone());
+        expect_answer(variable, &settings, store.ping().await);
         ThriftTarget {
             store,
             prefix: crate::test_table_prefix(prefix),
@@ -112,6 +107,25 @@ impl Target for ThriftTarget {
     }
 }
 
+/// The settings of the gateway whose address is in the environment
+/// variable `variable` (panics when it is unset), adjusted by `config`.
+fn gateway_settings(variable: &str, config: impl FnOnce(&mut hmap::store::ThriftConfig)) -> hmap::store::ThriftConfig {
+    let mut settings = hmap::store::ThriftConfig::new(crate::required_env(variable));
+    config(&mut settings);
+    settings
+}
+
+/// Panics unless the gateway of `settings` (named by `variable`) answered
+/// its `ping`: a set address with no gateway behind it is a broken setup.
+fn expect_answer(variable: &str, settings: &hmap::store::ThriftConfig, ping: hmap::store::Result<()>) {
+    if let Err(e) = ping {
+        panic!(
+            "{variable}={} is set but the gateway does not answer: {e}",
+            settings.address
+        );
+    }
+}
+
 /// A [`Thrift1Store`](hmap::store::Thrift1Store) under test, its refusals
 /// recorded: every [`StoreError::Unsupported`] it returns is noted, so that
 /// a case listed in [`THRIFT1_SKIPS`] is shown to fail because Thrift1
@@ -132,17 +146,12 @@ impl Thrift1Target {
         prefix: &str,
         config: impl FnOnce(&mut hmap::store::ThriftConfig),
     ) -> Thrift1Target {
-        let address = crate::required_env(variable);
-        let mut settings = hmap::store::ThriftConfig::new(address.clone());
-        config(&mut settings);
-        let config = settings;
-        let max_value_size = config.max_value_size;
+        let settings = gateway_settings(variable, config);
+        let max_value_size = settings.max_value_size;
         // The cases write several versions of a row in one mutation, which
         // Thrift1 can only send as several calls.
-        let store = hmap::store::Thrift1Store::with_config(config).split_rows(true);
-        if let Err(e) = store.ping().await {
-            panic!("{variable}={address} is set but the gateway does not answer: {e}");
-        }
+        let store = hmap::store::Thrift1Store::with_config(settings.clone()).split_rows(true);
+        expect_answer(variable, &settings, store.ping().await);
         Thrift1Target {
             store: Refusals {
                 store,

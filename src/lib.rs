@@ -106,7 +106,7 @@ pub fn required_env(variable: &str) -> String {
         Ok(value) if !value.trim().is_empty() => value.trim().to_string(),
         _ => panic!(
             "{variable} is not set: this test needs a real HBase \
-             (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT and HMAP_THRIFT1, \
+             (eval $(scripts/hbase/hbase start) sets HMAP_THRIFT, HMAP_THRIFT1 and the other gateways' addresses, \
              eval $(scripts/hbase/hbase address) sets HMAP_NATIVE and HMAP_ZOOKEEPER)"
         ),
     }
