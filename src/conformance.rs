@@ -18,8 +18,8 @@ use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
 use hmap::schema::{BloomType, Compression, FamilySchema, MAX_TABLE_NAME_PART, TTL_FOREVER, TableSchema};
 use hmap::store::{
-    Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, MAX_ROW_LENGTH, RowMutation, RowResult, Scan, Store,
-    StoreError, TimeRange, max_row_length,
+    Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, LoadBatch, Loader, MAX_ROW_LENGTH, RowMutation,
+    RowResult, Scan, Store, StoreError, TimeRange, max_row_length,
 };
 
 /// What a conformance run needs from a backend.
@@ -814,6 +814,119 @@ pub async fn batch_applies_rows_in_order(t: &dyn Target) {
             (Bytes::from("r3"), vec![cell("a", "q", 1, "m")]),
         ]
     );
+}
+
+/// A [`Loader`] writes what `mutate` writes for the same rows: in batches
+/// of its row budget (here 4 rows), a repeated row's puts in order (the later of two at
+/// one timestamp wins), rows without puts write nothing, binary bytes
+/// intact, and puts without a timestamp at the server's current time, one
+/// per row. (hmap's contract for `Store::load`; `Table.batch` leaves the
+/// order of two actions on one row undefined, so a batch must not hold
+/// both.)
+pub async fn loader_writes_rows_as_mutate_does(t: &dyn Target) {
+    let tt = ab_table(t, "loader_writes_rows_as_mutate_does").await;
+    let before = now_millis();
+    let mut loader = Loader::new(t.store(), tt.name.clone()).max_rows(4);
+    let binary: Vec<u8> = (0..=255).collect();
+    for i in 0..7 {
+        loader
+            .row(format!("r{i}"))
+            .put_at("a", "q", 1, format!("v{i}"))
+            .put_at("b", &binary[..], 1, &binary[..])
+            .end()
+            .await
+            .expect("load a row");
+    }
+    loader
+        .row("r1")
+        .put_at("a", "q", 1, "again")
+        .end()
+        .await
+        .expect("load a row");
+    // One batch of 4: r3 twice, apart (the second must be sent after the first).
+    loader
+        .row("r3")
+        .put_at("a", "q", 1, "x")
+        .end()
+        .await
+        .expect("load a row");
+    loader.row("empty").end().await.expect("load a row");
+    loader
+        .row("r3")
+        .put_at("a", "q", 1, "y")
+        .end()
+        .await
+        .expect("load a row");
+    loader
+        .row("now")
+        .put("a", "x", "1")
+        .put("b", "y", "2")
+        .end()
+        .await
+        .expect("load a row");
+    assert_eq!(loader.finish().await.expect("finish the load"), 11);
+    let after = now_millis();
+
+    let rows = scan_rows(&tt, Scan::all()).await;
+    let keys: Vec<&[u8]> = rows.iter().map(|r| &r.row[..]).collect();
+    assert_eq!(keys, [&b"now"[..], b"r0", b"r1", b"r2", b"r3", b"r4", b"r5", b"r6"]);
+    let value = |row: &str| {
+        let r = rows.iter().find(|r| r.row == row.as_bytes()).expect("the row");
+        (r.value("a", "q"), r.value("b", &binary[..]))
+    };
+    let binary = Bytes::from(binary.clone());
+    assert_eq!(value("r0"), (Some(Bytes::from("v0")), Some(binary.clone())));
+    assert_eq!(value("r1").0, Some(Bytes::from("again")));
+    assert_eq!(value("r3").0, Some(Bytes::from("y")));
+    assert_eq!(value("r6"), (Some(Bytes::from("v6")), Some(binary)));
+    let now = &rows[0].cells;
+    assert_eq!(now.len(), 2);
+    assert_eq!(now[0].timestamp, now[1].timestamp);
+    // Allow for a server clock a second apart from ours.
+    assert!(
+        before - 1000 <= now[0].timestamp && now[0].timestamp <= after + 1000,
+        "{before} <= {} <= {after}",
+        now[0].timestamp
+    );
+}
+
+/// A load batch with a refused row writes none of its rows, and the error
+/// names what is wrong: an unknown family, a negative timestamp, a value
+/// over the cell size limit, an empty row key. (As `mutate`:
+/// `refused_batch_writes_nothing`, `negative_timestamp_rejected`,
+/// `oversized_value_rejected`, `empty_row_rejected`.)
+pub async fn refused_load_writes_nothing(t: &dyn Target) {
+    let tt = ab_table(t, "refused_load_writes_nothing").await;
+    let limit = t.max_value_size();
+    let oversized = vec![0u8; limit + 1];
+    let mut batch = LoadBatch::new();
+    batch.row("good").put_at("a", "q", 1, "v");
+    for (bad, expected) in [
+        (0, "NoSuchFamily"),
+        (1, "NegativeTimestamp"),
+        (2, "CellTooLarge"),
+        (3, "InvalidRow"),
+    ] {
+        let mut refused = batch.clone();
+        match bad {
+            0 => refused.row("bad").put_at("zz", "q", 1, "v"),
+            1 => refused.row("bad").put_at("a", "q", -1, "v"),
+            2 => refused.row("bad").put("a", "q", &oversized),
+            _ => refused.row("").put("a", "q", "v"),
+        };
+        let err = t.store().load(&tt.name, &refused).await.unwrap_err();
+        let kind = match err {
+            StoreError::NoSuchFamily { .. } => "NoSuchFamily",
+            StoreError::NegativeTimestamp { timestamp: -1, .. } => "NegativeTimestamp",
+            StoreError::CellTooLarge { size, limit: l, .. } if size > limit && l == limit => "CellTooLarge",
+            StoreError::InvalidRow { .. } => "InvalidRow",
+            _ => "another error",
+        };
+        assert_eq!(kind, expected, "{err}");
+        assert_eq!(scan_rows(&tt, Scan::all()).await, vec![]);
+    }
+    t.store().load(&tt.name, &batch).await.expect("load the good row");
+    assert_eq!(get_cells(&tt, Get::new("good")).await, vec![cell("a", "q", 1, "v")]);
 }
 
 /// Empty qualifiers and empty values are legal.
@@ -2755,6 +2868,8 @@ macro_rules! for_each_case {
             unknown_family_fails,
             refused_batch_writes_nothing,
             batch_applies_rows_in_order,
+            loader_writes_rows_as_mutate_does,
+            refused_load_writes_nothing,
             empty_qualifier_and_value,
             binary_bytes_round_trip,
             empty_row_rejected,

@@ -33,6 +33,7 @@
 //! blocking API from inside an async task: tokio refuses to block a thread
 //! that runs tasks (it panics); use the async API there.
 
+mod load;
 pub mod relation;
 mod store;
 mod table;
@@ -40,6 +41,7 @@ mod table;
 use std::future::Future;
 use std::sync::OnceLock;
 
+pub use load::{Loader, LoaderRow};
 pub use store::{RowIter, Store};
 
 pub use table::{Rows, Table};

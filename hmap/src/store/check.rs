@@ -12,7 +12,7 @@ use std::{
 use bytes::Bytes;
 
 use super::error::{show_column, show_row};
-use super::{Column, FamilyChange, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
+use super::{Column, FamilyChange, LoadRow, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
 use crate::key::Printable;
 use crate::schema::{TableSchema, validate_table_name};
 
@@ -183,46 +183,87 @@ pub(crate) fn check_mutation(
     mutations: &[Mutation],
     max_cell_size: usize,
 ) -> Result<()> {
-    check_row(&schema.name, row)?;
-    // A row's cells are mostly of one family: look each up once in a run.
-    let mut known: &[u8] = &[];
-    for m in mutations {
-        if let Some(family) = m.family()
-            && (known.is_empty() || family[..] != *known)
-        {
-            check_family(schema, family)?;
-            known = family;
-        }
-        let (qualifier, timestamp) = match m {
+    check_changes(schema, row, mutations.iter().map(Change::of), max_cell_size)
+}
+
+/// A row of a [`LoadBatch`](super::LoadBatch), checked as
+/// [`check_mutation`] checks the same row of puts.
+pub(crate) fn check_load_row(schema: &TableSchema, row: &LoadRow<'_>, max_cell_size: usize) -> Result<()> {
+    let changes = row.cells().map(|c| Change {
+        family: Some(c.family()),
+        qualifier: c.qualifier(),
+        value: Some(c.value()),
+        timestamp: c.timestamp(),
+    });
+    check_changes(schema, row.key(), changes, max_cell_size)
+}
+
+/// One change to a row, as the checks see it.
+struct Change<'a> {
+    /// None for a row delete.
+    family: Option<&'a [u8]>,
+    qualifier: &'a [u8],
+    /// A put's value; none for a delete.
+    value: Option<&'a [u8]>,
+    timestamp: Option<i64>,
+}
+
+impl<'a> Change<'a> {
+    fn of(m: &'a Mutation) -> Self {
+        let (qualifier, value, timestamp) = match m {
             Mutation::Put {
                 qualifier,
                 value,
                 timestamp,
-                family,
-            } => {
-                let size = cell_size(row, family, qualifier, value);
-                if size > max_cell_size {
-                    return Err(StoreError::CellTooLarge {
-                        table: schema.name.clone(),
-                        row: show_row(row),
-                        column: show_column(family, qualifier),
-                        size,
-                        limit: max_cell_size,
-                    });
-                }
-                (&qualifier[..], *timestamp)
-            }
+                ..
+            } => (&qualifier[..], Some(&value[..]), *timestamp),
             Mutation::DeleteCell {
                 qualifier, timestamp, ..
-            } => (&qualifier[..], *timestamp),
-            Mutation::DeleteColumn { qualifier, up_to, .. } => (&qualifier[..], *up_to),
-            Mutation::DeleteFamily { up_to, .. } | Mutation::DeleteRow { up_to } => (&[][..], *up_to),
+            } => (&qualifier[..], None, *timestamp),
+            Mutation::DeleteColumn { qualifier, up_to, .. } => (&qualifier[..], None, *up_to),
+            Mutation::DeleteFamily { up_to, .. } | Mutation::DeleteRow { up_to } => (&[][..], None, *up_to),
         };
-        if let Some(ts) = timestamp.filter(|ts| *ts < 0) {
+        Change {
+            family: m.family().map(|f| &f[..]),
+            qualifier,
+            value,
+            timestamp,
+        }
+    }
+}
+
+fn check_changes<'a>(
+    schema: &TableSchema,
+    row: &[u8],
+    changes: impl Iterator<Item = Change<'a>>,
+    max_cell_size: usize,
+) -> Result<()> {
+    check_row(&schema.name, row)?;
+    // A row's cells are mostly of one family: look each up once in a run.
+    let mut known: &[u8] = &[];
+    for c in changes {
+        let family = c.family.unwrap_or_default();
+        if c.family.is_some() && (known.is_empty() || family != known) {
+            check_family(schema, family)?;
+            known = family;
+        }
+        if let Some(value) = c.value {
+            let size = cell_size(row, family, c.qualifier, value);
+            if size > max_cell_size {
+                return Err(StoreError::CellTooLarge {
+                    table: schema.name.clone(),
+                    row: show_row(row),
+                    column: show_column(family, c.qualifier),
+                    size,
+                    limit: max_cell_size,
+                });
+            }
+        }
+        if let Some(ts) = c.timestamp.filter(|ts| *ts < 0) {
             return Err(StoreError::NegativeTimestamp {
                 table: schema.name.clone(),
                 row: show_row(row),
-                column: show_column(m.family().map_or(&[][..], |f| &f[..]), qualifier),
+                column: show_column(family, c.qualifier),
                 timestamp: ts,
             });
         }

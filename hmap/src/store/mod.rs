@@ -27,6 +27,7 @@ mod check;
 mod error;
 #[cfg(feature = "testing")]
 mod faulty;
+mod load;
 mod memory;
 #[cfg(feature = "native")]
 pub mod native;
@@ -48,6 +49,7 @@ pub use error::StoreError;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
+pub use load::{DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadRow, Loader, LoaderRow, RowWriter};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
 pub use thrift::{Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported};
@@ -890,6 +892,18 @@ pub trait Store: Send + Sync {
     /// request the store refuses writes nothing.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
 
+    /// Writes the rows of puts a [`Loader`] gathered, as
+    /// [`mutate`](Self::mutate) writes the same rows: each row atomically,
+    /// rows independently, a repeated row's puts in order, every row checked
+    /// before any is written.
+    ///
+    /// The default writes [`LoadBatch::to_row_mutations`] with `mutate`;
+    /// a backend overrides it to encode its request straight from the
+    /// batch's buffer (`ThriftStore` does).
+    async fn load(&self, table: &str, batch: &LoadBatch) -> Result<()> {
+        self.mutate(table, &batch.to_row_mutations()).await
+    }
+
     /// Scans rows. The scanner fetches `batch_size` rows at a time.
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>>;
 
@@ -967,6 +981,9 @@ macro_rules! forward_store {
             }
             async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
                 (**self).mutate(table, rows).await
+            }
+            async fn load(&self, table: &str, batch: &$crate::store::LoadBatch) -> Result<()> {
+                (**self).load(table, batch).await
             }
             async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
                 (**self).scan(table, scan).await

@@ -273,26 +273,48 @@ fn mutation(e: &mut Encoder, row: &[u8], m: &Mutation) {
 /// among `mutations` (others are left out), and its stop.
 pub fn put_fields(e: &mut Encoder, row: &[u8], mutations: &[Mutation]) {
     let count = mutations.iter().filter(|m| DeleteSpec::of(m).is_none()).count();
-    e.binary_field(1, row);
-    e.field(TType::List, 2);
-    e.list(TType::Struct, count);
-    for m in mutations {
-        if let Mutation::Put {
+    let puts = mutations.iter().filter_map(|m| match m {
+        Mutation::Put {
             family,
             qualifier,
             value,
             timestamp,
-        } = m
-        {
-            // TColumnValue { 1: family, 2: qualifier, 3: value, 4: timestamp }
-            e.binary_field(1, family);
-            e.binary_field(2, qualifier);
-            e.binary_field(3, value);
-            if let Some(ts) = timestamp {
-                e.i64_field(4, *ts);
-            }
-            e.stop();
+        } => Some((&family[..], &qualifier[..], &value[..], *timestamp)),
+        _ => None,
+    });
+    tput_fields(e, row, count, puts);
+}
+
+/// The fields of a TPut of a [`LoadBatch`](crate::store::LoadBatch)'s row,
+/// and its stop.
+pub fn load_row_fields(e: &mut Encoder, row: &crate::store::LoadRow<'_>) {
+    let puts = row
+        .cells()
+        .map(|c| (c.family(), c.qualifier(), c.value(), c.timestamp()));
+    tput_fields(e, row.key(), row.cell_count(), puts);
+}
+
+/// The fields of a TPut { 1: row, 2: list<TColumnValue> } of `count` puts
+/// (family, qualifier, value, timestamp), and its stop.
+#[inline(always)]
+fn tput_fields<'a>(
+    e: &mut Encoder,
+    row: &[u8],
+    count: usize,
+    puts: impl Iterator<Item = (&'a [u8], &'a [u8], &'a [u8], Option<i64>)>,
+) {
+    e.binary_field(1, row);
+    e.field(TType::List, 2);
+    e.list(TType::Struct, count);
+    for (family, qualifier, value, timestamp) in puts {
+        // TColumnValue { 1: family, 2: qualifier, 3: value, 4: timestamp }
+        e.binary_field(1, family);
+        e.binary_field(2, qualifier);
+        e.binary_field(3, value);
+        if let Some(ts) = timestamp {
+            e.i64_field(4, ts);
         }
+        e.stop();
     }
     e.stop();
 }

@@ -34,6 +34,7 @@ mod thrift1;
 mod transport;
 
 use rustc_hash::FxHashSet;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,12 +47,13 @@ use self::codec::{DecodeError, Encoder, Reader, TType};
 pub use self::thrift1::{Thrift1Store, unsupported as thrift1_unsupported};
 use self::transport::HttpWire;
 use super::check::{
-    check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
-    check_table_name,
+    check_family, check_family_change, check_increment, check_load_row, check_mutation, check_read, check_row,
+    check_schema, check_table_name,
 };
 use super::traced;
 use super::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
+    CheckAndMutate, FamilyChange, Get, Increment, LoadBatch, Result, RowMutation, RowResult, RowStream, Scan, Store,
+    StoreError,
 };
 use crate::schema::TableSchema;
 
@@ -486,6 +488,26 @@ impl ThriftStore {
         Ok(starts)
     }
 
+    /// Rows `rows` of a load batch in one `putMultiple` (rows without puts
+    /// are left out; the caller sends none of only those).
+    async fn put_multiple_loaded(&self, table: &str, batch: &LoadBatch, rows: Range<usize>) -> Result<()> {
+        let count = rows
+            .clone()
+            .filter_map(|i| batch.get(i))
+            .filter(|r| r.cell_count() > 0)
+            .count();
+        self.shared
+            .call_void(table, "putMultiple", |e| {
+                e.binary_field(1, self.shared.wire(table).as_bytes());
+                e.field(TType::List, 2);
+                e.list(TType::Struct, count);
+                for row in rows.clone().filter_map(|i| batch.get(i)).filter(|r| r.cell_count() > 0) {
+                    hbase::load_row_fields(e, &row);
+                }
+            })
+            .await
+    }
+
     async fn mutate_row(&self, table: &str, m: &RowMutation) -> Result<()> {
         self.shared
             .call_void(table, "mutateRow", |e| {
@@ -749,6 +771,28 @@ impl Store for ThriftStore {
         .await
     }
 
+    async fn load(&self, table: &str, batch: &LoadBatch) -> Result<()> {
+        traced("thrift", "load", table, batch.len(), async move {
+            let schema = self.schema(table).await?;
+            for row in batch.rows() {
+                check_load_row(&schema, &row, self.shared.config.max_value_size)?;
+            }
+            // Straight from the batch's buffer: one `putMultiple` per run of
+            // rows in which no key repeats.
+            let key = |i: usize| batch.get(i).map_or(&[][..], |r| r.key());
+            let mut start = 0;
+            while start < batch.len() {
+                let end = distinct_run_end(start, batch.len(), |_| true, key);
+                if (start..end).filter_map(|i| batch.get(i)).any(|r| r.cell_count() > 0) {
+                    self.put_multiple_loaded(table, batch, start..end).await?;
+                }
+                start = end;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
         traced("thrift", "scan", table, 0, async move {
             let schema = self.schema(table).await?;
@@ -1006,6 +1050,41 @@ impl RowKind {
     }
 }
 
+/// The end of the run of rows from `start` (before `len`) that `joins`
+/// accepts and in which no row key (`key`) comes twice: HBase does not
+/// order two mutations of one row within a batch.
+fn distinct_run_end<'k>(
+    start: usize,
+    len: usize,
+    joins: impl Fn(usize) -> bool,
+    key: impl Fn(usize) -> &'k [u8],
+) -> usize {
+    // While keys ascend no row can repeat (a bulk load's usually do); from
+    // the first that does not, a set finds repeats.
+    let mut seen: Option<FxHashSet<&[u8]>> = None;
+    let mut end = start + 1;
+    while end < len && joins(end) {
+        let row = key(end);
+        let fresh = match &mut seen {
+            None if row > key(end - 1) => true,
+            None => {
+                let mut set = FxHashSet::default();
+                set.reserve(len - start);
+                set.extend((start..end).map(&key));
+                let fresh = set.insert(row);
+                seen = Some(set);
+                fresh
+            }
+            Some(set) => set.insert(row),
+        };
+        if !fresh {
+            break;
+        }
+        end += 1;
+    }
+    end
+}
+
 /// Splits rows into batches, in order, leaving out rows with nothing to do;
 /// `kinds` holds each row's [`RowKind`]. A run ends where the kind of row
 /// changes or a row repeats, since HBase does not order two mutations of
@@ -1022,29 +1101,7 @@ fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind]) -> Vec<Batch<'a>> {
                 start += 1;
             }
             RowKind::Puts | RowKind::OneDelete => {
-                // While keys ascend no row can repeat (a bulk load's usually
-                // do); from the first that does not, a set finds repeats.
-                let mut seen: Option<FxHashSet<&Bytes>> = None;
-                let mut end = start + 1;
-                while end < rows.len() && kinds[end] == kind {
-                    let row = &rows[end].row;
-                    let fresh = match &mut seen {
-                        None if *row > rows[end - 1].row => true,
-                        None => {
-                            let mut set = FxHashSet::default();
-                            set.reserve(rows.len() - start);
-                            set.extend(rows[start..end].iter().map(|r| &r.row));
-                            let fresh = set.insert(row);
-                            seen = Some(set);
-                            fresh
-                        }
-                        Some(set) => set.insert(row),
-                    };
-                    if !fresh {
-                        break;
-                    }
-                    end += 1;
-                }
+                let end = distinct_run_end(start, rows.len(), |i| kinds[i] == kind, |i| &rows[i].row[..]);
                 let run = &rows[start..end];
                 out.push(if kind == RowKind::Puts {
                     Batch::Puts(run)

@@ -1,0 +1,552 @@
+//! Bulk loading: rows of puts gathered into one buffer as the application
+//! adds them ([`LoadBatch`]), and sent in batches by a [`Loader`].
+//!
+//! A [`RowMutation`] holds each row key, family, qualifier and value in a
+//! [`Bytes`] of its own; a bulk load of small cells spends more of the
+//! client's time making and freeing those than sending them. A
+//! [`LoadBatch`] copies every row's bytes into one buffer instead, from
+//! borrowed slices, so an application can build its values in one reused
+//! buffer, and a backend encodes its request straight from that buffer
+//! ([`Store::load`]).
+
+use std::ops::Range;
+
+use bytes::Bytes;
+
+use super::{Mutation, Result, RowMutation, Store};
+
+/// Rows of puts in one buffer, as a [`Loader`] gathers them: each row's key
+/// and each cell's family, qualifier and value copied in one after the
+/// other. A backend writes the batch with [`Store::load`].
+///
+/// ```
+/// use hmap::store::LoadBatch;
+///
+/// let mut batch = LoadBatch::new();
+/// batch.row("u0001").put("p", "item", "book").put("p", "qty", 2i32.to_be_bytes());
+/// batch.row("u0002").put_at("p", "item", 1_700_000_000_000, "pen");
+/// assert_eq!(batch.len(), 2);
+/// let first = batch.rows().next().unwrap();
+/// assert_eq!(first.key(), b"u0001");
+/// let cells: Vec<_> = first.cells().map(|c| (c.qualifier(), c.value())).collect();
+/// assert_eq!(cells, [(&b"item"[..], &b"book"[..]), (&b"qty"[..], &[0, 0, 0, 2][..])]);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct LoadBatch {
+    /// Every row key, family, qualifier and value, in the order added.
+    data: Vec<u8>,
+    rows: Vec<RowSpan>,
+    cells: Vec<CellSpan>,
+}
+
+/// Where a row is in a [`LoadBatch`]: its key in `data` and its first cell
+/// in `cells` (its cells run to the next row's first).
+#[derive(Clone, Debug)]
+struct RowSpan {
+    key: Range<usize>,
+    first_cell: usize,
+}
+
+/// Where a cell is in a [`LoadBatch`]'s `data`: its family from `start`,
+/// then its qualifier, then its value, each ending where the next begins.
+#[derive(Clone, Debug)]
+struct CellSpan {
+    start: usize,
+    family_end: usize,
+    qualifier_end: usize,
+    value_end: usize,
+    timestamp: Option<i64>,
+}
+
+impl LoadBatch {
+    /// No rows yet.
+    pub fn new() -> Self {
+        LoadBatch::default()
+    }
+
+    /// Starts a row: the puts added through the returned writer are the
+    /// row's, applied atomically when the batch is written. A row with no
+    /// puts writes nothing.
+    pub fn row(&mut self, key: impl AsRef<[u8]>) -> RowWriter<'_> {
+        self.start_row(key.as_ref());
+        RowWriter { batch: self }
+    }
+
+    fn start_row(&mut self, key: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(key);
+        self.rows.push(RowSpan {
+            key: start..self.data.len(),
+            first_cell: self.cells.len(),
+        });
+    }
+
+    /// Adds a put to the last row started.
+    fn push_cell(&mut self, family: &[u8], qualifier: &[u8], timestamp: Option<i64>, value: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(family);
+        let family_end = self.data.len();
+        self.data.extend_from_slice(qualifier);
+        let qualifier_end = self.data.len();
+        self.data.extend_from_slice(value);
+        self.cells.push(CellSpan {
+            start,
+            family_end,
+            qualifier_end,
+            value_end: self.data.len(),
+            timestamp,
+        });
+    }
+
+    /// The number of rows, those without puts included.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether no row has been started.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The number of puts, in every row.
+    pub fn cell_count(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// The bytes of every row key, family, qualifier and value held.
+    pub fn byte_size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Forgets every row, keeping the memory for the next ones.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.rows.clear();
+        self.cells.clear();
+    }
+
+    /// The row at `index`, in the order added.
+    pub fn get(&self, index: usize) -> Option<LoadRow<'_>> {
+        (index < self.rows.len()).then_some(LoadRow { batch: self, index })
+    }
+
+    /// The rows, in the order added.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = LoadRow<'_>> + '_ {
+        (0..self.rows.len()).map(|index| LoadRow { batch: self, index })
+    }
+
+    /// The rows as [`RowMutation`]s, for a backend that writes them with
+    /// [`Store::mutate`]. Every key, family, qualifier and value is a slice
+    /// of one copy of the batch's buffer.
+    pub fn to_row_mutations(&self) -> Vec<RowMutation> {
+        let data = Bytes::copy_from_slice(&self.data);
+        self.rows()
+            .map(|row| {
+                let span = &self.rows[row.index];
+                let mutations = row
+                    .spans()
+                    .iter()
+                    .map(|c| Mutation::Put {
+                        family: data.slice(c.start..c.family_end),
+                        qualifier: data.slice(c.family_end..c.qualifier_end),
+                        value: data.slice(c.qualifier_end..c.value_end),
+                        timestamp: c.timestamp,
+                    })
+                    .collect();
+                RowMutation::with(data.slice(span.key.clone()), mutations)
+            })
+            .collect()
+    }
+}
+
+/// Adds puts to a row of a [`LoadBatch`], from [`LoadBatch::row`].
+#[derive(Debug)]
+pub struct RowWriter<'a> {
+    batch: &'a mut LoadBatch,
+}
+
+impl RowWriter<'_> {
+    /// Writes a cell at the current time (the server's, when it applies the
+    /// row; every put of the row without a timestamp gets the same one).
+    pub fn put(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Self {
+        self.batch
+            .push_cell(family.as_ref(), qualifier.as_ref(), None, value.as_ref());
+        self
+    }
+
+    /// Writes a cell at a chosen timestamp (milliseconds since the epoch,
+    /// unless the application chose otherwise; a negative one is refused
+    /// when the batch is written).
+    pub fn put_at(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+        value: impl AsRef<[u8]>,
+    ) -> Self {
+        self.batch
+            .push_cell(family.as_ref(), qualifier.as_ref(), Some(timestamp), value.as_ref());
+        self
+    }
+}
+
+/// One row of a [`LoadBatch`].
+#[derive(Clone, Copy, Debug)]
+pub struct LoadRow<'a> {
+    batch: &'a LoadBatch,
+    index: usize,
+}
+
+impl<'a> LoadRow<'a> {
+    /// The row key.
+    pub fn key(&self) -> &'a [u8] {
+        &self.batch.data[self.batch.rows[self.index].key.clone()]
+    }
+
+    /// The number of puts.
+    pub fn cell_count(&self) -> usize {
+        self.spans().len()
+    }
+
+    /// The puts, in the order added.
+    pub fn cells(&self) -> impl ExactSizeIterator<Item = LoadCell<'a>> + 'a {
+        let data = &self.batch.data[..];
+        self.spans().iter().map(move |span| LoadCell { data, span })
+    }
+
+    fn spans(&self) -> &'a [CellSpan] {
+        let batch = self.batch;
+        let first = batch.rows[self.index].first_cell;
+        let end = batch
+            .rows
+            .get(self.index + 1)
+            .map_or(batch.cells.len(), |r| r.first_cell);
+        &batch.cells[first..end]
+    }
+}
+
+/// One put of a [`LoadRow`].
+#[derive(Clone, Copy, Debug)]
+pub struct LoadCell<'a> {
+    data: &'a [u8],
+    span: &'a CellSpan,
+}
+
+impl<'a> LoadCell<'a> {
+    /// The family.
+    pub fn family(&self) -> &'a [u8] {
+        &self.data[self.span.start..self.span.family_end]
+    }
+
+    /// The qualifier.
+    pub fn qualifier(&self) -> &'a [u8] {
+        &self.data[self.span.family_end..self.span.qualifier_end]
+    }
+
+    /// The value.
+    pub fn value(&self) -> &'a [u8] {
+        &self.data[self.span.qualifier_end..self.span.value_end]
+    }
+
+    /// The timestamp chosen, or `None` for the current time.
+    pub fn timestamp(&self) -> Option<i64> {
+        self.span.timestamp
+    }
+}
+
+/// The bytes a [`Loader`] gathers before it writes them, by default: 1 MiB,
+/// half of HBase's client write buffer (`hbase.client.write.buffer`, 2 MiB),
+/// so that a batch stays within a framed Thrift gateway's 2 MiB frame.
+pub const DEFAULT_LOAD_BYTES: usize = 1024 * 1024;
+
+/// The rows a [`Loader`] gathers before it writes them, by default.
+pub const DEFAULT_LOAD_ROWS: usize = 10_000;
+
+/// Writes many rows of puts fast: rows are copied into one buffer as they
+/// are added, and written with [`Store::load`] each time the buffer reaches
+/// its budget of rows or bytes ([`max_rows`](Self::max_rows),
+/// [`max_bytes`](Self::max_bytes)), and by [`flush`](Self::flush) and
+/// [`finish`](Self::finish). Keys, families, qualifiers and values are
+/// borrowed slices: build them in buffers of your own and reuse those.
+///
+/// Each row is applied atomically, rows independently, as by
+/// [`Store::mutate`]; a row is written (acknowledged) only once a flush
+/// that holds it returns `Ok`. Every row of a batch is checked before any is
+/// sent (row key, families, cell size, timestamps), and the error names the
+/// row and column. A failed flush keeps its rows: flush again to retry them
+/// (a refused check will refuse them again), or [`discard`](Self::discard)
+/// them. A row key may come more than once; its puts are applied in the
+/// order added.
+///
+/// ```
+/// use std::fmt::Write;
+/// use hmap::schema::{FamilySchema, TableSchema};
+/// use hmap::store::{Get, Loader, MemoryStore, Store};
+///
+/// # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
+/// let store = MemoryStore::new();
+/// store.create_table(&TableSchema::new("order").family(FamilySchema::new("p"))).await?;
+/// let mut loader = Loader::new(&store, "order");
+/// let mut item = String::new();
+/// for i in 0..1_000u32 {
+///     item.clear();
+///     write!(item, "item-{i:06}").unwrap();
+///     loader
+///         .row(format!("o{i:05}"))
+///         .put("p", "item", &item)
+///         .put("p", "qty", (i % 9).to_be_bytes())
+///         .end()
+///         .await?;
+/// }
+/// assert_eq!(loader.finish().await?, 1_000);
+/// let row = store.get("order", &Get::new("o00042")).await?.expect("loaded");
+/// assert_eq!(row.value("p", "item").as_deref(), Some(&b"item-000042"[..]));
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Loader<S> {
+    store: S,
+    table: String,
+    batch: LoadBatch,
+    max_rows: usize,
+    max_bytes: usize,
+    written: u64,
+}
+
+impl<S: Store> Loader<S> {
+    /// A loader of rows into `table` (any [`Store`]: pass `&store` to keep
+    /// the store).
+    pub fn new(store: S, table: impl Into<String>) -> Self {
+        Loader {
+            store,
+            table: table.into(),
+            batch: LoadBatch::new(),
+            max_rows: DEFAULT_LOAD_ROWS,
+            max_bytes: DEFAULT_LOAD_BYTES,
+            written: 0,
+        }
+    }
+
+    /// Writes a batch once it holds this many rows (at least 1; by default
+    /// [`DEFAULT_LOAD_ROWS`]).
+    pub fn max_rows(mut self, rows: usize) -> Self {
+        self.max_rows = rows.max(1);
+        self
+    }
+
+    /// Writes a batch once its keys, families, qualifiers and values come to
+    /// this many bytes (by default [`DEFAULT_LOAD_BYTES`]; a row is never
+    /// split, so one row larger than this is a batch of its own).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Starts a row: add its puts to the returned writer, then
+    /// [`end`](LoaderRow::end) it.
+    pub fn row(&mut self, key: impl AsRef<[u8]>) -> LoaderRow<'_, S> {
+        self.batch.start_row(key.as_ref());
+        LoaderRow { loader: self }
+    }
+
+    /// The rows added and not written yet.
+    pub fn pending(&self) -> usize {
+        self.batch.len()
+    }
+
+    /// The rows with puts written so far, by every successful flush.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes the rows gathered. On an error they stay in the loader.
+    pub async fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.store.load(&self.table, &self.batch).await?;
+        self.written += self.batch.rows().filter(|r| r.cell_count() > 0).count() as u64;
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// Drops the rows gathered and not written (after a failed flush, say);
+    /// returns how many there were.
+    pub fn discard(&mut self) -> usize {
+        let rows = self.batch.len();
+        self.batch.clear();
+        rows
+    }
+
+    /// Writes the rows left and returns the number of rows with puts
+    /// written by the loader in all.
+    pub async fn finish(mut self) -> Result<u64> {
+        self.flush().await?;
+        Ok(self.written)
+    }
+
+    async fn flush_if_full(&mut self) -> Result<()> {
+        if self.batch.len() >= self.max_rows || self.batch.byte_size() >= self.max_bytes {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds puts to a row of a [`Loader`], from [`Loader::row`]; [`end`](Self::end)
+/// ends the row (a row writer dropped without it leaves the row in the
+/// loader, to be written by the next flush).
+#[derive(Debug)]
+#[must_use = "end the row with `.end().await`, which writes the batch when it is full"]
+pub struct LoaderRow<'a, S> {
+    loader: &'a mut Loader<S>,
+}
+
+impl<S: Store> LoaderRow<'_, S> {
+    /// Writes a cell at the current time (the server's, when it applies the
+    /// row; every put of the row without a timestamp gets the same one).
+    pub fn put(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Self {
+        self.loader
+            .batch
+            .push_cell(family.as_ref(), qualifier.as_ref(), None, value.as_ref());
+        self
+    }
+
+    /// Writes a cell at a chosen timestamp (milliseconds since the epoch,
+    /// unless the application chose otherwise; a negative one is refused).
+    pub fn put_at(
+        self,
+        family: impl AsRef<[u8]>,
+        qualifier: impl AsRef<[u8]>,
+        timestamp: i64,
+        value: impl AsRef<[u8]>,
+    ) -> Self {
+        self.loader
+            .batch
+            .push_cell(family.as_ref(), qualifier.as_ref(), Some(timestamp), value.as_ref());
+        self
+    }
+
+    /// Ends the row, and writes the batch if it has reached its budget of
+    /// rows or bytes.
+    pub async fn end(self) -> Result<()> {
+        self.loader.flush_if_full().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{FamilySchema, TableSchema};
+    use crate::store::{Get, MemoryStore, StoreError};
+
+    fn batch() -> LoadBatch {
+        let mut batch = LoadBatch::new();
+        batch.row("a").put("f", "q1", "v1").put_at("f", "q2", 7, "");
+        batch.row("b");
+        batch.row("").put("", "", "x");
+        batch
+    }
+
+    #[test]
+    fn a_batch_hands_back_what_was_added() {
+        let batch = batch();
+        assert_eq!((batch.len(), batch.cell_count()), (3, 3));
+        let rows: Vec<_> = batch.rows().collect();
+        assert_eq!(rows[0].key(), b"a");
+        let cells: Vec<_> = rows[0]
+            .cells()
+            .map(|c| (c.family(), c.qualifier(), c.value(), c.timestamp()))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                (&b"f"[..], &b"q1"[..], &b"v1"[..], None),
+                (&b"f"[..], &b"q2"[..], &b""[..], Some(7))
+            ]
+        );
+        assert_eq!((rows[1].key(), rows[1].cell_count()), (&b"b"[..], 0));
+        assert_eq!(rows[2].key(), b"");
+        assert_eq!(rows[2].cells().next().map(|c| c.value()), Some(&b"x"[..]));
+        assert!(batch.get(3).is_none());
+        assert_eq!(batch.get(1).map(|r| r.key()), Some(&b"b"[..]));
+    }
+
+    #[test]
+    fn a_batch_becomes_row_mutations() {
+        let rows = batch().to_row_mutations();
+        assert_eq!(
+            rows,
+            [
+                RowMutation::new("a").put("f", "q1", "v1").put_at("f", "q2", 7, ""),
+                RowMutation::new("b"),
+                RowMutation::new("").put("", "", "x"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cleared_batch_is_empty() {
+        let mut batch = batch();
+        batch.clear();
+        assert!(batch.is_empty());
+        assert_eq!((batch.cell_count(), batch.byte_size()), (0, 0));
+        assert_eq!(batch.rows().count(), 0);
+    }
+
+    async fn store() -> MemoryStore {
+        let store = MemoryStore::new();
+        store
+            .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn a_loader_writes_when_a_budget_is_reached() {
+        let store = store().await;
+        let mut loader = Loader::new(&store, "t").max_rows(3);
+        for i in 0..7 {
+            loader.row(format!("r{i}")).put("f", "q", "v").end().await.unwrap();
+        }
+        // Two batches of 3 written, one row waiting.
+        assert_eq!((loader.written(), loader.pending()), (6, 1));
+        assert!(store.get("t", &Get::new("r5")).await.unwrap().is_some());
+        assert!(store.get("t", &Get::new("r6")).await.unwrap().is_none());
+        assert_eq!(loader.finish().await.unwrap(), 7);
+        assert!(store.get("t", &Get::new("r6")).await.unwrap().is_some());
+
+        let mut loader = Loader::new(&store, "t").max_bytes(10);
+        loader.row("x").put("f", "q", "12345678").end().await.unwrap();
+        assert_eq!((loader.written(), loader.pending()), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn a_refused_flush_keeps_its_rows_until_discarded() {
+        let store = store().await;
+        let mut loader = Loader::new(&store, "t");
+        loader.row("ok").put("f", "q", "v").end().await.unwrap();
+        loader.row("bad").put("nope", "q", "v").end().await.unwrap();
+        let refused = loader.flush().await.unwrap_err();
+        assert!(matches!(refused, StoreError::NoSuchFamily { .. }), "{refused:?}");
+        // Checked before anything was written: neither row is there.
+        assert!(store.get("t", &Get::new("ok")).await.unwrap().is_none());
+        assert_eq!((loader.pending(), loader.written()), (2, 0));
+        assert_eq!(loader.discard(), 2);
+        assert_eq!(loader.finish().await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_repeated_row_applies_its_puts_in_order() {
+        let store = store().await;
+        let mut loader = Loader::new(&store, "t");
+        loader.row("r").put_at("f", "q", 5, "first").end().await.unwrap();
+        loader.row("r").put_at("f", "q", 5, "second").end().await.unwrap();
+        loader.row("e").end().await.unwrap();
+        assert_eq!(loader.finish().await.unwrap(), 2);
+        let row = store.get("t", &Get::new("r")).await.unwrap().unwrap();
+        assert_eq!(row.value("f", "q").as_deref(), Some(&b"second"[..]));
+        assert!(store.get("t", &Get::new("e")).await.unwrap().is_none());
+    }
+}
