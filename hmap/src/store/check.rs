@@ -12,7 +12,7 @@ use std::{
 use bytes::Bytes;
 
 use super::error::{show_column, show_row};
-use super::{Column, FamilyChange, LoadRow, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
+use super::{Column, FamilyChange, MAX_ROW_LENGTH, Mutation, Result, StoreError, TimeRange, max_row_length};
 use crate::key::Printable;
 use crate::schema::{TableSchema, validate_table_name};
 
@@ -188,7 +188,8 @@ pub(crate) fn check_mutation(
 
 /// A row of a [`LoadBatch`](super::LoadBatch), checked as
 /// [`check_mutation`] checks the same row of puts.
-pub(crate) fn check_load_row(schema: &TableSchema, row: &LoadRow<'_>, max_cell_size: usize) -> Result<()> {
+#[cfg(feature = "thrift")]
+pub(crate) fn check_load_row(schema: &TableSchema, row: &super::LoadRow<'_>, max_cell_size: usize) -> Result<()> {
     let changes = row.cells().map(|c| Change {
         family: Some(c.family()),
         qualifier: c.qualifier(),
