@@ -16,14 +16,18 @@
 //! its gateways) it prints the CPU time each of those processes spent during
 //! the operation too (`hmap<TAB>operation@name<TAB>seconds`). With
 //! `HMAP_COMPARE_LOAD_ONLY` set it stops after the load, for a profile of
-//! the write path.
+//! the write path. With `HMAP_COMPARE_LOADER` set it loads the same rows
+//! through a `Loader` (batches of 1,000 rows, values built in reused
+//! buffers) instead of `Store::mutate`.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::time::Instant;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{Get, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::store::{Get, Loader, RowMutation, Scan, Store, StoreError, ThriftConfig, ThriftStore};
 
 const GETS: usize = 10_000;
 const MULTI: usize = 100;
@@ -53,6 +57,36 @@ fn row(i: usize) -> RowMutation {
         .put(FAMILY, "shop", format!("shop-{:04}", i % 700))
         .put(FAMILY, "status", "paid")
         .put(FAMILY, "note", format!("purchase record {i:08}, gift wrap: no"))
+}
+
+/// The same rows as [`row`] makes, through a [`Loader`] in batches of
+/// 1,000 rows, as an application loading many rows would write them: the
+/// key and the text values built in buffers reused from row to row.
+async fn load_with_loader(store: &ThriftStore, table: &str, rows: usize) -> Result<(), StoreError> {
+    let mut loader = Loader::new(store, table).max_rows(1000);
+    let mut key = Vec::with_capacity(16);
+    let mut text = String::with_capacity(64);
+    for i in 0..rows {
+        let ts = 1_700_000_000_000i64 + i as i64;
+        key.clear();
+        write!(key, "u{:04}", i % 1000).expect("a Vec takes any write");
+        key.extend_from_slice(&(i64::MAX - ts).to_be_bytes());
+        let mut row = loader.row(&key);
+        text.clear();
+        write!(text, "item-{:06}", i % 50_000).expect("a String takes any write");
+        row = row
+            .put(FAMILY, "item", &text)
+            .put(FAMILY, "amount", ((i as i64) * 37 % 100_000).to_be_bytes())
+            .put(FAMILY, "qty", (1 + (i % 9) as i32).to_be_bytes());
+        text.clear();
+        write!(text, "shop-{:04}", i % 700).expect("a String takes any write");
+        row = row.put(FAMILY, "shop", &text).put(FAMILY, "status", "paid");
+        text.clear();
+        write!(text, "purchase record {i:08}, gift wrap: no").expect("a String takes any write");
+        row.put(FAMILY, "note", &text).end().await?;
+    }
+    loader.finish().await?;
+    Ok(())
 }
 
 fn pick(k: usize, rows: usize) -> usize {
@@ -137,21 +171,27 @@ async fn run(address: &str, rows: usize, table: &str) -> Result<(), Box<dyn std:
         .create_table(&TableSchema::new(table).family(FamilySchema::new(FAMILY)))
         .await?;
 
-    let started = start();
-    let mut in_mutate = 0.0;
-    let mut batch = Vec::with_capacity(1000);
-    for i in 0..rows {
-        batch.push(row(i));
-        if batch.len() == 1000 || i + 1 == rows {
-            let before = cpu_seconds();
-            store.mutate(table, &batch).await?;
-            in_mutate += cpu_seconds().zip(before).map_or(0.0, |(now, before)| now - before);
-            batch.clear();
+    if std::env::var_os("HMAP_COMPARE_LOADER").is_some() {
+        let started = start();
+        load_with_loader(&store, table, rows).await?;
+        report("load", started);
+    } else {
+        let started = start();
+        let mut in_mutate = 0.0;
+        let mut batch = Vec::with_capacity(1000);
+        for i in 0..rows {
+            batch.push(row(i));
+            if batch.len() == 1000 || i + 1 == rows {
+                let before = cpu_seconds();
+                store.mutate(table, &batch).await?;
+                in_mutate += cpu_seconds().zip(before).map_or(0.0, |(now, before)| now - before);
+                batch.clear();
+            }
         }
-    }
-    report("load", started);
-    if cpu_seconds().is_some() {
-        println!("hmap\tload_mutate_cpu\t{in_mutate:.6}");
+        report("load", started);
+        if cpu_seconds().is_some() {
+            println!("hmap\tload_mutate_cpu\t{in_mutate:.6}");
+        }
     }
     if std::env::var_os("HMAP_COMPARE_LOAD_ONLY").is_some() {
         store.delete_table(table).await?;

@@ -9,11 +9,13 @@
 //! buffer, and a backend encodes its request straight from that buffer
 //! ([`Store::load`]).
 
+use std::fmt;
 use std::ops::Range;
 
 use bytes::Bytes;
 
 use super::{Mutation, Result, RowMutation, Store};
+use crate::key::Printable;
 
 /// Rows of puts in one buffer, as a [`Loader`] gathers them: each row's key
 /// and each cell's family, qualifier and value copied in one after the
@@ -31,12 +33,23 @@ use super::{Mutation, Result, RowMutation, Store};
 /// let cells: Vec<_> = first.cells().map(|c| (c.qualifier(), c.value())).collect();
 /// assert_eq!(cells, [(&b"item"[..], &b"book"[..]), (&b"qty"[..], &[0, 0, 0, 2][..])]);
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct LoadBatch {
     /// Every row key, family, qualifier and value, in the order added.
     data: Vec<u8>,
     rows: Vec<RowSpan>,
     cells: Vec<CellSpan>,
+}
+
+/// The counts, not the bytes (a batch holds megabytes).
+impl fmt::Debug for LoadBatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadBatch")
+            .field("rows", &self.len())
+            .field("cells", &self.cell_count())
+            .field("bytes", &self.byte_size())
+            .finish()
+    }
 }
 
 /// Where a row is in a [`LoadBatch`]: its key in `data` and its first cell
@@ -191,7 +204,7 @@ impl RowWriter<'_> {
 }
 
 /// One row of a [`LoadBatch`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct LoadRow<'a> {
     batch: &'a LoadBatch,
     index: usize,
@@ -225,8 +238,17 @@ impl<'a> LoadRow<'a> {
     }
 }
 
+impl fmt::Debug for LoadRow<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadRow")
+            .field("key", &Printable(self.key()))
+            .field("cells", &self.cells().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
 /// One put of a [`LoadRow`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct LoadCell<'a> {
     data: &'a [u8],
     span: &'a CellSpan,
@@ -251,6 +273,17 @@ impl<'a> LoadCell<'a> {
     /// The timestamp chosen, or `None` for the current time.
     pub fn timestamp(&self) -> Option<i64> {
         self.span.timestamp
+    }
+}
+
+impl fmt::Debug for LoadCell<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadCell")
+            .field("family", &Printable(self.family()))
+            .field("qualifier", &Printable(self.qualifier()))
+            .field("timestamp", &self.timestamp())
+            .field("value", &Printable(self.value()))
+            .finish()
     }
 }
 
