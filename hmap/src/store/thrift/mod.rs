@@ -433,8 +433,7 @@ impl ThriftStore {
     async fn put_multiple(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.shared
             .call_void(table, "putMultiple", |e| {
-                e.binary_field(1, self.shared.wire(table).as_bytes());
-                hbase::struct_list(e, 2, rows, |e, r| hbase::put_fields(e, &r.row, &r.mutations));
+                hbase::put_multiple(e, self.shared.wire(table).as_bytes(), rows);
             })
             .await
     }
@@ -491,19 +490,9 @@ impl ThriftStore {
     /// Rows `rows` of a load batch in one `putMultiple` (rows without puts
     /// are left out; the caller sends none of only those).
     async fn put_multiple_loaded(&self, table: &str, batch: &LoadBatch, rows: Range<usize>) -> Result<()> {
-        let count = rows
-            .clone()
-            .filter_map(|i| batch.get(i))
-            .filter(|r| r.cell_count() > 0)
-            .count();
         self.shared
             .call_void(table, "putMultiple", |e| {
-                e.binary_field(1, self.shared.wire(table).as_bytes());
-                e.field(TType::List, 2);
-                e.list(TType::Struct, count);
-                for row in rows.clone().filter_map(|i| batch.get(i)).filter(|r| r.cell_count() > 0) {
-                    hbase::load_row_fields(e, &row);
-                }
+                hbase::put_multiple_loaded(e, self.shared.wire(table).as_bytes(), batch, rows.clone());
             })
             .await
     }
