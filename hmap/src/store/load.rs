@@ -80,9 +80,9 @@ impl LoadBatch {
     /// Starts a row: the puts added through the returned writer are the
     /// row's, applied atomically when the batch is written. A row with no
     /// puts writes nothing.
-    pub fn row(&mut self, key: impl AsRef<[u8]>) -> RowWriter<'_> {
+    pub fn row(&mut self, key: impl AsRef<[u8]>) -> LoadRowWriter<'_> {
         self.start_row(key.as_ref());
-        RowWriter { batch: self }
+        LoadRowWriter { batch: self }
     }
 
     fn start_row(&mut self, key: &[u8]) {
@@ -174,11 +174,11 @@ impl LoadBatch {
 
 /// Adds puts to a row of a [`LoadBatch`], from [`LoadBatch::row`].
 #[derive(Debug)]
-pub struct RowWriter<'a> {
+pub struct LoadRowWriter<'a> {
     batch: &'a mut LoadBatch,
 }
 
-impl RowWriter<'_> {
+impl LoadRowWriter<'_> {
     /// Writes a cell at the current time (the server's, when it applies the
     /// row; every put of the row without a timestamp gets the same one).
     pub fn put(self, family: impl AsRef<[u8]>, qualifier: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> Self {
@@ -306,9 +306,11 @@ pub const DEFAULT_LOAD_ROWS: usize = 10_000;
 /// [`Store::mutate`]; a row is written (acknowledged) only once a flush
 /// that holds it returns `Ok`. Every row of a batch is checked before any is
 /// sent (row key, families, cell size, timestamps), and the error names the
-/// row and column. A failed flush keeps its rows: flush again to retry them
-/// (a refused check will refuse them again), or [`discard`](Self::discard)
-/// them. A row key may come more than once; its puts are applied in the
+/// row and column. A failed flush keeps its rows, and so does one whose
+/// future is dropped before it ends: flush again to retry them (a refused
+/// check will refuse them again; rows the server applied before a failure
+/// are written again, a put at the server's time as one more version), or
+/// [`discard`](Self::discard) them. A row key may come more than once; its puts are applied in the
 /// order added.
 ///
 /// ```
