@@ -929,6 +929,38 @@ pub async fn refused_load_writes_nothing(t: &dyn Target) {
     assert_eq!(get_cells(&tt, Get::new("good")).await, vec![cell("a", "q", 1, "v")]);
 }
 
+/// A `mutate`, and a load, of more bytes than one request may carry are
+/// written whole: 6 MiB of rows each, where a framed gateway takes frames of
+/// 2 MiB (`hbase.regionserver.thrift.framed.max_frame_size_in_mb`) and a
+/// gateway reads each call whole into its heap. (HBase's own client splits
+/// a batch into requests of at most 4 MiB:
+/// `hbase.client.max.perrequest.heapsize`.)
+pub async fn large_writes_are_written_whole(t: &dyn Target) {
+    let tt = ab_table(t, "large_writes_are_written_whole").await;
+    let value = vec![b'v'; 100 * 1024];
+    let rows = (0..60)
+        .map(|i| RowMutation::new(format!("m{i:03}")).put_at("b", "q", 1, value.clone()))
+        .collect();
+    put(&tt, rows).await;
+    let mut loader = Loader::new(t.store(), tt.name.clone())
+        .max_rows(usize::MAX)
+        .max_bytes(usize::MAX);
+    for i in 0..60 {
+        loader
+            .row(format!("l{i:03}"))
+            .put_at("b", "q", 1, &value)
+            .end()
+            .await
+            .expect("load a row");
+    }
+    assert_eq!(loader.finish().await.expect("finish the load"), 60);
+    let rows = scan_rows(&tt, Scan::all()).await;
+    assert_eq!(rows.len(), 120);
+    for row in &rows {
+        assert_eq!(row.value("b", "q").as_deref(), Some(&value[..]), "row {:?}", row.row);
+    }
+}
+
 /// Empty qualifiers and empty values are legal.
 /// (RG "Data Model": a qualifier is any byte array, possibly empty.)
 pub async fn empty_qualifier_and_value(t: &dyn Target) {
@@ -2870,6 +2902,7 @@ macro_rules! for_each_case {
             batch_applies_rows_in_order,
             loader_writes_rows_as_mutate_does,
             refused_load_writes_nothing,
+            large_writes_are_written_whole,
             empty_qualifier_and_value,
             binary_bytes_round_trip,
             empty_row_rejected,

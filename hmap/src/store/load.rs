@@ -221,6 +221,17 @@ impl<'a> LoadRow<'a> {
         self.spans().len()
     }
 
+    /// About how many bytes the row takes in a request, as
+    /// [`RowMutation::wire_size`] counts the same row.
+    pub fn wire_size(&self) -> usize {
+        let spans = self.spans();
+        let bytes = match (spans.first(), spans.last()) {
+            (Some(first), Some(last)) => last.value_end - first.start,
+            _ => 0,
+        };
+        self.key().len() + bytes + spans.len() * super::MUTATION_FRAMING
+    }
+
     /// The puts, in the order added.
     pub fn cells(&self) -> impl ExactSizeIterator<Item = LoadCell<'a>> + 'a {
         let data = &self.batch.data[..];
@@ -509,7 +520,12 @@ mod tests {
 
     #[test]
     fn a_batch_becomes_row_mutations() {
-        let rows = batch().to_row_mutations();
+        let batch = batch();
+        let rows = batch.to_row_mutations();
+        let sizes: Vec<_> = batch.rows().map(|r| r.wire_size()).collect();
+        assert_eq!(sizes, rows.iter().map(RowMutation::wire_size).collect::<Vec<_>>());
+        let framing = crate::store::MUTATION_FRAMING;
+        assert_eq!(sizes, [1 + (1 + 2 + 2) + (1 + 2) + 2 * framing, 1, 1 + framing]);
         assert_eq!(
             rows,
             [

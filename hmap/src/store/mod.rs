@@ -52,7 +52,9 @@ pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use load::{DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadRow, LoadRowWriter, Loader, LoaderRow};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
-pub use thrift::{Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported};
+pub use thrift::{
+    DEFAULT_MAX_REQUEST_BYTES, Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported,
+};
 pub(crate) use trace::traced;
 // For the fuzz target only (`fuzz/fuzz_targets/decode_reply.rs`).
 #[cfg(feature = "thrift")]
@@ -602,6 +604,11 @@ impl Mutation {
     }
 }
 
+/// What [`RowMutation::wire_size`] and [`LoadRow::wire_size`] count for each
+/// change besides its family, qualifier and value: a Thrift2
+/// `TColumnValue`'s field headers, timestamp and end take 33 bytes at most.
+pub const MUTATION_FRAMING: usize = 33;
+
 /// Changes to one row, applied atomically: readers see all of them or none.
 /// Built with [`RowMutation::new`] and the builder methods, or
 /// [`RowMutation::with`] (`#[non_exhaustive]`: options such as durability
@@ -732,6 +739,33 @@ impl RowMutation {
     /// Deletes the whole row.
     pub fn delete_row(self) -> Self {
         self.push(Mutation::DeleteRow { up_to: None })
+    }
+
+    /// About how many bytes the row's changes take in a request: its key,
+    /// and each mutation's family, qualifier and value, plus
+    /// [`MUTATION_FRAMING`] for the rest (field headers, timestamp, type).
+    /// What write calls sized by bytes count.
+    pub fn wire_size(&self) -> usize {
+        let cells: usize = self
+            .mutations
+            .iter()
+            .map(|m| {
+                let (family, qualifier, value) = match m {
+                    Mutation::Put {
+                        family,
+                        qualifier,
+                        value,
+                        ..
+                    } => (family.len(), qualifier.len(), value.len()),
+                    Mutation::DeleteCell { family, qualifier, .. }
+                    | Mutation::DeleteColumn { family, qualifier, .. } => (family.len(), qualifier.len(), 0),
+                    Mutation::DeleteFamily { family, .. } => (family.len(), 0, 0),
+                    Mutation::DeleteRow { .. } => (0, 0, 0),
+                };
+                family + qualifier + value + MUTATION_FRAMING
+            })
+            .sum();
+        self.row.len() + cells
     }
 
     /// Adds any mutation.

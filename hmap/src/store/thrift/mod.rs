@@ -57,6 +57,9 @@ use super::{
 };
 use crate::schema::TableSchema;
 
+/// [`ThriftConfig::max_request_bytes`] by default: 1 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
 /// Settings of a [`ThriftStore`] or a [`Thrift1Store`]:
 /// [`ThriftConfig::new`], then set the public fields (`#[non_exhaustive]`:
 /// settings will be added).
@@ -84,6 +87,16 @@ pub struct ThriftConfig {
     /// The largest value accepted, as HBase's client checks it
     /// (`hbase.client.keyvalue.maxsize`, 10 MiB).
     pub max_value_size: usize,
+    /// The most bytes of rows one write call carries, about
+    /// ([`RowMutation::wire_size`]): a `mutate` or a load of more is sent
+    /// as several calls, one after the other (a row is never split, so one
+    /// row larger than this is a call of its own). 1 MiB by default: HBase's
+    /// own client sends at most 4 MiB a request
+    /// (`hbase.client.max.perrequest.heapsize`), a framed gateway refuses a
+    /// frame over 2 MiB, and a gateway reads each call whole into its heap
+    /// (one call of 300 MB ran a gateway with a 384 MiB heap out of memory,
+    /// which killed it).
+    pub max_request_bytes: usize,
     /// Framed transport: each message after its length, as a gateway
     /// started with `-f` (or `-hsha`, `-nonblocking`,
     /// `-threadedselector`, which imply it) expects. Off: the gateway's
@@ -122,6 +135,7 @@ impl ThriftConfig {
             call_timeout: Duration::from_secs(60),
             idle_check: Duration::from_secs(20),
             max_value_size: 10 * 1024 * 1024,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             framed: false,
             protocol: ThriftProtocol::Binary,
             http: None,
@@ -748,7 +762,7 @@ impl Store for ThriftStore {
                     Ok(RowKind::of(r))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            for batch in batches(rows, &kinds) {
+            for batch in batches(rows, &kinds, self.shared.config.max_request_bytes) {
                 match batch {
                     Batch::Puts(rows) => self.put_multiple(table, rows).await?,
                     Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
@@ -769,9 +783,11 @@ impl Store for ThriftStore {
             // Straight from the batch's buffer: one `putMultiple` per run of
             // rows in which no key repeats.
             let key = |i: usize| batch.get(i).map_or(&[][..], |r| r.key());
+            let size = |i: usize| batch.get(i).map_or(0, |r| r.wire_size());
+            let budget = self.shared.config.max_request_bytes;
             let mut start = 0;
             while start < batch.len() {
-                let end = distinct_run_end(start, batch.len(), |_| true, key);
+                let end = distinct_run_end(start, batch.len(), |_| true, key, size, budget);
                 if (start..end).filter_map(|i| batch.get(i)).any(|r| r.cell_count() > 0) {
                     self.put_multiple_loaded(table, batch, start..end).await?;
                 }
@@ -1040,19 +1056,27 @@ impl RowKind {
 }
 
 /// The end of the run of rows from `start` (before `len`) that `joins`
-/// accepts and in which no row key (`key`) comes twice: HBase does not
-/// order two mutations of one row within a batch.
+/// accepts, in which no row key (`key`) comes twice (HBase does not order
+/// two mutations of one row within a batch), and whose rows' `size` comes
+/// to at most `budget` (the first row always joins, whatever its size).
 fn distinct_run_end<'k>(
     start: usize,
     len: usize,
     joins: impl Fn(usize) -> bool,
     key: impl Fn(usize) -> &'k [u8],
+    size: impl Fn(usize) -> usize,
+    budget: usize,
 ) -> usize {
     // While keys ascend no row can repeat (a bulk load's usually do); from
     // the first that does not, a set finds repeats.
     let mut seen: Option<FxHashSet<&[u8]>> = None;
+    let mut bytes = size(start);
     let mut end = start + 1;
     while end < len && joins(end) {
+        bytes += size(end);
+        if bytes > budget {
+            break;
+        }
         let row = key(end);
         let fresh = match &mut seen {
             None if row > key(end - 1) => true,
@@ -1077,8 +1101,9 @@ fn distinct_run_end<'k>(
 /// Splits rows into batches, in order, leaving out rows with nothing to do;
 /// `kinds` holds each row's [`RowKind`]. A run ends where the kind of row
 /// changes or a row repeats, since HBase does not order two mutations of
-/// one row within a batch.
-fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind]) -> Vec<Batch<'a>> {
+/// one row within a batch, and before its rows' [`RowMutation::wire_size`]
+/// passes `budget` bytes.
+fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind], budget: usize) -> Vec<Batch<'a>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < rows.len() {
@@ -1090,7 +1115,14 @@ fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind]) -> Vec<Batch<'a>> {
                 start += 1;
             }
             RowKind::Puts | RowKind::OneDelete => {
-                let end = distinct_run_end(start, rows.len(), |i| kinds[i] == kind, |i| &rows[i].row[..]);
+                let end = distinct_run_end(
+                    start,
+                    rows.len(),
+                    |i| kinds[i] == kind,
+                    |i| &rows[i].row[..],
+                    |i| rows[i].wire_size(),
+                    budget,
+                );
                 let run = &rows[start..end];
                 out.push(if kind == RowKind::Puts {
                     Batch::Puts(run)
@@ -1175,7 +1207,7 @@ mod tests {
                 .collect()
         }
         let kinds: Vec<RowKind> = rows.iter().map(RowKind::of).collect();
-        batches(rows, &kinds)
+        batches(rows, &kinds, usize::MAX)
             .into_iter()
             .map(|b| match b {
                 Batch::Puts(rows) => ("puts", names(rows)),
@@ -1234,6 +1266,33 @@ mod tests {
         assert_eq!(runs(&["b", "a", "c", "a"]), [vec!["b", "a", "c"], vec!["a"]]);
         assert_eq!(runs(&["c", "a", "b", "d", "c"]), [vec!["c", "a", "b", "d"], vec!["c"]]);
         assert_eq!(runs(&["a", "c", "b", "e", "d"]), [vec!["a", "c", "b", "e", "d"]]);
+    }
+
+    /// A run ends before its rows pass the byte budget; a row larger than
+    /// the budget is a run of its own.
+    #[test]
+    fn batches_keep_to_the_byte_budget() {
+        let row = |key: &str, value: usize| RowMutation::new(key.to_string()).put("f", "q", vec![0u8; value]);
+        let rows = [
+            row("a", 60),
+            row("b", 60),
+            row("c", 500),
+            row("d", 10),
+            row("e", 10),
+            row("f", 10),
+        ];
+        let kinds: Vec<RowKind> = rows.iter().map(RowKind::of).collect();
+        // a and b are 96 bytes each; d, e and f 46.
+        assert_eq!(rows[0].wire_size(), 1 + 1 + 1 + 60 + crate::store::MUTATION_FRAMING);
+        let runs: Vec<Vec<&[u8]>> = batches(&rows, &kinds, 200)
+            .into_iter()
+            .map(|b| match b {
+                Batch::Puts(rows) => rows.iter().map(|r| &r.row[..]).collect(),
+                _ => panic!("puts only"),
+            })
+            .collect();
+        assert_eq!(runs, [vec![&b"a"[..], b"b"], vec![b"c"], vec![b"d", b"e", b"f"]]);
+        assert_eq!(batches(&rows, &kinds, 0).len(), 6);
     }
 
     #[test]

@@ -702,22 +702,29 @@ impl Store for Thrift1Store {
             let mut parts = Vec::with_capacity(rows.len());
             for r in rows {
                 check_mutation(&schema, &r.row, &r.mutations, self.client.config.max_value_size)?;
-                parts.extend(self.row_parts(table, r)?.into_iter().map(|p| (&r.row, p)));
+                parts.extend(self.row_parts(table, r)?.into_iter().map(|p| (r, p)));
             }
             // Runs of rows at one timestamp, no row twice (a batch applies
             // its puts, then its deletes, in no order within a row).
+            // A run also ends before its rows pass the request budget.
+            let budget = self.client.config.max_request_bytes;
             let mut run: Vec<(&Bytes, Vec<Change<'_>>)> = Vec::new();
             let mut run_ts = None;
+            let mut run_bytes = 0;
             let mut seen: FxHashSet<&Bytes> = FxHashSet::default();
-            for (row, part) in parts {
+            for (r, part) in parts {
+                let row = &r.row;
                 match part {
                     Part::Cells(ts, changes) => {
-                        if !run.is_empty() && (ts != run_ts || seen.contains(row)) {
+                        let size = r.wire_size();
+                        if !run.is_empty() && (ts != run_ts || seen.contains(row) || run_bytes + size > budget) {
                             self.mutate_rows(table, run_ts, &run).await?;
                             run.clear();
                             seen.clear();
+                            run_bytes = 0;
                         }
                         run_ts = ts;
+                        run_bytes += size;
                         seen.insert(row);
                         run.push((row, changes));
                     }
@@ -726,6 +733,7 @@ impl Store for Thrift1Store {
                             self.mutate_rows(table, run_ts, &run).await?;
                             run.clear();
                             seen.clear();
+                            run_bytes = 0;
                         }
                         self.delete_row(table, row, up_to).await?;
                     }
