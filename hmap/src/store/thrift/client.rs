@@ -322,8 +322,8 @@ impl Client {
                 error.kind(),
                 format!(
                     "{error} (the request was {} bytes: a framed gateway drops the connection on a frame over \
-                     hbase.regionserver.thrift.framed.max_frame_size_in_mb, 2 MiB by default; send smaller \
-                     batches or values, or raise that setting on the gateway)",
+                     hbase.regionserver.thrift.framed.max_frame_size_in_mb, 2 MiB by default; set a smaller \
+                     ThriftConfig::max_request_bytes or send smaller values, or raise that setting on the gateway)",
                     request.len()
                 ),
             );
