@@ -299,8 +299,9 @@ impl fmt::Debug for LoadCell<'_> {
 }
 
 /// The bytes a [`Loader`] gathers before it writes them, by default: 1 MiB,
-/// half of HBase's client write buffer (`hbase.client.write.buffer`, 2 MiB),
-/// so that a batch stays within a framed Thrift gateway's 2 MiB frame.
+/// half of HBase's client write buffer (`hbase.client.write.buffer`,
+/// 2 MiB). (A backend may still send one batch as several calls:
+/// `ThriftConfig::max_request_bytes`.)
 pub const DEFAULT_LOAD_BYTES: usize = 1024 * 1024;
 
 /// The rows a [`Loader`] gathers before it writes them, by default.
@@ -321,8 +322,8 @@ pub const DEFAULT_LOAD_ROWS: usize = 10_000;
 /// future is dropped before it ends: flush again to retry them (a refused
 /// check will refuse them again; rows the server applied before a failure
 /// are written again, a put at the server's time as one more version), or
-/// [`discard`](Self::discard) them. A row key may come more than once; its puts are applied in the
-/// order added.
+/// [`discard`](Self::discard) them. A row key may come more than once; its
+/// puts are applied in the order added.
 ///
 /// ```
 /// use std::fmt::Write;
