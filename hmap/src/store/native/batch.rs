@@ -23,6 +23,13 @@ use crate::store::{RowResult, StoreError};
 /// several calls at once.
 const MULTI_CHUNK: usize = 250;
 
+/// The most bytes of operations in one `Multi` call, about: HBase's own
+/// client sends at most 4 MiB a request
+/// (`hbase.client.max.perrequest.heapsize`), and a region server refuses a
+/// request over `hbase.ipc.max.request.size` (256 MiB), which 250 rows of
+/// valid cells can pass.
+const MULTI_CHUNK_BYTES: usize = 4 * 1024 * 1024;
+
 /// One operation of a batch.
 #[derive(Clone, Debug)]
 pub(super) enum Op {
@@ -50,6 +57,30 @@ struct Outcome {
     retry: Vec<(usize, NativeError, Option<RegionLocation>)>,
 }
 
+/// `ops` cut, in order, into chunks of at most `most` operations and about
+/// `bytes` (their encoded size; an operation larger than that is a chunk of
+/// its own).
+fn chunks(ops: &[(Bytes, Op)], most: usize, bytes: usize) -> Vec<std::ops::Range<usize>> {
+    use prost::Message;
+    let mut out = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, (_, op)) in ops.iter().enumerate() {
+        let op_size = match op {
+            Op::Get(get) => get.encoded_len(),
+            Op::Mutate(mutations) => mutations.iter().map(Message::encoded_len).sum(),
+        };
+        if i > start && (i - start == most || size + op_size > bytes) {
+            out.push(start..i);
+            (start, size) = (i, 0);
+        }
+        size += op_size;
+    }
+    if start < ops.len() {
+        out.push(start..ops.len());
+    }
+    out
+}
+
 impl NativeStore {
     /// Runs a batch: results in the order of `ops` (`None` for mutations and
     /// rows not found).
@@ -60,14 +91,15 @@ impl NativeStore {
         idempotent: bool,
         operation: &'static str,
     ) -> Result<Vec<Option<RowResult>>, StoreError> {
-        if ops.len() <= MULTI_CHUNK {
-            return self.multi_chunk(table, ops, idempotent, operation).await;
+        let chunks = chunks(ops, MULTI_CHUNK, MULTI_CHUNK_BYTES);
+        if let [only] = &chunks[..] {
+            return self.multi_chunk(table, &ops[only.clone()], idempotent, operation).await;
         }
         // A large batch goes as several Multi calls at once, so that the
         // region server applies them on several handlers.
-        let chunks = ops
-            .chunks(MULTI_CHUNK)
-            .map(|chunk| self.multi_chunk(table, chunk, idempotent, operation));
+        let chunks = chunks
+            .into_iter()
+            .map(|chunk| self.multi_chunk(table, &ops[chunk], idempotent, operation));
         let results = futures_util::future::try_join_all(chunks).await?;
         Ok(results.into_iter().flatten().collect())
     }
@@ -297,4 +329,27 @@ fn read_multi(
         }
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put(value: usize) -> (Bytes, Op) {
+        let row = crate::store::RowMutation::new("r").put("f", "q", vec![0u8; value]);
+        let mutations = convert::mutations(&row).expect("a put converts");
+        (row.row, Op::Mutate(mutations))
+    }
+
+    #[test]
+    fn chunks_keep_to_the_count_and_the_bytes() {
+        let small: Vec<_> = (0..7).map(|_| put(10)).collect();
+        assert_eq!(chunks(&small, 3, usize::MAX), [0..3, 3..6, 6..7]);
+        assert_eq!(chunks(&small, 250, usize::MAX), vec![std::ops::Range { start: 0, end: 7 }]);
+        assert_eq!(chunks(&[], 250, usize::MAX), []);
+        // 1,000-byte values: three fit in 3,500 bytes, not four; a put
+        // larger than the budget goes alone.
+        let big = vec![put(1000), put(1000), put(1000), put(1000), put(5000), put(1000)];
+        assert_eq!(chunks(&big, 250, 3500), [0..3, 3..4, 4..5, 5..6]);
+    }
 }
