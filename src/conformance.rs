@@ -1096,6 +1096,31 @@ pub async fn get_many_in_order(t: &dyn Target) {
     );
 }
 
+/// A `get_many` of many rows, more than a backend reads in one call,
+/// answers every get in order: rows found, rows missing, rows asked for
+/// twice far apart. (`Table.get(List<Get>)`: one `Result` per `Get`, in
+/// order, however the client splits the batch.)
+pub async fn get_many_of_many_rows_in_order(t: &dyn Target) {
+    let tt = ab_table(t, "get_many_of_many_rows_in_order").await;
+    let rows = (0..300)
+        .filter(|i| i % 3 != 0)
+        .map(|i| RowMutation::new(format!("r{i:04}")).put_at("b", "q", 1, format!("v{i}")))
+        .collect();
+    put(&tt, rows).await;
+    // 0..300, then 299 down to 0 again: 600 gets, each row asked twice.
+    let order: Vec<usize> = (0..300).chain((0..300).rev()).collect();
+    let gets: Vec<Get> = order.iter().map(|i| Get::new(format!("r{i:04}"))).collect();
+    let got = t.store().get_many(&tt.name, &gets).await.expect("get_many");
+    assert_eq!(got.len(), gets.len());
+    for (i, row) in order.iter().zip(&got) {
+        let expected = (i % 3 != 0).then(|| Bytes::from(format!("v{i}")));
+        assert_eq!(row.as_ref().and_then(|r| r.value("b", "q")), expected, "row r{i:04}");
+        if let Some(row) = row {
+            assert_eq!(row.row, format!("r{i:04}").as_bytes());
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Versions
 
@@ -2910,6 +2935,7 @@ macro_rules! for_each_case {
             oversized_value_rejected,
             negative_timestamp_rejected,
             get_many_in_order,
+            get_many_of_many_rows_in_order,
             versions_capped_by_family,
             get_fewer_versions,
             get_latest_by_default,

@@ -345,7 +345,10 @@ mod tests {
     fn chunks_keep_to_the_count_and_the_bytes() {
         let small: Vec<_> = (0..7).map(|_| put(10)).collect();
         assert_eq!(chunks(&small, 3, usize::MAX), [0..3, 3..6, 6..7]);
-        assert_eq!(chunks(&small, 250, usize::MAX), vec![std::ops::Range { start: 0, end: 7 }]);
+        assert_eq!(
+            chunks(&small, 250, usize::MAX),
+            vec![std::ops::Range { start: 0, end: 7 }]
+        );
         assert_eq!(chunks(&[], 250, usize::MAX), []);
         // 1,000-byte values: three fit in 3,500 bytes, not four; a put
         // larger than the budget goes alone.

@@ -52,10 +52,44 @@ use super::check::{
 };
 use super::traced;
 use super::{
-    CheckAndMutate, FamilyChange, Get, Increment, LoadBatch, Result, RowMutation, RowResult, RowStream, Scan, Store,
-    StoreError,
+    CheckAndMutate, FIRST_SIZED_BATCH_ROWS, FamilyChange, Get, Increment, LoadBatch, MAX_SIZED_BATCH_ROWS, Result,
+    RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
 use crate::schema::TableSchema;
+
+/// About how many bytes of rows one `get_many` call through a gateway
+/// brings back: a gateway builds each reply whole in its heap, and one
+/// `getMultiple` of 3,000 rows of 100 KB ran a gateway with a 384 MiB heap
+/// out of memory, which killed it. A `get_many` of more is read in several
+/// calls: the first of [`FIRST_SIZED_BATCH_ROWS`] gets, the next sized by
+/// the rows seen so far (at most [`MAX_SIZED_BATCH_ROWS`] gets), as scans
+/// sized by bytes are.
+const GET_MANY_REPLY_BYTES: usize = 4 * 1024 * 1024;
+
+/// Reads `gets` with `call` in chunks, in order: the first of
+/// [`FIRST_SIZED_BATCH_ROWS`] gets, each next one as many gets as `budget`
+/// bytes hold at the average size of the rows read so far (found or not),
+/// between 1 and [`MAX_SIZED_BATCH_ROWS`].
+async fn in_sized_chunks<'g, F, Fut>(gets: &'g [Get], budget: usize, mut call: F) -> Result<Vec<Option<RowResult>>>
+where
+    F: FnMut(&'g [Get]) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<Option<RowResult>>>>,
+{
+    let mut rows = Vec::with_capacity(gets.len());
+    let mut bytes = 0;
+    while rows.len() < gets.len() {
+        let start = rows.len();
+        let count = match start {
+            0 => FIRST_SIZED_BATCH_ROWS,
+            _ => (budget / (bytes / start).max(1)).clamp(1, MAX_SIZED_BATCH_ROWS),
+        };
+        let chunk = &gets[start..(start + count).min(gets.len())];
+        let found = call(chunk).await?;
+        bytes += found.iter().flatten().map(RowResult::wire_size).sum::<usize>();
+        rows.extend(found);
+    }
+    Ok(rows)
+}
 
 /// [`ThriftConfig::max_request_bytes`] by default: 1 MiB.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1024 * 1024;
@@ -501,6 +535,31 @@ impl ThriftStore {
         Ok(starts)
     }
 
+    /// Rows in one `getMultiple`, in the order of `gets`.
+    async fn get_multiple(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let results = self
+            .shared
+            .call(
+                table,
+                "getMultiple",
+                true,
+                |e| {
+                    e.binary_field(1, self.shared.wire(table).as_bytes());
+                    hbase::struct_list(e, 2, gets, hbase::get);
+                },
+                |r| hbase::reply(r, TType::List, hbase::results),
+            )
+            .await?;
+        if results.len() != gets.len() {
+            return Err(StoreError::Server {
+                table: table.into(),
+                operation: "getMultiple",
+                message: format!("{} results for {} gets", results.len(), gets.len()),
+            });
+        }
+        Ok(results)
+    }
+
     /// Rows `rows` of a load batch in one `putMultiple` (rows without puts
     /// are left out; the caller sends none of only those).
     async fn put_multiple_loaded(&self, table: &str, batch: &LoadBatch, rows: Range<usize>) -> Result<()> {
@@ -725,27 +784,7 @@ impl Store for ThriftStore {
             if gets.is_empty() {
                 return Ok(Vec::new());
             }
-            let results = self
-                .shared
-                .call(
-                    table,
-                    "getMultiple",
-                    true,
-                    |e| {
-                        e.binary_field(1, self.shared.wire(table).as_bytes());
-                        hbase::struct_list(e, 2, gets, hbase::get);
-                    },
-                    |r| hbase::reply(r, TType::List, hbase::results),
-                )
-                .await?;
-            if results.len() != gets.len() {
-                return Err(StoreError::Server {
-                    table: table.into(),
-                    operation: "getMultiple",
-                    message: format!("{} results for {} gets", results.len(), gets.len()),
-                });
-            }
-            Ok(results)
+            in_sized_chunks(gets, GET_MANY_REPLY_BYTES, |chunk| self.get_multiple(table, chunk)).await
         })
         .await
     }
@@ -1266,6 +1305,38 @@ mod tests {
         assert_eq!(runs(&["b", "a", "c", "a"]), [vec!["b", "a", "c"], vec!["a"]]);
         assert_eq!(runs(&["c", "a", "b", "d", "c"]), [vec!["c", "a", "b", "d"], vec!["c"]]);
         assert_eq!(runs(&["a", "c", "b", "e", "d"]), [vec!["a", "c", "b", "e", "d"]]);
+    }
+
+    /// A `get_many` goes in chunks: 100 gets first, then as many as the
+    /// budget holds at the rows' average size so far (missing rows count).
+    #[tokio::test]
+    async fn get_many_chunks_follow_the_rows_seen() {
+        let gets: Vec<Get> = (0..1000).map(|i| Get::new(format!("r{i:04}"))).collect();
+        let sizes = std::sync::Mutex::new(Vec::new());
+        let rows = in_sized_chunks(&gets, 10_000, |chunk| {
+            sizes.lock().unwrap().push(chunk.len());
+            // Every other row found, each 100 bytes on the wire: 50 bytes a
+            // get on average.
+            let found = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    let cell = super::super::Cell::new("f", "q", 1, vec![0u8; 100 - 8 - 2 - g.row.len()]);
+                    (i % 2 == 0).then(|| RowResult::new(g.row.clone(), vec![cell]))
+                })
+                .collect();
+            async move { Ok(found) }
+        })
+        .await
+        .unwrap();
+        assert_eq!(rows.len(), 1000);
+        assert_eq!(rows[0].as_ref().map(|r| r.wire_size()), Some(100));
+        assert_eq!(rows[998].as_ref().map(|r| &r.row[..]), Some(&b"r0998"[..]));
+        assert!(rows[999].is_none());
+        assert_eq!(sizes.into_inner().unwrap(), [100, 200, 200, 200, 200, 100]);
+        // None at all, and no call.
+        let none = in_sized_chunks(&[], 10, |_| async { panic!("no call for no gets") }).await;
+        assert_eq!(none.unwrap(), []);
     }
 
     /// A run ends before its rows pass the byte budget; a row larger than

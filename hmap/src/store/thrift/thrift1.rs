@@ -469,6 +469,55 @@ impl Thrift1Store {
             .disable_existing(table, exists, |e| e.binary_field(1, self.client.wire(table).as_bytes()))
             .await
     }
+
+    /// Rows by key in one `getRowsWithColumnsTs`, for gets that all read
+    /// `first`'s columns and time range, one version each.
+    async fn get_rows_alike(&self, table: &str, first: &Get, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let keys: Vec<&Bytes> = gets.iter().map(|g| &g.row).collect();
+        let found = self
+            .client
+            .call(
+                table,
+                "getRowsWithColumnsTs",
+                true,
+                |e| {
+                    e.binary_field(1, self.client.wire(table).as_bytes());
+                    hbase1::texts(e, 2, &keys);
+                    if !first.columns.is_empty() {
+                        hbase1::columns(e, 3, &first.columns);
+                    }
+                    e.i64_field(4, first.time_range.max);
+                },
+                |r| hbase::reply(r, TType::List, hbase1::row_results),
+            )
+            .await?;
+        // The gateway leaves out rows it found empty: match by key. A
+        // row's cells move to the last get that asks for it; only a row
+        // asked for twice is copied.
+        let mut by_row: FxHashMap<Bytes, (usize, usize)> = FxHashMap::default();
+        for (i, r) in found.iter().enumerate() {
+            by_row.insert(r.row.clone(), (i, 0));
+        }
+        for g in gets {
+            if let Some((_, asks)) = by_row.get_mut(&g.row) {
+                *asks += 1;
+            }
+        }
+        let mut found: Vec<Option<RowResult>> = found.into_iter().map(Some).collect();
+        Ok(gets
+            .iter()
+            .map(|g| {
+                let (i, asks) = by_row.get_mut(&g.row)?;
+                *asks -= 1;
+                let cells = if *asks == 0 {
+                    found[*i].take()?.cells
+                } else {
+                    found[*i].as_ref()?.cells.clone()
+                };
+                with_cells_from(g.row.clone(), cells, g.time_range)
+            })
+            .collect())
+    }
 }
 
 /// A row of `cells` (sorted) in `range`, or `None` if none is: the range's
@@ -643,50 +692,8 @@ impl Store for Thrift1Store {
                 }
                 return Ok(rows);
             }
-            let keys: Vec<&Bytes> = gets.iter().map(|g| &g.row).collect();
-            let found = self
-                .client
-                .call(
-                    table,
-                    "getRowsWithColumnsTs",
-                    true,
-                    |e| {
-                        e.binary_field(1, self.client.wire(table).as_bytes());
-                        hbase1::texts(e, 2, &keys);
-                        if !first.columns.is_empty() {
-                            hbase1::columns(e, 3, &first.columns);
-                        }
-                        e.i64_field(4, first.time_range.max);
-                    },
-                    |r| hbase::reply(r, TType::List, hbase1::row_results),
-                )
-                .await?;
-            // The gateway leaves out rows it found empty: match by key. A
-            // row's cells move to the last get that asks for it; only a row
-            // asked for twice is copied.
-            let mut by_row: FxHashMap<Bytes, (usize, usize)> = FxHashMap::default();
-            for (i, r) in found.iter().enumerate() {
-                by_row.insert(r.row.clone(), (i, 0));
-            }
-            for g in gets {
-                if let Some((_, asks)) = by_row.get_mut(&g.row) {
-                    *asks += 1;
-                }
-            }
-            let mut found: Vec<Option<RowResult>> = found.into_iter().map(Some).collect();
-            Ok(gets
-                .iter()
-                .map(|g| {
-                    let (i, asks) = by_row.get_mut(&g.row)?;
-                    *asks -= 1;
-                    let cells = if *asks == 0 {
-                        found[*i].take()?.cells
-                    } else {
-                        found[*i].as_ref()?.cells.clone()
-                    };
-                    with_cells_from(g.row.clone(), cells, g.time_range)
-                })
-                .collect())
+            let budget = super::GET_MANY_REPLY_BYTES;
+            super::in_sized_chunks(gets, budget, |chunk| self.get_rows_alike(table, first, chunk)).await
         })
         .await
     }
