@@ -66,27 +66,43 @@ use crate::schema::TableSchema;
 /// sized by bytes are.
 const GET_MANY_REPLY_BYTES: usize = 4 * 1024 * 1024;
 
-/// Reads `gets` with `call` in chunks, in order: the first of
-/// [`FIRST_SIZED_BATCH_ROWS`] gets, each next one as many gets as `budget`
-/// bytes hold at the average size of the rows read so far (found or not),
-/// between 1 and [`MAX_SIZED_BATCH_ROWS`].
-async fn in_sized_chunks<'g, F, Fut>(gets: &'g [Get], budget: usize, mut call: F) -> Result<Vec<Option<RowResult>>>
+/// Reads `gets` with `call` (the gateway's `operation` on `table`) in
+/// chunks, in order: the first of [`FIRST_SIZED_BATCH_ROWS`] gets, each
+/// next one as many gets as `budget` bytes hold at the average size of the
+/// rows read so far (found or not), between 1 and [`MAX_SIZED_BATCH_ROWS`].
+/// A call must answer each get of its chunk: any other count is a
+/// [`StoreError::Server`].
+async fn in_sized_chunks<'g, F, Fut>(
+    table: &str,
+    operation: &'static str,
+    gets: &'g [Get],
+    budget: usize,
+    mut call: F,
+) -> Result<Vec<Option<RowResult>>>
 where
     F: FnMut(&'g [Get]) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<Option<RowResult>>>>,
 {
     let mut rows = Vec::with_capacity(gets.len());
     let mut bytes = 0;
-    while rows.len() < gets.len() {
-        let start = rows.len();
+    let mut start = 0;
+    while start < gets.len() {
         let count = match start {
             0 => FIRST_SIZED_BATCH_ROWS,
             _ => (budget / (bytes / start).max(1)).clamp(1, MAX_SIZED_BATCH_ROWS),
         };
         let chunk = &gets[start..(start + count).min(gets.len())];
         let found = call(chunk).await?;
+        if found.len() != chunk.len() {
+            return Err(StoreError::Server {
+                table: table.into(),
+                operation,
+                message: format!("{} results for {} gets", found.len(), chunk.len()),
+            });
+        }
         bytes += found.iter().flatten().map(RowResult::wire_size).sum::<usize>();
         rows.extend(found);
+        start += chunk.len();
     }
     Ok(rows)
 }
@@ -535,10 +551,10 @@ impl ThriftStore {
         Ok(starts)
     }
 
-    /// Rows in one `getMultiple`, in the order of `gets`.
+    /// Rows in one `getMultiple`, in the order of `gets` (the count is
+    /// checked by [`in_sized_chunks`]).
     async fn get_multiple(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        let results = self
-            .shared
+        self.shared
             .call(
                 table,
                 "getMultiple",
@@ -549,15 +565,7 @@ impl ThriftStore {
                 },
                 |r| hbase::reply(r, TType::List, hbase::results),
             )
-            .await?;
-        if results.len() != gets.len() {
-            return Err(StoreError::Server {
-                table: table.into(),
-                operation: "getMultiple",
-                message: format!("{} results for {} gets", results.len(), gets.len()),
-            });
-        }
-        Ok(results)
+            .await
     }
 
     /// Rows `rows` of a load batch in one `putMultiple` (rows without puts
@@ -784,7 +792,10 @@ impl Store for ThriftStore {
             if gets.is_empty() {
                 return Ok(Vec::new());
             }
-            in_sized_chunks(gets, GET_MANY_REPLY_BYTES, |chunk| self.get_multiple(table, chunk)).await
+            in_sized_chunks(table, "getMultiple", gets, GET_MANY_REPLY_BYTES, |chunk| {
+                self.get_multiple(table, chunk)
+            })
+            .await
         })
         .await
     }
@@ -1313,7 +1324,7 @@ mod tests {
     async fn get_many_chunks_follow_the_rows_seen() {
         let gets: Vec<Get> = (0..1000).map(|i| Get::new(format!("r{i:04}"))).collect();
         let sizes = std::sync::Mutex::new(Vec::new());
-        let rows = in_sized_chunks(&gets, 10_000, |chunk| {
+        let rows = in_sized_chunks("t", "getMultiple", &gets, 10_000, |chunk| {
             sizes.lock().unwrap().push(chunk.len());
             // Every other row found, each 100 bytes on the wire: 50 bytes a
             // get on average.
@@ -1335,8 +1346,19 @@ mod tests {
         assert!(rows[999].is_none());
         assert_eq!(sizes.into_inner().unwrap(), [100, 200, 200, 200, 200, 100]);
         // None at all, and no call.
-        let none = in_sized_chunks(&[], 10, |_| async { panic!("no call for no gets") }).await;
+        let none = in_sized_chunks("t", "getMultiple", &[], 10, |_| async { panic!("no call for no gets") }).await;
         assert_eq!(none.unwrap(), []);
+        // A gateway answering a chunk with another count of rows: a typed
+        // error, not a loop or rows out of place.
+        let short = in_sized_chunks("t", "getMultiple", &gets, 10_000, |chunk| {
+            let answer = vec![None; chunk.len() - 1];
+            async move { Ok(answer) }
+        })
+        .await;
+        assert!(
+            matches!(&short, Err(StoreError::Server { message, .. }) if message == "99 results for 100 gets"),
+            "{short:?}"
+        );
     }
 
     /// A run ends before its rows pass the byte budget; a row larger than

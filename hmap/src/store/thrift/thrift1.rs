@@ -693,7 +693,10 @@ impl Store for Thrift1Store {
                 return Ok(rows);
             }
             let budget = super::GET_MANY_REPLY_BYTES;
-            super::in_sized_chunks(gets, budget, |chunk| self.get_rows_alike(table, first, chunk)).await
+            super::in_sized_chunks(table, "getRowsWithColumnsTs", gets, budget, |chunk| {
+                self.get_rows_alike(table, first, chunk)
+            })
+            .await
         })
         .await
     }
