@@ -222,6 +222,8 @@ pub const THRIFT1_SKIPS: &[(&str, &str)] = {
         ("min_versions_named_column_keeps_one_expired", u::MIN_VERSIONS),
         ("check_empty_means_absent_or_empty", u::CHECK_AND_PUT_AT),
         ("two_delete_latest_in_one_mutation", u::DELETE_NEWEST_VERSION),
+        ("family_delete_after_deletes_of_its_family", u::DELETE_ONE_VERSION),
+        ("repeated_row_in_one_batch_applies_in_order", u::DELETE_NEWEST_VERSION),
         ("check_and_mutate_put_not_older_than_checked", u::CHECK_AND_PUTS),
         ("surplus_versions_survive_the_mutation", u::DELETE_NEWEST_VERSION),
         ("check_absent_guards_deletes", u::CHECK_AND_DELETE),
@@ -2473,6 +2475,155 @@ pub async fn two_delete_latest_in_one_mutation(t: &dyn Target) {
     );
 }
 
+/// Every delete of a row mutation counts, also when a delete of the whole
+/// family follows another delete of that family. (HBase's
+/// `Delete.addFamily` clears the family's earlier deletes in the same
+/// `Delete` message, so a client must not pack them into one; separate
+/// `Delete`s of one `RowMutations` each count.)
+pub async fn family_delete_after_deletes_of_its_family(t: &dyn Target) {
+    let tt = ab_table(t, "family_delete_after_deletes_of_its_family").await;
+    let rows = ["column", "family", "version"];
+    let cells = |row: &'static str| {
+        RowMutation::new(row)
+            .put_at("a", "q", 1000, "x")
+            .put_at("a", "p", 100, "old")
+            .put_at("b", "q", 1000, "kept")
+    };
+    put(&tt, rows.iter().map(|r| cells(r)).collect()).await;
+    put(
+        &tt,
+        vec![
+            RowMutation::new("column")
+                .delete_column_up_to("a", "q", 2000)
+                .delete_family_up_to("a", 300),
+            RowMutation::new("family")
+                .delete_family_up_to("a", 2000)
+                .delete_family_up_to("a", 300),
+            RowMutation::new("version")
+                .delete_version("a", "q", 1000)
+                .delete_family_up_to("a", 300),
+        ],
+    )
+    .await;
+    for row in rows {
+        assert_eq!(
+            get_cells(&tt, Get::new(row).max_versions(3)).await,
+            vec![cell("b", "q", 1000, "kept")],
+            "row {row}"
+        );
+    }
+    // One row alone, and under a check.
+    put(&tt, vec![cells("alone"), cells("checked")]).await;
+    put(
+        &tt,
+        vec![
+            RowMutation::new("alone")
+                .delete_family_up_to("a", 2000)
+                .delete_family_up_to("a", 300),
+        ],
+    )
+    .await;
+    let applied = t
+        .store()
+        .check_and_mutate(
+            &tt.name,
+            &CheckAndMutate::new(
+                RowMutation::new("checked")
+                    .delete_version("a", "q", 1000)
+                    .delete_family_up_to("a", 300),
+                "b",
+                "q",
+                Some(Bytes::from_static(b"kept")),
+            ),
+        )
+        .await
+        .unwrap();
+    assert!(applied);
+    for row in ["alone", "checked"] {
+        assert_eq!(
+            get_cells(&tt, Get::new(row).max_versions(3)).await,
+            vec![cell("b", "q", 1000, "kept")],
+            "row {row}"
+        );
+    }
+}
+
+/// A row named several times in one `mutate` gets its changes in the order
+/// given, as if each were a call of its own, whatever their kinds: a later
+/// put at the same timestamp wins, and a delete of the latest version
+/// sees the puts before it. (hmap's contract for `Store::mutate`, kept on
+/// every backend; HBase's `Table.batch` leaves the order of two actions on
+/// one row undefined, so a backend that batches must not send them
+/// together.)
+pub async fn repeated_row_in_one_batch_applies_in_order(t: &dyn Target) {
+    let tt = ab_table(t, "repeated_row_in_one_batch_applies_in_order").await;
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r").put_at("a", "q", 300, "first"),
+            RowMutation::new("r")
+                .put_at("a", "q", 500, "second")
+                .delete_column_up_to("b", "z", 500),
+            RowMutation::new("other").put_at("a", "q", 1, "x"),
+            RowMutation::new("r").put_at("a", "q", 500, "third"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        get_cells(&tt, Get::new("r").column("a", "q").max_versions(3)).await,
+        vec![cell("a", "q", 500, "third"), cell("a", "q", 300, "first")]
+    );
+    put(&tt, vec![RowMutation::new("s").put_at("a", "q", 100, "old")]).await;
+    put(
+        &tt,
+        vec![
+            RowMutation::new("s").put_at("a", "q", 200, "new"),
+            RowMutation::new("s").delete_latest("a", "q"),
+        ],
+    )
+    .await;
+    assert_eq!(
+        get_cells(&tt, Get::new("s").column("a", "q").max_versions(3)).await,
+        vec![cell("a", "q", 100, "old")]
+    );
+    assert_eq!(get_cells(&tt, Get::new("other")).await, vec![cell("a", "q", 1, "x")]);
+}
+
+/// A column named twice in a read is read once: its versions, as when it
+/// is named once. (HBase's `Get.addColumn` keeps a family's qualifiers in
+/// a set.)
+pub async fn column_named_twice_reads_once(t: &dyn Target) {
+    let tt = ab_table(t, "column_named_twice_reads_once").await;
+    put(
+        &tt,
+        vec![
+            RowMutation::new("r")
+                .put_at("a", "q", 1, "v1")
+                .put_at("a", "q", 2, "v2")
+                .put_at("a", "q", 3, "v3")
+                .put_at("a", "other", 1, "o"),
+        ],
+    )
+    .await;
+    let versions = vec![
+        cell("a", "q", 3, "v3"),
+        cell("a", "q", 2, "v2"),
+        cell("a", "q", 1, "v1"),
+    ];
+    assert_eq!(
+        get_cells(&tt, Get::new("r").column("a", "q").column("a", "q").max_versions(3)).await,
+        versions
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").column("a", "q").max_versions(3)).await,
+        versions
+    );
+    assert_eq!(
+        get_cells(&tt, Get::new("r").column("a", "q").column("a", "q")).await,
+        vec![cell("a", "q", 3, "v3")]
+    );
+}
+
 /// A passing check-and-mutate stamps its puts without a timestamp no older
 /// than the checked cell, so a checked cell from the future does not hide
 /// them. (`HRegion.checkAndMutateInternal`: `ts = max(now, cellTs)`,
@@ -3000,6 +3151,9 @@ macro_rules! for_each_case {
             min_versions_named_column_keeps_one_expired,
             check_empty_means_absent_or_empty,
             two_delete_latest_in_one_mutation,
+            family_delete_after_deletes_of_its_family,
+            repeated_row_in_one_batch_applies_in_order,
+            column_named_twice_reads_once,
             check_and_mutate_put_not_older_than_checked,
             surplus_versions_survive_the_mutation,
             illegal_table_name_fails,

@@ -202,9 +202,11 @@ impl Column {
     }
 }
 
-/// A read's columns without the single columns of a family that is also
-/// selected whole: the same cells, in a form that every backend reads alike
-/// (see [`Column`]). Borrows when there is nothing to remove.
+/// A read's columns as the set they select: without a column named twice
+/// (the first kept) and without the single columns of a family that is
+/// also selected whole. The same cells, in a form that every backend reads
+/// alike (see [`Column`]; HBase's `Get` keeps each family's qualifiers in a
+/// set). Borrows when there is nothing to remove.
 ///
 /// ```
 /// use hmap::store::{Column, selected_columns};
@@ -212,6 +214,7 @@ impl Column {
 /// let columns = [
 ///     Column::Family("a".into()),
 ///     Column::Qualifier("a".into(), "r".into()),
+///     Column::Qualifier("b".into(), "s".into()),
 ///     Column::Qualifier("b".into(), "s".into()),
 /// ];
 /// assert_eq!(
@@ -221,11 +224,21 @@ impl Column {
 /// ```
 pub fn selected_columns(columns: &[Column]) -> std::borrow::Cow<'_, [Column]> {
     let whole = |family: &Bytes| columns.iter().any(|c| matches!(c, Column::Family(f) if f == family));
-    let redundant = |c: &Column| matches!(c, Column::Qualifier(f, _) if whole(f));
-    if !columns.iter().any(redundant) {
+    // Kept: neither a qualifier of a family read whole nor a repeat of an
+    // earlier column (quadratic, as a read names a handful of columns).
+    let kept =
+        |(i, c): &(usize, &Column)| !matches!(c, Column::Qualifier(f, _) if whole(f)) && !columns[..*i].contains(c);
+    if columns.iter().enumerate().all(|ic| kept(&ic)) {
         return std::borrow::Cow::Borrowed(columns);
     }
-    std::borrow::Cow::Owned(columns.iter().filter(|c| !redundant(c)).cloned().collect())
+    std::borrow::Cow::Owned(
+        columns
+            .iter()
+            .enumerate()
+            .filter(kept)
+            .map(|(_, c)| c.clone())
+            .collect(),
+    )
 }
 
 /// Timestamps from `min` (inclusive) to `max` (exclusive), as HBase's
@@ -921,9 +934,14 @@ pub trait Store: Send + Sync {
         Ok(rows)
     }
 
-    /// Applies mutations to rows: each row's changes atomically, rows
-    /// independently. Every row is checked before any is written, so a
-    /// request the store refuses writes nothing.
+    /// Applies mutations to rows: each row's changes atomically, in the
+    /// order given, rows independently. A row named several times gets its
+    /// changes in the order given, as if each were a call of its own (a
+    /// later put at the same timestamp wins; a delete of the latest version
+    /// sees the puts before it): every backend keeps this, sending such a
+    /// row's later changes after its earlier ones are applied. Every row is
+    /// checked before any is written, so a request the store refuses writes
+    /// nothing.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
 
     /// Writes the rows of puts a [`Loader`] gathered, as

@@ -81,6 +81,29 @@ fn chunks(ops: &[(Bytes, Op)], most: usize, bytes: usize) -> Vec<std::ops::Range
     out
 }
 
+/// `ops` cut into waves to send one after the other, each with a row at
+/// most once: a row's first operation in the first wave, its second in
+/// the second, and so on, each wave in the order of `ops`. One wave, `ops`
+/// itself, when no row repeats.
+pub(super) fn waves(ops: Vec<(Bytes, Op)>) -> Vec<Vec<(Bytes, Op)>> {
+    let mut seen: std::collections::HashMap<&Bytes, usize> = std::collections::HashMap::with_capacity(ops.len());
+    let mut wave_of = Vec::with_capacity(ops.len());
+    for (row, _) in &ops {
+        let times = seen.entry(row).or_insert(0);
+        wave_of.push(*times);
+        *times += 1;
+    }
+    let count = seen.into_values().max().unwrap_or(0);
+    if count <= 1 {
+        return vec![ops];
+    }
+    let mut out: Vec<Vec<(Bytes, Op)>> = (0..count).map(|_| Vec::new()).collect();
+    for (op, wave) in ops.into_iter().zip(wave_of) {
+        out[wave].push(op);
+    }
+    out
+}
+
 impl NativeStore {
     /// Runs a batch: results in the order of `ops` (`None` for mutations and
     /// rows not found).
@@ -339,6 +362,42 @@ mod tests {
         let row = crate::store::RowMutation::new("r").put("f", "q", vec![0u8; value]);
         let mutations = convert::mutations(&row).expect("a put converts");
         (row.row, Op::Mutate(mutations))
+    }
+
+    #[test]
+    fn a_repeated_row_waits_for_the_wave_before() {
+        let op = |row: &'static str, value: usize| (Bytes::from(row), put(value).1);
+        let rows = |waves: &[Vec<(Bytes, Op)>]| -> Vec<Vec<Bytes>> {
+            waves
+                .iter()
+                .map(|w| w.iter().map(|(r, _)| r.clone()).collect())
+                .collect()
+        };
+        let distinct = waves(vec![op("a", 1), op("b", 1), op("c", 1)]);
+        assert_eq!(rows(&distinct), [["a", "b", "c"]]);
+        let repeated = waves(vec![
+            op("a", 1),
+            op("b", 1),
+            op("a", 2),
+            op("c", 1),
+            op("a", 3),
+            op("b", 2),
+        ]);
+        assert_eq!(rows(&repeated), [vec!["a", "b", "c"], vec!["a", "b"], vec!["a"]]);
+        // Each wave keeps the order of the row's operations.
+        let sizes: Vec<usize> = repeated
+            .iter()
+            .flat_map(|w| w.iter().filter(|(r, _)| r == "a"))
+            .map(|(_, op)| match op {
+                Op::Mutate(m) => m[0].column_value[0].qualifier_value[0]
+                    .value
+                    .as_ref()
+                    .map_or(0, |v| v.len()),
+                Op::Get(_) => 0,
+            })
+            .collect();
+        assert_eq!(sizes, [1, 2, 3]);
+        assert!(waves(Vec::new()).iter().all(Vec::is_empty));
     }
 
     #[test]

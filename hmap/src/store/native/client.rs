@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use super::batch::Op;
+use super::batch::{Op, waves};
 use super::connection::{CallReply, Connection, ConnectionConfig, Service};
 use super::convert;
 use super::error::{ExceptionKind, NativeError};
@@ -590,10 +590,15 @@ impl NativeStore {
         self.multi(table, &ops, true, "get_many").await
     }
 
-    /// Applies each row's changes (atomically per row, rows independently).
+    /// Applies each row's changes (atomically per row, rows independently,
+    /// a row named several times in the order given).
     pub(super) async fn mutate_unchecked(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
         if rows.len() > 1 {
-            // One Multi per region server; each row atomic on its own.
+            // One Multi per region server; each row atomic on its own. A
+            // row named again waits for the wave before: HBase applies a
+            // region's actions of one `Multi` with no order between two of
+            // one row (the atomic ones after the others, and a delete of the
+            // latest version resolved before the batch's puts).
             let mut ops = Vec::with_capacity(rows.len());
             for row in rows {
                 let mutations =
@@ -602,7 +607,9 @@ impl NativeStore {
                     ops.push((row.row.clone(), Op::Mutate(mutations)));
                 }
             }
-            self.multi(table, &ops, false, "mutate").await?;
+            for wave in waves(ops) {
+                self.multi(table, &wave, false, "mutate").await?;
+            }
             return Ok(());
         }
         for row in rows {

@@ -182,8 +182,22 @@ pub fn mutations(row: &RowMutation) -> Result<Vec<proto::MutationProto>, NativeE
                             .any(|q| latest(q) && q.qualifier == qv.qualifier)
                 })
         };
+        // Nor does a `Delete` take a family delete after other deletes of
+        // that family: HBase's `Delete.addFamily` clears the family's
+        // earlier deletes of the same `Delete` (`ProtobufUtil.toDelete`
+        // builds it with `addFamily`), where each of hmap's deletes counts.
+        let clears_family = |last: &proto::MutationProto| {
+            matches!(m, Mutation::DeleteFamily { .. })
+                && last
+                    .column_value
+                    .iter()
+                    .any(|c| c.family == family && !c.qualifier_value.is_empty())
+        };
         let reusable = out.last().is_some_and(|last| {
-            last.mutate_type == Some(kind as i32) && !last.column_value.is_empty() && !repeats_latest(last)
+            last.mutate_type == Some(kind as i32)
+                && !last.column_value.is_empty()
+                && !repeats_latest(last)
+                && !clears_family(last)
         });
         if !reusable {
             out.push(new(kind, None));
@@ -384,6 +398,54 @@ mod tests {
         let m = mutations(&row).expect("converts");
         let qualifiers: Vec<usize> = m.iter().map(|m| m.column_value[0].qualifier_value.len()).collect();
         assert_eq!(qualifiers, [2, 2], "{m:?}");
+    }
+
+    #[test]
+    fn a_family_delete_after_deletes_of_its_family_is_a_delete_of_its_own() {
+        // HBase's `Delete.addFamily` clears the family's earlier deletes in
+        // the same `Delete`: each must survive in a message of its own.
+        let families = |row: RowMutation| -> Vec<Vec<(Vec<u8>, usize)>> {
+            mutations(&row)
+                .expect("converts")
+                .iter()
+                .map(|m| {
+                    m.column_value
+                        .iter()
+                        .map(|c| (c.family.to_vec(), c.qualifier_value.len()))
+                        .collect()
+                })
+                .collect()
+        };
+        let a = || b"a".to_vec();
+        let b = || b"b".to_vec();
+        assert_eq!(
+            families(
+                RowMutation::new("r")
+                    .delete_family_up_to("a", 2000)
+                    .delete_family_up_to("a", 300)
+            ),
+            [vec![(a(), 1)], vec![(a(), 1)]]
+        );
+        assert_eq!(
+            families(
+                RowMutation::new("r")
+                    .delete_version("a", "q", 5)
+                    .delete_column_up_to("b", "q", 5)
+                    .delete_family_up_to("a", 3)
+                    .delete_column("a", "z")
+            ),
+            [vec![(a(), 1), (b(), 1)], vec![(a(), 2)]]
+        );
+        // A family delete first, or of another family, shares the message.
+        assert_eq!(
+            families(
+                RowMutation::new("r")
+                    .delete_family_up_to("a", 3)
+                    .delete_version("a", "q", 5)
+                    .delete_family("b")
+            ),
+            [vec![(a(), 2), (b(), 1)]]
+        );
     }
 
     #[test]
