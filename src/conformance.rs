@@ -50,6 +50,14 @@ pub trait Target: Send + Sync {
     fn max_value_size(&self) -> usize {
         10 * 1024 * 1024
     }
+
+    /// A second client of the same cluster, with caches of its own, that
+    /// changes tables behind the store's back; `None` for a store that
+    /// keeps nothing about a table between calls (the store itself then
+    /// stands in).
+    fn other_client(&self) -> Option<&dyn Store> {
+        None
+    }
 }
 
 /// A [`ThriftStore`](hmap::store::ThriftStore) under test, through a
@@ -57,6 +65,7 @@ pub trait Target: Send + Sync {
 /// changes (framed gateways' quirks, a smaller frame for values).
 pub struct ThriftTarget {
     store: hmap::store::ThriftStore,
+    other: hmap::store::ThriftStore,
     prefix: String,
     framed: bool,
     max_value_size: usize,
@@ -78,6 +87,7 @@ impl ThriftTarget {
         expect_answer(variable, &settings, store.ping().await);
         ThriftTarget {
             store,
+            other: hmap::store::ThriftStore::with_config(settings.clone()),
             prefix: crate::test_table_prefix(prefix),
             framed,
             max_value_size,
@@ -104,6 +114,10 @@ impl Target for ThriftTarget {
 
     fn max_value_size(&self) -> usize {
         self.max_value_size
+    }
+
+    fn other_client(&self) -> Option<&dyn Store> {
+        Some(&self.other)
     }
 }
 
@@ -132,6 +146,7 @@ fn expect_answer(variable: &str, settings: &hmap::store::ThriftConfig, ping: hma
 /// cannot express what it needs, and for no other reason.
 pub struct Thrift1Target {
     store: Refusals<hmap::store::Thrift1Store>,
+    other: Refusals<hmap::store::Thrift1Store>,
     prefix: String,
     max_value_size: usize,
 }
@@ -152,10 +167,15 @@ impl Thrift1Target {
         // Thrift1 can only send as several calls.
         let store = hmap::store::Thrift1Store::with_config(settings.clone()).split_rows(true);
         expect_answer(variable, &settings, store.ping().await);
+        let refused = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         Thrift1Target {
             store: Refusals {
                 store,
-                refused: std::sync::Mutex::new(Vec::new()),
+                refused: std::sync::Arc::clone(&refused),
+            },
+            other: Refusals {
+                store: hmap::store::Thrift1Store::with_config(settings.clone()).split_rows(true),
+                refused,
             },
             prefix: crate::test_table_prefix(prefix),
             max_value_size,
@@ -183,6 +203,10 @@ impl Target for Thrift1Target {
 
     fn max_value_size(&self) -> usize {
         self.max_value_size
+    }
+
+    fn other_client(&self) -> Option<&dyn Store> {
+        Some(&self.other)
     }
 }
 
@@ -224,6 +248,7 @@ pub const THRIFT1_SKIPS: &[(&str, &str)] = {
         ("two_delete_latest_in_one_mutation", u::DELETE_NEWEST_VERSION),
         ("family_delete_after_deletes_of_its_family", u::DELETE_ONE_VERSION),
         ("repeated_row_in_one_batch_applies_in_order", u::DELETE_NEWEST_VERSION),
+        ("family_changed_behind_the_store", u::ALTER),
         ("check_and_mutate_put_not_older_than_checked", u::CHECK_AND_PUTS),
         ("surplus_versions_survive_the_mutation", u::DELETE_NEWEST_VERSION),
         ("check_absent_guards_deletes", u::CHECK_AND_DELETE),
@@ -302,10 +327,11 @@ macro_rules! case_names {
 }
 crate::for_each_case!(case_names);
 
-/// A store that notes every [`StoreError::Unsupported`] it returns.
+/// A store that notes every [`StoreError::Unsupported`] it returns (in a
+/// list it may share with another client of the same target).
 struct Refusals<S> {
     store: S,
-    refused: std::sync::Mutex<Vec<&'static str>>,
+    refused: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
 }
 
 impl<S> Refusals<S> {
@@ -357,6 +383,9 @@ impl<S: Store> Store for Refusals<S> {
     }
     async fn increment(&self, table: &str, op: &Increment) -> hmap::store::Result<Vec<i64>> {
         self.note(self.store.increment(table, op).await)
+    }
+    fn forget_schema(&self, table: &str) {
+        self.store.forget_schema(table)
     }
 }
 
@@ -2624,6 +2653,110 @@ pub async fn column_named_twice_reads_once(t: &dyn Target) {
     );
 }
 
+/// A table another client dropped is [`StoreError::TableNotFound`] for
+/// every call of a store that had read it, whatever shape the server's
+/// answer takes. (HBase: `TableNotFoundException`; a gateway passes on only
+/// its message, the table's name.)
+pub async fn table_dropped_behind_the_store(t: &dyn Target) {
+    let tt = ab_table(t, "table_dropped_behind_the_store").await;
+    let s = t.store();
+    put(&tt, vec![RowMutation::new("r").put_at("a", "q", 1, "x")]).await;
+    assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("a", "q", 1, "x")]);
+    t.other_client().unwrap_or(s).delete_table(&tt.name).await.unwrap();
+    let not_found = |call: &str, e: Option<StoreError>| match e {
+        Some(StoreError::TableNotFound { ref table }) if *table == tt.name => {}
+        other => panic!("{call} on a dropped table: expected TableNotFound, got {other:?}"),
+    };
+    not_found("get", s.get(&tt.name, &Get::new("r")).await.err());
+    not_found(
+        "get_many",
+        s.get_many(&tt.name, &[Get::new("r"), Get::new("s")]).await.err(),
+    );
+    not_found(
+        "mutate of one row",
+        s.mutate(&tt.name, &[RowMutation::new("r").put_at("a", "q", 2, "y")])
+            .await
+            .err(),
+    );
+    not_found(
+        "mutate of two rows",
+        s.mutate(
+            &tt.name,
+            &[
+                RowMutation::new("r").put_at("a", "q", 2, "y"),
+                RowMutation::new("s").put_at("a", "q", 2, "y"),
+            ],
+        )
+        .await
+        .err(),
+    );
+    not_found(
+        "check_and_mutate",
+        s.check_and_mutate(
+            &tt.name,
+            &CheckAndMutate::new(
+                RowMutation::new("r").put("a", "q", "y"),
+                "a",
+                "q",
+                Some(Bytes::from_static(b"x")),
+            ),
+        )
+        .await
+        .err(),
+    );
+    not_found(
+        "increment",
+        s.increment(&tt.name, &Increment::new("r").add("b", "n", 1)).await.err(),
+    );
+    let scanned = match s.scan(&tt.name, &Scan::all()).await {
+        Ok(rows) => rows.try_collect::<Vec<_>>().await.err(),
+        Err(e) => Some(e),
+    };
+    not_found("scan", scanned);
+}
+
+/// A family another client added is writable and readable through a store
+/// that had read the table before, and one it deleted is
+/// [`StoreError::NoSuchFamily`] there, every time. (HBase checks families on
+/// the region server: `NoSuchColumnFamilyException`.)
+pub async fn family_changed_behind_the_store(t: &dyn Target) {
+    let tt = ab_table(t, "family_changed_behind_the_store").await;
+    let s = t.store();
+    put(&tt, vec![RowMutation::new("r").put_at("a", "q", 1, "x")]).await;
+    assert_eq!(get_cells(&tt, Get::new("r")).await, vec![cell("a", "q", 1, "x")]);
+    let other = t.other_client().unwrap_or(s);
+    other
+        .alter_table(&tt.name, &FamilyChange::Add(FamilySchema::new("m")))
+        .await
+        .unwrap();
+    put(&tt, vec![RowMutation::new("r").put_at("m", "q", 1, "new")]).await;
+    assert_eq!(
+        get_cells(&tt, Get::new("r").family("m")).await,
+        vec![cell("m", "q", 1, "new")]
+    );
+    if t.framed_gateway() {
+        // A framed gateway cannot delete a family (see `framed_gateway`).
+        return;
+    }
+    other
+        .alter_table(&tt.name, &FamilyChange::Delete("b".into()))
+        .await
+        .unwrap();
+    for attempt in 0..2 {
+        match s
+            .mutate(&tt.name, &[RowMutation::new("r").put_at("b", "q", 1, "gone")])
+            .await
+        {
+            Err(StoreError::NoSuchFamily { ref table, ref family }) if *table == tt.name && family == "b" => {}
+            other => panic!("put {attempt} to a deleted family: expected NoSuchFamily, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        get_cells(&tt, Get::new("r")).await,
+        vec![cell("a", "q", 1, "x"), cell("m", "q", 1, "new")]
+    );
+}
+
 /// A passing check-and-mutate stamps its puts without a timestamp no older
 /// than the checked cell, so a checked cell from the future does not hide
 /// them. (`HRegion.checkAndMutateInternal`: `ts = max(now, cellTs)`,
@@ -3154,6 +3287,8 @@ macro_rules! for_each_case {
             family_delete_after_deletes_of_its_family,
             repeated_row_in_one_batch_applies_in_order,
             column_named_twice_reads_once,
+            table_dropped_behind_the_store,
+            family_changed_behind_the_store,
             check_and_mutate_put_not_older_than_checked,
             surplus_versions_survive_the_mutation,
             illegal_table_name_fails,

@@ -10,7 +10,8 @@ use hmap::store::Store;
 use hmap::store::native::{NativeConfig, NativeStore};
 use hmap_suite::conformance::Target;
 
-struct Native(NativeStore, String);
+/// The store under test, its table prefix, and another client.
+struct Native(NativeStore, String, NativeStore);
 
 impl Target for Native {
     fn store(&self) -> &dyn Store {
@@ -24,15 +25,26 @@ impl Target for Native {
     fn open_scanners(&self) -> Option<usize> {
         Some(self.0.open_scanners())
     }
+
+    fn other_client(&self) -> Option<&dyn Store> {
+        Some(&self.2)
+    }
 }
 
 /// The cluster under test; panics without one.
 async fn target() -> Native {
     let address = hmap_suite::required_env("HMAP_NATIVE");
-    let store = NativeStore::connect(NativeConfig::new([address.clone()]))
-        .await
-        .unwrap_or_else(|e| panic!("HMAP_NATIVE={address} is set but HBase does not answer: {e}"));
-    Native(store, hmap_suite::test_table_prefix("hmap_native_conformance_"))
+    let connect = || async {
+        NativeStore::connect(NativeConfig::new([address.clone()]))
+            .await
+            .unwrap_or_else(|e| panic!("HMAP_NATIVE={address} is set but HBase does not answer: {e}"))
+    };
+    let store = connect().await;
+    Native(
+        store,
+        hmap_suite::test_table_prefix("hmap_native_conformance_"),
+        connect().await,
+    )
 }
 
 hmap_suite::for_each_case!(

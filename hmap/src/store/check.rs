@@ -298,6 +298,36 @@ impl SchemaCache {
         Ok(schema)
     }
 
+    /// The table's schema, from the cache or from `fetch`, with what
+    /// `check` makes of the request against it. A cached schema may be
+    /// stale (another client may have added a family since it was read): a
+    /// request it refuses with [`StoreError::NoSuchFamily`] is checked
+    /// again against the table as `fetch` describes it now, which is kept.
+    pub(crate) async fn checked<T, F>(
+        &self,
+        table: &str,
+        fetch: impl Fn() -> F,
+        check: impl Fn(&TableSchema) -> Result<T>,
+    ) -> Result<(Arc<TableSchema>, T)>
+    where
+        F: Future<Output = Result<TableSchema>>,
+    {
+        let cached = self.lock().get(table).cloned();
+        let schema = match &cached {
+            Some(schema) => Arc::clone(schema),
+            None => self.get_or_fetch(table, fetch()).await?,
+        };
+        match check(&schema) {
+            Err(StoreError::NoSuchFamily { .. }) if cached.is_some() => {
+                let fresh = Arc::new(fetch().await?);
+                self.lock().insert(table.to_string(), Arc::clone(&fresh));
+                let checked = check(&fresh)?;
+                Ok((fresh, checked))
+            }
+            checked => checked.map(|checked| (schema, checked)),
+        }
+    }
+
     /// Forgets the table's schema: the next request describes it again.
     pub(crate) fn forget(&self, table: &str) {
         self.lock().remove(table);
@@ -333,5 +363,38 @@ mod tests {
             .await;
         assert!(matches!(missing, Err(StoreError::TableNotFound { .. })));
         assert_eq!(cache.get_or_fetch("u", fetch()).await.unwrap().name, "t");
+    }
+
+    #[tokio::test]
+    async fn a_family_missing_from_the_cached_schema_is_looked_up_again() {
+        use crate::schema::FamilySchema;
+        let cache = SchemaCache::default();
+        let fetches = AtomicUsize::new(0);
+        // The table as described: family `f` first, then `f` and `m` (added
+        // by another client).
+        let fetch = || async {
+            let table = TableSchema::new("t").family(FamilySchema::new("f"));
+            Ok(match fetches.fetch_add(1, Ordering::SeqCst) {
+                0 => table,
+                _ => table.family(FamilySchema::new("m")),
+            })
+        };
+        let family = |name: &'static str| move |schema: &TableSchema| check_family(schema, name.as_bytes());
+        cache.checked("t", fetch, family("f")).await.unwrap();
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        let (schema, ()) = cache.checked("t", fetch, family("m")).await.unwrap();
+        assert_eq!(schema.families.len(), 2);
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        // Kept: no more fetches for `m`; a family missing now too is an
+        // error after one fetch more.
+        cache.checked("t", fetch, family("m")).await.unwrap();
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+        let missing = cache.checked("t", fetch, family("x")).await;
+        assert!(matches!(missing, Err(StoreError::NoSuchFamily { ref family, .. }) if family == "x"));
+        assert_eq!(fetches.load(Ordering::SeqCst), 3);
+        // A schema fetched for this very request is not fetched twice.
+        let cache = SchemaCache::default();
+        assert!(cache.checked("t", fetch, family("x")).await.is_err());
+        assert_eq!(fetches.load(Ordering::SeqCst), 4);
     }
 }

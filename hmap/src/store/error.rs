@@ -186,6 +186,18 @@ impl StoreError {
     }
 }
 
+/// The family a `NoSuchColumnFamilyException`'s message names (HBase's
+/// region: `Column family g does not exist in region ...`), `?` when the
+/// message does not say.
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub(crate) fn missing_family(message: &str) -> String {
+    message
+        .split_once("Column family ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .unwrap_or("?")
+        .to_string()
+}
+
 /// A row key for an error message: printable, cut after 64 bytes.
 pub(crate) fn show_row(row: &[u8]) -> String {
     const MAX: usize = 64;

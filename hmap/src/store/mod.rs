@@ -964,6 +964,19 @@ pub trait Store: Send + Sync {
 
     /// Adds to counters; returns their new values, in order.
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+
+    /// Forgets what the store keeps about the table between calls (the
+    /// remote backends keep its families, to check requests before they
+    /// are sent), so that the next call reads it afresh from the server.
+    ///
+    /// Rarely needed: a remote store reads the table again by itself when a
+    /// request names a family its copy lacks, and forgets its copy when the
+    /// server answers that the table or a family is missing, or when the
+    /// store itself creates, alters or deletes the table. See
+    /// `docs/schemas.md`. The default keeps nothing, so does nothing.
+    fn forget_schema(&self, table: &str) {
+        let _ = table;
+    }
 }
 
 /// A change to one column family of a live table, for
@@ -1045,6 +1058,9 @@ macro_rules! forward_store {
             }
             async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
                 (**self).increment(table, op).await
+            }
+            fn forget_schema(&self, table: &str) {
+                (**self).forget_schema(table)
             }
         }
     };

@@ -313,6 +313,14 @@ impl NativeError {
                 table: table.to_string(),
             },
             NativeError::Remote(RemoteError {
+                kind: ExceptionKind::NoSuchColumnFamily,
+                message,
+                ..
+            }) => StoreError::NoSuchFamily {
+                table: table.to_string(),
+                family: crate::store::error::missing_family(&message),
+            },
+            NativeError::Remote(RemoteError {
                 kind: ExceptionKind::TableExists,
                 ..
             }) => StoreError::TableExists {

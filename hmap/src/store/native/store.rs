@@ -20,11 +20,29 @@ use crate::store::{
 };
 
 impl NativeStore {
-    /// The table's schema, from the cache or the master: requests are
-    /// checked against it before they are sent.
-    async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
+    /// The table's schema and what `check` makes of a request against it
+    /// (described again when the cached schema lacks a family it names).
+    async fn checked<T>(
+        &self,
+        table: &str,
+        check: impl Fn(&TableSchema) -> Result<T>,
+    ) -> Result<(Arc<TableSchema>, T)> {
         check_table_name(table, &self.inner.config.table_prefix)?;
-        self.inner.schemas.get_or_fetch(table, self.descriptor(table)).await
+        self.inner
+            .schemas
+            .checked(table, || self.descriptor(table), check)
+            .await
+    }
+
+    /// What `call` gave; the table's cached schema is forgotten when the
+    /// server says the table or a family is missing (another client
+    /// changed it), so that the next request describes it again.
+    async fn noted<T>(&self, table: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
+        let result = call.await;
+        if let Err(StoreError::TableNotFound { .. } | StoreError::NoSuchFamily { .. }) = &result {
+            self.forget_schema(table);
+        }
+        result
     }
 
     /// The table's families and metadata (no split points), or
@@ -35,14 +53,14 @@ impl NativeStore {
             None => Err(StoreError::TableNotFound { table: table.into() }),
         }
     }
-
-    fn forget_schema(&self, table: &str) {
-        self.inner.schemas.forget(table);
-    }
 }
 
 #[async_trait]
 impl Store for NativeStore {
+    fn forget_schema(&self, table: &str) {
+        self.inner.schemas.forget(table);
+    }
+
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
         traced("native", "create_table", &schema.name, 0, async move {
             check_schema(schema, &self.inner.config.table_prefix)?;
@@ -119,41 +137,65 @@ impl Store for NativeStore {
     }
 
     async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        traced("native", "get", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_row(table, &get.row)?;
-            check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
-            self.get_unchecked(table, get).await
-        })
+        traced(
+            "native",
+            "get",
+            table,
+            1,
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    check_row(table, &get.row)?;
+                    check_read(schema, &get.columns, get.max_versions, get.time_range)
+                })
+                .await?;
+                self.get_unchecked(table, get).await
+            }),
+        )
         .await
     }
 
     /// One `Multi` call per region server.
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        traced("native", "get_many", table, gets.len(), async move {
-            let schema = self.schema(table).await?;
-            for g in gets {
-                check_row(table, &g.row)?;
-                check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
-            }
-            if gets.is_empty() {
-                return Ok(Vec::new());
-            }
-            self.get_many_unchecked(table, gets).await
-        })
+        traced(
+            "native",
+            "get_many",
+            table,
+            gets.len(),
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    gets.iter().try_for_each(|g| {
+                        check_row(table, &g.row)?;
+                        check_read(schema, &g.columns, g.max_versions, g.time_range)
+                    })
+                })
+                .await?;
+                if gets.is_empty() {
+                    return Ok(Vec::new());
+                }
+                self.get_many_unchecked(table, gets).await
+            }),
+        )
         .await
     }
 
     /// One `Mutate` for a single row; several rows in one `Multi` call per
     /// region server, each row atomic on its own.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        traced("native", "mutate", table, rows.len(), async move {
-            let schema = self.schema(table).await?;
-            for r in rows {
-                check_mutation(&schema, &r.row, &r.mutations, self.inner.config.max_value_size)?;
-            }
-            self.mutate_unchecked(table, rows).await
-        })
+        traced(
+            "native",
+            "mutate",
+            table,
+            rows.len(),
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    rows.iter().try_for_each(|r| {
+                        check_mutation(schema, &r.row, &r.mutations, self.inner.config.max_value_size)
+                    })
+                })
+                .await?;
+                self.mutate_unchecked(table, rows).await
+            }),
+        )
         .await
     }
 
@@ -162,33 +204,55 @@ impl Store for NativeStore {
     /// for good after its last row or an error, and closes the server's
     /// scanner when it is dropped early.
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        traced("native", "scan", table, 0, async move {
-            let schema = self.schema(table).await?;
-            check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
-            let mut scanner = self.scanner(table, scan);
-            scanner.open().await?;
-            let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
-            Ok(rows)
-        })
+        traced(
+            "native",
+            "scan",
+            table,
+            0,
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                })
+                .await?;
+                let mut scanner = self.scanner(table, scan);
+                scanner.open().await?;
+                let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
+                Ok(rows)
+            }),
+        )
         .await
     }
 
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        traced("native", "check_and_mutate", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_family(&schema, &op.family)?;
-            check_mutation(&schema, &op.row, &op.mutations, self.inner.config.max_value_size)?;
-            self.check_and_mutate_unchecked(table, op).await
-        })
+        traced(
+            "native",
+            "check_and_mutate",
+            table,
+            1,
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    check_family(schema, &op.family)?;
+                    check_mutation(schema, &op.row, &op.mutations, self.inner.config.max_value_size)
+                })
+                .await?;
+                self.check_and_mutate_unchecked(table, op).await
+            }),
+        )
         .await
     }
 
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        traced("native", "increment", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_increment(&schema, &op.row, &op.columns)?;
-            self.increment_unchecked(table, op).await
-        })
+        traced(
+            "native",
+            "increment",
+            table,
+            1,
+            self.noted(table, async move {
+                self.checked(table, |schema| check_increment(schema, &op.row, &op.columns))
+                    .await?;
+                self.increment_unchecked(table, op).await
+            }),
+        )
         .await
     }
 }

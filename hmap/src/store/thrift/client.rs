@@ -529,11 +529,7 @@ impl Client {
                     Some(("TableExistsException", _)) => StoreError::TableExists { table },
                     Some(("NoSuchColumnFamilyException", detail)) => StoreError::NoSuchFamily {
                         table,
-                        family: detail
-                            .strip_prefix("Column family ")
-                            .and_then(|rest| rest.split_whitespace().next())
-                            .unwrap_or("?")
-                            .to_string(),
+                        family: crate::store::error::missing_family(detail),
                     },
                     _ => StoreError::Server {
                         table,
@@ -546,14 +542,49 @@ impl Client {
         }
     }
 
-    /// The schema of `table` from the cache, or `load`ed and cached:
-    /// requests are checked against it before they are sent.
-    pub async fn schema<F>(&self, table: &str, load: impl FnOnce() -> F) -> Result<Arc<TableSchema>>
+    /// `result`, but for a [`StoreError::Server`] that names only the table
+    /// (how a gateway passes on a `TableNotFoundException`, whose message
+    /// is the table's name, alone or as the cause of a failed batch): that
+    /// is confirmed with `exists` and answered as
+    /// [`StoreError::TableNotFound`] when the table is gone. The table's
+    /// cached schema is forgotten whenever the server says the table or a
+    /// family is missing.
+    pub async fn confirm_table<T, F>(&self, table: &str, result: Result<T>, exists: impl FnOnce() -> F) -> Result<T>
+    where
+        F: std::future::Future<Output = Result<bool>>,
+    {
+        match &result {
+            Err(StoreError::Server { message, .. }) if names_only_the_table(message, &self.wire(table)) => {
+                match exists().await {
+                    Ok(false) => {
+                        self.schemas.forget(table);
+                        Err(StoreError::TableNotFound { table: table.into() })
+                    }
+                    _ => result,
+                }
+            }
+            Err(StoreError::TableNotFound { .. } | StoreError::NoSuchFamily { .. }) => {
+                self.schemas.forget(table);
+                result
+            }
+            _ => result,
+        }
+    }
+
+    /// The schema of `table` and what `check` makes of a request against
+    /// it, described again when the cached schema lacks a family the
+    /// request names (see `SchemaCache::checked`).
+    pub async fn checked_schema<T, F>(
+        &self,
+        table: &str,
+        load: impl Fn() -> F,
+        check: impl Fn(&TableSchema) -> Result<T>,
+    ) -> Result<(Arc<TableSchema>, T)>
     where
         F: std::future::Future<Output = Result<TableSchema>>,
     {
         check_table_name(table, &self.config.table_prefix)?;
-        self.schemas.get_or_fetch(table, load()).await
+        self.schemas.checked(table, load, check).await
     }
 
     /// Disables a table before it is deleted or truncated, once `exists`
@@ -597,6 +628,21 @@ impl Client {
 /// The reply of `getThriftServerType`: `TThriftServerType`, an `i32` enum.
 pub fn server_type(r: Reader) -> Decoded<std::result::Result<i32, ServerException>> {
     hbase::reply(r, TType::I32, Reader::i32)
+}
+
+/// Whether a gateway's message is the table's name `wire` alone, or a failed
+/// batch whose first cause is (HBase's
+/// `RetriesExhaustedWithDetailsException.getDesc`: `Failed 2 actions: t: 2
+/// times, servers with issues: ...`): what a `TableNotFoundException`
+/// becomes through a gateway that passes on only its message.
+fn names_only_the_table(message: &str, wire: &str) -> bool {
+    let message = message.trim();
+    message == wire
+        || message
+            .strip_prefix("Failed ")
+            .and_then(|rest| rest.split_once(": "))
+            .and_then(|(_, causes)| causes.strip_prefix(wire))
+            .is_some_and(|rest| rest.starts_with(": "))
 }
 
 /// The simple name of the Java exception class that leads `message`, and
@@ -864,6 +910,29 @@ impl ScanFetcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_message_that_names_only_the_table() {
+        assert!(names_only_the_table("t1", "t1"));
+        assert!(names_only_the_table(
+            "Failed 2 actions: t1: 2 times, servers with issues: null",
+            "t1"
+        ));
+        assert!(names_only_the_table(
+            "Failed 1 action: t1: 1 time, servers with issues: null",
+            "t1"
+        ));
+        assert!(!names_only_the_table("t10", "t1"));
+        assert!(!names_only_the_table(
+            "Failed 2 actions: t10: 2 times, servers with issues: null",
+            "t1"
+        ));
+        assert!(!names_only_the_table(
+            "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException: Column family g does not exist in region t1",
+            "t1"
+        ));
+        assert!(!names_only_the_table("Failed 1 action: other: t1: 1 time", "t1"));
+    }
 
     #[test]
     fn java_exceptions_are_read_from_the_head_of_the_message() {

@@ -452,10 +452,25 @@ impl ThriftStore {
         self.shared.ping(Gateway::Two).await
     }
 
-    /// The table's schema, from a cache filled by `describe`: requests are
-    /// checked against it before they are sent.
-    async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
-        self.shared.schema(table, || self.descriptor(table)).await
+    /// What `call` gave, with a gateway's bare message for a table dropped
+    /// behind this store confirmed and answered as `TableNotFound`.
+    async fn confirmed<T>(&self, table: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
+        let result = call.await;
+        self.shared
+            .confirm_table(table, result, || self.table_exists(table))
+            .await
+    }
+
+    /// The table's schema and what `check` makes of a request against it
+    /// (described again when the cached schema lacks a family it names).
+    async fn checked<T>(
+        &self,
+        table: &str,
+        check: impl Fn(&TableSchema) -> Result<T>,
+    ) -> Result<(Arc<TableSchema>, T)> {
+        self.shared
+            .checked_schema(table, || self.descriptor(table), check)
+            .await
     }
 
     /// The table's descriptor: families and metadata, without the split
@@ -590,6 +605,10 @@ impl ThriftStore {
 
 #[async_trait]
 impl Store for ThriftStore {
+    fn forget_schema(&self, table: &str) {
+        self.shared.forget_schema(table);
+    }
+
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
         traced("thrift", "create_table", &schema.name, 0, async move {
             check_schema(schema, &self.shared.config.table_prefix)?;
@@ -754,196 +773,250 @@ impl Store for ThriftStore {
     }
 
     async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        traced("thrift", "get", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_row(table, &get.row)?;
-            check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
-            let result = self
-                .shared
-                .call(
-                    table,
-                    "get",
-                    true,
-                    |e| {
-                        e.binary_field(1, self.shared.wire(table).as_bytes());
-                        e.field(TType::Struct, 2);
-                        hbase::get(e, get);
-                    },
-                    |r| hbase::reply(r, TType::Struct, hbase::result),
-                )
+        traced(
+            "thrift",
+            "get",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_row(table, &get.row)?;
+                    check_read(schema, &get.columns, get.max_versions, get.time_range)
+                })
                 .await?;
-            Ok(result.map(|mut r| {
-                if r.row.is_empty() {
-                    r.row = get.row.clone();
-                }
-                r
-            }))
-        })
+                let result = self
+                    .shared
+                    .call(
+                        table,
+                        "get",
+                        true,
+                        |e| {
+                            e.binary_field(1, self.shared.wire(table).as_bytes());
+                            e.field(TType::Struct, 2);
+                            hbase::get(e, get);
+                        },
+                        |r| hbase::reply(r, TType::Struct, hbase::result),
+                    )
+                    .await?;
+                Ok(result.map(|mut r| {
+                    if r.row.is_empty() {
+                        r.row = get.row.clone();
+                    }
+                    r
+                }))
+            }),
+        )
         .await
     }
 
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        traced("thrift", "get_many", table, gets.len(), async move {
-            let schema = self.schema(table).await?;
-            for g in gets {
-                check_row(table, &g.row)?;
-                check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
-            }
-            if gets.is_empty() {
-                return Ok(Vec::new());
-            }
-            in_sized_chunks(table, "getMultiple", gets, GET_MANY_REPLY_BYTES, |chunk| {
-                self.get_multiple(table, chunk)
-            })
-            .await
-        })
+        traced(
+            "thrift",
+            "get_many",
+            table,
+            gets.len(),
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    gets.iter().try_for_each(|g| {
+                        check_row(table, &g.row)?;
+                        check_read(schema, &g.columns, g.max_versions, g.time_range)
+                    })
+                })
+                .await?;
+                if gets.is_empty() {
+                    return Ok(Vec::new());
+                }
+                in_sized_chunks(table, "getMultiple", gets, GET_MANY_REPLY_BYTES, |chunk| {
+                    self.get_multiple(table, chunk)
+                })
+                .await
+            }),
+        )
         .await
     }
 
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        traced("thrift", "mutate", table, rows.len(), async move {
-            let schema = self.schema(table).await?;
-            // Every row is checked before anything is sent; its kind is
-            // read in the same pass, while its cells are in the cache.
-            let kinds = rows
-                .iter()
-                .map(|r| {
-                    check_mutation(&schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
-                    Ok(RowKind::of(r))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            for batch in batches(rows, &kinds, self.shared.config.max_request_bytes) {
-                match batch {
-                    Batch::Puts(rows) => self.put_multiple(table, rows).await?,
-                    Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
-                    Batch::Mixed(row) => self.mutate_row(table, row).await?,
+        traced(
+            "thrift",
+            "mutate",
+            table,
+            rows.len(),
+            self.confirmed(table, async move {
+                // Every row is checked before anything is sent; its kind is
+                // read in the same pass, while its cells are in the cache.
+                let (_, kinds) = self
+                    .checked(table, |schema| {
+                        rows.iter()
+                            .map(|r| {
+                                check_mutation(schema, &r.row, &r.mutations, self.shared.config.max_value_size)?;
+                                Ok(RowKind::of(r))
+                            })
+                            .collect::<Result<Vec<_>>>()
+                    })
+                    .await?;
+                for batch in batches(rows, &kinds, self.shared.config.max_request_bytes) {
+                    match batch {
+                        Batch::Puts(rows) => self.put_multiple(table, rows).await?,
+                        Batch::Deletes(rows) => self.delete_multiple(table, rows).await?,
+                        Batch::Mixed(row) => self.mutate_row(table, row).await?,
+                    }
                 }
-            }
-            Ok(())
-        })
+                Ok(())
+            }),
+        )
         .await
     }
 
     async fn load(&self, table: &str, batch: &LoadBatch) -> Result<()> {
-        traced("thrift", "load", table, batch.len(), async move {
-            let schema = self.schema(table).await?;
-            for row in batch.rows() {
-                check_load_row(&schema, &row, self.shared.config.max_value_size)?;
-            }
-            // Straight from the batch's buffer: one `putMultiple` per run of
-            // rows in which no key repeats.
-            let key = |i: usize| batch.get(i).map_or(&[][..], |r| r.key());
-            let size = |i: usize| batch.get(i).map_or(0, |r| r.wire_size());
-            let budget = self.shared.config.max_request_bytes;
-            let mut start = 0;
-            while start < batch.len() {
-                let end = distinct_run_end(start, batch.len(), |_| true, key, size, budget);
-                if (start..end).filter_map(|i| batch.get(i)).any(|r| r.cell_count() > 0) {
-                    self.put_multiple_loaded(table, batch, start..end).await?;
+        traced(
+            "thrift",
+            "load",
+            table,
+            batch.len(),
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    batch
+                        .rows()
+                        .try_for_each(|row| check_load_row(schema, &row, self.shared.config.max_value_size))
+                })
+                .await?;
+                // Straight from the batch's buffer: one `putMultiple` per run of
+                // rows in which no key repeats.
+                let key = |i: usize| batch.get(i).map_or(&[][..], |r| r.key());
+                let size = |i: usize| batch.get(i).map_or(0, |r| r.wire_size());
+                let budget = self.shared.config.max_request_bytes;
+                let mut start = 0;
+                while start < batch.len() {
+                    let end = distinct_run_end(start, batch.len(), |_| true, key, size, budget);
+                    if (start..end).filter_map(|i| batch.get(i)).any(|r| r.cell_count() > 0) {
+                        self.put_multiple_loaded(table, batch, start..end).await?;
+                    }
+                    start = end;
                 }
-                start = end;
-            }
-            Ok(())
-        })
+                Ok(())
+            }),
+        )
         .await
     }
 
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        traced("thrift", "scan", table, 0, async move {
-            let schema = self.schema(table).await?;
-            check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
-            // The gateway would read a stop equal to the start as a one-row get.
-            if scan.is_empty_range() {
-                let none: RowStream<'a> = Box::pin(futures_util::stream::empty());
-                return Ok(none);
-            }
-            // HBase reads a reversed scan from its start row (inclusive, the
-            // high end) down to its stop row (exclusive). hmap's range is low to
-            // high with the low end inclusive: start from the high end, skip a
-            // row equal to it, and stop below the low end here.
-            let (start, stop) = if scan.reversed {
-                (scan.stop.clone(), Bytes::new())
-            } else {
-                (scan.start.clone(), scan.stop.clone())
-            };
-            let id = self
-                .shared
-                .call(
-                    table,
-                    "openScanner",
-                    false,
-                    |e| {
-                        e.binary_field(1, self.shared.wire(table).as_bytes());
-                        e.field(TType::Struct, 2);
-                        hbase::scan(e, scan, &start, &stop);
-                    },
-                    |r| hbase::reply(r, TType::I32, Reader::i32),
-                )
+        traced(
+            "thrift",
+            "scan",
+            table,
+            0,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                })
                 .await?;
-            Ok(ScanFetcher::start(
-                Arc::clone(&self.shared),
-                &SCANNER,
-                table,
-                id,
-                scan,
-                0,
-            ))
-        })
+                // The gateway would read a stop equal to the start as a one-row get.
+                if scan.is_empty_range() {
+                    let none: RowStream<'a> = Box::pin(futures_util::stream::empty());
+                    return Ok(none);
+                }
+                // HBase reads a reversed scan from its start row (inclusive, the
+                // high end) down to its stop row (exclusive). hmap's range is low to
+                // high with the low end inclusive: start from the high end, skip a
+                // row equal to it, and stop below the low end here.
+                let (start, stop) = if scan.reversed {
+                    (scan.stop.clone(), Bytes::new())
+                } else {
+                    (scan.start.clone(), scan.stop.clone())
+                };
+                let id = self
+                    .shared
+                    .call(
+                        table,
+                        "openScanner",
+                        false,
+                        |e| {
+                            e.binary_field(1, self.shared.wire(table).as_bytes());
+                            e.field(TType::Struct, 2);
+                            hbase::scan(e, scan, &start, &stop);
+                        },
+                        |r| hbase::reply(r, TType::I32, Reader::i32),
+                    )
+                    .await?;
+                Ok(ScanFetcher::start(
+                    Arc::clone(&self.shared),
+                    &SCANNER,
+                    table,
+                    id,
+                    scan,
+                    0,
+                ))
+            }),
+        )
         .await
     }
 
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        traced("thrift", "check_and_mutate", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_family(&schema, &op.family)?;
-            check_mutation(&schema, &op.row, &op.mutations, self.shared.config.max_value_size)?;
-            // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
-            // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
-            // value to `ifMatches` as it is (it cannot be left out: a null one
-            // fails there), and HBase's region treats an empty expected value as
-            // its client's `ifNotExists()` does (`HRegion.checkAndMutateInternal`:
-            // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
-            // the empty value, and may guard deletes as well as puts.
-            let expected = op.expected.as_deref().unwrap_or_default();
-            self.shared
-                .call(
-                    table,
-                    "checkAndMutate",
-                    false,
-                    |e| {
-                        e.binary_field(1, self.shared.wire(table).as_bytes());
-                        e.binary_field(2, &op.row);
-                        e.binary_field(3, &op.family);
-                        e.binary_field(4, &op.qualifier);
-                        e.i32_field(5, hbase::COMPARE_EQUAL);
-                        e.binary_field(6, expected);
-                        hbase::row_mutations(e, 7, &op.row, &op.mutations);
-                    },
-                    |r| hbase::reply(r, TType::Bool, Reader::bool),
-                )
-                .await
-        })
+        traced(
+            "thrift",
+            "check_and_mutate",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_family(schema, &op.family)?;
+                    check_mutation(schema, &op.row, &op.mutations, self.shared.config.max_value_size)
+                })
+                .await?;
+                // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
+                // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
+                // value to `ifMatches` as it is (it cannot be left out: a null one
+                // fails there), and HBase's region treats an empty expected value as
+                // its client's `ifNotExists()` does (`HRegion.checkAndMutateInternal`:
+                // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
+                // the empty value, and may guard deletes as well as puts.
+                let expected = op.expected.as_deref().unwrap_or_default();
+                self.shared
+                    .call(
+                        table,
+                        "checkAndMutate",
+                        false,
+                        |e| {
+                            e.binary_field(1, self.shared.wire(table).as_bytes());
+                            e.binary_field(2, &op.row);
+                            e.binary_field(3, &op.family);
+                            e.binary_field(4, &op.qualifier);
+                            e.i32_field(5, hbase::COMPARE_EQUAL);
+                            e.binary_field(6, expected);
+                            hbase::row_mutations(e, 7, &op.row, &op.mutations);
+                        },
+                        |r| hbase::reply(r, TType::Bool, Reader::bool),
+                    )
+                    .await
+            }),
+        )
         .await
     }
 
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        traced("thrift", "increment", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_increment(&schema, &op.row, &op.columns)?;
-            let result = self.shared.call(
-                table,
-                "increment",
-                false,
-                |e| {
-                    e.binary_field(1, self.shared.wire(table).as_bytes());
-                    e.field(TType::Struct, 2);
-                    hbase::increment(e, &op.row, &op.columns);
-                },
-                |r| hbase::reply(r, TType::Struct, hbase::result),
-            );
-            let row = result.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
-            counters(table, op, row.unwrap_or_default())
-        })
+        traced(
+            "thrift",
+            "increment",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| check_increment(schema, &op.row, &op.columns))
+                    .await?;
+                let result = self.shared.call(
+                    table,
+                    "increment",
+                    false,
+                    |e| {
+                        e.binary_field(1, self.shared.wire(table).as_bytes());
+                        e.field(TType::Struct, 2);
+                        hbase::increment(e, &op.row, &op.columns);
+                    },
+                    |r| hbase::reply(r, TType::Struct, hbase::result),
+                );
+                let row = result.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
+                counters(table, op, row.unwrap_or_default())
+            }),
+        )
         .await
     }
 }

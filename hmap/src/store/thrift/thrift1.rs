@@ -233,10 +233,23 @@ impl Thrift1Store {
         }
     }
 
-    /// The table's schema, from a cache filled by `getColumnDescriptors`:
-    /// requests are checked against it before they are sent.
-    async fn schema(&self, table: &str) -> Result<Arc<TableSchema>> {
-        self.client.schema(table, || self.families(table)).await
+    /// What `call` gave, with a gateway's bare message for a table dropped
+    /// behind this store confirmed and answered as `TableNotFound`.
+    async fn confirmed<T>(&self, table: &str, call: impl Future<Output = Result<T>>) -> Result<T> {
+        let result = call.await;
+        self.client
+            .confirm_table(table, result, || self.table_exists(table))
+            .await
+    }
+
+    /// The table's schema and what `check` makes of a request against it
+    /// (described again when the cached schema lacks a family it names).
+    async fn checked<T>(
+        &self,
+        table: &str,
+        check: impl Fn(&TableSchema) -> Result<T>,
+    ) -> Result<(Arc<TableSchema>, T)> {
+        self.client.checked_schema(table, || self.families(table), check).await
     }
 
     /// The table's families as `getColumnDescriptors` reports them.
@@ -531,6 +544,10 @@ fn with_cells_from(row: Bytes, mut cells: Vec<Cell>, range: TimeRange) -> Option
 
 #[async_trait]
 impl Store for Thrift1Store {
+    fn forget_schema(&self, table: &str) {
+        self.client.forget_schema(table);
+    }
+
     /// `createTable` with a `ColumnDescriptor` per family, after checking
     /// that it can carry the schema.
     async fn create_table(&self, schema: &TableSchema) -> Result<()> {
@@ -659,45 +676,63 @@ impl Store for Thrift1Store {
     }
 
     async fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
-        traced("thrift1", "get", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_row(table, &get.row)?;
-            check_read(&schema, &get.columns, get.max_versions, get.time_range)?;
-            self.read_row(table, &schema, get).await
-        })
+        traced(
+            "thrift1",
+            "get",
+            table,
+            1,
+            self.confirmed(table, async move {
+                let (schema, ()) = self
+                    .checked(table, |schema| {
+                        check_row(table, &get.row)?;
+                        check_read(schema, &get.columns, get.max_versions, get.time_range)
+                    })
+                    .await?;
+                self.read_row(table, &schema, get).await
+            }),
+        )
         .await
     }
 
     /// One `getRowsWithColumnsTs` when every get reads the same columns and
     /// time range, one version each; else one call per get.
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        traced("thrift1", "get_many", table, gets.len(), async move {
-            let schema = self.schema(table).await?;
-            for g in gets {
-                check_row(table, &g.row)?;
-                check_read(&schema, &g.columns, g.max_versions, g.time_range)?;
-            }
-            let Some(first) = gets.first() else {
-                return Ok(Vec::new());
-            };
-            let alike = gets.iter().all(|g| {
-                g.columns == first.columns
-                    && g.time_range == first.time_range
-                    && Self::versions_read(&schema, &g.columns, g.max_versions) <= 1
-            });
-            if !alike {
-                let mut rows = Vec::with_capacity(gets.len());
-                for get in gets {
-                    rows.push(self.read_row(table, &schema, get).await?);
+        traced(
+            "thrift1",
+            "get_many",
+            table,
+            gets.len(),
+            self.confirmed(table, async move {
+                let (schema, ()) = self
+                    .checked(table, |schema| {
+                        gets.iter().try_for_each(|g| {
+                            check_row(table, &g.row)?;
+                            check_read(schema, &g.columns, g.max_versions, g.time_range)
+                        })
+                    })
+                    .await?;
+                let Some(first) = gets.first() else {
+                    return Ok(Vec::new());
+                };
+                let alike = gets.iter().all(|g| {
+                    g.columns == first.columns
+                        && g.time_range == first.time_range
+                        && Self::versions_read(&schema, &g.columns, g.max_versions) <= 1
+                });
+                if !alike {
+                    let mut rows = Vec::with_capacity(gets.len());
+                    for get in gets {
+                        rows.push(self.read_row(table, &schema, get).await?);
+                    }
+                    return Ok(rows);
                 }
-                return Ok(rows);
-            }
-            let budget = super::GET_MANY_REPLY_BYTES;
-            super::in_sized_chunks(table, "getRowsWithColumnsTs", gets, budget, |chunk| {
-                self.get_rows_alike(table, first, chunk)
-            })
-            .await
-        })
+                let budget = super::GET_MANY_REPLY_BYTES;
+                super::in_sized_chunks(table, "getRowsWithColumnsTs", gets, budget, |chunk| {
+                    self.get_rows_alike(table, first, chunk)
+                })
+                .await
+            }),
+        )
         .await
     }
 
@@ -707,110 +742,129 @@ impl Store for Thrift1Store {
     /// for rows that need more); every row is classified before any is
     /// sent, so a row Thrift1 cannot express writes nothing.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
-        traced("thrift1", "mutate", table, rows.len(), async move {
-            let schema = self.schema(table).await?;
-            let mut parts = Vec::with_capacity(rows.len());
-            for r in rows {
-                check_mutation(&schema, &r.row, &r.mutations, self.client.config.max_value_size)?;
-                parts.extend(self.row_parts(table, r)?.into_iter().map(|p| (r, p)));
-            }
-            // Runs of rows at one timestamp, no row twice (a batch applies
-            // its puts, then its deletes, in no order within a row).
-            // A run also ends before its rows pass the request budget.
-            let budget = self.client.config.max_request_bytes;
-            let mut run: Vec<(&Bytes, Vec<Change<'_>>)> = Vec::new();
-            let mut run_ts = None;
-            let mut run_bytes = 0;
-            let mut seen: FxHashSet<&Bytes> = FxHashSet::default();
-            for (r, part) in parts {
-                let row = &r.row;
-                match part {
-                    Part::Cells(ts, changes) => {
-                        let size = r.wire_size();
-                        if !run.is_empty() && (ts != run_ts || seen.contains(row) || run_bytes + size > budget) {
-                            self.mutate_rows(table, run_ts, &run).await?;
-                            run.clear();
-                            seen.clear();
-                            run_bytes = 0;
+        traced(
+            "thrift1",
+            "mutate",
+            table,
+            rows.len(),
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    rows.iter().try_for_each(|r| {
+                        check_mutation(schema, &r.row, &r.mutations, self.client.config.max_value_size)
+                    })
+                })
+                .await?;
+                let mut parts = Vec::with_capacity(rows.len());
+                for r in rows {
+                    parts.extend(self.row_parts(table, r)?.into_iter().map(|p| (r, p)));
+                }
+                // Runs of rows at one timestamp, no row twice (a batch applies
+                // its puts, then its deletes, in no order within a row).
+                // A run also ends before its rows pass the request budget.
+                let budget = self.client.config.max_request_bytes;
+                let mut run: Vec<(&Bytes, Vec<Change<'_>>)> = Vec::new();
+                let mut run_ts = None;
+                let mut run_bytes = 0;
+                let mut seen: FxHashSet<&Bytes> = FxHashSet::default();
+                for (r, part) in parts {
+                    let row = &r.row;
+                    match part {
+                        Part::Cells(ts, changes) => {
+                            let size = r.wire_size();
+                            if !run.is_empty() && (ts != run_ts || seen.contains(row) || run_bytes + size > budget) {
+                                self.mutate_rows(table, run_ts, &run).await?;
+                                run.clear();
+                                seen.clear();
+                                run_bytes = 0;
+                            }
+                            run_ts = ts;
+                            run_bytes += size;
+                            seen.insert(row);
+                            run.push((row, changes));
                         }
-                        run_ts = ts;
-                        run_bytes += size;
-                        seen.insert(row);
-                        run.push((row, changes));
-                    }
-                    Part::DeleteRow(up_to) => {
-                        if !run.is_empty() {
-                            self.mutate_rows(table, run_ts, &run).await?;
-                            run.clear();
-                            seen.clear();
-                            run_bytes = 0;
+                        Part::DeleteRow(up_to) => {
+                            if !run.is_empty() {
+                                self.mutate_rows(table, run_ts, &run).await?;
+                                run.clear();
+                                seen.clear();
+                                run_bytes = 0;
+                            }
+                            self.delete_row(table, row, up_to).await?;
                         }
-                        self.delete_row(table, row, up_to).await?;
                     }
                 }
-            }
-            if !run.is_empty() {
-                self.mutate_rows(table, run_ts, &run).await?;
-            }
-            Ok(())
-        })
+                if !run.is_empty() {
+                    self.mutate_rows(table, run_ts, &run).await?;
+                }
+                Ok(())
+            }),
+        )
         .await
     }
 
     /// `scannerOpenWithScan`, then `scannerGetList` batches read by a task
     /// of its own, and `scannerClose`.
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
-        traced("thrift1", "scan", table, 0, async move {
-            let schema = self.schema(table).await?;
-            check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
-            if Self::versions_read(&schema, &scan.columns, scan.max_versions) > 1 {
-                return Err(Self::unsupported(table, unsupported::SCAN_VERSIONS));
-            }
-            // The gateway would read a stop equal to the start as a one-row
-            // get (`Scan.setStopRow`).
-            if scan.is_empty_range() {
-                let none: RowStream<'a> = Box::pin(futures_util::stream::empty());
-                return Ok(none);
-            }
-            // HBase reads a reversed scan from its start row (inclusive, the
-            // high end) down to its stop row (exclusive): start from the high
-            // end; the fetcher skips a row equal to it and stops below the
-            // low end.
-            let (start, stop) = if scan.reversed {
-                (&scan.stop, &Bytes::new())
-            } else {
-                (&scan.start, &scan.stop)
-            };
-            let spec = ScanSpec {
-                start,
-                stop,
-                before: (scan.time_range.max != i64::MAX).then_some(scan.time_range.max),
-                columns: &scan.columns,
-                caching: scan.batch_size.map(|n| i32::try_from(n.max(1)).unwrap_or(i32::MAX)),
-                reversed: scan.reversed,
-            };
-            let id = self
-                .client
-                .call(
+        traced(
+            "thrift1",
+            "scan",
+            table,
+            0,
+            self.confirmed(table, async move {
+                let (schema, ()) = self
+                    .checked(table, |schema| {
+                        check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                    })
+                    .await?;
+                if Self::versions_read(&schema, &scan.columns, scan.max_versions) > 1 {
+                    return Err(Self::unsupported(table, unsupported::SCAN_VERSIONS));
+                }
+                // The gateway would read a stop equal to the start as a one-row
+                // get (`Scan.setStopRow`).
+                if scan.is_empty_range() {
+                    let none: RowStream<'a> = Box::pin(futures_util::stream::empty());
+                    return Ok(none);
+                }
+                // HBase reads a reversed scan from its start row (inclusive, the
+                // high end) down to its stop row (exclusive): start from the high
+                // end; the fetcher skips a row equal to it and stops below the
+                // low end.
+                let (start, stop) = if scan.reversed {
+                    (&scan.stop, &Bytes::new())
+                } else {
+                    (&scan.start, &scan.stop)
+                };
+                let spec = ScanSpec {
+                    start,
+                    stop,
+                    before: (scan.time_range.max != i64::MAX).then_some(scan.time_range.max),
+                    columns: &scan.columns,
+                    caching: scan.batch_size.map(|n| i32::try_from(n.max(1)).unwrap_or(i32::MAX)),
+                    reversed: scan.reversed,
+                };
+                let id = self
+                    .client
+                    .call(
+                        table,
+                        "scannerOpenWithScan",
+                        false,
+                        |e| {
+                            e.binary_field(1, self.client.wire(table).as_bytes());
+                            hbase1::scan(e, 2, &spec);
+                        },
+                        |r| hbase::reply(r, TType::I32, Reader::i32),
+                    )
+                    .await?;
+                Ok(ScanFetcher::start(
+                    Arc::clone(&self.client),
+                    &SCANNER,
                     table,
-                    "scannerOpenWithScan",
-                    false,
-                    |e| {
-                        e.binary_field(1, self.client.wire(table).as_bytes());
-                        hbase1::scan(e, 2, &spec);
-                    },
-                    |r| hbase::reply(r, TType::I32, Reader::i32),
-                )
-                .await?;
-            Ok(ScanFetcher::start(
-                Arc::clone(&self.client),
-                &SCANNER,
-                table,
-                id,
-                scan,
-                scan.time_range.min,
-            ))
-        })
+                    id,
+                    scan,
+                    scan.time_range.min,
+                ))
+            }),
+        )
         .await
     }
 
@@ -818,75 +872,89 @@ impl Store for Thrift1Store {
     /// the expected value (`ifEquals`), or is absent or empty (no value
     /// sent: `ifNotExists`).
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
-        traced("thrift1", "check_and_mutate", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_family(&schema, &op.family)?;
-            check_mutation(&schema, &op.row, &op.mutations, self.client.config.max_value_size)?;
-            let refuse = |feature| Err(Self::unsupported(table, feature));
-            if op.mutations.iter().any(|m| !matches!(m, Mutation::Put { .. })) {
-                return refuse(unsupported::CHECK_AND_DELETE);
-            }
-            let [
-                Mutation::Put {
-                    family,
-                    qualifier,
-                    value,
-                    timestamp,
-                },
-            ] = &op.mutations[..]
-            else {
-                return refuse(unsupported::CHECK_AND_PUTS);
-            };
-            if timestamp.is_some() {
-                return refuse(unsupported::CHECK_AND_PUT_AT);
-            }
-            let checked = hbase1::column_name(&op.family, Some(&op.qualifier));
-            self.client
-                .call(
-                    table,
-                    "checkAndPut",
-                    false,
-                    |e| {
-                        e.binary_field(1, self.client.wire(table).as_bytes());
-                        e.binary_field(2, &op.row);
-                        e.binary_field(3, &checked);
-                        if let Some(expected) = &op.expected {
-                            e.binary_field(5, expected);
-                        }
-                        e.field(TType::Struct, 6);
-                        hbase1::mutation_fields(e, &Change::Put(family, qualifier, value));
+        traced(
+            "thrift1",
+            "check_and_mutate",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_family(schema, &op.family)?;
+                    check_mutation(schema, &op.row, &op.mutations, self.client.config.max_value_size)
+                })
+                .await?;
+                let refuse = |feature| Err(Self::unsupported(table, feature));
+                if op.mutations.iter().any(|m| !matches!(m, Mutation::Put { .. })) {
+                    return refuse(unsupported::CHECK_AND_DELETE);
+                }
+                let [
+                    Mutation::Put {
+                        family,
+                        qualifier,
+                        value,
+                        timestamp,
                     },
-                    |r| hbase::reply(r, TType::Bool, Reader::bool),
-                )
-                .await
-        })
+                ] = &op.mutations[..]
+                else {
+                    return refuse(unsupported::CHECK_AND_PUTS);
+                };
+                if timestamp.is_some() {
+                    return refuse(unsupported::CHECK_AND_PUT_AT);
+                }
+                let checked = hbase1::column_name(&op.family, Some(&op.qualifier));
+                self.client
+                    .call(
+                        table,
+                        "checkAndPut",
+                        false,
+                        |e| {
+                            e.binary_field(1, self.client.wire(table).as_bytes());
+                            e.binary_field(2, &op.row);
+                            e.binary_field(3, &checked);
+                            if let Some(expected) = &op.expected {
+                                e.binary_field(5, expected);
+                            }
+                            e.field(TType::Struct, 6);
+                            hbase1::mutation_fields(e, &Change::Put(family, qualifier, value));
+                        },
+                        |r| hbase::reply(r, TType::Bool, Reader::bool),
+                    )
+                    .await
+            }),
+        )
         .await
     }
 
     /// `atomicIncrement` of one column.
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
-        traced("thrift1", "increment", table, 1, async move {
-            let schema = self.schema(table).await?;
-            check_increment(&schema, &op.row, &op.columns)?;
-            let [(family, qualifier, amount)] = &op.columns[..] else {
-                return Err(Self::unsupported(table, unsupported::INCREMENT_COLUMNS));
-            };
-            let column = hbase1::column_name(family, Some(qualifier));
-            let sum = self.client.call(
-                table,
-                "atomicIncrement",
-                false,
-                |e: &mut Encoder| {
-                    e.binary_field(1, self.client.wire(table).as_bytes());
-                    e.binary_field(2, &op.row);
-                    e.binary_field(3, &column);
-                    e.i64_field(4, *amount);
-                },
-                |r| hbase::reply(r, TType::I64, Reader::i64),
-            );
-            let sum = sum.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
-            Ok(vec![sum])
-        })
+        traced(
+            "thrift1",
+            "increment",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| check_increment(schema, &op.row, &op.columns))
+                    .await?;
+                let [(family, qualifier, amount)] = &op.columns[..] else {
+                    return Err(Self::unsupported(table, unsupported::INCREMENT_COLUMNS));
+                };
+                let column = hbase1::column_name(family, Some(qualifier));
+                let sum = self.client.call(
+                    table,
+                    "atomicIncrement",
+                    false,
+                    |e: &mut Encoder| {
+                        e.binary_field(1, self.client.wire(table).as_bytes());
+                        e.binary_field(2, &op.row);
+                        e.binary_field(3, &column);
+                        e.i64_field(4, *amount);
+                    },
+                    |r| hbase::reply(r, TType::I64, Reader::i64),
+                );
+                let sum = sum.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
+                Ok(vec![sum])
+            }),
+        )
         .await
     }
 }
