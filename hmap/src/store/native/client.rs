@@ -1534,6 +1534,45 @@ mod tests {
         );
     }
 
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn a_store_outlives_the_runtime_it_was_first_used_on() {
+        // The fake cluster runs on a runtime of its own, which outlives the
+        // client's.
+        let server = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let script = script(vec![]);
+        let endpoint = server.block_on(fake_cluster(script.clone()));
+        let first = current_thread();
+        let config = NativeConfig::new([endpoint]).call_timeout(Duration::from_secs(5));
+        let store = first.block_on(NativeStore::connect(config)).expect("connect");
+        let row = first.block_on(store.get_unchecked("t", &Get::new("r"))).expect("get");
+        assert!(row.is_some());
+        // Its connections' tasks go with it.
+        drop(first);
+        let second = current_thread();
+        let started = Instant::now();
+        let row = second
+            .block_on(store.get_unchecked("t", &Get::new("r")))
+            .expect("a get on the second runtime");
+        assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
+        let rows = second
+            .block_on(store.scan_unchecked("t", &Scan::all().batch_size(2).limit(3)))
+            .expect("a scan on the second runtime");
+        assert_eq!(rows.len(), 3);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "the region cache kept");
+    }
+
     #[test]
     fn a_new_region_evicts_the_stale_ones_it_overlaps() {
         let region = |start: &'static str, end: &'static str| RegionLocation {
