@@ -550,7 +550,9 @@ mod tests {
             loop {
                 if let Some(mut frame) = codec::split_frame(&mut self.buf, 1 << 20).expect("frame") {
                     let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
-                    return RequestHeader::decode(frame.split_to(len)).expect("request header").call_id;
+                    return RequestHeader::decode(frame.split_to(len))
+                        .expect("request header")
+                        .call_id;
                 }
                 if self.stream.read_buf(&mut self.buf).await.unwrap_or(0) == 0 {
                     return None;

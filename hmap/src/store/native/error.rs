@@ -123,6 +123,23 @@ pub enum NativeError {
         /// What broke it.
         reason: String,
     },
+    /// No bootstrap server answered a registry call (`ClientMetaService`)
+    /// within the one deadline they shared.
+    #[error(
+        "{method} {} after {elapsed:?} on every bootstrap server: {}",
+        if *.timed_out { "timed out" } else { "failed" },
+        show_tried(.tried)
+    )]
+    Bootstrap {
+        /// The registry call.
+        method: &'static str,
+        /// How long the servers were tried for, all together.
+        elapsed: Duration,
+        /// The deadline passed (rather than every server failing before it).
+        timed_out: bool,
+        /// Each server, `host:port`, in the order tried, and what it did.
+        tried: Vec<(String, String)>,
+    },
     /// The ZooKeeper registry failed (it names the znode it was reading).
     #[error(transparent)]
     ZooKeeper(#[from] super::zookeeper::ZooKeeperError),
@@ -288,6 +305,17 @@ impl RemoteError {
     }
 }
 
+/// A duration in whole milliseconds, to print: `1.001s`, not `1.000934217s`.
+pub(super) fn whole_ms(duration: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `a: what a did; b: what b did`.
+fn show_tried(tried: &[(String, String)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(server, what)| format!("{server}: {what}")).collect();
+    each.join("; ")
+}
+
 impl NativeError {
     /// The exception, if the server answered with one.
     pub fn remote(&self) -> Option<&RemoteError> {
@@ -345,11 +373,46 @@ impl NativeError {
                 operation,
                 elapsed,
             },
+            NativeError::Bootstrap {
+                elapsed,
+                timed_out,
+                ref tried,
+                ..
+            } => {
+                let servers: Vec<&str> = tried.iter().map(|(server, _)| server.as_str()).collect();
+                let elapsed = whole_ms(elapsed);
+                let outcome = if timed_out { "timed out" } else { "failed" };
+                StoreError::Connection {
+                    endpoint: servers.join(", "),
+                    message: format!("{operation} {outcome} after {elapsed:?} ({})", show_tried(tried)),
+                    source: Some(Box::new(self)),
+                }
+            }
             e @ NativeError::Connect { .. } => StoreError::Connection {
                 endpoint: endpoint.to_string(),
                 message: e.to_string(),
                 source: Some(Box::new(e)),
             },
+            NativeError::ZooKeeper(ZooKeeperError::Quorum {
+                ref servers,
+                ref znode,
+                elapsed,
+                timed_out,
+                ref tried,
+            }) => {
+                let elapsed = whole_ms(elapsed);
+                let outcome = if timed_out { "timed out" } else { "failed" };
+                let message = format!(
+                    "{operation} {outcome} after {elapsed:?} reading {znode} ({})",
+                    show_tried(tried)
+                );
+                let endpoint = format!("ZooKeeper {servers}");
+                StoreError::Connection {
+                    endpoint,
+                    message,
+                    source: Some(Box::new(self)),
+                }
+            }
             // The registry cannot be reached, or does not name the
             // cluster's servers (yet): the cluster cannot be reached.
             NativeError::ZooKeeper(
