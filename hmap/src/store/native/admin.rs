@@ -21,7 +21,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use prost::Message;
 
-use super::client::{Attempts, NativeStore, no_bootstrap};
+use super::client::{Attempts, NativeStore};
 use super::connection::Service;
 use super::error::{ExceptionKind, NativeError, RemoteError};
 use super::locate;
@@ -263,30 +263,25 @@ impl NativeStore {
             *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = Some(master.clone());
             return Ok(master);
         }
-        let mut last = None;
-        for endpoint in &self.inner.config.bootstrap {
-            let left = attempts
-                .remaining(endpoint, "GetActiveMaster")
-                .map_err(|e| (e, endpoint.clone()))?;
-            let reply = self
-                .connection(endpoint, Service::ClientMeta)
-                .call::<proto::GetActiveMasterResponse>("GetActiveMaster", &proto::GetActiveMasterRequest {}, left)
-                .await
-                .and_then(|r| {
-                    r.message.server_name.ok_or_else(|| NativeError::InvalidReply {
-                        reason: "the registry knows no active master".to_string(),
+        let left = attempts
+            .remaining("the registry", "GetActiveMaster")
+            .map_err(|e| (e, String::new()))?;
+        let server = self
+            .ask_bootstrap("GetActiveMaster", left, |connection, left| async move {
+                connection
+                    .call::<proto::GetActiveMasterResponse>("GetActiveMaster", &proto::GetActiveMasterRequest {}, left)
+                    .await
+                    .and_then(|r| {
+                        r.message.server_name.ok_or_else(|| NativeError::InvalidReply {
+                            reason: "the registry knows no active master".to_string(),
+                        })
                     })
-                });
-            match reply {
-                Ok(server) => {
-                    let master = format!("{}:{}", server.host_name, server.port.unwrap_or(MASTER_PORT));
-                    *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = Some(master.clone());
-                    return Ok(master);
-                }
-                Err(e) => last = Some((e, endpoint.clone())),
-            }
-        }
-        Err(last.unwrap_or_else(|| (no_bootstrap(), String::new())))
+            })
+            .await
+            .map_err(|e| (e, String::new()))?;
+        let master = format!("{}:{}", server.host_name, server.port.unwrap_or(MASTER_PORT));
+        *self.inner.master.lock().unwrap_or_else(|e| e.into_inner()) = Some(master.clone());
+        Ok(master)
     }
 
     fn forget_master(&self) {

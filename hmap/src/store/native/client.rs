@@ -248,8 +248,13 @@ pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
 impl NativeStore {
     /// Connects: asks the bootstrap servers where `hbase:meta` is; with a
     /// [ZooKeeper registry](NativeConfig::zookeeper), reads the cluster id,
-    /// `hbase:meta`'s server and the active master from ZooKeeper instead,
-    /// all within [`NativeConfig::call_timeout`].
+    /// `hbase:meta`'s server and the active master from ZooKeeper instead.
+    /// One deadline, [`NativeConfig::call_timeout`], covers the whole
+    /// connect: the servers (or quorum members) are tried in order, each
+    /// given an equal share of the time left. When none answers, the error
+    /// is a [`StoreError::Connection`] that says how long the connect took
+    /// (`connect timed out after ...` once the deadline passed) and what
+    /// each server did.
     pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
         let store = NativeStore {
             inner: Arc::new(Inner {
@@ -293,34 +298,20 @@ impl NativeStore {
             Some(registry) => zookeeper::cluster_id(registry, Instant::now() + timeout)
                 .await
                 .map_err(|e| (NativeError::from(e), String::new())),
-            None => {
-                let attempts = Attempts::new(timeout);
-                let mut last = None;
-                let mut found = None;
-                for endpoint in &self.inner.config.bootstrap {
-                    let reply = match attempts.remaining(endpoint, "GetClusterId") {
-                        Ok(left) => self
-                            .connection(endpoint, Service::ClientMeta)
-                            .call::<proto::GetClusterIdResponse>("GetClusterId", &proto::GetClusterIdRequest {}, left)
-                            .await
-                            .and_then(|r| {
-                                r.message.cluster_id.ok_or(NativeError::MissingField {
-                                    message: "GetClusterIdResponse",
-                                    field: "cluster_id",
-                                })
-                            }),
-                        Err(e) => Err(e),
-                    };
-                    match reply {
-                        Ok(id) => {
-                            found = Some(id);
-                            break;
-                        }
-                        Err(e) => last = Some((e, endpoint.clone())),
-                    }
-                }
-                found.ok_or_else(|| last.unwrap_or_else(|| (no_bootstrap(), String::new())))
-            }
+            None => self
+                .ask_bootstrap("GetClusterId", timeout, |connection, left| async move {
+                    connection
+                        .call::<proto::GetClusterIdResponse>("GetClusterId", &proto::GetClusterIdRequest {}, left)
+                        .await
+                        .and_then(|r| {
+                            r.message.cluster_id.ok_or(NativeError::MissingField {
+                                message: "GetClusterIdResponse",
+                                field: "cluster_id",
+                            })
+                        })
+                })
+                .await
+                .map_err(|e| (e, String::new())),
         };
         let id = id.map_err(|(e, endpoint)| {
             let endpoint = match &e {
@@ -345,8 +336,59 @@ impl NativeStore {
             .clone()
     }
 
-    /// Where `hbase:meta` is, from the cache or the registry (within `timeout`
-    /// for each bootstrap server).
+    /// Asks the bootstrap servers in turn until one answers, all within
+    /// `timeout`: each server is given an equal share of the time left to
+    /// the servers still to try (as the ZooKeeper quorum's are), so that a
+    /// silent first server leaves time for the others. When none answers,
+    /// [`NativeError::Bootstrap`] says what each one did.
+    pub(super) async fn ask_bootstrap<T, F>(
+        &self,
+        method: &'static str,
+        timeout: Duration,
+        ask: impl Fn(Connection, Duration) -> F,
+    ) -> Result<T, NativeError>
+    where
+        F: std::future::Future<Output = Result<T, NativeError>>,
+    {
+        let servers = &self.inner.config.bootstrap;
+        if servers.is_empty() {
+            return Err(no_bootstrap());
+        }
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let mut tried = Vec::with_capacity(servers.len());
+        for (i, server) in servers.iter().enumerate() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tried.push((server.clone(), "not tried: no time left".to_string()));
+                continue;
+            }
+            let share = left / u32::try_from(servers.len() - i).unwrap_or(u32::MAX);
+            match ask(self.connection(server, Service::ClientMeta), share).await {
+                Ok(found) => return Ok(found),
+                Err(NativeError::Timeout { elapsed, .. }) => tried.push((
+                    server.clone(),
+                    format!(
+                        "no answer within {:?} (its share of the deadline)",
+                        super::error::whole_ms(elapsed)
+                    ),
+                )),
+                Err(NativeError::Connect { source, .. }) => {
+                    tried.push((server.clone(), format!("cannot connect: {source}")))
+                }
+                Err(e) => tried.push((server.clone(), e.to_string())),
+            }
+        }
+        Err(NativeError::Bootstrap {
+            method,
+            elapsed: started.elapsed(),
+            timed_out: Instant::now() >= deadline,
+            tried,
+        })
+    }
+
+    /// Where `hbase:meta` is, from the cache or the registry (within one
+    /// `timeout` for every bootstrap server).
     pub(super) async fn meta_region(&self, timeout: Duration) -> Result<RegionLocation, (NativeError, String)> {
         if let Some(meta) = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Ok(meta);
@@ -362,26 +404,21 @@ impl NativeStore {
             *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
             return Ok(meta);
         }
-        let mut last = None;
-        for endpoint in &self.inner.config.bootstrap {
-            let connection = self.connection(endpoint, Service::ClientMeta);
-            let reply = connection
-                .call::<proto::GetMetaRegionLocationsResponse>(
-                    "GetMetaRegionLocations",
-                    &proto::GetMetaRegionLocationsRequest {},
-                    timeout,
-                )
-                .await
-                .and_then(|r| locate::meta_location(&r.message));
-            match reply {
-                Ok(meta) => {
-                    *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
-                    return Ok(meta);
-                }
-                Err(e) => last = Some((e, endpoint.clone())),
-            }
-        }
-        Err(last.unwrap_or_else(|| (no_bootstrap(), String::new())))
+        let meta = self
+            .ask_bootstrap("GetMetaRegionLocations", timeout, |connection, left| async move {
+                connection
+                    .call::<proto::GetMetaRegionLocationsResponse>(
+                        "GetMetaRegionLocations",
+                        &proto::GetMetaRegionLocationsRequest {},
+                        left,
+                    )
+                    .await
+                    .and_then(|r| locate::meta_location(&r.message))
+            })
+            .await
+            .map_err(|e| (e, String::new()))?;
+        *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(meta.clone());
+        Ok(meta)
     }
 
     /// How many scanners this store holds open on region servers: opened
@@ -1539,6 +1576,126 @@ mod tests {
             2,
             "looked up again after the region moved"
         );
+    }
+
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn a_store_outlives_the_runtime_it_was_first_used_on() {
+        // The fake cluster runs on a runtime of its own, which outlives the
+        // client's.
+        let server = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let script = script(vec![]);
+        let endpoint = server.block_on(fake_cluster(script.clone()));
+        let first = current_thread();
+        let config = NativeConfig::new([endpoint]).call_timeout(Duration::from_secs(5));
+        let store = first.block_on(NativeStore::connect(config)).expect("connect");
+        let row = first.block_on(store.get_unchecked("t", &Get::new("r"))).expect("get");
+        assert!(row.is_some());
+        // Its connections' tasks go with it.
+        drop(first);
+        let second = current_thread();
+        let started = Instant::now();
+        let row = second
+            .block_on(store.get_unchecked("t", &Get::new("r")))
+            .expect("a get on the second runtime");
+        assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
+        let rows = second
+            .block_on(store.scan_unchecked("t", &Scan::all().batch_size(2).limit(3)))
+            .expect("a scan on the second runtime");
+        assert_eq!(rows.len(), 3);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "the region cache kept");
+    }
+
+    /// A server that accepts connections and never says a word.
+    async fn silent_server() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                held.push(stream);
+            }
+        });
+        address
+    }
+
+    #[tokio::test]
+    async fn connect_has_one_deadline_for_every_bootstrap_server() {
+        // One server refuses, three say nothing.
+        let refused = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let refused_address = refused.local_addr().expect("address").to_string();
+        drop(refused);
+        let mut servers = vec![refused_address];
+        for _ in 0..3 {
+            servers.push(silent_server().await);
+        }
+        let config = NativeConfig::new(servers.clone())
+            .call_timeout(Duration::from_secs(1))
+            .admin_timeout(Duration::from_secs(1));
+        let started = Instant::now();
+        let err = NativeStore::connect(config.clone())
+            .await
+            .expect_err("no server answers");
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= Duration::from_millis(950) && elapsed < Duration::from_millis(1500),
+            "{elapsed:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            matches!(err, StoreError::Connection { .. }) && err.is_transient(),
+            "{err:?}"
+        );
+        assert!(message.contains("connect timed out after 1"), "{message}");
+        assert!(
+            message.contains(&format!("{}: cannot connect", servers[0])),
+            "{message}"
+        );
+        for server in &servers[1..] {
+            assert!(message.contains(&format!("{server}: no answer within")), "{message}");
+        }
+        // The registry's other call shares one deadline the same way.
+        let store = NativeStore {
+            inner: Arc::new(Inner {
+                config,
+                connections: Mutex::default(),
+                regions: Mutex::default(),
+                meta: Mutex::default(),
+                master: Mutex::default(),
+                cluster_id: Mutex::default(),
+                schemas: Default::default(),
+                nonce_group: 0,
+                open_scanners: Arc::default(),
+            }),
+        };
+        let started = Instant::now();
+        let err = store.cluster_id().await.expect_err("no server answers");
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.to_string().contains("cluster_id timed out after 1"), "{err}");
+        // And the one that names the active master, within the admin deadline.
+        let started = Instant::now();
+        let err = store.admin_list().await.expect_err("no server answers");
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.to_string().contains("list_tables timed out after 1"), "{err}");
     }
 
     #[test]

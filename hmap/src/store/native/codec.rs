@@ -125,6 +125,10 @@ pub fn frame_length(prefix: [u8; 4], max: usize) -> Result<usize, NativeError> {
     }
 }
 
+/// How much more room [`split_frame`] makes at a time for a frame that has
+/// not all arrived.
+const FRAME_CHUNK: usize = 1 << 20;
+
 /// Takes one whole frame (without its length prefix) off the front of a
 /// read buffer, or `None` if the buffer does not hold one yet.
 pub fn split_frame(buf: &mut BytesMut, max: usize) -> Result<Option<Bytes>, NativeError> {
@@ -133,7 +137,10 @@ pub fn split_frame(buf: &mut BytesMut, max: usize) -> Result<Option<Bytes>, Nati
     };
     let length = frame_length(prefix, max)?;
     if buf.len() - 4 < length {
-        buf.reserve(4 + length - buf.len());
+        // Room for the rest a chunk at a time, as it arrives (the buffer
+        // grows as a `Vec` does, at most twice the frame): a peer that
+        // announces a long frame gets no memory for bytes it never sends.
+        buf.reserve((4 + length - buf.len()).min(FRAME_CHUNK));
         return Ok(None);
     }
     buf.advance(4);
@@ -749,5 +756,26 @@ mod tests {
             encode_cell_block(&cells, &mut block);
             proptest::prop_assert_eq!(decode_cell_block(block.freeze()).expect("decodes"), cells);
         }
+    }
+
+    #[test]
+    fn a_long_frame_announced_gets_no_memory_before_its_bytes_come() {
+        // 200 MiB announced (within the limit), three bytes of it sent.
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&(200u32 << 20).to_be_bytes());
+        buf.extend_from_slice(b"abc");
+        assert_eq!(split_frame(&mut buf, DEFAULT_MAX_FRAME).expect("valid"), None);
+        assert!(buf.capacity() <= 2 * FRAME_CHUNK, "{} bytes reserved", buf.capacity());
+        // The frame still comes whole once its bytes are there.
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&(3u32 << 20).to_be_bytes());
+        let body = vec![7u8; 3 << 20];
+        for chunk in body.chunks(64 * 1024) {
+            assert_eq!(split_frame(&mut buf, DEFAULT_MAX_FRAME).expect("valid"), None);
+            buf.extend_from_slice(chunk);
+        }
+        let frame = split_frame(&mut buf, DEFAULT_MAX_FRAME).expect("valid").expect("whole");
+        assert_eq!(frame.len(), 3 << 20);
+        assert!(buf.is_empty());
     }
 }

@@ -10,6 +10,18 @@
 //! connection breaks (the server closes it, a socket error, a frame that
 //! does not decode), every pending call fails with [`NativeError::Closed`]
 //! and the next call dials again.
+//!
+//! Two more things break a connection. Its reader or writer task stopping,
+//! however it stops (cancelled, panicked, or dropped with the runtime it
+//! was dialled on, as when one store is shared by several
+//! `#[tokio::test]` functions): the calls waiting on it fail with
+//! [`NativeError::Closed`] at once, and the next call dials a new one on
+//! its own runtime. And a call that times out while the reader is stuck in
+//! the middle of a reply frame (a server that announced a frame and sent
+//! part of it, or none, and keeps the socket open): replies come one frame
+//! after another, so every later call would time out behind it; the
+//! connection is retired and the next call dials a fresh one. A call that
+//! times out with no reply begun leaves the connection as it is.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -106,6 +118,17 @@ type Waiter = oneshot::Sender<Result<Reply, NativeError>>;
 struct Calls {
     waiting: HashMap<u32, Waiter>,
     broken: Option<String>,
+    /// The reader holds part of a frame and waits for the rest.
+    partial: Option<Partial>,
+}
+
+/// Part of a reply frame, read and waiting for the rest.
+#[derive(Clone, Copy, Debug)]
+struct Partial {
+    /// The bytes of it read.
+    bytes: usize,
+    /// When the last of them arrived.
+    last_byte: Instant,
 }
 
 type SharedCalls = Arc<Mutex<Calls>>;
@@ -123,6 +146,58 @@ impl Drop for Live {
         for task in &self.tasks {
             task.abort();
         }
+    }
+}
+
+impl Live {
+    /// After a call on this socket timed out: if the reader is stuck in the
+    /// middle of a frame, with no byte of it for at least half the time the
+    /// call waited, the socket is retired (broken, its waiting calls failed,
+    /// its tasks stopped), so that the next call dials a fresh one. Replies
+    /// come one frame after another: every call behind a stalled frame would
+    /// time out too. A call that timed out with no reply begun (a slow
+    /// server) leaves the socket as it is.
+    fn retire_if_stalled(&self, endpoint: &str, waited: Duration) {
+        let stalled = lock(&self.calls)
+            .partial
+            .filter(|partial| partial.last_byte.elapsed() >= waited / 2);
+        let Some(partial) = stalled else {
+            return;
+        };
+        let reason = format!(
+            "a reply stalled half read ({} bytes of its frame, nothing more for {:?}); the connection is retired",
+            partial.bytes,
+            partial.last_byte.elapsed()
+        );
+        tracing::debug!(endpoint, %reason, "hmap native: connection retired");
+        break_all(&self.calls, endpoint, reason);
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Breaks the socket when the task holding it ends, however it ends:
+/// returned, panicked, aborted, or dropped with the runtime it ran on (a
+/// runtime that shuts down drops its tasks without running them to the
+/// end). The calls waiting on the socket fail at once, and the next call
+/// dials a new one on its own runtime.
+struct BreakOnExit {
+    calls: SharedCalls,
+    endpoint: String,
+    task: &'static str,
+}
+
+impl Drop for BreakOnExit {
+    fn drop(&mut self) {
+        break_all(
+            &self.calls,
+            &self.endpoint,
+            format!(
+                "its {} task stopped (it was cancelled or panicked, or its runtime shut down)",
+                self.task
+            ),
+        );
     }
 }
 
@@ -188,13 +263,21 @@ impl Connection {
         timeout: Duration,
     ) -> Result<CallReply<M>, NativeError> {
         let started = Instant::now();
-        let reply = tokio::time::timeout(timeout, self.call_raw(method, request, timeout))
-            .await
-            .map_err(|_| NativeError::Timeout {
-                endpoint: self.shared.endpoint.clone(),
-                method,
-                elapsed: started.elapsed(),
-            })??;
+        let mut used = None;
+        let reply = match tokio::time::timeout(timeout, self.call_raw(method, request, timeout, &mut used)).await {
+            Ok(reply) => reply?,
+            Err(_) => {
+                let elapsed = started.elapsed();
+                if let Some(live) = used {
+                    live.retire_if_stalled(&self.shared.endpoint, elapsed);
+                }
+                return Err(NativeError::Timeout {
+                    endpoint: self.shared.endpoint.clone(),
+                    method,
+                    elapsed,
+                });
+            }
+        };
         let message = M::decode(reply.message).map_err(|source| NativeError::Decode {
             what: "response message",
             source,
@@ -210,8 +293,10 @@ impl Connection {
         method: &'static str,
         request: &impl Message,
         timeout: Duration,
+        used: &mut Option<Arc<Live>>,
     ) -> Result<Reply, NativeError> {
         let live = self.live().await?;
+        *used = Some(live.clone());
         // Java reads call ids as ints: keep them positive.
         let id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
         let header = RequestHeader {
@@ -239,10 +324,15 @@ impl Connection {
                 id,
             }
         };
-        live.frames
-            .send(frame.freeze())
-            .map_err(|_| closed("the writer stopped".to_string()))?;
-        receiver.await.map_err(|_| closed("the reader stopped".to_string()))?
+        // A stopped task has broken the socket already (`BreakOnExit`);
+        // breaking it here as well covers the moment in between.
+        let stopped = |task: &str| {
+            let reason = format!("its {task} task stopped");
+            break_all(&live.calls, &self.shared.endpoint, reason.clone());
+            closed(reason)
+        };
+        live.frames.send(frame.freeze()).map_err(|_| stopped("writer"))?;
+        receiver.await.map_err(|_| stopped("reader"))?
     }
 
     /// The open socket, dialled if there is none or it broke.
@@ -328,6 +418,11 @@ async fn write_loop(
     calls: SharedCalls,
     endpoint: String,
 ) {
+    let _break_on_exit = BreakOnExit {
+        calls: calls.clone(),
+        endpoint: endpoint.clone(),
+        task: "writer",
+    };
     let mut batch = Vec::new();
     let mut out = Vec::new();
     while queue.recv_many(&mut batch, 64).await > 0 {
@@ -344,7 +439,13 @@ async fn write_loop(
 
 /// Reads reply frames and hands each to the call waiting for it.
 async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: String, max_frame: usize) {
+    let _break_on_exit = BreakOnExit {
+        calls: calls.clone(),
+        endpoint: endpoint.clone(),
+        task: "reader",
+    };
     let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut last_byte = Instant::now();
     let reason = 'read: loop {
         loop {
             match codec::split_frame(&mut buf, max_frame) {
@@ -360,7 +461,15 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
                 Err(e) => break 'read format!("invalid reply: {e}"),
             }
         }
-        match reader.read_buf(&mut buf).await {
+        // What a timed-out call looks at to tell a stalled reply (see
+        // `Live::retire_if_stalled`).
+        lock(&calls).partial = (!buf.is_empty()).then_some(Partial {
+            bytes: buf.len(),
+            last_byte,
+        });
+        let read = reader.read_buf(&mut buf).await;
+        last_byte = Instant::now();
+        match read {
             Ok(0) if buf.is_empty() => break "closed by the server".to_string(),
             Ok(0) => {
                 break format!(
@@ -433,6 +542,21 @@ mod tests {
                     self.stream.read_buf(&mut self.buf).await.expect("read") > 0,
                     "client hung up"
                 );
+            }
+        }
+
+        /// The next request's call id, `None` once the client hangs up.
+        async fn try_request(&mut self) -> Option<u32> {
+            loop {
+                if let Some(mut frame) = codec::split_frame(&mut self.buf, 1 << 20).expect("frame") {
+                    let len = prost::encoding::decode_varint(&mut frame).expect("varint") as usize;
+                    return RequestHeader::decode(frame.split_to(len))
+                        .expect("request header")
+                        .call_id;
+                }
+                if self.stream.read_buf(&mut self.buf).await.unwrap_or(0) == 0 {
+                    return None;
+                }
             }
         }
 
@@ -707,6 +831,123 @@ mod tests {
                 matches!(&err, NativeError::Closed { reason: r, .. } if r.contains(reason)),
                 "{reason}: {err}"
             );
+            drop(connection);
+            server.await.expect("server");
+        }
+    }
+
+    /// A fake server on a runtime of its own (so that it outlives the
+    /// client's runtimes): it answers each call with the number of its
+    /// connection (`c1`, `c2`, ...), except the `silent` calls (connection,
+    /// call, both from 1), which it leaves unanswered.
+    fn server_on_its_own_runtime(silent: &'static [(usize, usize)]) -> (tokio::runtime::Runtime, Connection) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let (listener, connection) = runtime.block_on(fake_server());
+        runtime.spawn(async move {
+            for n in 1.. {
+                let mut peer = Peer::accept(&listener).await;
+                tokio::spawn(async move {
+                    for call in 1.. {
+                        let Some(id) = peer.try_request().await else {
+                            return;
+                        };
+                        if !silent.contains(&(n, call)) {
+                            peer.reply(id, &format!("c{n}")).await;
+                        }
+                    }
+                });
+            }
+        });
+        (runtime, connection)
+    }
+
+    fn current_thread() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+
+    #[test]
+    fn a_connection_whose_runtime_shut_down_is_dialled_again() {
+        let (_server, connection) = server_on_its_own_runtime(&[]);
+        let first = current_thread();
+        assert_eq!(first.block_on(cluster_id(&connection, LONG)).expect("answered"), "c1");
+        // The reader and writer tasks go with their runtime.
+        drop(first);
+        let second = current_thread();
+        let started = Instant::now();
+        assert_eq!(
+            second.block_on(cluster_id(&connection, LONG)).expect("dialled again"),
+            "c2"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_call_waiting_on_a_connection_whose_runtime_shuts_down_fails_typed() {
+        // The second call on the first connection is never answered.
+        let (_server, connection) = server_on_its_own_runtime(&[(1, 2)]);
+        let first = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        assert_eq!(first.block_on(cluster_id(&connection, LONG)).expect("answered"), "c1");
+        let second = current_thread();
+        let started = Instant::now();
+        let err = second.block_on(async {
+            // The call waits on the first runtime's reader; that runtime
+            // shuts down under it.
+            let shutdown = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                drop(first);
+            });
+            let err = cluster_id(&connection, LONG).await.expect_err("its reader is gone");
+            shutdown.join().expect("shut down");
+            err
+        });
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        match &err {
+            NativeError::Closed { reason, .. } => assert!(reason.contains("runtime shut down"), "{reason}"),
+            other => panic!("expected a broken connection, got {other}"),
+        }
+        assert_eq!(
+            second.block_on(cluster_id(&connection, LONG)).expect("dialled again"),
+            "c2"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_stalls_in_the_middle_of_a_reply_is_replaced() {
+        for stall in [
+            // A frame announced, nothing of it sent.
+            &[0, 0, 0x10, 0][..],
+            // Half a frame.
+            &[0, 0, 0, 40, 5, 8, 1, 0x1A, 2][..],
+        ] {
+            let (listener, connection) = fake_server().await;
+            let server = tokio::spawn(async move {
+                let mut peer = Peer::accept(&listener).await;
+                peer.request().await;
+                peer.stream.write_all(stall).await.expect("write");
+                // The stalled connection stays open; the next call comes
+                // on a new one.
+                let mut fresh = Peer::accept(&listener).await;
+                let id = fresh.request().await.call_id.expect("id");
+                fresh.reply(id, "fresh").await;
+                let _ = peer.stream.read(&mut [0; 1]).await;
+            });
+            let err = cluster_id(&connection, Duration::from_millis(300))
+                .await
+                .expect_err("stalled");
+            assert!(matches!(err, NativeError::Timeout { .. }), "{err}");
+            let answer = cluster_id(&connection, Duration::from_secs(2)).await;
+            assert_eq!(answer.expect("a fresh connection"), "fresh", "{stall:?}");
             drop(connection);
             server.await.expect("server");
         }

@@ -123,6 +123,23 @@ pub enum NativeError {
         /// What broke it.
         reason: String,
     },
+    /// No bootstrap server answered a registry call (`ClientMetaService`)
+    /// within the one deadline they shared.
+    #[error(
+        "{method} {} after {elapsed:?} on every bootstrap server: {}",
+        if *.timed_out { "timed out" } else { "failed" },
+        show_tried(.tried)
+    )]
+    Bootstrap {
+        /// The registry call.
+        method: &'static str,
+        /// How long the servers were tried for, all together.
+        elapsed: Duration,
+        /// The deadline passed (rather than every server failing before it).
+        timed_out: bool,
+        /// Each server, `host:port`, in the order tried, and what it did.
+        tried: Vec<(String, String)>,
+    },
     /// The ZooKeeper registry failed (it names the znode it was reading).
     #[error(transparent)]
     ZooKeeper(#[from] super::zookeeper::ZooKeeperError),
@@ -251,23 +268,46 @@ pub struct RemoteError {
     pub server_overloaded: bool,
 }
 
+/// The longest server message kept in a [`RemoteError`] (the first line
+/// of its stack trace); a longer one is cut, saying how much was.
+pub const MAX_REMOTE_MESSAGE: usize = 1024;
+
+/// The longest stack trace kept in a [`RemoteError`], and the longest
+/// exception class name; longer ones are cut, saying how much was.
+pub const MAX_REMOTE_TRACE: usize = 64 * 1024;
+
+/// `text`, or its first `max` bytes (at a character boundary) and how many
+/// were cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} more bytes cut)", &text[..end], text.len() - end)
+}
+
 impl RemoteError {
     /// An exception from its class name and stack trace (HBase's
     /// `ExceptionResponse`, or a `NameBytesPair` of a `Multi` result).
-    pub fn new(class: impl Into<String>, stack_trace: impl Into<String>) -> Self {
-        let class = class.into();
-        let stack_trace = stack_trace.into();
+    /// A server's text is kept up to a readable length: the message up to
+    /// [`MAX_REMOTE_MESSAGE`] bytes, the class and the stack trace up to
+    /// [`MAX_REMOTE_TRACE`] (a hostile or broken server can send megabytes).
+    pub fn new(class: impl AsRef<str>, stack_trace: impl AsRef<str>) -> Self {
+        let class = cut(class.as_ref(), MAX_REMOTE_TRACE);
+        let stack_trace = stack_trace.as_ref();
         let first = stack_trace.lines().next().unwrap_or("");
         let message = first
             .strip_prefix(class.as_str())
             .map(|m| m.trim_start_matches(':').trim())
-            .unwrap_or(first)
-            .to_string();
+            .unwrap_or(first);
         RemoteError {
             kind: ExceptionKind::of_class(&class),
+            message: cut(message, MAX_REMOTE_MESSAGE),
+            stack_trace: cut(stack_trace, MAX_REMOTE_TRACE),
             class,
-            message,
-            stack_trace,
             do_not_retry: false,
             server_overloaded: false,
         }
@@ -276,8 +316,8 @@ impl RemoteError {
     /// From the `ExceptionResponse` of a reply.
     pub(crate) fn from_proto(e: &super::proto::ExceptionResponse) -> Self {
         let mut error = RemoteError::new(
-            e.exception_class_name.clone().unwrap_or_default(),
-            e.stack_trace.clone().unwrap_or_default(),
+            e.exception_class_name.as_deref().unwrap_or_default(),
+            e.stack_trace.as_deref().unwrap_or_default(),
         );
         error.do_not_retry = e.do_not_retry.unwrap_or(false);
         error.server_overloaded = e.server_overloaded.unwrap_or(false);
@@ -286,6 +326,17 @@ impl RemoteError {
         }
         error
     }
+}
+
+/// A duration in whole milliseconds, to print: `1.001s`, not `1.000934217s`.
+pub(super) fn whole_ms(duration: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// `a: what a did; b: what b did`.
+fn show_tried(tried: &[(String, String)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(server, what)| format!("{server}: {what}")).collect();
+    each.join("; ")
 }
 
 impl NativeError {
@@ -353,11 +404,46 @@ impl NativeError {
                 operation,
                 elapsed,
             },
+            NativeError::Bootstrap {
+                elapsed,
+                timed_out,
+                ref tried,
+                ..
+            } => {
+                let servers: Vec<&str> = tried.iter().map(|(server, _)| server.as_str()).collect();
+                let elapsed = whole_ms(elapsed);
+                let outcome = if timed_out { "timed out" } else { "failed" };
+                StoreError::Connection {
+                    endpoint: servers.join(", "),
+                    message: format!("{operation} {outcome} after {elapsed:?} ({})", show_tried(tried)),
+                    source: Some(Box::new(self)),
+                }
+            }
             e @ NativeError::Connect { .. } => StoreError::Connection {
                 endpoint: endpoint.to_string(),
                 message: e.to_string(),
                 source: Some(Box::new(e)),
             },
+            NativeError::ZooKeeper(ZooKeeperError::Quorum {
+                ref servers,
+                ref znode,
+                elapsed,
+                timed_out,
+                ref tried,
+            }) => {
+                let elapsed = whole_ms(elapsed);
+                let outcome = if timed_out { "timed out" } else { "failed" };
+                let message = format!(
+                    "{operation} {outcome} after {elapsed:?} reading {znode} ({})",
+                    show_tried(tried)
+                );
+                let endpoint = format!("ZooKeeper {servers}");
+                StoreError::Connection {
+                    endpoint,
+                    message,
+                    source: Some(Box::new(self)),
+                }
+            }
             // The registry cannot be reached, or does not name the
             // cluster's servers (yet): the cluster cannot be reached.
             NativeError::ZooKeeper(
@@ -463,6 +549,36 @@ mod tests {
         });
         assert_eq!(e.kind, ExceptionKind::DoNotRetry);
         assert_eq!(e.message, "");
+    }
+
+    #[test]
+    fn a_servers_huge_exception_text_is_cut_to_a_readable_length() {
+        let class = "org.apache.hadoop.hbase.DoNotRetryIOException";
+        let trace = format!(
+            "{class}: {}\n\tat x.y(Z.java:1)\n{}",
+            "é".repeat(4 << 20),
+            "z".repeat(8 << 20)
+        );
+        let e = RemoteError::from_proto(&ExceptionResponse {
+            exception_class_name: Some(class.into()),
+            stack_trace: Some(trace),
+            ..Default::default()
+        });
+        assert_eq!(e.kind, ExceptionKind::DoNotRetry);
+        assert!(e.message.len() < MAX_REMOTE_MESSAGE + 64, "{}", e.message.len());
+        assert!(
+            e.message.starts_with("éé") && e.message.ends_with("more bytes cut)"),
+            "{}",
+            &e.message[e.message.len() - 40..]
+        );
+        assert!(e.stack_trace.len() < MAX_REMOTE_TRACE + 64, "{}", e.stack_trace.len());
+        let shown = NativeError::Remote(e)
+            .into_store("t", Some(b"r"), "get", "h:1")
+            .to_string();
+        assert!(shown.len() < 2 * MAX_REMOTE_MESSAGE, "{}", shown.len());
+        // A class name of megabytes is cut too.
+        let e = RemoteError::new("C".repeat(1 << 20), "");
+        assert!(e.class.len() < MAX_REMOTE_TRACE + 64);
     }
 
     #[test]

@@ -22,6 +22,27 @@
 //! [`NativeStore`] implements [`Store`](crate::store::Store): the typed
 //! layer, the relations and the blocking API run on it as on any backend.
 //!
+//! # Deadlines and connections
+//! - `connect` has one deadline, [`NativeConfig::call_timeout`], for the
+//!   whole bootstrap: the servers (or the ZooKeeper quorum's members) are
+//!   tried in order, each given an equal share of the time left. When none
+//!   answers, the error says how long the connect took (`connect timed out
+//!   after ...`) and what each server did.
+//! - Every later call has one deadline too, covering the region lookup,
+//!   the dial and every retry.
+//! - A connection is retired, and the next call dials a fresh one, when it
+//!   breaks (the server closes it, a socket error, a reply that does not
+//!   decode), when its reader or writer task stops (cancelled, panicked,
+//!   or dropped with the tokio runtime it was dialled on: one store can
+//!   serve several runtimes in turn, as one store shared by several
+//!   `#[tokio::test]` functions does), and when a call times out while a
+//!   reply is stalled half read. The calls waiting on a retired connection
+//!   fail with a typed connection error at once, never hang; reads are
+//!   retried within their deadline, writes are not (whether they were
+//!   applied is unknown). NativeStore keeps no other long-lived task: the
+//!   region cache is plain data, and a ZooKeeper session lives for one
+//!   lookup.
+//!
 //! ```no_run
 //! use hmap::schema::{FamilySchema, TableSchema};
 //! use hmap::store::native::{NativeConfig, NativeStore};

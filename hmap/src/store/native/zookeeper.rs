@@ -166,6 +166,25 @@ pub enum ZooKeeperError {
         /// How long the lookup had taken.
         elapsed: Duration,
     },
+    /// No server of a quorum of several answered, within the one deadline
+    /// they shared.
+    #[error(
+        "no ZooKeeper server answered while {znode} was read ({} after {elapsed:?}): {}",
+        if *.timed_out { "timed out" } else { "failed" },
+        show_tried(.tried)
+    )]
+    Quorum {
+        /// The quorum's servers, `host:port`, separated by commas.
+        servers: String,
+        /// The znode being read.
+        znode: String,
+        /// How long the servers were tried for, all together.
+        elapsed: Duration,
+        /// The deadline passed (rather than every server failing before it).
+        timed_out: bool,
+        /// Each server, in the order tried, and what it did.
+        tried: Vec<(String, String)>,
+    },
     /// The znode does not exist.
     #[error(
         "znode {znode} does not exist on ZooKeeper {server}: HBase is not running there, \
@@ -214,6 +233,7 @@ impl ZooKeeperError {
     pub fn server(&self) -> &str {
         match self {
             ZooKeeperError::NoQuorum { .. } => "",
+            ZooKeeperError::Quorum { servers, .. } => servers,
             ZooKeeperError::Unreachable { server, .. }
             | ZooKeeperError::Timeout { server, .. }
             | ZooKeeperError::NoNode { server, .. }
@@ -229,12 +249,19 @@ impl ZooKeeperError {
             ZooKeeperError::NoQuorum { znode }
             | ZooKeeperError::Unreachable { znode, .. }
             | ZooKeeperError::Timeout { znode, .. }
+            | ZooKeeperError::Quorum { znode, .. }
             | ZooKeeperError::NoNode { znode, .. }
             | ZooKeeperError::Refused { znode, .. }
             | ZooKeeperError::Protocol { znode, .. }
             | ZooKeeperError::InvalidZnode { znode, .. } => znode,
         }
     }
+}
+
+/// `a: what a did; b: what b did`.
+fn show_tried(tried: &[(String, String)]) -> String {
+    let each: Vec<String> = tried.iter().map(|(server, what)| format!("{server}: {what}")).collect();
+    each.join("; ")
 }
 
 // ------------------------------------------------------------ the encoding
@@ -594,7 +621,8 @@ impl Session {
 /// quorum that answers, by `deadline`: that server, and the znodes' data in
 /// order, `None` for one that does not exist. A server that cannot be
 /// reached (or does not answer in time) is passed over for the next, each
-/// given an equal share of the time left.
+/// given an equal share of the time left. When every server of a quorum of
+/// several fails so, [`ZooKeeperError::Quorum`] says what each one did.
 pub async fn read(
     registry: &ZooKeeperRegistry,
     znodes: &[String],
@@ -603,11 +631,17 @@ pub async fn read(
     let started = Instant::now();
     let first = znodes.first().cloned().unwrap_or_default();
     let mut last = None;
+    let mut tried = Vec::new();
     let servers = registry.quorum.len();
     for (i, server) in registry.quorum.iter().enumerate() {
         let now = Instant::now();
         let left = deadline.saturating_duration_since(now);
         if left.is_zero() {
+            tried.extend(
+                registry.quorum[i..]
+                    .iter()
+                    .map(|server| (server.clone(), "not tried: no time left".to_string())),
+            );
             break;
         }
         // The time left divided among the servers still to try.
@@ -629,9 +663,28 @@ pub async fn read(
         };
         match attempt.await {
             Ok(out) => return Ok((server.clone(), out)),
-            Err(e @ (ZooKeeperError::Unreachable { .. } | ZooKeeperError::Timeout { .. })) => last = Some(e),
+            Err(e @ (ZooKeeperError::Unreachable { .. } | ZooKeeperError::Timeout { .. })) => {
+                let what = match &e {
+                    ZooKeeperError::Unreachable { reason, .. } => reason.clone(),
+                    _ => format!(
+                        "no answer within {:?} (its share of the deadline)",
+                        super::error::whole_ms(share.saturating_duration_since(now))
+                    ),
+                };
+                tried.push((server.clone(), what));
+                last = Some(e);
+            }
             Err(e) => return Err(e),
         }
+    }
+    if servers > 1 {
+        return Err(ZooKeeperError::Quorum {
+            servers: registry.quorum.join(", "),
+            znode: first,
+            elapsed: started.elapsed(),
+            timed_out: Instant::now() >= deadline,
+            tried,
+        });
     }
     Err(last.unwrap_or_else(|| match registry.quorum.first() {
         // The deadline had passed before the first server was tried.
@@ -1185,6 +1238,50 @@ mod tests {
             started.elapsed() < Duration::from_millis(2000),
             "{:?}",
             started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_quorum_that_never_answers_fails_within_one_deadline_saying_what_each_server_did() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let closed = listener.local_addr().expect("address").to_string();
+        drop(listener);
+        let mute = fake_zookeeper(true, healthy).await;
+        let silent = fake_zookeeper(false, |_| Answer::Silence).await;
+        let quorum = format!("{closed},{mute},{silent}");
+        let started = Instant::now();
+        let err = bootstrap(&ZooKeeperRegistry::new(&quorum), deadline(900))
+            .await
+            .expect_err("no server answers");
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= Duration::from_millis(850) && elapsed < Duration::from_millis(1500),
+            "{elapsed:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            matches!(&err, ZooKeeperError::Quorum { timed_out: true, tried, .. } if tried.len() == 3),
+            "{message}"
+        );
+        for server in [&mute, &silent] {
+            assert!(message.contains(&format!("{server}: no answer within")), "{message}");
+        }
+        assert!(message.contains(&format!("{closed}: ")), "{message}");
+        // Through NativeStore::connect: one deadline, and the connect named.
+        let config = crate::store::native::NativeConfig::zookeeper(&quorum).call_timeout(Duration::from_millis(900));
+        let started = Instant::now();
+        let err = crate::store::native::NativeStore::connect(config)
+            .await
+            .expect_err("no server answers");
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            started.elapsed()
+        );
+        let message = err.to_string();
+        assert!(
+            err.is_transient() && message.contains("connect timed out after") && message.contains(&silent),
+            "{message}"
         );
     }
 
