@@ -223,11 +223,15 @@ where
             .table
             .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))
             .await?;
-        Ok(rows
-            .into_iter()
-            .flatten()
-            .filter(|row| (self.value_of)(row) == *value)
-            .collect())
+        let mut found = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Some(row) = row?
+                && (self.value_of)(&row) == *value
+            {
+                found.push(row);
+            }
+        }
+        Ok(found)
     }
 
     /// Compares the index with the table: rows without an entry (`missing`),
@@ -302,6 +306,15 @@ where
                     .await?;
                 let mut to_delete = Vec::new();
                 for ((entry, primary), row) in named.into_iter().zip(rows) {
+                    let row = match row {
+                        Ok(row) => row,
+                        Err(e) if super::many::is_unreadable(&e) => {
+                            // Its value cannot be known: the entry stays.
+                            report.unreadable.push(e.to_string());
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     match row {
                         None => report.absent.push(format!(
                             "entry {}: row {} is gone",

@@ -30,8 +30,8 @@ pub use pass::{CheckOptions, Checkpoint, Progress};
 pub use tree::{DeleteMode, TREE_LOCKS_TABLE, Tree, TreeMapped, TreeNode, TreeOf};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
-/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent` and `held`
-/// did.)
+/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent`, `held` and
+/// `unreadable` did.)
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Report {
@@ -48,12 +48,23 @@ pub struct Report {
     /// how to choose (for [`ManyToMany`], an emptied authoritative list; see
     /// [`Emptied`]).
     pub held: Vec<String>,
+    /// Rows a check needed to read as their entity and could not (a
+    /// required cell missing, a cell that does not decode), each with the
+    /// error that names its table, row and column. The check goes on
+    /// without them; `repair` leaves them as they are, for you to fix (put
+    /// the entity whole, or delete the row).
+    pub unreadable: Vec<String>,
 }
 
 impl Report {
     /// How many findings it holds, of every kind.
     pub fn len(&self) -> usize {
-        self.missing.len() + self.dangling.len() + self.stale.len() + self.absent.len() + self.held.len()
+        self.missing.len()
+            + self.dangling.len()
+            + self.stale.len()
+            + self.absent.len()
+            + self.held.len()
+            + self.unreadable.len()
     }
 
     /// Whether it holds no finding (both sides agree).
@@ -68,6 +79,7 @@ impl Report {
             && self.stale.is_empty()
             && self.absent.is_empty()
             && self.held.is_empty()
+            && self.unreadable.is_empty()
     }
 }
 
@@ -84,7 +96,11 @@ impl fmt::Display for Report {
             self.stale.len(),
             self.absent.len(),
             self.held.len()
-        )
+        )?;
+        if !self.unreadable.is_empty() {
+            write!(f, ", {} unreadable", self.unreadable.len())?;
+        }
+        Ok(())
     }
 }
 
