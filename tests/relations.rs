@@ -805,6 +805,12 @@ async fn org_chart() {
     org.insert("005", "Marketing", Some("001")).await.unwrap();
     org.insert("006", "Market 1", Some("005")).await.unwrap();
     org.insert("009", "Subsidiary", None).await.unwrap();
+    // An id taken: a typed error naming the node's row, nothing written.
+    let err = org.insert("009", "Again", Some("001")).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Exists { table: "org", row } if row == "0_009 (level=0, id=\"009\")"),
+        "{err:?}"
+    );
 
     // The seed's keys: 0_ for top-level departments, 1_ for the others.
     assert!(

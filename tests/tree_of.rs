@@ -123,7 +123,12 @@ async fn the_org_chart_in_the_seeds_layout() {
 
     let err = org.insert(&dept("010", "nowhere"), Some(&id("999"))).await.unwrap_err();
     assert!(matches!(&err, Error::NoSuchEntity { key, .. } if key == "999"), "{err}");
+    // Issue 26, item 16: a typed error naming the row that holds the node.
     let err = org.insert(&dept("003", "again"), Some(&id("001"))).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Exists { table: "dept", row } if row == "1_003 (level=1, id=\"003\")"),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("exists already"), "{err}");
     assert_consistent(&org).await;
 }

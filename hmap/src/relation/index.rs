@@ -437,6 +437,9 @@ where
     async fn repair(&self) -> Result<Report> {
         Index::repair(self).await
     }
+    fn table(&self) -> &'static str {
+        self.index_table
+    }
     async fn rebuild(&self) -> Option<Result<()>> {
         Some(Index::rebuild(self).await)
     }

@@ -929,6 +929,13 @@ where
     async fn repair(&self) -> Result<Report> {
         ManyToMany::repair(self).await
     }
+    fn table(&self) -> &'static str {
+        L::TABLE
+    }
+    /// Nothing to rebuild, from any checkpoint.
+    async fn rebuild_with(&self, _options: &CheckOptions) -> Option<Result<()>> {
+        None
+    }
     async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         ManyToMany::check(self, Emptied::Hold, fix, options).await
     }

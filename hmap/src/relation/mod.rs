@@ -114,6 +114,14 @@ pub trait Checked: Send + Sync {
     /// Fixes what is out of sync from the authoritative side; reports what
     /// it found.
     async fn repair(&self) -> crate::Result<Report>;
+    /// The table errors about the check itself name (a checkpoint it cannot
+    /// resume from): the helper's own table (a tree's, an index's) or
+    /// its authoritative one (a [`ManyToMany`]'s left table). hmap's
+    /// helpers give it; the default, for a helper of yours that does not,
+    /// is the helper's Rust type name.
+    fn table(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
     /// Rebuilds derived data from scratch (an index's entries), if the
     /// helper has any; `None` if it has nothing to rebuild.
     async fn rebuild(&self) -> Option<crate::Result<()>> {
@@ -125,7 +133,7 @@ pub trait Checked: Send + Sync {
     async fn rebuild_with(&self, options: &CheckOptions) -> Option<crate::Result<()>> {
         if let Some(from) = &options.from {
             return Some(Err(crate::Error::Query {
-                table: "relation",
+                table: self.table(),
                 reason: format!("this helper rebuilds in one pass: it cannot resume from {from}"),
             }));
         }
@@ -138,7 +146,7 @@ pub trait Checked: Send + Sync {
     async fn check(&self, fix: bool, options: &CheckOptions) -> crate::Result<Report> {
         if let Some(from) = &options.from {
             return Err(crate::Error::Query {
-                table: "relation",
+                table: self.table(),
                 reason: format!("this helper checks in one pass: it cannot resume from {from}"),
             });
         }

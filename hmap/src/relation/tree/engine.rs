@@ -43,6 +43,8 @@ pub(super) struct Shape {
     pub label_of: LabelOf,
     /// A row of the table that is not a node (the lock's).
     pub skip_row: Option<&'static [u8]>,
+    /// The rowkey layout, to show a row's key parts in errors.
+    pub key_schema: &'static crate::key::KeySchema,
 }
 
 /// A node as stored.
@@ -250,10 +252,10 @@ impl<S: Store> Engine<S> {
             Some(p) => Some(self.require(&p).await?),
             None => None,
         };
-        if self.get(&id).await?.is_some() {
-            return Err(Error::Query {
+        if let Some(node) = self.get(&id).await? {
+            return Err(Error::Exists {
                 table: self.table(),
-                reason: format!("node {} exists already", show(&id)),
+                row: crate::table::show_typed_row(Some(self.shape.key_schema), &node.key),
             });
         }
         let m = cells(self.key(&id, parent.is_none())?, ts)?;

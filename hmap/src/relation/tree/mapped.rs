@@ -185,6 +185,7 @@ where
             level_prefix: T::LEVELED.then_some(level_prefix::<T> as fn(&'static str, u8) -> Result<Bytes>),
             label_of: Box::new(move |row| Ok(Bytes::from(label(&decode::<T>(row)?)))),
             skip_row: None,
+            key_schema: T::key_schema(),
         };
         let lock = Lock {
             tree: T::TABLE,
@@ -339,6 +340,9 @@ where
     T: TreeMapped,
     S: Store + Clone,
 {
+    fn table(&self) -> &'static str {
+        T::TABLE
+    }
     async fn verify(&self) -> Result<Report> {
         TreeOf::verify(self).await
     }
