@@ -308,7 +308,7 @@ where
                 for ((entry, primary), row) in named.into_iter().zip(rows) {
                     let row = match row {
                         Ok(row) => row,
-                        Err(e) if super::many::is_unreadable(&e) => {
+                        Err(e) if super::is_unreadable(&e) => {
                             // Its value cannot be known: the entry stays.
                             report.unreadable.push(e.to_string());
                             continue;

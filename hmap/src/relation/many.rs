@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
-use super::{CheckOptions, Checkpoint, Progress, Report, Side};
+use super::{CheckOptions, Checkpoint, Progress, Report, Side, is_unreadable};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::KeyTuple;
@@ -832,14 +832,6 @@ struct Listed<K> {
     exists: bool,
     list: BTreeMap<K, String>,
     label: Option<std::result::Result<String, (Bytes, Error)>>,
-}
-
-/// Whether an error reading an entity is about its stored row (a required
-/// cell missing, a cell or key that does not decode), which a check reports
-/// in [`Report::unreadable`] and goes on, rather than a failure of the
-/// store.
-pub(super) fn is_unreadable(e: &Error) -> bool {
-    matches!(e, Error::MissingCell { .. } | Error::Decode { .. } | Error::Key { .. })
 }
 
 /// A link and its value, as one side stores it.

@@ -154,6 +154,17 @@ pub trait Checked: Send + Sync {
     }
 }
 
+/// Whether an error reading an entity is about its stored row (a required
+/// cell missing, a cell or key that does not decode), which a check reports
+/// in [`Report::unreadable`] and goes on, rather than a failure of the
+/// store.
+pub(crate) fn is_unreadable(e: &crate::Error) -> bool {
+    matches!(
+        e,
+        crate::Error::MissingCell { .. } | crate::Error::Decode { .. } | crate::Error::Key { .. }
+    )
+}
+
 /// One side of a two-sided relation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {

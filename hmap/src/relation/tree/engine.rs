@@ -588,7 +588,15 @@ impl<S: Store> Engine<S> {
                 ));
                 writes.push(self.with_pointer(RowMutation::new(key_now(node)?), Some(parent_key.clone()), ts));
             }
-            let label = self.label(node)?;
+            let label = match self.label(node) {
+                Ok(label) => label,
+                Err(e) if crate::relation::is_unreadable(&e) => {
+                    // Its label cannot be known: its entry is left as it is.
+                    report.unreadable.push(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             match parent.children.get(&node.id) {
                 None => report
                     .missing

@@ -163,7 +163,12 @@ fn decode<T: HTable>(row: &RowResult) -> Result<T> {
         table: T::TABLE,
         source,
     })?;
-    T::read_row(key, &RowReader::new(T::TABLE, row))
+    // With the key layout, so that errors show the row's key parts.
+    let reader = RowReader {
+        key: Some(T::key_schema()),
+        ..RowReader::new(T::TABLE, row)
+    };
+    T::read_row(key, &reader)
 }
 
 impl<T, S> TreeOf<T, S>
