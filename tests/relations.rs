@@ -805,6 +805,12 @@ async fn org_chart() {
     org.insert("005", "Marketing", Some("001")).await.unwrap();
     org.insert("006", "Market 1", Some("005")).await.unwrap();
     org.insert("009", "Subsidiary", None).await.unwrap();
+    // An id taken: a typed error naming the node's row, nothing written.
+    let err = org.insert("009", "Again", Some("001")).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Exists { table: "org", row } if row == "0_009 (level=0, id=\"009\")"),
+        "{err:?}"
+    );
 
     // The seed's keys: 0_ for top-level departments, 1_ for the others.
     assert!(
@@ -1248,7 +1254,13 @@ async fn delete_then_put_in_a_tight_loop_never_loses_the_put() {
                             bulk.delete_rows(batch_keys.clone()).await.unwrap();
                             let rows: Vec<Bulk> = batch.iter().map(|&id| Bulk { id, n: round }).collect();
                             bulk.put_many(&rows).await.unwrap();
-                            let stored: Vec<Option<Bulk>> = bulk.get_many(batch.iter().copied()).await.unwrap();
+                            let stored: Vec<Option<Bulk>> = bulk
+                                .get_many(batch.iter().copied())
+                                .await
+                                .unwrap()
+                                .into_iter()
+                                .map(Result::unwrap)
+                                .collect();
                             assert_eq!(
                                 stored,
                                 rows.into_iter().map(Some).collect::<Vec<_>>(),
@@ -1659,4 +1671,256 @@ async fn a_dead_writers_lock_expires_with_its_lease() {
     patient.insert("001", "CEO", None).await.unwrap();
     assert!(died.elapsed() >= lease, "the lease was respected");
     assert_eq!(patient.get("001").await.unwrap().unwrap().name, "CEO");
+}
+
+/// A student with a login counter, linked to courses (labels both ways:
+/// the course's title on the student, the student's name on the course).
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "student", family(name = "i"), family(name = "c"))]
+struct Student {
+    #[hmap(key)]
+    sid: String,
+    #[hmap(family = "i")]
+    name: String,
+    #[hmap(family = "i", counter)]
+    logins: i64,
+    #[hmap(family = "c", dynamic, relation)]
+    courses: BTreeMap<String, String>,
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "course", family(name = "i"), family(name = "s"))]
+struct Course {
+    #[hmap(key)]
+    cid: String,
+    #[hmap(family = "i")]
+    title: String,
+    #[hmap(family = "i", version)]
+    version: u64,
+    #[hmap(family = "s", dynamic, relation)]
+    students: BTreeMap<String, String>,
+}
+
+fn student(sid: &str, name: &str) -> Student {
+    Student {
+        sid: sid.into(),
+        name: name.into(),
+        logins: 0,
+        courses: BTreeMap::new(),
+    }
+}
+
+fn course(cid: &str, title: &str) -> Course {
+    Course {
+        cid: cid.into(),
+        title: title.into(),
+        version: 0,
+        students: BTreeMap::new(),
+    }
+}
+
+async fn enrolment(store: &Arc<dyn Store>) -> ManyToMany<Student, Course, Arc<dyn Store>> {
+    let rel = ManyToMany::new(Arc::clone(store), "c", "s")
+        .with_labels(|s: &Student| s.name.clone(), |c: &Course| c.title.clone());
+    rel.left().create().await.unwrap();
+    rel.right().create().await.unwrap();
+    rel
+}
+
+/// Issue 26, item 10: a renamed course leaves its old title on the
+/// students' lists (the left side); `verify` reports it as stale on the left
+/// side, beside the renamed student's stale name on the right side, and
+/// `repair` rewrites both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repair_rewrites_stale_labels_on_both_sides() {
+    let store = hmap_suite::test_store("repair_rewrites_stale_labels_on_both_sides").await;
+    let rel = enrolment(&store).await;
+    rel.left().put(&student("s1", "Ann")).await.unwrap();
+    let mut c1 = course("c1", "Algebra");
+    rel.right().save(&mut c1).await.unwrap();
+    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    c1.title = "Linear algebra".into();
+    rel.right().save(&mut c1).await.unwrap();
+    rel.left().put(&student("s1", "Ann Lee")).await.unwrap();
+
+    let report = rel.verify().await.unwrap();
+    assert_eq!(
+        report.stale,
+        ["s1 -> c1 (right side)", "s1 -> c1 (left side)"],
+        "{report:?}"
+    );
+    assert_eq!(report.len(), 2, "{report:?}");
+    let repaired = rel.repair().await.unwrap();
+    assert_eq!(repaired.stale.len(), 2, "{repaired:?}");
+    assert_eq!(
+        rel.rights_of(&"s1".into()).await.unwrap(),
+        [("c1".to_string(), "Linear algebra".to_string())]
+    );
+    assert_eq!(
+        rel.lefts_of(&"c1".into()).await.unwrap(),
+        [("s1".to_string(), "Ann Lee".to_string())]
+    );
+    let after = rel.verify().await.unwrap();
+    assert!(after.is_consistent(), "{after:?}");
+}
+
+/// Issue 26, item 15: the typed increment of a counter refuses a row that
+/// holds no entity when the type has required fields (the row would not read
+/// back), naming the table and the row; it creates the row (as HBase's
+/// Increment does) for a type whose fields are all optional.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_increment_refuses_a_missing_entity() {
+    let store = hmap_suite::test_store("a_typed_increment_refuses_a_missing_entity").await;
+    let rel = enrolment(&store).await;
+    let err = rel.left().increment("ghost", Student::LOGINS, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::NoSuchEntity { table: "student", key } if key.contains("ghost")),
+        "{err}"
+    );
+    assert!(!raw_row_exists(&store, "student", "ghost").await, "nothing was written");
+    rel.left().put(&student("s1", "Ann")).await.unwrap();
+    assert_eq!(rel.left().increment("s1", Student::LOGINS, 2).await.unwrap(), 2);
+    assert_eq!(rel.left().get("s1").await.unwrap().unwrap().logins, 2);
+
+    // Every field optional: a counter-only row reads back, so it is made.
+    let visits = Table::<Visits, _>::new(Arc::clone(&store));
+    visits.create().await.unwrap();
+    assert_eq!(visits.increment("p1", Visits::HITS, 3).await.unwrap(), 3);
+    assert_eq!(
+        visits.get("p1").await.unwrap(),
+        Some(Visits {
+            page: "p1".into(),
+            title: None,
+            hits: 3
+        })
+    );
+}
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "visits", family(name = "i"))]
+struct Visits {
+    #[hmap(key)]
+    page: String,
+    title: Option<String>,
+    #[hmap(counter)]
+    hits: i64,
+}
+
+/// A counter-only row (an increment before the fix, or another client's):
+/// the student row `ghost`, listing course c1.
+async fn write_ghost(store: &Arc<dyn Store>, rel: &ManyToMany<Student, Course, Arc<dyn Store>>) {
+    let ghost = rel.left().row_key("ghost").unwrap();
+    store
+        .mutate(
+            "student",
+            &[RowMutation::new(ghost)
+                .put("i", "logins", 1i64.to_be_bytes().to_vec())
+                .put("c", "c1", "Algebra")],
+        )
+        .await
+        .unwrap();
+}
+
+/// Issue 26, item 15: one row that does not decode (a required cell
+/// missing) is reported by `verify` in `unreadable` and the check goes on;
+/// `repair` leaves it; `get_many` answers it as an error of its own and
+/// the other rows as usual, as a scan does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_row_is_reported_and_the_check_goes_on() {
+    let store = hmap_suite::test_store("an_unreadable_row_is_reported_and_the_check_goes_on").await;
+    let rel = enrolment(&store).await;
+    rel.left().put(&student("s1", "Ann")).await.unwrap();
+    rel.right().put(&course("c1", "Algebra")).await.unwrap();
+    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    write_ghost(&store, &rel).await;
+    // Something else to find: a half-written link.
+    rel.left().put(&student("s2", "Bo")).await.unwrap();
+    let s2 = rel.left().row_key("s2").unwrap();
+    store
+        .mutate("student", &[RowMutation::new(s2).put("c", "c1", "Algebra")])
+        .await
+        .unwrap();
+
+    let report = rel.verify().await.unwrap();
+    assert_eq!(report.unreadable.len(), 1, "{report:?}");
+    assert!(report.unreadable[0].contains("ghost"), "{report:?}");
+    assert!(report.unreadable[0].contains("missing"), "{report:?}");
+    assert_eq!(report.missing, ["s2 -> c1 (right side)"], "{report:?}");
+    assert!(!report.is_consistent());
+    assert!(report.to_string().contains("1 unreadable"), "{report}");
+    let repaired = rel.repair().await.unwrap();
+    assert_eq!(repaired.unreadable.len(), 1, "{repaired:?}");
+    let after = rel.verify().await.unwrap();
+    assert_eq!((after.len(), after.unreadable.len()), (1, 1), "{after:?}");
+
+    // get_many: the ghost is an error of its own, the others read.
+    let rows = rel.left().get_many(["s1", "ghost", "nobody", "s2"]).await.unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0].as_ref().unwrap().as_ref().unwrap().name, "Ann");
+    assert!(
+        matches!(&rows[1], Err(Error::MissingCell { table: "student", row, .. }) if row.contains("ghost")),
+        "{:?}",
+        rows[1]
+    );
+    assert!(matches!(rows[2], Ok(None)), "{:?}", rows[2]);
+    assert_eq!(rows[3].as_ref().unwrap().as_ref().unwrap().name, "Bo");
+    // As a scan reports it: that row an error, the scan going on.
+    let scanned: Vec<hmap::Result<Student>> = rel.left().scan(hmap::Query::all()).await.unwrap().collect().await;
+    assert_eq!(scanned.len(), 3);
+    assert!(scanned[0].is_err() && scanned[1].is_ok() && scanned[2].is_ok());
+}
+
+/// Issue 26, item 16: `Error::Linked` shows the row's key parts, as the
+/// guide promises of every error naming a row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_linked_error_shows_the_key_parts() {
+    let store = hmap_suite::test_store("a_linked_error_shows_the_key_parts").await;
+    let rel = enrolment(&store).await;
+    rel.left().put(&student("s1", "Ann")).await.unwrap();
+    rel.right().put(&course("c1", "Algebra")).await.unwrap();
+    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    let err = rel.left().delete("s1").await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Linked { table: "student", row, family: "c" } if row.ends_with("(sid=\"s1\")")),
+        "{err}"
+    );
+}
+
+/// Issue 26, item 15, in an index: a row that does not read (its required
+/// email deleted behind the index's back) is reported in `unreadable` and
+/// the check goes on; its entry stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_reports_an_unreadable_row_and_goes_on() {
+    let store = hmap_suite::test_store("an_index_reports_an_unreadable_row_and_goes_on").await;
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    by_city.table().create().await.unwrap();
+    by_city.create().await.unwrap();
+    for (id, city) in [(1, "Hangzhou"), (2, "Beijing"), (3, "Hangzhou")] {
+        by_city.put(&account(id, "a@x", city)).await.unwrap();
+    }
+    let two = by_city.table().row_key(2u64).unwrap();
+    let one = by_city.table().row_key(1u64).unwrap();
+    store
+        .mutate(
+            "account",
+            &[
+                RowMutation::new(two).delete_column("a", "email"),
+                // And a row gone behind its back: an absent entry.
+                RowMutation::new(one).delete_row(),
+            ],
+        )
+        .await
+        .unwrap();
+    let report = by_city.verify().await.unwrap();
+    assert_eq!(report.unreadable.len(), 1, "{report:?}");
+    assert!(report.unreadable[0].contains("email"), "{report:?}");
+    assert_eq!(report.absent.len(), 1, "{report:?}");
+    let repaired = by_city.repair().await.unwrap();
+    assert_eq!(
+        (repaired.absent.len(), repaired.unreadable.len()),
+        (1, 1),
+        "{repaired:?}"
+    );
+    let after = by_city.verify().await.unwrap();
+    assert_eq!((after.len(), after.unreadable.len()), (1, 1), "{after:?}");
 }

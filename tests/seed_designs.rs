@@ -183,7 +183,7 @@ async fn shop_and_item() {
     // A shop's items with their details: one get, then one batched get.
     let s = shops.get("s1").await.unwrap().unwrap();
     let listed = items.get_many(s.items.keys().map(String::as_str)).await.unwrap();
-    let names: Vec<String> = listed.into_iter().map(|i| i.unwrap().name).collect();
+    let names: Vec<String> = listed.into_iter().map(|i| i.unwrap().unwrap().name).collect();
     assert_eq!(names, ["apple", "fig"]);
     // Values are Java's Bytes.toBytes: the price is an 8-byte double.
     let raw = store

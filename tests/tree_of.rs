@@ -123,7 +123,12 @@ async fn the_org_chart_in_the_seeds_layout() {
 
     let err = org.insert(&dept("010", "nowhere"), Some(&id("999"))).await.unwrap_err();
     assert!(matches!(&err, Error::NoSuchEntity { key, .. } if key == "999"), "{err}");
+    // Issue 26, item 16: a typed error naming the row that holds the node.
     let err = org.insert(&dept("003", "again"), Some(&id("001"))).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Exists { table: "dept", row } if row == "1_003 (level=1, id=\"003\")"),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("exists already"), "{err}");
     assert_consistent(&org).await;
 }
@@ -261,4 +266,34 @@ async fn the_animal_taxonomy_keyed_by_id() {
     );
     let report = animals.verify().await.unwrap();
     assert!(report.is_consistent(), "{report}");
+}
+
+/// Issue 26, item 15 (its kind, in a tree): a node whose row does not read
+/// as its type (its required name deleted behind the tree's back) is
+/// reported in `unreadable`, and `verify` and `repair` go on with the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_node_is_reported_and_the_check_goes_on() {
+    let (store, org) = org_chart("an_unreadable_node_is_reported_and_the_check_goes_on").await;
+    store
+        .mutate("dept", &[RowMutation::new("1_003").delete_column("cf1", "name")])
+        .await
+        .unwrap();
+    // Something else to find: dept 004 missing from its parent's list.
+    store
+        .mutate("dept", &[RowMutation::new("1_002").delete_column("cf2", "004")])
+        .await
+        .unwrap();
+    let report = org.verify().await.unwrap();
+    assert_eq!(report.unreadable.len(), 1, "{report:?}");
+    assert!(report.unreadable[0].contains("1_003"), "{report:?}");
+    assert_eq!(report.missing, ["002 does not list its child 004"], "{report:?}");
+    let repaired = org.repair().await.unwrap();
+    assert_eq!(
+        (repaired.missing.len(), repaired.unreadable.len()),
+        (1, 1),
+        "{repaired:?}"
+    );
+    let after = org.verify().await.unwrap();
+    assert_eq!((after.len(), after.unreadable.len()), (1, 1), "{after:?}");
+    assert!(raw(&store, "1_002").await.contains(&"cf2:004=dept 004".to_string()));
 }

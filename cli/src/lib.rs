@@ -647,6 +647,7 @@ fn print_report(name: &str, check: Check, report: &Report, out: &mut dyn Write) 
         ("stale", &report.stale),
         ("absent", &report.absent),
         ("held", &report.held),
+        ("unreadable", &report.unreadable),
     ] {
         for entry in entries {
             writeln!(out, "  {kind}: {entry}")?;

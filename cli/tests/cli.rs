@@ -232,6 +232,45 @@ fn bad_input_is_a_typed_error() {
     assert!(matches!(err, CliError::Hex(_)), "{err}");
 }
 
+/// Issue 26, item 16: a helper that checks in one pass refuses `--from`
+/// with an error naming its table, not a placeholder.
+#[test]
+fn a_one_pass_check_refusing_a_checkpoint_names_its_table() {
+    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_one_pass"));
+    let tree = hmap::relation::Tree::new(Arc::clone(&store), "cli_org");
+    hmap::blocking::block_on(tree.create()).unwrap();
+    let cli = || {
+        apps::cli()
+            .relation("org", |store: Arc<dyn Store>| {
+                hmap::relation::Tree::new(store, "cli_org")
+            })
+            .store(Arc::clone(&store))
+    };
+    for args in [
+        ["hmap-cli", "repair", "org", "--from", "1:00"],
+        ["hmap-cli", "rebuild-index", "shop_items", "--from", "1:00"],
+    ] {
+        let err = cli().run_with(args, &mut Vec::new()).unwrap_err();
+        let text = err.to_string();
+        assert!(!text.contains("`relation`"), "{text}");
+        if args[1] == "repair" {
+            assert_eq!(
+                text,
+                "table `cli_org`: invalid query: this helper checks in one pass: it cannot resume from 1:00"
+            );
+        } else {
+            // A relation with nothing to rebuild says so, checkpoint or not.
+            assert!(
+                matches!(err, CliError::NotAnIndex(name) if name == "shop_items"),
+                "{text}"
+            );
+        }
+    }
+    let mut out = Vec::new();
+    cli().run_with(["hmap-cli", "verify", "org"], &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "org: verified: consistent\n");
+}
+
 /// The binary, without a store.
 fn binary() -> Command {
     let mut cmd = Command::cargo_bin("hmap-cli").expect("the hmap-cli binary");

@@ -124,6 +124,15 @@ pub enum Error {
         /// The entity's key, printable.
         key: String,
     },
+    /// An insert of a row that exists already (a tree node whose id is
+    /// taken): nothing was written. Update the row, or delete it first.
+    #[error("table `{table}`, row {row}: exists already; an insert does not overwrite it")]
+    Exists {
+        /// The table.
+        table: &'static str,
+        /// The row that holds it, printable, with its key parts.
+        row: String,
+    },
     /// A plain delete of a row that a relation links: deleting it would
     /// leave its id in its partners' lists.
     #[error(

@@ -98,7 +98,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn truncate(&self) -> Result<()>;
         fn get(&self, key: impl KeyTuple) -> Result<Option<T>>;
         fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>>;
-        fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>>;
+        fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Result<Option<T>>>>;
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
         fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()>;
@@ -108,7 +108,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
     }
 
     /// [`get_many`](crate::Table::get_many), waiting for it.
-    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
         block_on(self.inner.get_many(keys))
     }
 

@@ -305,11 +305,13 @@ impl FanOut {
     ) -> Result<Vec<(i64, T)>> {
         let refs = Self::read_inbox(posts.store(), config, inbox, limit, before).await?;
         let rows = posts.get_many_rows(refs.iter().map(|(_, key)| key.clone())).await?;
-        Ok(refs
-            .into_iter()
-            .zip(rows)
-            .filter_map(|((at, _), row)| Some((at, row?)))
-            .collect())
+        let mut timeline = Vec::with_capacity(rows.len());
+        for ((at, _), row) in refs.into_iter().zip(rows) {
+            if let Some(post) = row? {
+                timeline.push((at, post));
+            }
+        }
+        Ok(timeline)
     }
 
     /// Removes from an inbox every delivery whose value `remove` picks (the

@@ -223,16 +223,22 @@ where
             .table
             .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))
             .await?;
-        Ok(rows
-            .into_iter()
-            .flatten()
-            .filter(|row| (self.value_of)(row) == *value)
-            .collect())
+        let mut found = Vec::with_capacity(rows.len());
+        for row in rows {
+            if let Some(row) = row?
+                && (self.value_of)(&row) == *value
+            {
+                found.push(row);
+            }
+        }
+        Ok(found)
     }
 
     /// Compares the index with the table: rows without an entry (`missing`),
-    /// entries whose row holds another value (`dangling`) and entries whose
-    /// row is gone (`absent`).
+    /// entries whose row holds another value (`dangling`), entries whose
+    /// row is gone (`absent`), and rows that do not read as `T`
+    /// (`unreadable`, once each: their entries are kept, and the check goes
+    /// on).
     pub async fn verify(&self) -> Result<Report> {
         self.check(false, &CheckOptions::new()).await
     }
@@ -254,15 +260,32 @@ where
         let store = self.table.store();
         if let Some(start) = Checkpoint::start_of(options.from.as_ref(), 1) {
             let mut rows = self.rows_from(options, &start).await?;
-            loop {
-                let batch = super::pass::next_batch(&mut rows, options.batch).await?;
+            let mut done = false;
+            while !done {
+                // A batch of rows; one that does not read as `T` is
+                // reported and the pass goes on.
+                let mut batch = Vec::with_capacity(options.batch.min(10_000));
+                let mut seen = 0;
+                while seen < options.batch {
+                    seen += 1;
+                    match rows.next().await {
+                        Some(Ok(row)) => batch.push(row),
+                        Some(Err(e)) if super::is_unreadable(&e) => note_unreadable(&mut report, &e),
+                        Some(Err(e)) => return Err(e),
+                        None => {
+                            done = true;
+                            break;
+                        }
+                    }
+                }
                 let mut expected = Vec::with_capacity(batch.len());
                 for row in &batch {
                     let primary = self.table.row_key_of(row)?;
                     expected.push((self.entry_key(&(self.value_of)(row), &primary)?, primary));
                 }
                 let Some(last) = expected.last().map(|(_, primary)| primary.clone()) else {
-                    break;
+                    // Nothing that read: no checkpoint to report.
+                    continue;
                 };
                 let gets: Vec<Get> = expected.iter().map(|(entry, _)| Get::new(entry.clone())).collect();
                 let stored = store.get_many(self.index_table, &gets).await?;
@@ -302,6 +325,15 @@ where
                     .await?;
                 let mut to_delete = Vec::new();
                 for ((entry, primary), row) in named.into_iter().zip(rows) {
+                    let row = match row {
+                        Ok(row) => row,
+                        Err(e) if super::is_unreadable(&e) => {
+                            // Its value cannot be known: the entry stays.
+                            note_unreadable(&mut report, &e);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     match row {
                         None => report.absent.push(format!(
                             "entry {}: row {} is gone",
@@ -411,6 +443,14 @@ where
     }
 }
 
+/// Reports a row that does not read, once (both passes may meet it).
+fn note_unreadable(report: &mut Report, e: &Error) {
+    let found = e.to_string();
+    if !report.unreadable.contains(&found) {
+        report.unreadable.push(found);
+    }
+}
+
 #[async_trait::async_trait]
 impl<T, V, S> super::Checked for Index<T, V, S>
 where
@@ -423,6 +463,9 @@ where
     }
     async fn repair(&self) -> Result<Report> {
         Index::repair(self).await
+    }
+    fn table(&self) -> &'static str {
+        self.index_table
     }
     async fn rebuild(&self) -> Option<Result<()>> {
         Some(Index::rebuild(self).await)

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
-use super::{CheckOptions, Checkpoint, Progress, Report, Side};
+use super::{CheckOptions, Checkpoint, Progress, Report, Side, is_unreadable};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::KeyTuple;
@@ -196,17 +196,21 @@ where
             (None, Some(label_left), Some(label_right)) => {
                 let l = self.left.get_many(lefts.iter().map(|k| (*k).clone())).await?;
                 let r = self.right.get_many(rights.iter().map(|k| (*k).clone())).await?;
-                let l: BTreeMap<&L::Key, String> = lefts
-                    .iter()
-                    .zip(l)
-                    .filter_map(|(k, e)| Some((*k, label_left(&e?))))
-                    .collect();
-                let r: BTreeMap<&R::Key, String> = rights
-                    .iter()
-                    .zip(r)
-                    .filter_map(|(k, e)| Some((*k, label_right(&e?))))
-                    .collect();
-                Some((l, r))
+                // An entity whose row does not read has no label: the link
+                // fails with the error naming its row.
+                let mut l_labels: BTreeMap<&L::Key, String> = BTreeMap::new();
+                for (k, e) in lefts.iter().zip(l) {
+                    if let Some(e) = e? {
+                        l_labels.insert(*k, label_left(&e));
+                    }
+                }
+                let mut r_labels: BTreeMap<&R::Key, String> = BTreeMap::new();
+                for (k, e) in rights.iter().zip(r) {
+                    if let Some(e) = e? {
+                        r_labels.insert(*k, label_right(&e));
+                    }
+                }
+                Some((l_labels, r_labels))
             }
             _ => None,
         };
@@ -304,28 +308,20 @@ where
     }
 
     /// The right entities a left entity lists, read in one batched get
-    /// (ids whose row is gone are left out).
+    /// (ids whose row is gone are left out; a row that does not read as `R`
+    /// is the error naming it).
     pub async fn load_rights(&self, left: &L::Key) -> Result<Vec<R>> {
         let ids = self.rights_of(left).await?;
-        Ok(self
-            .right
-            .get_many(ids.into_iter().map(|(id, _)| id))
-            .await?
-            .into_iter()
-            .flatten()
-            .collect())
+        let rows = self.right.get_many(ids.into_iter().map(|(id, _)| id)).await?;
+        rows.into_iter().filter_map(Result::transpose).collect()
     }
 
-    /// The left entities a right entity lists, read in one batched get.
+    /// The left entities a right entity lists, read in one batched get, as
+    /// [`load_rights`](Self::load_rights) reads the right ones.
     pub async fn load_lefts(&self, right: &R::Key) -> Result<Vec<L>> {
         let ids = self.lefts_of(right).await?;
-        Ok(self
-            .left
-            .get_many(ids.into_iter().map(|(id, _)| id))
-            .await?
-            .into_iter()
-            .flatten()
-            .collect())
+        let rows = self.left.get_many(ids.into_iter().map(|(id, _)| id)).await?;
+        rows.into_iter().filter_map(Result::transpose).collect()
     }
 
     /// Deletes a left entity and removes it from every right list that
@@ -438,16 +434,24 @@ where
     }
 
     /// The value the left side should hold for a link, from the right
-    /// side's: the right entity's label with labels, else the link's value.
-    async fn expected_left_value(&self, right: &R::Key, right_value: &str) -> Result<String> {
-        match self.right_label {
-            Some(label) => Ok(self
-                .right
-                .get(right.clone())
-                .await?
-                .map(|r| label(&r))
-                .unwrap_or_default()),
-            None => Ok(right_value.to_string()),
+    /// side's: the right entity's label with labels, else the link's value;
+    /// `None` if the right entity's row does not read (reported in `run`).
+    async fn expected_left_value(
+        &self,
+        right: &R::Key,
+        right_value: &str,
+        run: &mut Run<L::Key, R::Key>,
+    ) -> Result<Option<String>> {
+        let Some(label) = self.right_label else {
+            return Ok(Some(right_value.to_string()));
+        };
+        match self.right.get(right.clone()).await {
+            Ok(entity) => Ok(Some(entity.map(|r| label(&r)).unwrap_or_default())),
+            Err(e) if is_unreadable(&e) => {
+                run.unreadable(&self.right.row_key(right.clone())?, &e);
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -499,7 +503,9 @@ where
         Ok(run.report)
     }
 
-    /// Pass 1: each left row's links against the right rows they name.
+    /// Pass 1: each left row's links against the right rows they name:
+    /// the right side's copy of each link and, with labels, the label the
+    /// left row holds of each right entity.
     async fn check_left(
         &self,
         start: Bytes,
@@ -524,30 +530,58 @@ where
                 // What the right side should hold: the entity's label (read
                 // from the row at hand, once per row), else the link's value.
                 let label = match self.left_label {
-                    Some(label) if exists => Some(label(&Table::<L, S>::decode(row)?)),
+                    Some(label) if exists => match Table::<L, S>::decode(row) {
+                        Ok(entity) => Some(label(&entity)),
+                        Err(e) if is_unreadable(&e) => {
+                            // Its label cannot be known: its links are not
+                            // compared until the row is fixed.
+                            run.unreadable(&row.row, &e);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    },
                     _ => None,
                 };
                 for (right, value) in Self::entries::<R::Key>(L::TABLE, row, self.left_family)? {
-                    let expected = label.clone().unwrap_or(value);
-                    links.push((exists, (left.clone(), right), expected));
+                    let expected = label.clone().unwrap_or_else(|| value.clone());
+                    links.push((exists, (left.clone(), right), expected, value));
                 }
             }
-            let rights: BTreeSet<R::Key> = links.iter().map(|(_, (_, r), _)| r.clone()).collect();
-            let mirrors = self.side_rows::<R, L::Key>(rights, self.right_family).await?;
+            let rights: BTreeSet<R::Key> = links.iter().map(|(_, (_, r), _, _)| r.clone()).collect();
+            let mirrors = self
+                .side_rows::<R, L::Key>(rights, self.right_family, self.right_label)
+                .await?;
             let (mut left_fixes, mut right_fixes) = (Vec::new(), Vec::new());
-            for (left_exists, pair, expected) in links {
+            for (left_exists, pair, expected, held) in links {
                 let mirror = mirrors.get(&pair.1);
-                if !left_exists || mirror.is_none_or(|(exists, _)| !exists) {
+                if !left_exists || mirror.is_none_or(|m| !m.exists) {
                     run.report.absent.push(absent(&pair, left_exists, Side::Left));
                     left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), None));
                     continue;
                 }
-                match mirror.and_then(|(_, list)| list.get(&pair.0)) {
-                    None => run.report.missing.push(describe(&pair, Side::Right)),
-                    Some(m) if *m != expected => run.report.stale.push(describe(&pair, Side::Right)),
-                    Some(_) => continue,
+                // The right side's copy of the link, with the left label.
+                let rewrite = match mirror.and_then(|m| m.list.get(&pair.0)) {
+                    None => Some(&mut run.report.missing),
+                    Some(m) if *m != expected => Some(&mut run.report.stale),
+                    Some(_) => None,
+                };
+                if let Some(findings) = rewrite {
+                    findings.push(describe(&pair, Side::Right));
+                    right_fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
                 }
-                right_fixes.push((self.right.row_key(pair.1.clone())?, pair.0.to_cell(), Some(expected)));
+                // The right entity's label on the left row.
+                match mirror.and_then(|m| m.label.as_ref()) {
+                    Some(Ok(label)) if *label != held => {
+                        run.report.stale.push(describe(&pair, Side::Left));
+                        left_fixes.push((
+                            self.left.row_key(pair.0.clone())?,
+                            pair.1.to_cell(),
+                            Some(label.clone()),
+                        ));
+                    }
+                    Some(Err((row, e))) => run.unreadable(row, e),
+                    _ => {}
+                }
             }
             if fix {
                 self.apply(left_fixes, right_fixes).await?;
@@ -590,17 +624,17 @@ where
                 }
             }
             let lefts: BTreeSet<L::Key> = entries.iter().map(|(_, (l, _), _)| l.clone()).collect();
-            let lists = self.side_rows::<L, R::Key>(lefts, self.left_family).await?;
+            let lists = self.side_rows::<L, R::Key>(lefts, self.left_family, None).await?;
             let mut right_fixes = Vec::new();
             for (right_exists, pair, value) in entries {
                 let list = lists.get(&pair.0);
-                let left_exists = list.is_some_and(|(exists, _)| *exists);
+                let left_exists = list.is_some_and(|l| l.exists);
                 if !left_exists || !right_exists {
                     run.report.absent.push(absent(&pair, left_exists, Side::Right));
                     right_fixes.push(self.unmirror(&pair).await?);
                     continue;
                 }
-                let list = list.map(|(_, list)| list);
+                let list = list.map(|l| &l.list);
                 if list.is_some_and(|l| l.contains_key(&pair.1)) {
                     continue; // pass 1 compared it
                 }
@@ -643,11 +677,9 @@ where
                     )),
                     (true, Emptied::Restore) => {
                         run.report.missing.push(describe(&pair, Side::Left));
-                        left_fixes.push((
-                            self.left.row_key(pair.0.clone())?,
-                            pair.1.to_cell(),
-                            Some(self.expected_left_value(&pair.1, &value).await?),
-                        ));
+                        if let Some(value) = self.expected_left_value(&pair.1, &value, run).await? {
+                            left_fixes.push((self.left.row_key(pair.0.clone())?, pair.1.to_cell(), Some(value)));
+                        }
                     }
                 }
             }
@@ -684,12 +716,14 @@ where
     }
 
     /// For each key, in one batched get: whether its row holds an entity,
-    /// and its list.
+    /// its list, and (given `label`) the entity's label, or why its row
+    /// does not read.
     async fn side_rows<T, K>(
         &self,
         keys: BTreeSet<T::Key>,
         family: &'static str,
-    ) -> Result<BTreeMap<T::Key, (bool, BTreeMap<K, String>)>>
+        label: Option<fn(&T) -> String>,
+    ) -> Result<BTreeMap<T::Key, Listed<K>>>
     where
         T: HTable,
         T::Key: KeyTuple + Clone + Ord,
@@ -719,11 +753,27 @@ where
         let mut sides = BTreeMap::new();
         for (key, row) in keys.into_iter().zip(rows) {
             let side = match row {
-                Some(row) => (
-                    Self::holds_entity::<T>(&row),
-                    Self::entries::<K>(T::TABLE, &row, family)?.into_iter().collect(),
-                ),
-                None => (Table::<T, S>::entity_families().is_empty(), BTreeMap::new()),
+                Some(row) => {
+                    let exists = Self::holds_entity::<T>(&row);
+                    let label = match label {
+                        Some(label) if exists => match Table::<T, S>::decode(&row) {
+                            Ok(entity) => Some(Ok(label(&entity))),
+                            Err(e) if is_unreadable(&e) => Some(Err((row.row.clone(), e))),
+                            Err(e) => return Err(e),
+                        },
+                        _ => None,
+                    };
+                    Listed {
+                        exists,
+                        list: Self::entries::<K>(T::TABLE, &row, family)?.into_iter().collect(),
+                        label,
+                    }
+                }
+                None => Listed {
+                    exists: Table::<T, S>::entity_families().is_empty(),
+                    list: BTreeMap::new(),
+                    label: None,
+                },
             };
             sides.insert(key, side);
         }
@@ -775,12 +825,23 @@ where
 /// (`None` removes the entry).
 type Fix = (Bytes, Bytes, Option<String>);
 
+/// A side's row as a check reads it: whether it holds an entity, its list
+/// and, when the other side copies its label, that label, or the row and
+/// why it does not read.
+struct Listed<K> {
+    exists: bool,
+    list: BTreeMap<K, String>,
+    label: Option<std::result::Result<String, (Bytes, Error)>>,
+}
+
 /// A link and its value, as one side stores it.
 type Entry<LK, RK> = ((LK, RK), String);
 
 /// What a batched check has found and read so far.
 struct Run<LK, RK> {
     report: Report,
+    /// The rows reported in `unreadable`, each once.
+    unreadable: BTreeSet<Bytes>,
     rows: u64,
     /// Right entries naming a left entity whose list is empty, by that
     /// entity's id, decided once all are counted.
@@ -791,6 +852,7 @@ impl<LK, RK> Default for Run<LK, RK> {
     fn default() -> Self {
         Run {
             report: Report::default(),
+            unreadable: BTreeSet::new(),
             rows: 0,
             emptied: BTreeMap::new(),
         }
@@ -798,6 +860,13 @@ impl<LK, RK> Default for Run<LK, RK> {
 }
 
 impl<LK, RK> Run<LK, RK> {
+    /// Reports a row that does not read as its entity, once a run.
+    fn unreadable(&mut self, row: &Bytes, e: &Error) {
+        if self.unreadable.insert(row.clone()) {
+            self.report.unreadable.push(e.to_string());
+        }
+    }
+
     fn progress(&self, pass: &'static str, checkpoint: Checkpoint) -> Progress {
         super::index::progress(pass, self.rows, &self.report, checkpoint)
     }
@@ -851,6 +920,13 @@ where
     }
     async fn repair(&self) -> Result<Report> {
         ManyToMany::repair(self).await
+    }
+    fn table(&self) -> &'static str {
+        L::TABLE
+    }
+    /// Nothing to rebuild, from any checkpoint.
+    async fn rebuild_with(&self, _options: &CheckOptions) -> Option<Result<()>> {
+        None
     }
     async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         ManyToMany::check(self, Emptied::Hold, fix, options).await

@@ -30,8 +30,8 @@ pub use pass::{CheckOptions, Checkpoint, Progress};
 pub use tree::{DeleteMode, TREE_LOCKS_TABLE, Tree, TreeMapped, TreeNode, TreeOf};
 
 /// What `verify` found or `repair` fixed: each entry describes one link.
-/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent` and `held`
-/// did.)
+/// (`#[non_exhaustive]`: the kinds of findings grow, as `absent`, `held` and
+/// `unreadable` did.)
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Report {
@@ -48,12 +48,23 @@ pub struct Report {
     /// how to choose (for [`ManyToMany`], an emptied authoritative list; see
     /// [`Emptied`]).
     pub held: Vec<String>,
+    /// Rows a check needed to read as their entity and could not (a
+    /// required cell missing, a cell that does not decode), each with the
+    /// error that names its table, row and column. The check goes on
+    /// without them; `repair` leaves them as they are, for you to fix (put
+    /// the entity whole, or delete the row).
+    pub unreadable: Vec<String>,
 }
 
 impl Report {
     /// How many findings it holds, of every kind.
     pub fn len(&self) -> usize {
-        self.missing.len() + self.dangling.len() + self.stale.len() + self.absent.len() + self.held.len()
+        self.missing.len()
+            + self.dangling.len()
+            + self.stale.len()
+            + self.absent.len()
+            + self.held.len()
+            + self.unreadable.len()
     }
 
     /// Whether it holds no finding (both sides agree).
@@ -68,6 +79,7 @@ impl Report {
             && self.stale.is_empty()
             && self.absent.is_empty()
             && self.held.is_empty()
+            && self.unreadable.is_empty()
     }
 }
 
@@ -84,7 +96,11 @@ impl fmt::Display for Report {
             self.stale.len(),
             self.absent.len(),
             self.held.len()
-        )
+        )?;
+        if !self.unreadable.is_empty() {
+            write!(f, ", {} unreadable", self.unreadable.len())?;
+        }
+        Ok(())
     }
 }
 
@@ -98,6 +114,14 @@ pub trait Checked: Send + Sync {
     /// Fixes what is out of sync from the authoritative side; reports what
     /// it found.
     async fn repair(&self) -> crate::Result<Report>;
+    /// The table errors about the check itself name (a checkpoint it cannot
+    /// resume from): the helper's own table (a tree's, an index's) or
+    /// its authoritative one (a [`ManyToMany`]'s left table). hmap's
+    /// helpers give it; the default, for a helper of yours that does not,
+    /// is the helper's Rust type name.
+    fn table(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
     /// Rebuilds derived data from scratch (an index's entries), if the
     /// helper has any; `None` if it has nothing to rebuild.
     async fn rebuild(&self) -> Option<crate::Result<()>> {
@@ -109,7 +133,7 @@ pub trait Checked: Send + Sync {
     async fn rebuild_with(&self, options: &CheckOptions) -> Option<crate::Result<()>> {
         if let Some(from) = &options.from {
             return Some(Err(crate::Error::Query {
-                table: "relation",
+                table: self.table(),
                 reason: format!("this helper rebuilds in one pass: it cannot resume from {from}"),
             }));
         }
@@ -122,12 +146,23 @@ pub trait Checked: Send + Sync {
     async fn check(&self, fix: bool, options: &CheckOptions) -> crate::Result<Report> {
         if let Some(from) = &options.from {
             return Err(crate::Error::Query {
-                table: "relation",
+                table: self.table(),
                 reason: format!("this helper checks in one pass: it cannot resume from {from}"),
             });
         }
         if fix { self.repair().await } else { self.verify().await }
     }
+}
+
+/// Whether an error reading an entity is about its stored row (a required
+/// cell missing, a cell or key that does not decode), which a check reports
+/// in [`Report::unreadable`] and goes on, rather than a failure of the
+/// store.
+pub(crate) fn is_unreadable(e: &crate::Error) -> bool {
+    matches!(
+        e,
+        crate::Error::MissingCell { .. } | crate::Error::Decode { .. } | crate::Error::Key { .. }
+    )
 }
 
 /// One side of a two-sided relation.

@@ -22,7 +22,7 @@ use bytes::Bytes;
 
 use crate::clock::RowSet;
 use crate::error::{Error, Result};
-use crate::key::{KeyError, KeyInspection, KeyTuple, Printable};
+use crate::key::{KeyError, KeyInspection, KeyTuple};
 use crate::schema::{SchemaDiff, SchemaDifference};
 use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
 
@@ -289,8 +289,34 @@ impl<T: HTable, S: Store> Table<T, S> {
             .transpose()
     }
 
-    /// Reads many rows in one call; results in the order of `keys`.
-    pub async fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Option<T>>> {
+    /// Reads many rows in one call; results in the order of `keys`, each
+    /// what [`get`](Self::get) of its key answers: `Ok(None)` for a row
+    /// that does not exist, an error (naming table, row and column) for one
+    /// that does not read as `T` (a required cell missing, a cell that does
+    /// not decode). As a [scan](Self::scan) yields such a row as an error and
+    /// goes on, one unreadable row does not hide the others: the call as a
+    /// whole fails only when a key does not encode or the store fails.
+    ///
+    /// ```
+    /// # use hmap::{HTable, Table};
+    /// # use hmap::store::MemoryStore;
+    /// # #[derive(HTable, Debug, PartialEq)]
+    /// # #[hmap(table = "user", family(name = "i"))]
+    /// # struct User { #[hmap(key)] id: String, name: String }
+    /// # #[tokio::main] async fn main() -> Result<(), hmap::Error> {
+    /// let users = Table::<User, _>::new(MemoryStore::new());
+    /// users.create().await?;
+    /// users.put(&User { id: "u1".into(), name: "Ann".into() }).await?;
+    /// let found: Vec<User> = users
+    ///     .get_many(["u1", "u2"])
+    ///     .await?
+    ///     .into_iter()
+    ///     .filter_map(Result::transpose)
+    ///     .collect::<Result<_, _>>()?;
+    /// assert_eq!(found, [User { id: "u1".into(), name: "Ann".into() }]);
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
         let gets = keys
             .into_iter()
             .map(|k| self.row_key(k).map(Self::get_request))
@@ -298,19 +324,21 @@ impl<T: HTable, S: Store> Table<T, S> {
         self.get_rows(gets).await
     }
 
-    /// Reads many rows by raw rowkey in one call.
-    pub async fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Option<T>>> {
+    /// Reads many rows by raw rowkey in one call, each answered as
+    /// [`get_many`](Self::get_many) answers it.
+    pub async fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Result<Option<T>>>> {
         self.get_rows(row_keys.into_iter().map(Self::get_request).collect())
             .await
     }
 
-    async fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Option<T>>> {
-        self.store
+    async fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Result<Option<T>>>> {
+        Ok(self
+            .store
             .get_many(T::TABLE, &gets)
             .await?
             .iter()
             .map(|r| r.as_ref().map(Self::decode).transpose())
-            .collect()
+            .collect())
     }
 
     /// A row's cells as one mutation of the row `key` (its
@@ -551,7 +579,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             if let Some(family) = families.iter().find(|f| result.family(f.as_bytes()).next().is_some()) {
                 return Err(Error::Linked {
                     table: T::TABLE,
-                    row: Printable(row).to_string(),
+                    row: show_typed_row(Some(T::key_schema()), row),
                     family,
                 });
             }
@@ -610,6 +638,19 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Adds `amount` to a counter field (`User::POSTS`); returns its new
     /// value.
+    ///
+    /// HBase's `Increment` creates a row that does not exist
+    /// (`HRegion.increment` starts a missing counter at 0), and a row
+    /// holding only a counter does not read back as a type with a required
+    /// field: every later `get`, and a relation's `link`, would fail on it
+    /// with [`Error::MissingCell`]. So when `T` has such a field (one whose
+    /// cell a row holding only this counter lacks), the row must hold the
+    /// entity (a cell of a field other than a counter or a relation list):
+    /// else [`Error::NoSuchEntity`] names the table and the row, and nothing
+    /// is written. That check is one get before the increment; a delete of
+    /// the row in between still leaves a counter-only row. A type whose
+    /// fields are all optional (or counters, or dynamic) reads such a row
+    /// back, so its increment creates the row, as HBase's does.
     pub async fn increment(&self, key: impl KeyTuple, field: Field<T>, amount: i64) -> Result<i64> {
         let field = field.name();
         let info = T::fields()
@@ -620,6 +661,7 @@ impl<T: HTable, S: Store> Table<T, S> {
             return Err(self.field_error(field, "is not a counter (mark it #[hmap(counter)])"));
         }
         let row = self.row_key(key)?;
+        self.require_entity_for(&row, info).await?;
         let values = self
             .store
             .increment(
@@ -629,6 +671,46 @@ impl<T: HTable, S: Store> Table<T, S> {
             .map_err(|e| Self::store_error(e, [&row[..]]))
             .await?;
         Ok(values.first().copied().unwrap_or_default())
+    }
+
+    /// [`Error::NoSuchEntity`] if `row` holds no entity while a row holding
+    /// only `counter` would not read back as `T` (see
+    /// [`increment`](Self::increment)).
+    async fn require_entity_for(&self, row: &Bytes, counter: &FieldInfo) -> Result<()> {
+        let alone = RowResult::new(
+            row.clone(),
+            vec![crate::store::Cell::new(
+                counter.family,
+                counter.qualifier,
+                0,
+                Bytes::copy_from_slice(&0i64.to_be_bytes()),
+            )],
+        );
+        if Self::decode(&alone).is_ok() {
+            return Ok(());
+        }
+        let counters: Vec<(&str, &str)> = T::fields()
+            .iter()
+            .filter(|f| f.role == FieldRole::Counter)
+            .map(|f| (f.family, f.qualifier))
+            .collect();
+        let get = Self::entity_families()
+            .into_iter()
+            .fold(Get::new(row.clone()), Get::family);
+        let holds_entity = self.store.get(T::TABLE, &get).await?.is_some_and(|r| {
+            r.cells.iter().any(|c| {
+                !counters
+                    .iter()
+                    .any(|(f, q)| c.family == f.as_bytes() && c.qualifier == q.as_bytes())
+            })
+        });
+        if holds_entity {
+            return Ok(());
+        }
+        Err(Error::NoSuchEntity {
+            table: T::TABLE,
+            key: show_typed_row(Some(T::key_schema()), row),
+        })
     }
 
     /// Reads the rows a query selects, in key order (reversed if asked),

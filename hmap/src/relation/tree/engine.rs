@@ -43,6 +43,8 @@ pub(super) struct Shape {
     pub label_of: LabelOf,
     /// A row of the table that is not a node (the lock's).
     pub skip_row: Option<&'static [u8]>,
+    /// The rowkey layout, to show a row's key parts in errors.
+    pub key_schema: &'static crate::key::KeySchema,
 }
 
 /// A node as stored.
@@ -250,10 +252,10 @@ impl<S: Store> Engine<S> {
             Some(p) => Some(self.require(&p).await?),
             None => None,
         };
-        if self.get(&id).await?.is_some() {
-            return Err(Error::Query {
+        if let Some(node) = self.get(&id).await? {
+            return Err(Error::Exists {
                 table: self.table(),
-                reason: format!("node {} exists already", show(&id)),
+                row: crate::table::show_typed_row(Some(self.shape.key_schema), &node.key),
             });
         }
         let m = cells(self.key(&id, parent.is_none())?, ts)?;
@@ -586,7 +588,15 @@ impl<S: Store> Engine<S> {
                 ));
                 writes.push(self.with_pointer(RowMutation::new(key_now(node)?), Some(parent_key.clone()), ts));
             }
-            let label = self.label(node)?;
+            let label = match self.label(node) {
+                Ok(label) => label,
+                Err(e) if crate::relation::is_unreadable(&e) => {
+                    // Its label cannot be known: its entry is left as it is.
+                    report.unreadable.push(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             match parent.children.get(&node.id) {
                 None => report
                     .missing

@@ -163,7 +163,12 @@ fn decode<T: HTable>(row: &RowResult) -> Result<T> {
         table: T::TABLE,
         source,
     })?;
-    T::read_row(key, &RowReader::new(T::TABLE, row))
+    // With the key layout, so that errors show the row's key parts.
+    let reader = RowReader {
+        key: Some(T::key_schema()),
+        ..RowReader::new(T::TABLE, row)
+    };
+    T::read_row(key, &reader)
 }
 
 impl<T, S> TreeOf<T, S>
@@ -185,6 +190,7 @@ where
             level_prefix: T::LEVELED.then_some(level_prefix::<T> as fn(&'static str, u8) -> Result<Bytes>),
             label_of: Box::new(move |row| Ok(Bytes::from(label(&decode::<T>(row)?)))),
             skip_row: None,
+            key_schema: T::key_schema(),
         };
         let lock = Lock {
             tree: T::TABLE,
@@ -339,6 +345,9 @@ where
     T: TreeMapped,
     S: Store + Clone,
 {
+    fn table(&self) -> &'static str {
+        T::TABLE
+    }
     async fn verify(&self) -> Result<Report> {
         TreeOf::verify(self).await
     }

@@ -149,6 +149,7 @@ impl<S: Store> Tree<S> {
             level_prefix: Some(own_level_prefix),
             label_of: Box::new(|row| Ok(row.value(INFO, NAME).unwrap_or_default())),
             skip_row: Some(LOCK_ROW.as_bytes()),
+            key_schema: &TREE_KEY,
         };
         let lock = Lock {
             tree: table,
@@ -278,6 +279,9 @@ impl<S: Store> Tree<S> {
 
 #[async_trait::async_trait]
 impl<S: Store> super::Checked for Tree<S> {
+    fn table(&self) -> &'static str {
+        self.engine.shape.table
+    }
     async fn verify(&self) -> Result<Report> {
         Tree::verify(self).await
     }
