@@ -167,7 +167,7 @@ impl Store for NativeStore {
             check_read(&schema, &scan.columns, scan.max_versions, scan.time_range)?;
             let mut scanner = self.scanner(table, scan);
             scanner.open().await?;
-            let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
+            let rows: RowStream<'a> = crate::store::prefetch::prefetched(table, scanner);
             Ok(rows)
         })
         .await
