@@ -270,7 +270,7 @@ impl FanOut {
     }
 
     /// [`flush`](crate::relation::FanOut::flush), waiting for it.
-    pub fn flush(&self) -> usize {
+    pub fn flush(&self) -> Result<usize> {
         block_on(self.inner().flush())
     }
 
