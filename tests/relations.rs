@@ -1727,6 +1727,109 @@ async fn deleting_a_subtree_with_a_cycle_ends() {
     assert!(org.get("000").await.unwrap().is_some());
 }
 
+/// A store whose every call first waits `delay`: a write cut off by a
+/// timeout is cut off in the middle.
+struct Delayed {
+    inner: Arc<dyn Store>,
+    delay: std::time::Duration,
+}
+
+#[async_trait::async_trait]
+impl Store for Delayed {
+    async fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.create_table(schema).await
+    }
+    async fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.delete_table(table).await
+    }
+    async fn alter_table(&self, table: &str, change: &hmap::store::FamilyChange) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.alter_table(table, change).await
+    }
+    async fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.table_exists(table).await
+    }
+    async fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.list_tables().await
+    }
+    async fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.describe_table(table).await
+    }
+    async fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.get(table, get).await
+    }
+    async fn get_many(
+        &self,
+        table: &str,
+        gets: &[hmap::store::Get],
+    ) -> hmap::store::Result<Vec<Option<hmap::store::RowResult>>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.get_many(table, gets).await
+    }
+    async fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.mutate(table, rows).await
+    }
+    async fn scan<'a>(
+        &'a self,
+        table: &str,
+        scan: &hmap::store::Scan,
+    ) -> hmap::store::Result<hmap::store::RowStream<'a>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.scan(table, scan).await
+    }
+    async fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.check_and_mutate(table, op).await
+    }
+    async fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.increment(table, op).await
+    }
+}
+
+/// A tree write cut off by a timeout, while it takes the lock, writes, or
+/// releases it, releases the lock: the next writer gets it within a
+/// second, not after the 30 s lease. On the store as it is, and through
+/// one that delays every call, so that each cut lands mid-write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_tree_write_releases_the_lock() {
+    use std::time::{Duration, Instant};
+    let store = hmap_suite::test_store("a_cancelled_tree_write_releases_the_lock").await;
+    Tree::new(Arc::clone(&store), "org").create().await.unwrap();
+    let plain = Tree::new(Arc::clone(&store), "org");
+    plain.insert("a", "A", None).await.unwrap();
+    plain.insert("b", "B", None).await.unwrap();
+    for delay in [Duration::ZERO, Duration::from_millis(4)] {
+        let slow: Arc<dyn Store> = Arc::new(Delayed {
+            inner: Arc::clone(&store),
+            delay,
+        });
+        // The lease is the default; the next writer waits 3 s at most.
+        let cut = Tree::new(Arc::clone(&slow), "org");
+        let next = Tree::new(Arc::clone(&slow), "org").with_lock(Duration::from_secs(30), Duration::from_secs(3));
+        for (i, after) in [1u64, 2, 3, 5, 7, 9, 11, 14, 18, 22, 27, 33].into_iter().enumerate() {
+            let parent = if i % 2 == 0 { Some("a") } else { None };
+            let _ = tokio::time::timeout(Duration::from_millis(after), cut.move_node("b", parent)).await;
+            let started = Instant::now();
+            next.move_node("b", parent)
+                .await
+                .unwrap_or_else(|e| panic!("delay {delay:?}, cut after {after} ms: {e}"));
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "delay {delay:?}, cut after {after} ms: the next writer waited {:?}",
+                started.elapsed()
+            );
+        }
+    }
+}
+
 /// A writer that dies holding the tree's lock delays the others by its
 /// lease, no longer; a writer that cannot wait that long fails with a
 /// timeout.

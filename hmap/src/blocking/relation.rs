@@ -98,7 +98,7 @@ pub struct Tree<S> {
     inner: crate::relation::Tree<S>,
 }
 
-impl<S: Store> Tree<S> {
+impl<S: Store + 'static> Tree<S> {
     /// [`Tree::new`](crate::relation::Tree::new).
     pub fn new(store: S, table: &'static str) -> Self {
         Tree {
@@ -143,7 +143,7 @@ impl<T: TreeMapped, S> fmt::Debug for TreeOf<T, S> {
     }
 }
 
-impl<T: TreeMapped, S: Store + Clone> TreeOf<T, S> {
+impl<T: TreeMapped, S: Store + Clone + 'static> TreeOf<T, S> {
     /// [`TreeOf::new`](crate::relation::TreeOf::new).
     pub fn new(store: S, label: fn(&T) -> String) -> Self {
         TreeOf {
