@@ -1,6 +1,6 @@
 //! The blocking [`Loader`].
 
-use crate::store::{Result, Store as AsyncStore};
+use crate::store::{LoadError, Result, Store as AsyncStore};
 
 use super::{Store, block_on};
 
@@ -83,8 +83,10 @@ impl<'a, S: AsyncStore> Loader<'a, S> {
     }
 
     /// Writes the rows left and returns the number of rows with puts
-    /// written in all.
-    pub fn finish(self) -> Result<u64> {
+    /// written in all. On an error, the [`LoadError`] says how many rows
+    /// were written and hands back the rows that were not
+    /// ([`crate::store::Loader::finish`]).
+    pub fn finish(self) -> std::result::Result<u64, LoadError> {
         block_on(self.inner.finish())
     }
 }
