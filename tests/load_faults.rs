@@ -32,7 +32,11 @@ async fn a_failed_finish_says_what_was_written_and_hands_back_the_rest() {
         loader.row(format!("r{i:02}")).put("f", "q", "v").end().await.unwrap();
     }
     let err = loader.finish().await.unwrap_err();
-    assert_eq!((err.table.as_str(), err.written, err.unwritten.len()), ("t", 20, 5), "{err}");
+    assert_eq!(
+        (err.table.as_str(), err.written, err.unwritten.len()),
+        ("t", 20, 5),
+        "{err}"
+    );
     assert!(matches!(err.source, StoreError::Connection { .. }), "{err}");
     let keys: Vec<_> = err.unwritten.rows().map(|r| r.key().to_vec()).collect();
     let expected: Vec<Vec<u8>> = (20..25).map(|i| format!("r{i:02}").into_bytes()).collect();

@@ -1428,7 +1428,10 @@ async fn fan_out_flush_returns_when_the_worker_dies() {
 }
 
 fn current_thread_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// The fan-out started on runtime A, 40 deliveries queued, A shut down
@@ -1518,8 +1521,15 @@ fn a_fan_out_flush_has_a_deadline() {
             .await
             .expect("flush has a deadline")
             .unwrap_err();
-        assert!(matches!(err, Error::Store(hmap::store::StoreError::Timeout { .. })), "{err}");
-        assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            matches!(err, Error::Store(hmap::store::StoreError::Timeout { .. })),
+            "{err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
         let failed = within(std::time::Duration::from_secs(5), fanout.shutdown())
             .await
             .expect("shutdown has a deadline");

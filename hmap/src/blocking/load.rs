@@ -87,7 +87,10 @@ impl<'a, S: AsyncStore> Loader<'a, S> {
     /// were written and hands back the rows that were not
     /// ([`crate::store::Loader::finish`]).
     pub fn finish(self) -> std::result::Result<u64, LoadError> {
-        block_on(self.inner.finish())
+        if let Some(refused) = super::cannot_wait() {
+            return Err(self.inner.refused(refused));
+        }
+        super::wait_allowed(self.inner.finish())
     }
 }
 

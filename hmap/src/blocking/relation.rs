@@ -285,10 +285,13 @@ impl FanOut {
     }
 
     /// [`shutdown`](crate::relation::FanOut::shutdown), waiting for it.
-    pub fn shutdown(mut self) -> Vec<(Delivery, String)> {
+    /// Where it cannot wait ([`StoreError::BlockingInRuntime`](crate::store::StoreError::BlockingInRuntime)),
+    /// the worker writes the queue in the background, as when the fan-out
+    /// is dropped.
+    pub fn shutdown(mut self) -> Result<Vec<(Delivery, String)>> {
         match self.inner.take() {
-            Some(inner) => block_on(inner.shutdown()),
-            None => Vec::new(),
+            Some(inner) => Ok(super::try_block_on(inner.shutdown())?),
+            None => Ok(Vec::new()),
         }
     }
 

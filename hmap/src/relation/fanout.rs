@@ -250,7 +250,8 @@ impl FanOut {
         loop {
             let waited = tokio::time::timeout(
                 stall,
-                self.shared.wait_until(|state| (done(state) || state.progress != seen).then_some(())),
+                self.shared
+                    .wait_until(|state| (done(state) || state.progress != seen).then_some(())),
             )
             .await;
             let mut state = self.shared.lock();

@@ -172,6 +172,16 @@ pub enum StoreError {
         /// What was cut off, and why.
         message: String,
     },
+    /// A call of [`hmap::blocking`](crate::blocking) made on a thread that
+    /// runs a current-thread tokio runtime (a plain `#[tokio::test]`):
+    /// waiting there would stop that runtime, and with it the tasks the
+    /// call may need, so nothing was done. The same on every store.
+    #[error(
+        "hmap::blocking cannot wait on a thread that runs a current-thread tokio runtime (a plain #[tokio::test]): \
+         use the async API with .await there, or a multi-thread runtime (#[tokio::test(flavor = \"multi_thread\")]), \
+         where a blocking call works"
+    )]
+    BlockingInRuntime,
 }
 
 impl StoreError {
@@ -192,7 +202,7 @@ impl StoreError {
             | StoreError::Protocol { table, .. }
             | StoreError::Interrupted { table, .. }
             | StoreError::Unsupported { table, .. } => Some(table),
-            StoreError::Connection { .. } => None,
+            StoreError::Connection { .. } | StoreError::BlockingInRuntime => None,
         }
     }
 

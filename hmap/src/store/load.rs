@@ -438,12 +438,18 @@ impl<S: Store> Loader<S> {
     pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
         match self.flush().await {
             Ok(()) => Ok(self.written),
-            Err(source) => Err(LoadError {
-                table: self.table,
-                written: self.written,
-                unwritten: self.batch,
-                source,
-            }),
+            Err(source) => Err(self.refused(source)),
+        }
+    }
+
+    /// The loader's rows handed back, with `source` as the reason: what a
+    /// `finish` that could not run answers.
+    pub(crate) fn refused(self, source: StoreError) -> LoadError {
+        LoadError {
+            table: self.table,
+            written: self.written,
+            unwritten: self.batch,
+            source,
         }
     }
 

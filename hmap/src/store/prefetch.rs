@@ -60,26 +60,23 @@ pub(crate) fn prefetched<S: BatchSource>(table: &str, mut source: S) -> RowStrea
         source.close().await;
     });
     let table = table.to_string();
-    let rows = futures_util::stream::unfold(
-        Some((received, std::vec::IntoIter::default())),
-        move |state| {
-            let table = table.clone();
-            async move {
-                let (mut received, mut batch) = state?;
-                loop {
-                    if let Some(row) = batch.next() {
-                        return Some((Ok(row), Some((received, batch))));
-                    }
-                    match received.recv().await {
-                        Some(Fetched::Rows(Ok(rows))) => batch = rows.into_iter(),
-                        Some(Fetched::Rows(Err(e))) => return Some((Err(e), None)),
-                        Some(Fetched::End) => return None,
-                        None => return Some((Err(gone(table)), None)),
-                    }
+    let rows = futures_util::stream::unfold(Some((received, std::vec::IntoIter::default())), move |state| {
+        let table = table.clone();
+        async move {
+            let (mut received, mut batch) = state?;
+            loop {
+                if let Some(row) = batch.next() {
+                    return Some((Ok(row), Some((received, batch))));
+                }
+                match received.recv().await {
+                    Some(Fetched::Rows(Ok(rows))) => batch = rows.into_iter(),
+                    Some(Fetched::Rows(Err(e))) => return Some((Err(e), None)),
+                    Some(Fetched::End) => return None,
+                    None => return Some((Err(gone(table)), None)),
                 }
             }
-        },
-    );
+        }
+    });
     // Fused: an ended stream may be asked again.
     Box::pin(futures_util::StreamExt::fuse(rows))
 }
@@ -147,7 +144,10 @@ mod tests {
     }
 
     fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
     }
 
     /// Every row, then the end: the fetching task's end is told apart from
