@@ -34,7 +34,7 @@ fn memory() -> blocking::Store<Arc<MemoryStore>> {
 
 fn assert_refused(result: Result<bool, StoreError>, store: &str) {
     match result {
-        Err(e @ StoreError::BlockingInRuntime { .. }) => {
+        Err(e @ StoreError::BlockingInRuntime) => {
             let message = e.to_string();
             assert!(
                 message.contains("hmap::blocking") && message.contains("multi_thread"),

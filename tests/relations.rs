@@ -1443,7 +1443,7 @@ fn a_fan_out_whose_runtime_shut_down_loses_no_delivery() {
     let store = b.block_on(hmap_suite::test_store("a_fan_out_whose_runtime_shut_down"));
     let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
     b.block_on(inboxes.create()).unwrap();
-    let recipients: Vec<Bytes> = (0..3).map(|i| inboxes.row_key(&format!("u{i}")).unwrap()).collect();
+    let recipients: Vec<Bytes> = (0..3).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
 
     let a = current_thread_runtime();
     let fanout = {

@@ -86,6 +86,9 @@ impl<'a, S: AsyncStore> Loader<'a, S> {
     /// written in all. On an error, the [`LoadError`] says how many rows
     /// were written and hands back the rows that were not
     /// ([`crate::store::Loader::finish`]).
+    // The error is returned once, at the end of a load: its size (it hands
+    // the rows back) costs nothing worth a box.
+    #[allow(clippy::result_large_err)]
     pub fn finish(self) -> std::result::Result<u64, LoadError> {
         if let Some(refused) = super::cannot_wait() {
             return Err(self.inner.refused(refused));
