@@ -130,7 +130,7 @@ impl Weibo {
     /// how many posts it removed.
     pub async fn unfollow(&self, who: &str, whom: &str) -> hmap::Result<usize> {
         self.follows.unlink(&who.to_string(), &whom.to_string()).await?;
-        self.fanout.flush().await;
+        self.fanout.flush().await?;
         let theirs = Post::key_schema()
             .encode_prefix(&(whom,))
             .map_err(|source| hmap::Error::Key {
@@ -161,8 +161,9 @@ impl Weibo {
         self.fanout.deliver(Delivery::new(recipients, key, at)).await
     }
 
-    /// Waits until every queued post is in its inboxes.
-    pub async fn flush(&self) -> usize {
+    /// Waits until every queued post is in its inboxes; returns how many
+    /// were set aside as failed.
+    pub async fn flush(&self) -> hmap::Result<usize> {
         self.fanout.flush().await
     }
 
@@ -265,7 +266,7 @@ pub async fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         weibo.post(uid, *at, content).await?;
     }
     let posted = clock.elapsed();
-    let failed = weibo.flush().await;
+    let failed = weibo.flush().await?;
     let mut delivered = 0;
     for (u, _) in &data.users {
         delivered += weibo.inboxes.get(u.as_str()).await?.map_or(0, |i| i.sq.len());

@@ -141,7 +141,10 @@ pub async fn test_store(test: &str) -> Arc<dyn Store> {
 /// cannot be had).
 pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleResult) {
     log_spans();
-    let store = match hmap::blocking::block_on(store_from_env()) {
+    let store = match hmap::blocking::try_block_on(store_from_env())
+        .map_err(|e| e.to_string())
+        .and_then(|s| s)
+    {
         Ok(store) => store,
         Err(message) => {
             eprintln!("{message}");

@@ -23,11 +23,11 @@ mod shop_item;
 mod weibo;
 
 /// The output of an example on the blocking API. Examples and their stores
-/// run on the blocking API's runtime (`hmap::blocking::block_on`), so these
+/// run on the blocking API's runtime (`hmap::blocking::try_block_on`), so these
 /// tests are plain `#[test]`s.
 fn output(name: &str, run: fn(Arc<dyn Store>, &mut dyn std::io::Write) -> hmap_suite::ExampleResult) -> String {
     let mut out = Vec::new();
-    let store = hmap::blocking::block_on(hmap_suite::test_store(name));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store(name)).expect("a plain #[test] can wait");
     run(store, &mut out).expect("the example runs");
     String::from_utf8(out).expect("UTF-8 output")
 }
@@ -38,10 +38,11 @@ fn output_async(
     run: impl for<'a> AsyncFnOnce(Arc<dyn Store>, &'a mut dyn std::io::Write) -> hmap_suite::ExampleResult,
 ) -> String {
     let mut out = Vec::new();
-    hmap::blocking::block_on(async {
+    hmap::blocking::try_block_on(async {
         let store = hmap_suite::test_store(name).await;
         run(store, &mut out).await.expect("the example runs");
-    });
+    })
+    .expect("a plain #[test] can wait");
     String::from_utf8(out).expect("UTF-8 output")
 }
 

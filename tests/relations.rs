@@ -704,7 +704,7 @@ async fn weibo_follows_and_inbox_fan_out() {
             .await
             .unwrap();
     }
-    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(fanout.flush().await.unwrap(), 0);
     // 003 follows 001 and 002: their three posts, newest first.
     let inbox = inboxes.get("003").await.unwrap().unwrap();
     let refs: Vec<&str> = inbox.sq.iter().map(|v| v.value.as_str()).collect();
@@ -759,7 +759,7 @@ async fn fan_out_retries_and_keeps_what_fails() {
             .await
             .unwrap();
     }
-    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(fanout.flush().await.unwrap(), 0);
     assert!(flaky.faults() > 0);
     for i in 0..10 {
         assert_eq!(inboxes.get(format!("u{i}")).await.unwrap().unwrap().sq.len(), 20);
@@ -770,10 +770,10 @@ async fn fan_out_retries_and_keeps_what_fails() {
         .deliver(Delivery::new(recipients.clone(), Bytes::from("late"), 5_000))
         .await
         .unwrap();
-    assert_eq!(fanout.flush().await, 1);
+    assert_eq!(fanout.flush().await.unwrap(), 1);
     flaky.set_plan(FaultPlan::Never);
     fanout.retry_failed().await.unwrap();
-    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(fanout.flush().await.unwrap(), 0);
     assert_eq!(inboxes.get("u3").await.unwrap().unwrap().sq[0].value, "late");
     // Shutting down writes what is still queued.
     for n in 0..50 {
@@ -1426,7 +1426,8 @@ async fn fan_out_flush_returns_when_the_worker_dies() {
     let flushing = Arc::clone(&fanout);
     let failed = within(std::time::Duration::from_secs(10), flushing.flush())
         .await
-        .expect("flush returns although the worker died");
+        .expect("flush returns although the worker died")
+        .unwrap();
     // Nothing accepted is lost: what the worker did not write is set aside.
     assert_eq!(failed, 3);
     assert!(
@@ -1436,6 +1437,117 @@ async fn fan_out_flush_returns_when_the_worker_dies() {
     );
     let err = fanout.deliver(post(&recipients, 9)).await.unwrap_err();
     assert!(err.to_string().contains("the fan-out worker panicked"), "{err}");
+}
+
+fn current_thread_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The fan-out started on runtime A, 40 deliveries queued, A shut down
+/// (the worker dropped with it): on runtime B, `flush` returns, every
+/// delivery is written or listed by `failed`, and `deliver` fails.
+#[test]
+fn a_fan_out_whose_runtime_shut_down_loses_no_delivery() {
+    let b = current_thread_runtime();
+    let store = b.block_on(hmap_suite::test_store("a_fan_out_whose_runtime_shut_down"));
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    b.block_on(inboxes.create()).unwrap();
+    let recipients: Vec<Bytes> = (0..3).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
+
+    let a = current_thread_runtime();
+    let fanout = {
+        let _in_a = a.enter();
+        FanOut::start(Arc::clone(&store), FanOutConfig::new("wb_inbox", "cf", "sq")).unwrap()
+    };
+    a.block_on(async {
+        for n in 0..40 {
+            fanout.deliver(post(&recipients, n)).await.unwrap();
+            if n % 10 == 0 {
+                // The worker writes a few.
+                tokio::task::yield_now().await;
+            }
+        }
+    });
+    drop(a);
+
+    let failed = b
+        .block_on(within(std::time::Duration::from_secs(5), fanout.flush()))
+        .expect("flush returns although the worker is gone")
+        .unwrap();
+    let written = b.block_on(inboxes.get("u0")).unwrap().map_or(0, |i| i.sq.len());
+    assert_eq!(written + failed, 40, "{written} written, {failed} set aside");
+    assert_eq!(fanout.failed().len(), failed);
+    assert!(
+        fanout.failed().iter().all(|(_, why)| why.contains("runtime")),
+        "{:?}",
+        fanout.failed()
+    );
+    let err = b.block_on(fanout.deliver(post(&recipients, 99))).unwrap_err();
+    assert!(
+        matches!(err, Error::Store(hmap::store::StoreError::Interrupted { ref table, .. }) if table == "wb_inbox"),
+        "{err}"
+    );
+    // What was set aside is the caller's to deliver again, through a new
+    // fan-out on a live runtime.
+    let again = {
+        let _in_b = b.enter();
+        FanOut::start(Arc::clone(&store), FanOutConfig::new("wb_inbox", "cf", "sq")).unwrap()
+    };
+    b.block_on(async {
+        for (delivery, _) in fanout.failed() {
+            again.deliver(delivery).await.unwrap();
+        }
+        assert_eq!(again.flush().await.unwrap(), 0);
+    });
+    let written = b.block_on(inboxes.get("u0")).unwrap().map_or(0, |i| i.sq.len());
+    assert_eq!(written, 40);
+}
+
+/// A worker whose runtime lives but is never driven makes no progress:
+/// `flush` gives up after the stall timeout, and `shutdown` lists what
+/// was not written.
+#[test]
+fn a_fan_out_flush_has_a_deadline() {
+    let b = current_thread_runtime();
+    let store = b.block_on(hmap_suite::test_store("a_fan_out_flush_has_a_deadline"));
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    b.block_on(inboxes.create()).unwrap();
+    let recipients = [inboxes.row_key("u1").unwrap()];
+    // Runtime A is never driven: its worker never runs.
+    let a = current_thread_runtime();
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.stall_timeout = std::time::Duration::from_millis(200);
+    let fanout = {
+        let _in_a = a.enter();
+        FanOut::start(Arc::clone(&store), config).unwrap()
+    };
+    b.block_on(async {
+        for n in 0..5 {
+            fanout.deliver(post(&recipients, n)).await.unwrap();
+        }
+        let started = std::time::Instant::now();
+        let err = within(std::time::Duration::from_secs(5), fanout.flush())
+            .await
+            .expect("flush has a deadline")
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::Store(hmap::store::StoreError::Timeout { .. })),
+            "{err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        let failed = within(std::time::Duration::from_secs(5), fanout.shutdown())
+            .await
+            .expect("shutdown has a deadline");
+        assert_eq!(failed.len(), 5, "{failed:?}");
+    });
+    drop(a);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1499,7 +1611,7 @@ async fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() 
     config.backoff = std::time::Duration::from_millis(1);
     let fanout = FanOut::start(Arc::clone(&counted), config).unwrap();
     fanout.deliver(post(&recipients, 0)).await.unwrap();
-    assert_eq!(fanout.flush().await, 1);
+    assert_eq!(fanout.flush().await.unwrap(), 1);
     assert_eq!(counted.calls(), 1, "a permanent error is not retried");
     drop(fanout);
 
@@ -1512,7 +1624,7 @@ async fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() 
     let calls = counted.calls();
     let started = std::time::Instant::now();
     fanout.deliver(post(&recipients, 1)).await.unwrap();
-    assert_eq!(fanout.flush().await, 1);
+    assert_eq!(fanout.flush().await.unwrap(), 1);
     let waited = started.elapsed();
     assert_eq!(counted.calls() - calls, 4, "four attempts");
     assert!(
@@ -1522,7 +1634,7 @@ async fn fan_out_retries_transient_errors_with_backoff_and_not_permanent_ones() 
     // Once the store is back, the kept delivery goes through.
     counted.set_plan(FaultPlan::Never);
     fanout.retry_failed().await.unwrap();
-    assert_eq!(fanout.flush().await, 0);
+    assert_eq!(fanout.flush().await.unwrap(), 0);
     assert_eq!(inboxes.get("u1").await.unwrap().unwrap().sq.len(), 1);
 }
 
@@ -1635,6 +1747,109 @@ async fn deleting_a_subtree_with_a_cycle_ends() {
         assert_eq!(org.get(gone).await.unwrap(), None, "{gone}");
     }
     assert!(org.get("000").await.unwrap().is_some());
+}
+
+/// A store whose every call first waits `delay`: a write cut off by a
+/// timeout is cut off in the middle.
+struct Delayed {
+    inner: Arc<dyn Store>,
+    delay: std::time::Duration,
+}
+
+#[async_trait::async_trait]
+impl Store for Delayed {
+    async fn create_table(&self, schema: &hmap::schema::TableSchema) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.create_table(schema).await
+    }
+    async fn delete_table(&self, table: &str) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.delete_table(table).await
+    }
+    async fn alter_table(&self, table: &str, change: &hmap::store::FamilyChange) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.alter_table(table, change).await
+    }
+    async fn table_exists(&self, table: &str) -> hmap::store::Result<bool> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.table_exists(table).await
+    }
+    async fn list_tables(&self) -> hmap::store::Result<Vec<String>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.list_tables().await
+    }
+    async fn describe_table(&self, table: &str) -> hmap::store::Result<hmap::schema::TableSchema> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.describe_table(table).await
+    }
+    async fn get(&self, table: &str, get: &hmap::store::Get) -> hmap::store::Result<Option<hmap::store::RowResult>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.get(table, get).await
+    }
+    async fn get_many(
+        &self,
+        table: &str,
+        gets: &[hmap::store::Get],
+    ) -> hmap::store::Result<Vec<Option<hmap::store::RowResult>>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.get_many(table, gets).await
+    }
+    async fn mutate(&self, table: &str, rows: &[hmap::store::RowMutation]) -> hmap::store::Result<()> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.mutate(table, rows).await
+    }
+    async fn scan<'a>(
+        &'a self,
+        table: &str,
+        scan: &hmap::store::Scan,
+    ) -> hmap::store::Result<hmap::store::RowStream<'a>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.scan(table, scan).await
+    }
+    async fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.check_and_mutate(table, op).await
+    }
+    async fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.increment(table, op).await
+    }
+}
+
+/// A tree write cut off by a timeout, while it takes the lock, writes, or
+/// releases it, releases the lock: the next writer gets it within a
+/// second, not after the 30 s lease. On the store as it is, and through
+/// one that delays every call, so that each cut lands mid-write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_tree_write_releases_the_lock() {
+    use std::time::{Duration, Instant};
+    let store = hmap_suite::test_store("a_cancelled_tree_write_releases_the_lock").await;
+    Tree::new(Arc::clone(&store), "org").create().await.unwrap();
+    let plain = Tree::new(Arc::clone(&store), "org");
+    plain.insert("a", "A", None).await.unwrap();
+    plain.insert("b", "B", None).await.unwrap();
+    for delay in [Duration::ZERO, Duration::from_millis(4)] {
+        let slow: Arc<dyn Store> = Arc::new(Delayed {
+            inner: Arc::clone(&store),
+            delay,
+        });
+        // The lease is the default; the next writer waits 3 s at most.
+        let cut = Tree::new(Arc::clone(&slow), "org");
+        let next = Tree::new(Arc::clone(&slow), "org").with_lock(Duration::from_secs(30), Duration::from_secs(3));
+        for (i, after) in [1u64, 2, 3, 5, 7, 9, 11, 14, 18, 22, 27, 33].into_iter().enumerate() {
+            let parent = if i % 2 == 0 { Some("a") } else { None };
+            let _ = tokio::time::timeout(Duration::from_millis(after), cut.move_node("b", parent)).await;
+            let started = Instant::now();
+            next.move_node("b", parent)
+                .await
+                .unwrap_or_else(|e| panic!("delay {delay:?}, cut after {after} ms: {e}"));
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "delay {delay:?}, cut after {after} ms: the next writer waited {:?}",
+                started.elapsed()
+            );
+        }
+    }
 }
 
 /// A writer that dies holding the tree's lock delays the others by its

@@ -40,7 +40,7 @@ fn user(uid: &str, name: &str) -> weibo::User {
 
 #[test]
 fn plan_migrate_and_tables() {
-    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_migrate"));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_migrate")).expect("outside a runtime");
     let plan = ok(&store, &["plan"]);
     assert!(
         plan.contains("# wb_user\ncreate 'wb_user', {NAME => 'i', VERSIONS => 1}, "),
@@ -86,7 +86,7 @@ fn plan_migrate_and_tables() {
 
 #[test]
 fn get_and_scan_print_typed_rows() {
-    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_read"));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_read")).expect("outside a runtime");
     let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
     users.create().unwrap();
     users
@@ -129,7 +129,7 @@ fn get_and_scan_print_typed_rows() {
 
 #[test]
 fn relations_verify_and_repair() {
-    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_relations"));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_relations")).expect("outside a runtime");
     let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
     let items: Table<shop_item::Item, _> = Table::new(Arc::clone(&store));
     shops.create().unwrap();
@@ -212,7 +212,7 @@ fn relations_verify_and_repair() {
 
 #[test]
 fn bad_input_is_a_typed_error() {
-    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_errors"));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_errors")).expect("outside a runtime");
     let err = run(&store, &["get", "wb_post", "u1", "yesterday"]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -236,7 +236,7 @@ fn bad_input_is_a_typed_error() {
 /// with an error naming its table, not a placeholder.
 #[test]
 fn a_one_pass_check_refusing_a_checkpoint_names_its_table() {
-    let store = hmap::blocking::block_on(hmap_suite::test_store("cli_one_pass"));
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_one_pass")).expect("outside a runtime");
     let tree = hmap::relation::Tree::new(Arc::clone(&store), "cli_org");
     hmap::blocking::block_on(tree.create()).unwrap();
     let cli = || {
@@ -334,7 +334,9 @@ fn the_binary_on_hbase() {
         cmd
     };
     // Start clean: the tables a previous run left.
-    let store = hmap::blocking::block_on(hmap_suite::store_for(Some(&address), &prefix)).unwrap();
+    let store = hmap::blocking::try_block_on(hmap_suite::store_for(Some(&address), &prefix))
+        .expect("outside a runtime")
+        .unwrap();
     for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
         hmap::blocking::block_on(store.delete_table(&table)).unwrap();
     }

@@ -1,6 +1,6 @@
 //! The blocking [`Loader`].
 
-use crate::store::{Result, Store as AsyncStore};
+use crate::store::{LoadError, Result, Store as AsyncStore};
 
 use super::{Store, block_on};
 
@@ -83,9 +83,17 @@ impl<'a, S: AsyncStore> Loader<'a, S> {
     }
 
     /// Writes the rows left and returns the number of rows with puts
-    /// written in all.
-    pub fn finish(self) -> Result<u64> {
-        block_on(self.inner.finish())
+    /// written in all. On an error, the [`LoadError`] says how many rows
+    /// were written and hands back the rows that were not
+    /// ([`crate::store::Loader::finish`]).
+    // The error is returned once, at the end of a load: its size (it hands
+    // the rows back) costs nothing worth a box.
+    #[allow(clippy::result_large_err)]
+    pub fn finish(self) -> std::result::Result<u64, LoadError> {
+        if let Some(refused) = super::cannot_wait() {
+            return Err(self.inner.refused(refused));
+        }
+        super::wait_allowed(self.inner.finish())
     }
 }
 

@@ -29,9 +29,15 @@
 //!
 //! The runtime is one multi-threaded tokio runtime per process (two worker
 //! threads named `hmap-blocking`), started on first use; scanners and the
-//! fan-out worker run their background tasks on it. Do not call the
-//! blocking API from inside an async task: tokio refuses to block a thread
-//! that runs tasks (it panics); use the async API there.
+//! fan-out worker run their background tasks on it.
+//!
+//! Inside a tokio runtime, use the async API. The blocking API still
+//! answers there, the same on every store (MemoryStore included, so that
+//! tests on it see what a remote store does): on a multi-thread runtime a
+//! call waits in [`tokio::task::block_in_place`] and works; on a
+//! current-thread runtime (a plain `#[tokio::test]`) it does nothing and
+//! fails with [`StoreError::BlockingInRuntime`], since waiting would stop
+//! that runtime.
 
 mod load;
 pub mod relation;
@@ -40,6 +46,8 @@ mod table;
 
 use std::future::Future;
 use std::sync::OnceLock;
+
+use crate::store::StoreError;
 
 pub use load::{Loader, LoaderRow};
 pub use store::{RowIter, Store};
@@ -50,7 +58,73 @@ pub use table::{Rows, Table};
 /// calls, from synchronous code. A store's connections belong to the
 /// runtime they were opened on, so a store used through the blocking API is
 /// best used only through it (or through this function).
-pub fn block_on<F: Future>(future: F) -> F::Output {
+///
+/// Inside a tokio runtime: on a multi-thread runtime the wait is done in
+/// [`tokio::task::block_in_place`], so the runtime's other threads go on;
+/// on a current-thread runtime nothing is done and the answer is
+/// [`StoreError::BlockingInRuntime`] (waiting would stop the runtime), on
+/// every store alike. The output is a `Result` (or an `Option` of one) for
+/// that error to have a place; [`try_block_on`] takes any future.
+pub fn block_on<F: Future>(future: F) -> F::Output
+where
+    F::Output: BlockingOutput,
+{
+    try_block_on(future).unwrap_or_else(F::Output::refused)
+}
+
+/// [`block_on`] for a future of any output: `Err` with
+/// [`StoreError::BlockingInRuntime`] where it cannot wait.
+pub fn try_block_on<F: Future>(future: F) -> Result<F::Output, StoreError> {
+    match cannot_wait() {
+        Some(refused) => Err(refused),
+        None => Ok(wait_allowed(future)),
+    }
+}
+
+/// Waits for `future`, where [`cannot_wait`] says this thread may.
+pub(crate) fn wait_allowed<F: Future>(future: F) -> F::Output {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        // A multi-thread runtime's thread: its tasks go to the others
+        // while this one waits.
+        return tokio::task::block_in_place(|| wait(future));
+    }
+    wait(future)
+}
+
+/// Why this thread cannot wait for a blocking call, if it cannot: it runs
+/// a current-thread runtime (or a flavor tokio may add).
+pub(crate) fn cannot_wait() -> Option<StoreError> {
+    let current = tokio::runtime::Handle::try_current().ok()?;
+    match current.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => None,
+        _ => Some(StoreError::BlockingInRuntime),
+    }
+}
+
+/// What a blocking call can return: a `Result` whose error type takes a
+/// [`StoreError`] (a `StoreError`, an [`Error`](crate::Error)), or an
+/// `Option` of one, so that a call that cannot wait answers
+/// [`StoreError::BlockingInRuntime`] rather than panicking.
+pub trait BlockingOutput {
+    /// The answer of a call that could not wait.
+    fn refused(error: StoreError) -> Self;
+}
+
+impl<T, E: From<StoreError>> BlockingOutput for Result<T, E> {
+    fn refused(error: StoreError) -> Self {
+        Err(error.into())
+    }
+}
+
+impl<R: BlockingOutput> BlockingOutput for Option<R> {
+    fn refused(error: StoreError) -> Self {
+        Some(R::refused(error))
+    }
+}
+
+/// Waits for `future` on the blocking API's runtime, from a thread that
+/// does not drive a runtime (or is in `block_in_place`).
+fn wait<F: Future>(future: F) -> F::Output {
     let runtime = runtime();
     // A call that needs no waiting (an in-memory store, rows already
     // fetched) is done on its first poll: try that before parking this
@@ -73,7 +147,9 @@ pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
     stream: &mut S,
     max: usize,
     items: &mut std::collections::VecDeque<S::Item>,
-) {
+) where
+    S::Item: BlockingOutput,
+{
     use futures_util::{FutureExt, StreamExt};
     let Some(first) = block_on(stream.next()) else {
         return;

@@ -98,7 +98,7 @@ pub struct Tree<S> {
     inner: crate::relation::Tree<S>,
 }
 
-impl<S: Store> Tree<S> {
+impl<S: Store + 'static> Tree<S> {
     /// [`Tree::new`](crate::relation::Tree::new).
     pub fn new(store: S, table: &'static str) -> Self {
         Tree {
@@ -143,7 +143,7 @@ impl<T: TreeMapped, S> fmt::Debug for TreeOf<T, S> {
     }
 }
 
-impl<T: TreeMapped, S: Store + Clone> TreeOf<T, S> {
+impl<T: TreeMapped, S: Store + Clone + 'static> TreeOf<T, S> {
     /// [`TreeOf::new`](crate::relation::TreeOf::new).
     pub fn new(store: S, label: fn(&T) -> String) -> Self {
         TreeOf {
@@ -270,7 +270,7 @@ impl FanOut {
     }
 
     /// [`flush`](crate::relation::FanOut::flush), waiting for it.
-    pub fn flush(&self) -> usize {
+    pub fn flush(&self) -> Result<usize> {
         block_on(self.inner().flush())
     }
 
@@ -285,10 +285,13 @@ impl FanOut {
     }
 
     /// [`shutdown`](crate::relation::FanOut::shutdown), waiting for it.
-    pub fn shutdown(mut self) -> Vec<(Delivery, String)> {
+    /// Where it cannot wait ([`StoreError::BlockingInRuntime`](crate::store::StoreError::BlockingInRuntime)),
+    /// the worker writes the queue in the background, as when the fan-out
+    /// is dropped.
+    pub fn shutdown(mut self) -> Result<Vec<(Delivery, String)>> {
         match self.inner.take() {
-            Some(inner) => block_on(inner.shutdown()),
-            None => Vec::new(),
+            Some(inner) => Ok(super::try_block_on(inner.shutdown())?),
+            None => Ok(Vec::new()),
         }
     }
 

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 
 use bytes::Bytes;
 
@@ -35,6 +34,13 @@ pub struct FanOutConfig {
     /// The wait before the first retry; it doubles with each attempt, up to
     /// [`MAX_BACKOFF`](Self::MAX_BACKOFF).
     pub backoff: Duration,
+    /// How long [`flush`](FanOut::flush) and [`shutdown`](FanOut::shutdown)
+    /// wait for the worker to make progress (finish a store call) before
+    /// they give up: a worker on a runtime that nobody drives any more
+    /// never finishes. Each store call has a deadline of its own, and the
+    /// backoff is at most 5 s, so a live worker makes progress well within
+    /// it.
+    pub stall_timeout: Duration,
 }
 
 impl FanOutConfig {
@@ -43,7 +49,7 @@ impl FanOutConfig {
 
     /// The inbox column `family:qualifier` of `table`, with a queue of 1024
     /// deliveries, batches of 100 rows and 3 attempts, the first retry after
-    /// 20 ms.
+    /// 20 ms, and a stall timeout of 2 minutes.
     pub fn new(table: &'static str, family: &'static str, qualifier: &'static str) -> Self {
         FanOutConfig {
             table,
@@ -53,6 +59,7 @@ impl FanOutConfig {
             batch: 100,
             attempts: 3,
             backoff: Duration::from_millis(20),
+            stall_timeout: Duration::from_secs(120),
         }
     }
 }
@@ -93,6 +100,9 @@ impl Delivery {
 struct State {
     /// Deliveries accepted and not yet taken by the worker.
     queue: VecDeque<Delivery>,
+    /// The delivery the worker is writing. Kept here, not by the worker
+    /// alone, so that whoever finds the worker gone sets it aside.
+    in_flight: Option<Delivery>,
     /// Deliveries accepted and not yet written or set aside (queued, and the
     /// one being written).
     pending: usize,
@@ -100,8 +110,25 @@ struct State {
     failed: Vec<(Delivery, String)>,
     /// No more deliveries are accepted; the worker writes the queue and stops.
     closed: bool,
-    /// Why the worker is not running (it could not start, or panicked).
+    /// Why the worker is not running (it panicked, was dropped with its
+    /// runtime, or stalled): `deliver` fails with it.
     stopped: Option<String>,
+    /// The worker is gone: it finished, or was dropped.
+    done: bool,
+    /// Store calls the worker finished, to tell a slow worker from a stalled one.
+    progress: u64,
+}
+
+impl State {
+    /// Sets aside the delivery being written and the queue, with `reason`,
+    /// and stops accepting deliveries: the worker will not write them.
+    fn abandon(&mut self, reason: &str, stopped: String) {
+        let queued: Vec<Delivery> = self.queue.drain(..).collect();
+        let left = self.in_flight.take().into_iter().chain(queued);
+        self.failed.extend(left.map(|d| (d, reason.to_string())));
+        self.pending = 0;
+        self.stopped.get_or_insert(stopped);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -150,13 +177,17 @@ impl Shared {
 /// refused request) or the last attempt sets the delivery aside, not
 /// dropped: [`failed`](Self::failed) lists it and
 /// [`retry_failed`](Self::retry_failed) queues it again. Should the worker
-/// die (a store that panics), what it had not written is set aside too, and
-/// `deliver` fails from then on. Nothing accepted is lost while the process
-/// runs; a process that dies loses what was queued and not yet written,
-/// which a rebuild from the post table can restore.
+/// die (a store that panics, or the tokio runtime it runs on shuts down,
+/// dropping it), what it had not written is set aside too, and `deliver`
+/// fails from then on with [`StoreError::Interrupted`]: start a new
+/// `FanOut` on a live runtime and deliver [`failed`](Self::failed) there.
+/// `flush` and `shutdown` wait at most
+/// [`stall_timeout`](FanOutConfig::stall_timeout) for the worker to make
+/// progress. Nothing accepted is lost while the process runs; a process
+/// that dies loses what was queued and not yet written, which a rebuild
+/// from the post table can restore.
 pub struct FanOut {
     shared: Arc<Shared>,
-    worker: Option<JoinHandle<()>>,
     config: FanOutConfig,
 }
 
@@ -168,7 +199,9 @@ impl std::fmt::Debug for FanOut {
 
 impl FanOut {
     /// Starts the worker, a task on the current tokio runtime. Fails
-    /// without one.
+    /// without one. The worker lives as long as that runtime: a fan-out
+    /// used across runtimes (one per `#[tokio::test]`) is best started on
+    /// each.
     pub fn start<S: Store + 'static>(store: S, config: FanOutConfig) -> Result<Self> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|e| {
             Error::Store(StoreError::InvalidRequest {
@@ -177,23 +210,59 @@ impl FanOut {
             })
         })?;
         let shared = Arc::new(Shared::default());
-        let worker = {
-            let shared = Arc::clone(&shared);
-            let config = config.clone();
-            runtime.spawn(async move { run(&store, &config, &shared).await })
+        // Made before the task, and moved into it: dropped with the task
+        // even if the task never ran.
+        let worker = Worker {
+            shared: Arc::clone(&shared),
+            finished: false,
         };
-        Ok(FanOut {
-            shared,
-            worker: Some(worker),
-            config,
+        let config_of_worker = config.clone();
+        // Detached: the worker's guard reports how it ended.
+        drop(runtime.spawn(async move {
+            let mut worker = worker;
+            run(&store, &config_of_worker, &worker.shared).await;
+            worker.finished = true;
+        }));
+        Ok(FanOut { shared, config })
+    }
+
+    fn shut_down(&self) -> Error {
+        Error::Store(StoreError::InvalidRequest {
+            table: self.config.table.into(),
+            reason: "the fan-out is shut down".into(),
         })
     }
 
     fn not_running(&self, reason: String) -> Error {
-        Error::Store(StoreError::InvalidRequest {
+        Error::Store(StoreError::Interrupted {
             table: self.config.table.into(),
-            reason,
+            operation: "fan-out delivery",
+            message: reason,
         })
+    }
+
+    /// Waits until `done` says so, as long as the worker makes progress:
+    /// at most the stall timeout after its last store call. `Err` (with
+    /// the state locked) if it stalled.
+    async fn wait_for(&self, mut done: impl FnMut(&mut State) -> bool) -> std::result::Result<(), Duration> {
+        let stall = self.config.stall_timeout;
+        let mut seen = self.shared.lock().progress;
+        loop {
+            let waited = tokio::time::timeout(
+                stall,
+                self.shared
+                    .wait_until(|state| (done(state) || state.progress != seen).then_some(())),
+            )
+            .await;
+            let mut state = self.shared.lock();
+            if done(&mut state) {
+                return Ok(());
+            }
+            if waited.is_err() && state.progress == seen {
+                return Err(stall);
+            }
+            seen = state.progress;
+        }
     }
 
     /// Queues a post for its recipients; waits while the queue is full.
@@ -210,7 +279,7 @@ impl FanOut {
                     return Some(Err(self.not_running(reason.clone())));
                 }
                 if state.closed {
-                    return Some(Err(self.not_running("the fan-out is shut down".into())));
+                    return Some(Err(self.shut_down()));
                 }
                 if state.queue.len() >= capacity {
                     return None;
@@ -225,12 +294,27 @@ impl FanOut {
     }
 
     /// Waits until every queued post is written or set aside as failed (at
-    /// once if the worker died: what it left is set aside); returns how many
-    /// are set aside.
-    pub async fn flush(&self) -> usize {
-        self.shared
-            .wait_until(|state| (state.pending == 0 || state.stopped.is_some()).then_some(state.failed.len()))
+    /// once if the worker is gone: what it left is set aside); returns how
+    /// many are set aside. Fails with [`StoreError::Timeout`] if the worker
+    /// makes no progress for [`stall_timeout`](FanOutConfig::stall_timeout)
+    /// (its runtime is not driven); the deliveries stay queued.
+    pub async fn flush(&self) -> Result<usize> {
+        let started = std::time::Instant::now();
+        match self
+            .wait_for(|state| state.pending == 0 || state.stopped.is_some())
             .await
+        {
+            Ok(()) => Ok(self.shared.lock().failed.len()),
+            Err(_) => Err(self.stalled(started)),
+        }
+    }
+
+    fn stalled(&self, started: std::time::Instant) -> Error {
+        Error::Store(StoreError::Timeout {
+            table: self.config.table.into(),
+            operation: "fan-out flush (the worker made no progress: is its runtime still driven?)",
+            elapsed: started.elapsed(),
+        })
     }
 
     /// The deliveries that failed, with the last error.
@@ -255,12 +339,18 @@ impl FanOut {
     }
 
     /// Writes everything queued, then stops the worker. Returns the
-    /// deliveries that failed.
-    pub async fn shutdown(mut self) -> Vec<(Delivery, String)> {
+    /// deliveries that failed. Should the worker make no progress for
+    /// [`stall_timeout`](FanOutConfig::stall_timeout), what it has not
+    /// written is set aside as failed (the one it was writing may have
+    /// been written too: writing it again rewrites the same version).
+    pub async fn shutdown(self) -> Vec<(Delivery, String)> {
         self.close();
-        if let Some(worker) = self.worker.take() {
-            // A worker that panicked has set its deliveries aside already.
-            let _ = worker.await;
+        if let Err(stall) = self.wait_for(|state| state.done).await {
+            let reason = format!("not written: the fan-out worker made no progress for {stall:?} at shutdown");
+            let mut state = self.shared.lock();
+            state.abandon(&reason, "the fan-out worker stalled and was abandoned".into());
+            drop(state);
+            self.shared.notify();
         }
         self.failed()
     }
@@ -354,61 +444,69 @@ impl Drop for FanOut {
     }
 }
 
-/// The worker's hold on the delivery it is writing: if the worker unwinds
-/// (a store that panics), it sets that delivery and the queue aside and
-/// marks the worker stopped, so that `flush` does not wait for it.
-struct InFlight<'a> {
-    shared: &'a Shared,
-    delivery: Option<Delivery>,
+/// The worker task's guard, made before the task and dropped with it: if
+/// the task ends any other way than by finishing (it panics, or its
+/// runtime shuts down and drops it, run or not), the guard sets aside the
+/// delivery being written and the queue, and marks the worker stopped, so
+/// that nothing accepted is lost unlisted and `flush` does not wait for it.
+struct Worker {
+    shared: Arc<Shared>,
+    finished: bool,
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for Worker {
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            return;
-        }
-        let reason = "the fan-out worker panicked while writing; not written".to_string();
         let mut state = self.shared.lock();
-        let queued: Vec<Delivery> = state.queue.drain(..).collect();
-        state.failed.extend(
-            self.delivery
-                .take()
-                .into_iter()
-                .chain(queued)
-                .map(|d| (d, reason.clone())),
-        );
-        state.pending = 0;
-        state.stopped = Some("the fan-out worker panicked".into());
+        if !self.finished {
+            let (reason, stopped) = if std::thread::panicking() {
+                (
+                    "not written: the fan-out worker panicked while writing",
+                    "the fan-out worker panicked",
+                )
+            } else {
+                (
+                    "not written: the fan-out worker was dropped (the tokio runtime it ran on shut down)",
+                    "the fan-out worker is gone: the tokio runtime it ran on shut down; start a new fan-out",
+                )
+            };
+            state.abandon(reason, stopped.into());
+        }
+        state.done = true;
         drop(state);
         self.shared.notify();
     }
 }
 
 async fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
-    let mut in_flight = InFlight { shared, delivery: None };
     loop {
         let next = shared
-            .wait_until(|state| match state.queue.pop_front() {
-                Some(next) => Some(Some(next)),
-                None if state.closed => Some(None),
-                None => None,
+            .wait_until(|state| {
+                if state.stopped.is_some() {
+                    return Some(None);
+                }
+                match state.queue.pop_front() {
+                    Some(next) => {
+                        state.in_flight = Some(next.clone());
+                        Some(Some(next))
+                    }
+                    None if state.closed => Some(None),
+                    None => None,
+                }
             })
             .await;
-        let Some(next) = next else { return };
-        in_flight.delivery = Some(next);
+        let Some(delivery) = next else { return };
         // Room in the queue for a waiting `deliver`.
         shared.notify();
-        let outcome = match &in_flight.delivery {
-            Some(delivery) => write(store, config, delivery).await,
-            None => Ok(()),
-        };
+        let outcome = write(store, config, &delivery, shared).await;
         {
             let mut state = shared.lock();
-            if let (Err(e), Some(delivery)) = (outcome, in_flight.delivery.take()) {
-                state.failed.push((delivery, e.to_string()));
+            // Gone if it was set aside meanwhile (a stalled shutdown).
+            if state.in_flight.take().is_some() {
+                if let Err(e) = outcome {
+                    state.failed.push((delivery, e.to_string()));
+                }
+                state.pending = state.pending.saturating_sub(1);
             }
-            in_flight.delivery = None;
-            state.pending = state.pending.saturating_sub(1);
         }
         shared.notify();
     }
@@ -419,7 +517,12 @@ async fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
 /// that doubles from `config.backoff` (up to `MAX_BACKOFF`); a permanent
 /// error fails the delivery at once. A retried batch rewrites the same
 /// versions: writes are idempotent.
-async fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) -> std::result::Result<(), StoreError> {
+async fn write<S: Store>(
+    store: &S,
+    config: &FanOutConfig,
+    delivery: &Delivery,
+    shared: &Shared,
+) -> std::result::Result<(), StoreError> {
     for chunk in delivery.recipients.chunks(config.batch.max(1)) {
         let rows: Vec<RowMutation> = chunk
             .iter()
@@ -435,7 +538,10 @@ async fn write<S: Store>(store: &S, config: &FanOutConfig, delivery: &Delivery) 
         let mut attempt = 1;
         let mut backoff = config.backoff;
         loop {
-            match store.mutate(config.table, &rows).await {
+            let written = store.mutate(config.table, &rows).await;
+            shared.lock().progress += 1;
+            shared.notify();
+            match written {
                 Ok(()) => break,
                 Err(e) if !e.is_transient() || attempt >= config.attempts.max(1) => return Err(e),
                 Err(_) => {

@@ -156,6 +156,32 @@ pub enum StoreError {
         /// What is wrong with the reply.
         message: String,
     },
+    /// A task that carried out part of a call in the background (the task
+    /// that fetches a scan's next batch, the fan-out worker) is gone before
+    /// it finished: the tokio runtime it ran on shut down, or it panicked.
+    /// What it had not handed over is not lost silently: this error says
+    /// so. Start the call again, on a runtime that outlives it (one store
+    /// shared across `#[tokio::test]` functions runs each test's tasks on
+    /// that test's runtime, which ends with the test).
+    #[error("{operation}{}: {message}", on_table(table))]
+    Interrupted {
+        /// The table.
+        table: String,
+        /// The call.
+        operation: &'static str,
+        /// What was cut off, and why.
+        message: String,
+    },
+    /// A call of [`hmap::blocking`](crate::blocking) made on a thread that
+    /// runs a current-thread tokio runtime (a plain `#[tokio::test]`):
+    /// waiting there would stop that runtime, and with it the tasks the
+    /// call may need, so nothing was done. The same on every store.
+    #[error(
+        "hmap::blocking cannot wait on a thread that runs a current-thread tokio runtime (a plain #[tokio::test]): \
+         use the async API with .await there, or a multi-thread runtime (#[tokio::test(flavor = \"multi_thread\")]), \
+         where a blocking call works"
+    )]
+    BlockingInRuntime,
 }
 
 impl StoreError {
@@ -174,8 +200,9 @@ impl StoreError {
             | StoreError::Timeout { table, .. }
             | StoreError::Server { table, .. }
             | StoreError::Protocol { table, .. }
+            | StoreError::Interrupted { table, .. }
             | StoreError::Unsupported { table, .. } => Some(table),
-            StoreError::Connection { .. } => None,
+            StoreError::Connection { .. } | StoreError::BlockingInRuntime => None,
         }
     }
 

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::{Mutation, Result, RowMutation, Store};
+use super::{Mutation, Result, RowMutation, Store, StoreError};
 use crate::key::Printable;
 
 /// Rows of puts in one buffer, as a [`Loader`] gathers them: each row's key
@@ -319,7 +319,8 @@ pub const DEFAULT_LOAD_ROWS: usize = 10_000;
 /// that holds it returns `Ok`. Every row of a batch is checked before any is
 /// sent (row key, families, cell size, timestamps), and the error names the
 /// row and column. A failed flush keeps its rows, and so does one whose
-/// future is dropped before it ends: flush again to retry them (a refused
+/// future is dropped before it ends (a failed [`finish`](Self::finish)
+/// hands them back in its [`LoadError`]): flush again to retry them (a refused
 /// check will refuse them again; rows the server applied before a failure
 /// are written again, a put at the server's time as one more version), or
 /// [`discard`](Self::discard) them. A row key may come more than once; its
@@ -427,9 +428,29 @@ impl<S: Store> Loader<S> {
 
     /// Writes the rows left and returns the number of rows with puts
     /// written by the loader in all.
-    pub async fn finish(mut self) -> Result<u64> {
-        self.flush().await?;
-        Ok(self.written)
+    ///
+    /// On an error the loader is gone, but nothing is hidden: the
+    /// [`LoadError`] says how many rows were written (acknowledged by
+    /// earlier flushes) and hands back the rows that were not, as a
+    /// [`LoadBatch`] to write again with [`Store::load`] (or to give up
+    /// on). To keep the loader instead, [`flush`](Self::flush) first: a
+    /// failed flush keeps its rows in the loader.
+    pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
+        match self.flush().await {
+            Ok(()) => Ok(self.written),
+            Err(source) => Err(self.refused(source)),
+        }
+    }
+
+    /// The loader's rows handed back, with `source` as the reason: what a
+    /// `finish` that could not run answers.
+    pub(crate) fn refused(self, source: StoreError) -> LoadError {
+        LoadError {
+            table: self.table,
+            written: self.written,
+            unwritten: self.batch,
+            source,
+        }
     }
 
     async fn flush_if_full(&mut self) -> Result<()> {
@@ -437,6 +458,48 @@ impl<S: Store> Loader<S> {
             self.flush().await?;
         }
         Ok(())
+    }
+}
+
+/// A [`Loader::finish`] that failed: how many rows were written, and the
+/// rows that were not, handed back.
+///
+/// `written` counts the rows with puts that earlier flushes wrote (the
+/// server acknowledged them). `unwritten` holds every row of the last batch,
+/// none of which is acknowledged; some may have been applied before the
+/// failure (a connection lost after the server wrote them): writing them
+/// again puts the same cells again (a put at the server's time as one more
+/// version). Write them again with [`Store::load`]`(&table, &unwritten)`.
+///
+/// Converts into the [`StoreError`] it carries (`?` in a function that
+/// returns a `StoreError` or an [`Error`](crate::Error)), dropping the rows.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "loading into table `{table}`: {written} rows written, the last {} rows not written (handed back): {source}",
+    unwritten.len()
+)]
+#[non_exhaustive]
+pub struct LoadError {
+    /// The table loaded.
+    pub table: String,
+    /// The rows with puts written before the failure.
+    pub written: u64,
+    /// The rows not written (not acknowledged), in the order added.
+    pub unwritten: LoadBatch,
+    /// Why the last batch failed.
+    #[source]
+    pub source: StoreError,
+}
+
+impl From<LoadError> for StoreError {
+    fn from(e: LoadError) -> StoreError {
+        e.source
+    }
+}
+
+impl From<LoadError> for crate::Error {
+    fn from(e: LoadError) -> crate::Error {
+        crate::Error::Store(e.source)
     }
 }
 

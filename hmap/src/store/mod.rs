@@ -49,7 +49,9 @@ pub use error::StoreError;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
-pub use load::{DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadRow, LoadRowWriter, Loader, LoaderRow};
+pub use load::{
+    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadError, LoadRow, LoadRowWriter, Loader, LoaderRow,
+};
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
 pub use thrift::{

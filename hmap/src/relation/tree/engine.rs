@@ -64,7 +64,8 @@ pub(super) struct RawNode {
 
 /// The engine: a store, a shape, a lock.
 pub(super) struct Engine<S> {
-    pub store: S,
+    /// Shared with the task that releases the lock of a cancelled write.
+    pub store: std::sync::Arc<S>,
     pub shape: Shape,
     pub lock: Lock,
 }
@@ -91,7 +92,7 @@ fn delete_row(key: Bytes, ts: i64) -> RowMutation {
     RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) })
 }
 
-impl<S: Store> Engine<S> {
+impl<S: Store + 'static> Engine<S> {
     fn table(&self) -> &'static str {
         self.shape.table
     }
@@ -235,9 +236,9 @@ impl<S: Store> Engine<S> {
     /// timestamp, and `label` names it on its parent's list. Writes the
     /// node, then the parent's list.
     pub async fn insert(&self, id: Bytes, cells: impl Cells, label: Bytes, parent: Option<Bytes>) -> Result<()> {
-        let (held, ts) = self.lock.for_write(&self.store).await?;
-        let result = self.insert_locked(id, cells, label, parent, ts).await;
-        self.lock.release(&self.store, &held, ts, result).await
+        let writing = self.lock.for_write(&self.store).await?;
+        let result = self.insert_locked(id, cells, label, parent, writing.ts()).await;
+        self.lock.release(writing, result).await
     }
 
     async fn insert_locked(
@@ -270,9 +271,9 @@ impl<S: Store> Engine<S> {
     /// Rewrites a node's own cells (`cells`, as for
     /// [`insert`](Self::insert)) and its label on its parent's list.
     pub async fn rewrite(&self, id: Bytes, cells: impl Cells, label: Bytes) -> Result<()> {
-        let (held, ts) = self.lock.for_write(&self.store).await?;
-        let result = self.rewrite_locked(id, cells, label, ts).await;
-        self.lock.release(&self.store, &held, ts, result).await
+        let writing = self.lock.for_write(&self.store).await?;
+        let result = self.rewrite_locked(id, cells, label, writing.ts()).await;
+        self.lock.release(writing, result).await
     }
 
     async fn rewrite_locked(&self, id: Bytes, cells: impl Cells, label: Bytes, ts: i64) -> Result<()> {
@@ -335,9 +336,9 @@ impl<S: Store> Engine<S> {
     /// Moves a node (and its subtree) under a new parent, or to the top
     /// level.
     pub async fn move_node(&self, id: &[u8], new_parent: Option<&[u8]>) -> Result<()> {
-        let (held, ts) = self.lock.for_write(&self.store).await?;
-        let result = self.move_locked(id, new_parent, ts).await;
-        self.lock.release(&self.store, &held, ts, result).await
+        let writing = self.lock.for_write(&self.store).await?;
+        let result = self.move_locked(id, new_parent, writing.ts()).await;
+        self.lock.release(writing, result).await
     }
 
     async fn move_locked(&self, id: &[u8], new_parent: Option<&[u8]>, ts: i64) -> Result<()> {
@@ -411,9 +412,13 @@ impl<S: Store> Engine<S> {
     /// Deletes a node; with children, [`DeleteMode::Refuse`] fails and
     /// [`DeleteMode::Subtree`] deletes them first, deepest first.
     pub async fn delete(&self, id: &[u8], mode: DeleteMode) -> Result<()> {
-        let (mut held, ts) = self.lock.for_write(&self.store).await?;
-        let result = self.delete_locked(id, mode, &mut held, ts).await;
-        self.lock.release(&self.store, &held, ts, result).await
+        let mut writing = self.lock.for_write(&self.store).await?;
+        let ts = writing.ts();
+        let result = match writing.held_mut() {
+            Some(held) => self.delete_locked(id, mode, held, ts).await,
+            None => Ok(()),
+        };
+        self.lock.release(writing, result).await
     }
 
     async fn delete_locked(&self, id: &[u8], mode: DeleteMode, held: &mut Held, ts: i64) -> Result<()> {
@@ -640,8 +645,8 @@ impl<S: Store> Engine<S> {
 
     /// Rebuilds what [`check`](Self::check) finds, under the lock.
     pub async fn repair(&self) -> Result<Report> {
-        let (held, ts) = self.lock.for_write(&self.store).await?;
-        let result = self.check(Some(ts)).await;
-        self.lock.release(&self.store, &held, ts, result).await
+        let writing = self.lock.for_write(&self.store).await?;
+        let result = self.check(Some(writing.ts())).await;
+        self.lock.release(writing, result).await
     }
 }

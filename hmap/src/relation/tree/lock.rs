@@ -1,6 +1,7 @@
 //! A tree's writers' lock: a lease in one cell, taken and released by
 //! check-and-mutate, for every thread and process alike.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -179,12 +180,11 @@ impl Lock {
     /// up to the lock wait. Transient store errors are retried: a take that
     /// was applied though its answer was lost is found on the next read, by
     /// the token.
-    async fn take(&self, store: &impl Store) -> Result<Held> {
-        let token = lock_token();
+    async fn take(&self, store: &impl Store, token: &Bytes) -> Result<Held> {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(1);
         loop {
-            match self.try_take(store, &token, started).await {
+            match self.try_take(store, token, started).await {
                 Ok(Some(held)) => return Ok(held),
                 Ok(None) => {}
                 Err(e) if e.is_transient() => {}
@@ -250,25 +250,118 @@ impl Lock {
         }
     }
 
+    /// Frees the lock if `token` holds it: what a writer cut off while it
+    /// was taking the lock leaves behind (a take applied, its answer lost
+    /// with the call).
+    async fn release_if_mine(&self, store: &impl Store, token: &Bytes) -> Result<()> {
+        let stored = self.read(store).await?;
+        let Some(state) = stored.as_deref().map(LockState::decode) else {
+            return Ok(());
+        };
+        if state.holder != *token {
+            return Ok(());
+        }
+        let held = Held {
+            stored: stored.unwrap_or_default(),
+            taken: Instant::now(),
+            state,
+        };
+        self.unlock(store, &held, held.state.last).await
+    }
+
     /// Takes the lock for a write, and the write's timestamp: later than
-    /// the last one. The write ends with [`release`](Self::release).
+    /// the last one. The write ends with [`release`](Self::release); should
+    /// it be dropped before (cancelled: `tokio::time::timeout`, a
+    /// `select!`, a runtime that shuts down), the returned guard, and the
+    /// one that covers the taking, release the lock in a task of their own,
+    /// so that the next writer need not wait for the lease.
     ///
     /// (In the process, an operation is stamped as a write of the lock's
     /// row: the rows it writes are known only once it holds the lock, and
     /// every write of the tree holds it, so the lock row and the recorded
     /// floor order them all.)
-    pub async fn for_write(&self, store: &impl Store) -> Result<(Held, i64)> {
-        let held = self.take(store).await?;
-        let ts = next_timestamp_after(&RowSet::of(self.table, self.row.as_bytes()), held.state.last);
-        Ok((held, ts))
+    pub async fn for_write<S: Store + 'static>(&self, store: &Arc<S>) -> Result<Writing<S>> {
+        let mut taking = Writing {
+            lock: self.clone(),
+            store: Arc::clone(store),
+            token: lock_token(),
+            held: None,
+            ts: 0,
+        };
+        let held = self.take(store, &taking.token).await?;
+        taking.ts = next_timestamp_after(&RowSet::of(self.table, self.row.as_bytes()), held.state.last);
+        taking.held = Some(held);
+        Ok(taking)
     }
 
     /// Releases the lock after a write, whatever its outcome; the write's
     /// error comes first.
-    pub async fn release<T>(&self, store: &impl Store, held: &Held, ts: i64, result: Result<T>) -> Result<T> {
-        let released = self.unlock(store, held, ts).await;
+    pub async fn release<S: Store + 'static, T>(&self, mut writing: Writing<S>, result: Result<T>) -> Result<T> {
+        let released = match &writing.held {
+            Some(held) => self.unlock(&writing.store, held, writing.ts).await,
+            None => Ok(()),
+        };
+        // Released (or refused for good): nothing left for the guard.
+        writing.held = None;
+        writing.token = Bytes::new();
         let value = result?;
         released?;
         Ok(value)
+    }
+}
+
+/// A write of the tree, from the moment it starts taking the lock until
+/// [`Lock::release`] has released it. Dropped before that (the write's
+/// future cancelled), it releases the lock in a task of its own: on the
+/// current tokio runtime, or on the blocking API's runtime when the drop
+/// happens outside one. A writer that panics keeps the lock until its
+/// lease runs out, as a writer whose process died does: what it wrote is
+/// there for `repair`.
+pub(super) struct Writing<S: Store + 'static> {
+    lock: Lock,
+    store: Arc<S>,
+    /// The token the lock is taken with; empty once released.
+    token: Bytes,
+    /// The lock, once held.
+    held: Option<Held>,
+    /// The write's timestamp, once held.
+    ts: i64,
+}
+
+impl<S: Store + 'static> Writing<S> {
+    /// The write's timestamp.
+    pub fn ts(&self) -> i64 {
+        self.ts
+    }
+
+    /// The lock held, to renew it.
+    pub fn held_mut(&mut self) -> Option<&mut Held> {
+        self.held.as_mut()
+    }
+}
+
+impl<S: Store + 'static> Drop for Writing<S> {
+    fn drop(&mut self) {
+        if self.token.is_empty() || std::thread::panicking() {
+            return;
+        }
+        let lock = self.lock.clone();
+        let store = Arc::clone(&self.store);
+        let token = std::mem::take(&mut self.token);
+        let held = self.held.take();
+        let ts = self.ts;
+        let release = async move {
+            let released = match held {
+                Some(held) => lock.unlock(&store, &held, ts).await,
+                None => lock.release_if_mine(&store, &token).await,
+            };
+            if let Err(e) = released {
+                tracing::warn!(tree = lock.tree, error = %e, "hmap: a cancelled tree write could not release the writer lock; it expires with its lease");
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(release)),
+            Err(_) => drop(crate::blocking::runtime().spawn(release)),
+        }
     }
 }

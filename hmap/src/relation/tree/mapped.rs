@@ -174,7 +174,7 @@ fn decode<T: HTable>(row: &RowResult) -> Result<T> {
 impl<T, S> TreeOf<T, S>
 where
     T: TreeMapped,
-    S: Store + Clone,
+    S: Store + Clone + 'static,
 {
     /// The tree of `T` nodes; `label` names a node on its parent's list
     /// (the seed lists each child's name).
@@ -204,7 +204,7 @@ where
         };
         TreeOf {
             engine: Engine {
-                store: store.clone(),
+                store: std::sync::Arc::new(store.clone()),
                 shape,
                 lock,
             },
@@ -343,7 +343,7 @@ where
 impl<T, S> crate::relation::Checked for TreeOf<T, S>
 where
     T: TreeMapped,
-    S: Store + Clone,
+    S: Store + Clone + 'static,
 {
     fn table(&self) -> &'static str {
         T::TABLE

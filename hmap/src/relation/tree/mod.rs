@@ -83,7 +83,9 @@ pub enum DeleteMode {
 /// lock, a lease in the table's `lock` row taken and released by
 /// check-and-mutate, for every thread and process alike. A writer that dies
 /// holding it delays the others by the lease (30 s by default, see
-/// [`with_lock`](Tree::with_lock)). The lock also records the timestamp of
+/// [`with_lock`](Tree::with_lock)); a write that is cancelled (its future
+/// dropped) releases it in a task of its own, at once. The store is kept
+/// in an `Arc`, shared with that task: hence `S: 'static`. The lock also records the timestamp of
 /// the last operation, and the next one is stamped later (waiting, if its
 /// clock is behind), so operations apply in the order they held the lock.
 /// Reads take no lock.
@@ -135,7 +137,7 @@ fn own_level_prefix(table: &'static str, level: u8) -> Result<Bytes> {
         .map_err(key_error(table))
 }
 
-impl<S: Store> Tree<S> {
+impl<S: Store + 'static> Tree<S> {
     /// The tree stored in `table`.
     pub fn new(store: S, table: &'static str) -> Self {
         let shape = Shape {
@@ -162,7 +164,11 @@ impl<S: Store> Tree<S> {
             wait: DEFAULT_LEASE,
         };
         Tree {
-            engine: Engine { store, shape, lock },
+            engine: Engine {
+                store: std::sync::Arc::new(store),
+                shape,
+                lock,
+            },
         }
     }
 
@@ -278,7 +284,7 @@ impl<S: Store> Tree<S> {
 }
 
 #[async_trait::async_trait]
-impl<S: Store> super::Checked for Tree<S> {
+impl<S: Store + 'static> super::Checked for Tree<S> {
     fn table(&self) -> &'static str {
         self.engine.shape.table
     }

@@ -216,7 +216,7 @@ impl Store for NativeStore {
                 .await?;
                 let mut scanner = self.scanner(table, scan);
                 scanner.open().await?;
-                let rows: RowStream<'a> = crate::store::prefetch::prefetched(scanner);
+                let rows: RowStream<'a> = crate::store::prefetch::prefetched(table, scanner);
                 Ok(rows)
             }),
         )

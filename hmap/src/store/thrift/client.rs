@@ -818,7 +818,7 @@ impl ScanFetcher {
                 ..Scan::default()
             },
         };
-        crate::store::prefetch::prefetched(fetcher)
+        crate::store::prefetch::prefetched(table, fetcher)
     }
 
     /// The next batch of rows in hmap's range, at most what the limit allows.
