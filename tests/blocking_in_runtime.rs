@@ -59,3 +59,33 @@ async fn a_blocking_call_in_a_multi_thread_runtime_works_on_every_store() {
     let answered = tokio::spawn(async { thrift().table_exists("t") }).await.unwrap();
     assert!(answered.unwrap());
 }
+
+/// A blocking scan made where it can wait, then advanced inside a
+/// current-thread runtime: one `BlockingInRuntime`, then the end (an
+/// iterator that answered the refusal for ever would never end a
+/// `count()`).
+#[test]
+fn a_blocking_scan_advanced_in_a_current_thread_runtime_ends_after_the_refusal() {
+    use hmap::store::{RowMutation, Scan};
+    let store = memory();
+    let rows: Vec<RowMutation> = (0..3)
+        .map(|i| RowMutation::new(format!("r{i}")).put("f", "q", "v"))
+        .collect();
+    store.mutate("t", &rows).unwrap();
+    let mut scan = store.scan("t", &Scan::all().batch_size(1)).unwrap();
+    assert!(scan.next().expect("a first row").is_ok());
+    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let items: Vec<_> = runtime.block_on(async {
+        // No more than a few items: the refusal, then the end.
+        scan.by_ref().take(10).collect()
+    });
+    assert!(
+        items.len() <= 3,
+        "the rows ready before, then the refusal at most: {items:?}"
+    );
+    assert!(
+        matches!(items.last(), Some(Err(StoreError::BlockingInRuntime))),
+        "{items:?}"
+    );
+    assert!(scan.next().is_none());
+}

@@ -143,16 +143,27 @@ fn wait<F: Future>(future: F) -> F::Output {
 /// least one (waiting for it), then as many as are ready at once, up to
 /// `max`; none when the stream ended. One wait for a batch of rows rather
 /// than one per row; `items` keeps its room from one batch to the next.
+///
+/// Returns whether this thread could not wait
+/// ([`StoreError::BlockingInRuntime`], then the one item in `items`): the
+/// iterator ends after that error rather than answering it for ever.
+#[must_use = "an iterator ends after a refused wait"]
 pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
     stream: &mut S,
     max: usize,
     items: &mut std::collections::VecDeque<S::Item>,
-) where
+) -> bool
+where
     S::Item: BlockingOutput,
 {
     use futures_util::{FutureExt, StreamExt};
-    let Some(first) = block_on(stream.next()) else {
-        return;
+    let first = match try_block_on(stream.next()) {
+        Ok(Some(first)) => first,
+        Ok(None) => return false,
+        Err(refused) => {
+            items.push_back(S::Item::refused(refused));
+            return true;
+        }
     };
     // The rows the stream says it holds ready, so that `items` grows once.
     items.reserve(stream.size_hint().0.min(max).saturating_add(1));
@@ -164,6 +175,7 @@ pub(crate) fn ready_items<S: futures_core::Stream + Unpin>(
             _ => break,
         }
     }
+    false
 }
 
 /// The process's runtime for the blocking API.

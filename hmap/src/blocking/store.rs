@@ -71,6 +71,7 @@ impl<S: AsyncStore> Store<S> {
         Ok(RowIter {
             inner: futures_util::StreamExt::fuse(block_on(self.inner.scan(table, scan))?),
             ready: std::collections::VecDeque::new(),
+            refused: false,
         })
     }
 }
@@ -83,6 +84,8 @@ pub struct RowIter<'a> {
     // Fused: the iterator may ask again after the end.
     inner: futures_util::stream::Fuse<RowStream<'a>>,
     ready: std::collections::VecDeque<Result<RowResult>>,
+    // A wait was refused (`BlockingInRuntime`): the iterator ends after it.
+    refused: bool,
 }
 
 impl fmt::Debug for RowIter<'_> {
@@ -95,8 +98,8 @@ impl Iterator for RowIter<'_> {
     type Item = Result<RowResult>;
 
     fn next(&mut self) -> Option<Result<RowResult>> {
-        if self.ready.is_empty() {
-            super::ready_items(&mut self.inner, READY_ROWS, &mut self.ready);
+        if self.ready.is_empty() && !self.refused {
+            self.refused = super::ready_items(&mut self.inner, READY_ROWS, &mut self.ready);
         }
         self.ready.pop_front()
     }

@@ -126,6 +126,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         Ok(Rows {
             inner: futures_util::StreamExt::fuse(block_on(self.inner.scan(query))?),
             ready: std::collections::VecDeque::new(),
+            refused: false,
         })
     }
 
@@ -140,6 +141,8 @@ pub struct Rows<'a, T> {
     // Fused: the iterator may ask again after the end.
     inner: futures_util::stream::Fuse<crate::Rows<'a, T>>,
     ready: std::collections::VecDeque<Result<T>>,
+    // A wait was refused (`BlockingInRuntime`): the iterator ends after it.
+    refused: bool,
 }
 
 impl<T> fmt::Debug for Rows<'_, T> {
@@ -152,8 +155,8 @@ impl<T> Iterator for Rows<'_, T> {
     type Item = Result<T>;
 
     fn next(&mut self) -> Option<Result<T>> {
-        if self.ready.is_empty() {
-            super::ready_items(&mut self.inner, super::store::READY_ROWS, &mut self.ready);
+        if self.ready.is_empty() && !self.refused {
+            self.refused = super::ready_items(&mut self.inner, super::store::READY_ROWS, &mut self.ready);
         }
         self.ready.pop_front()
     }
