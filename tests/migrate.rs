@@ -112,7 +112,7 @@ async fn a_family_the_struct_dropped_is_kept_unless_dropping_is_asked_for() {
     let kept = v1.migration(&MigrateOptions::new()).await.unwrap();
     assert_eq!(
         kept.shell_statements(),
-        ["alter 'inbox', {NAME => 'cf', VERSIONS => 1, TTL => 2147483647}"]
+        ["alter 'inbox', {NAME => 'cf', VERSIONS => 1, TTL => 'FOREVER'}"]
     );
     assert!(
         kept.to_string()

@@ -198,7 +198,10 @@ async fn repair_rebuilds_lists_and_pointers() {
     // server's time: repair's put can land in the same millisecond as an
     // untimestamped delete, which would hide it (HBase's delete markers
     // mask puts at their timestamp), and the test would fail now and then.
-    let listed = store.get("dept", &Get::new("1_002").column("cf2", "004")).await.unwrap();
+    let listed = store
+        .get("dept", &Get::new("1_002").column("cf2", "004"))
+        .await
+        .unwrap();
     let listed_at = listed.expect("002 lists 004").cells[0].timestamp;
     store
         .mutate(

@@ -482,11 +482,13 @@ impl FamilyOption {
     }
 
     /// The option's value in a family, as the HBase shell writes it
-    /// (`3`, `'true'`, `'SNAPPY'`).
+    /// (`3`, `'true'`, `'SNAPPY'`; a TTL that never expires is `'FOREVER'`,
+    /// as the shell's `describe` shows it and its `alter` takes it).
     pub fn value(self, family: &FamilySchema) -> String {
         match self {
             FamilyOption::Versions => family.versions.to_string(),
             FamilyOption::MinVersions => family.min_versions.to_string(),
+            FamilyOption::Ttl if family.ttl_secs == TTL_FOREVER => "'FOREVER'".to_string(),
             FamilyOption::Ttl => family.ttl_secs.to_string(),
             FamilyOption::BlockSize => family.block_size.to_string(),
             FamilyOption::BlockCache => format!("'{}'", family.block_cache),
@@ -758,6 +760,26 @@ impl<'a, I: Iterator<Item = &'a SchemaDifference> + Clone> fmt::Display for Show
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ttl_that_never_expires_reads_as_the_shell_writes_it() {
+        let forever = FamilySchema::new("f");
+        assert_eq!(FamilyOption::Ttl.value(&forever), "'FOREVER'");
+        let mut day = FamilySchema::new("f");
+        day.ttl_secs = 86_400;
+        assert_eq!(FamilyOption::Ttl.value(&day), "86400");
+        let diff = SchemaDiff::between(
+            &TableSchema::new("t").family(forever),
+            &TableSchema::new("t").family(day),
+        );
+        let shown = diff
+            .differences
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(shown.contains("'FOREVER'") && !shown.contains("2147483647"), "{shown}");
+    }
 
     #[test]
     fn shell_statement_quotes_metadata_as_ruby_strings() {
