@@ -87,10 +87,17 @@
 //!   inspector for debugging.
 //! - [`store`]: the [`Store`](store::Store) trait and its backends:
 //!   [`MemoryStore`](store::MemoryStore), in memory with HBase's semantics
-//!   (versions, TTL, delete markers), for tests and development;
-//!   `ThriftStore`, a pooled client of HBase's Thrift2 gateway (feature
-//!   `thrift`, on by default); `FaultyStore` (feature `testing`), which
-//!   fails chosen calls, to test what happens when a write fails half-way.
+//!   (versions, TTL, delete markers), for tests and development; and three
+//!   backends for a real cluster, every one behind the same trait:
+//!   `NativeStore` (`store::native`, feature `native`, on by default),
+//!   HBase's own RPC to the masters and region servers with no gateway, the
+//!   fastest; `ThriftStore`, a pooled client of HBase's Thrift2 gateway
+//!   (feature `thrift`, on by default), every wire the gateway runs; and
+//!   `Thrift1Store`, for clusters that run only the original Thrift1
+//!   gateway (what it cannot express is a typed `Unsupported` error). The
+//!   README's table says which to pick for which cluster. `FaultyStore`
+//!   (feature `testing`) fails chosen calls, to test what happens when a
+//!   write fails half-way.
 //! - [`blocking`]: the same API without an async runtime, each call waiting
 //!   for its answer.
 //! - [`relation`]: many-to-many lists, trees, inbox fan-out and secondary
