@@ -123,7 +123,7 @@ pub mod table;
 pub mod value;
 
 pub use error::{Error, Result};
-#[doc = include_str!("../../docs/derive.md")]
+#[doc = include_str!("../docs/derive.md")]
 pub use hmap_derive::HTable;
 pub use table::{Cursor, Field, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table};
 pub use value::Versioned;
@@ -158,34 +158,34 @@ pub mod __private {
 
 // The README's examples compile and run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 // So do the guide's and the derive reference's.
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/rowkeys.md")]
+#[doc = include_str!("../docs/rowkeys.md")]
 struct RowkeysGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/families.md")]
+#[doc = include_str!("../docs/families.md")]
 struct FamiliesGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/dynamic-columns.md")]
+#[doc = include_str!("../docs/dynamic-columns.md")]
 struct DynamicColumnsGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/versions.md")]
+#[doc = include_str!("../docs/versions.md")]
 struct VersionsGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/scans.md")]
+#[doc = include_str!("../docs/scans.md")]
 struct ScansGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/relations.md")]
+#[doc = include_str!("../docs/relations.md")]
 struct RelationsGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/guide.md")]
+#[doc = include_str!("../docs/guide.md")]
 struct GettingStartedDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/schemas.md")]
+#[doc = include_str!("../docs/schemas.md")]
 struct SchemasGuideDoctests;
 #[cfg(doctest)]
-#[doc = include_str!("../../docs/migrations.md")]
+#[doc = include_str!("../docs/migrations.md")]
 struct MigrationsGuideDoctests;
