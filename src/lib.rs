@@ -162,15 +162,29 @@ pub fn run_example(run: impl FnOnce(Arc<dyn Store>, &mut dyn Write) -> ExampleRe
 /// With `RUST_LOG` set (`RUST_LOG=hmap=debug`: a line per store call;
 /// `hmap=trace`: and per Thrift call), prints hmap's spans to stderr as they
 /// close, with their fields and timings.
+///
+/// `RUST_LOG` is read as `target=level` directives separated by commas
+/// (`tracing_subscriber::filter::Targets`), not with `EnvFilter`'s span
+/// and field filters: those need the regex crates, which would double the
+/// first build of every example.
 fn log_spans() {
-    if std::env::var_os("RUST_LOG").is_none() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let Some(directives) = std::env::var_os("RUST_LOG") else {
         return;
-    }
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+    };
+    let directives = directives.to_string_lossy();
+    let targets: tracing_subscriber::filter::Targets = match directives.parse() {
+        Ok(targets) => targets,
+        Err(e) => {
+            eprintln!("RUST_LOG={directives}: {e}; expected target=level directives, such as hmap=debug");
+            return;
+        }
+    };
+    let spans = tracing_subscriber::fmt::layer()
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = tracing_subscriber::registry().with(spans).with(targets).try_init();
 }
 
 /// [`run_example`] for an async example: runs it on a tokio runtime.

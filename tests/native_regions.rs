@@ -26,6 +26,8 @@ use hmap::schema::{FamilySchema, TableSchema};
 use hmap::store::native::{NativeConfig, NativeStore};
 use hmap::store::{Get, Increment, RowMutation, Scan, Store};
 use tokio::sync::watch;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Rows the scan reads, written before it starts.
 const SCANNED: usize = 4_000;
@@ -58,10 +60,13 @@ impl Events {
     fn capture() -> Events {
         let events = Events::default();
         let writer = events.clone();
+        let hmap_debug: tracing_subscriber::filter::Targets = "hmap=debug".parse().expect("a valid filter");
         tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new("hmap=debug"))
+            .with_max_level(tracing::Level::DEBUG)
             .with_writer(move || writer.clone())
             .with_ansi(false)
+            .finish()
+            .with(hmap_debug)
             .init();
         events
     }
