@@ -36,7 +36,8 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use super::codec::{self, KEY_VALUE_CODEC, Reply, Response, WireCell};
+use super::bound;
+use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
 use super::error::NativeError;
 use super::proto::{ConnectionHeader, RequestHeader, UserInformation};
 
@@ -256,7 +257,7 @@ impl Connection {
 
     /// Calls `method` with `request` and decodes the reply as `M`, all within
     /// `timeout` (dialling included).
-    pub async fn call<M: Message + Default>(
+    pub async fn call<M: bound::Reply>(
         &self,
         method: &'static str,
         request: &impl Message,
@@ -278,14 +279,23 @@ impl Connection {
                 });
             }
         };
-        let message = M::decode(reply.message).map_err(|source| NativeError::Decode {
-            what: "response message",
-            source,
-        })?;
-        Ok(CallReply {
-            message,
-            cells: reply.cells,
-        })
+        // Within bounds, or refused undecoded (see `bound`); a cell block
+        // is decoded only for a reply that carries cells.
+        let message = bound::decode::<M>(reply.message)?;
+        let cells = match (M::CELLS, reply.cell_block.is_empty()) {
+            (_, true) => Vec::new(),
+            (true, false) => codec::decode_cell_block(reply.cell_block)?,
+            (false, false) => {
+                return Err(NativeError::InvalidReply {
+                    reason: format!(
+                        "a {} carries no cells, yet came with a cell block of {} bytes (not decoded)",
+                        M::SHAPE.name,
+                        reply.cell_block.len()
+                    ),
+                });
+            }
+        };
+        Ok(CallReply { message, cells })
     }
 
     async fn call_raw(
@@ -444,11 +454,11 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
         endpoint: endpoint.clone(),
         task: "reader",
     };
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = ReadBuffer::new(max_frame);
     let mut last_byte = Instant::now();
     let reason = 'read: loop {
         loop {
-            match codec::split_frame(&mut buf, max_frame) {
+            match buf.next_frame() {
                 Ok(Some(frame)) => match codec::decode_response(frame) {
                     Ok(response) => {
                         if let Err(reason) = dispatch(&calls, response) {
@@ -467,7 +477,7 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
             bytes: buf.len(),
             last_byte,
         });
-        let read = reader.read_buf(&mut buf).await;
+        let read = reader.read_buf(buf.buf_mut()).await;
         last_byte = Instant::now();
         match read {
             Ok(0) if buf.is_empty() => break "closed by the server".to_string(),

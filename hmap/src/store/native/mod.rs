@@ -75,6 +75,7 @@
 
 mod admin;
 mod batch;
+pub mod bound;
 pub mod client;
 pub mod codec;
 pub mod connection;
