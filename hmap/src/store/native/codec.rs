@@ -828,6 +828,34 @@ mod tests {
         }
     }
 
+    /// `body` behind its 4-byte length.
+    fn framed(body: &[u8]) -> Vec<u8> {
+        let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(body);
+        frame
+    }
+
+    #[test]
+    fn the_read_buffer_lets_go_of_a_large_frames_allocation() {
+        let mut reader = ReadBuffer::new(DEFAULT_MAX_FRAME);
+        // A 4 MiB frame, as a socket delivers it, then a small one.
+        let big = framed(&vec![7; 4 << 20]);
+        for chunk in big.chunks(64 * 1024) {
+            assert_eq!(reader.next_frame().expect("valid"), None);
+            reader.buf_mut().extend_from_slice(chunk);
+        }
+        reader.buf_mut().extend_from_slice(&framed(b"small")[..2]);
+        let frame = reader.next_frame().expect("valid").expect("whole");
+        assert_eq!(frame.len(), 4 << 20);
+        // Nothing but the frame holds its allocation: it is freed with it.
+        assert!(frame.is_unique(), "the read buffer still holds the frame's allocation");
+        assert!(reader.buf_mut().capacity() <= READ_BUFFER, "{}", reader.buf_mut().capacity());
+        assert_eq!(reader.len(), 2, "the next frame's first bytes are kept");
+        reader.buf_mut().extend_from_slice(&framed(b"small")[2..]);
+        assert_eq!(&reader.next_frame().expect("valid").expect("whole")[..], b"small");
+        assert!(reader.is_empty());
+    }
+
     #[test]
     fn a_long_frame_announced_gets_no_memory_before_its_bytes_come() {
         // 200 MiB announced (within the limit), three bytes of it sent.

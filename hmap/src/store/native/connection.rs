@@ -22,6 +22,15 @@
 //! after another, so every later call would time out behind it; the
 //! connection is retired and the next call dials a fresh one. A call that
 //! times out with no reply begun leaves the connection as it is.
+//!
+//! The reader task only cuts frames ([`codec::ReadBuffer`], which lets go
+//! of a large frame's allocation once the frame is taken off, so that a
+//! 64 MiB reply, answered or late for a call that timed out, is freed with
+//! the reply rather than held for the connection's life). Each call
+//! decodes its own reply, within the bounds of [`bound`](super::bound):
+//! a reply out of bounds fails its call with
+//! [`NativeError::InvalidReply`], undecoded, and leaves the connection
+//! usable (its framing was sound).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -844,6 +853,56 @@ mod tests {
             drop(connection);
             server.await.expect("server");
         }
+    }
+
+    #[tokio::test]
+    async fn a_large_reply_leaves_no_memory_held_by_the_connection() {
+        use crate::store::native::proto::{GetResponse, Result as ProtoResult};
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            for size in [4 << 20, 3] {
+                let id = peer.request().await.call_id.expect("call id");
+                let cells = [WireCell {
+                    row: "r".into(),
+                    family: "f".into(),
+                    qualifier: "q".into(),
+                    timestamp: 1,
+                    cell_type: 4,
+                    value: Bytes::from(vec![7; size]),
+                }];
+                let mut block = BytesMut::new();
+                codec::encode_cell_block(&cells, &mut block);
+                let message = GetResponse {
+                    result: Some(ProtoResult {
+                        associated_cell_count: Some(1),
+                        ..Default::default()
+                    }),
+                }
+                .encode_to_vec();
+                let header = ResponseHeader {
+                    call_id: Some(id),
+                    ..Default::default()
+                };
+                let frame = encode_response(&header, Some(&message), &block);
+                peer.stream.write_all(&frame).await.expect("write");
+            }
+            let _ = peer.stream.read(&mut [0; 1]).await;
+        });
+        let get = || connection.call::<GetResponse>("Get", &GetClusterIdRequest {}, LONG);
+        let mut reply = get().await.expect("large reply");
+        let value = reply.cells.remove(0).value;
+        drop(reply);
+        assert_eq!(value.len(), 4 << 20);
+        // The value is a slice of the frame it came in; nothing else holds
+        // that allocation (the read buffer let go of it): it is freed with
+        // the value.
+        assert!(value.is_unique(), "the connection still holds the 4 MiB frame");
+        drop(value);
+        let reply = get().await.expect("small reply");
+        assert_eq!(&reply.cells[0].value[..], &[7; 3]);
+        drop(connection);
+        server.await.expect("server");
     }
 
     /// A fake server on a runtime of its own (so that it outlives the
