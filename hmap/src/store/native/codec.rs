@@ -836,6 +836,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_block_is_decoded_into_a_vector_of_its_size() {
+        // The smallest cells (24 bytes each): 144 bytes decoded, not the
+        // twice as much a vector grown push by push can reach.
+        let cell = WireCell {
+            row: Bytes::new(),
+            family: Bytes::new(),
+            qualifier: Bytes::new(),
+            timestamp: 0,
+            cell_type: 4,
+            value: Bytes::new(),
+        };
+        let mut block = BytesMut::new();
+        encode_cell_block(&vec![cell; 1025], &mut block);
+        assert_eq!(block.len(), 1025 * 24);
+        let cells = decode_cell_block(block.freeze()).expect("decodes");
+        assert_eq!((cells.len(), cells.capacity()), (1025, 1025));
+        // A block cut short still says which cell is wrong.
+        let mut block = BytesMut::new();
+        encode_cell_block(&[cells[0].clone()], &mut block);
+        block.extend_from_slice(&[0, 0, 0, 9, 1]);
+        let err = decode_cell_block(block.freeze()).expect_err("cut");
+        assert!(matches!(err, NativeError::InvalidCell { index: 1, .. }), "{err}");
+    }
+
+    #[test]
     fn the_read_buffer_lets_go_of_a_large_frames_allocation() {
         let mut reader = ReadBuffer::new(DEFAULT_MAX_FRAME);
         // A 4 MiB frame, as a socket delivers it, then a small one.
