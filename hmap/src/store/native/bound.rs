@@ -24,7 +24,7 @@
 //!
 //! Cells come in the cell block, not in the message (hmap asks for the
 //! KeyValue codec and HBase's `RSRpcServices` then puts every cell there):
-//! a replies' cell block is decoded only for the messages that carry cells
+//! a reply's cell block is decoded only for the messages that carry cells
 //! ([`Reply::CELLS`]), into a vector sized once to its count (144 bytes a
 //! cell, for at least 24 on the wire). A cell block attached to any other
 //! reply (an admin reply) is refused undecoded.
