@@ -23,7 +23,11 @@ const MAX: usize = 1 << 16;
 /// the walk counted.
 fn bounded<M: Reply + PartialEq + std::fmt::Debug>(message: &Bytes) -> Option<(M, usize)> {
     let decoded = bound::decode::<M>(message.clone()).ok()?;
-    assert_eq!(Some(&decoded), M::decode(message.clone()).ok().as_ref(), "the bounds changed the decoding");
+    assert_eq!(
+        Some(&decoded),
+        M::decode(message.clone()).ok().as_ref(),
+        "the bounds changed the decoding"
+    );
     let heap = bound::heap_size(message, M::SHAPE).expect("the walk accepted it");
     Some((decoded, heap))
 }
@@ -86,7 +90,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(response, first);
     }
     if let Ok(response) = whole {
-        assert!(streamed.is_some(), "decode_frame accepted a frame split_frame did not find");
+        assert!(
+            streamed.is_some(),
+            "decode_frame accepted a frame split_frame did not find"
+        );
         if let Ok(reply) = response.result {
             check_message(&reply.message);
             if let Ok(cells) = decode_cell_block(reply.cell_block) {

@@ -983,10 +983,7 @@ mod fake_master_tests {
         let (endpoint, _) = hostile_fake(Outcome::Done, hostile).await;
         let config = NativeConfig::new([endpoint.as_str()]).call_timeout(Duration::from_secs(10));
         let err = NativeStore::connect(config).await.expect_err("refused");
-        assert!(
-            err.to_string().contains("100000 meta_locations"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("100000 meta_locations"), "{err}");
     }
 
     #[tokio::test]

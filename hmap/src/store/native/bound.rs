@@ -196,8 +196,16 @@ shape!(
 );
 // Registry.proto.
 shape!(SERVER_NAME, proto::ServerName, [text("host_name", 1)]);
-shape!(REGION_LOCATION, proto::RegionLocation, [message("server_name", 2, &SERVER_NAME)]);
-shape!(GET_CLUSTER_ID_RESPONSE, proto::GetClusterIdResponse, [text("cluster_id", 1)]);
+shape!(
+    REGION_LOCATION,
+    proto::RegionLocation,
+    [message("server_name", 2, &SERVER_NAME)]
+);
+shape!(
+    GET_CLUSTER_ID_RESPONSE,
+    proto::GetClusterIdResponse,
+    [text("cluster_id", 1)]
+);
 shape!(
     GET_ACTIVE_MASTER_RESPONSE,
     proto::GetActiveMasterResponse,
@@ -214,7 +222,11 @@ shape!(
     [messages("server_name", 1, &SERVER_NAME, ANY)]
 );
 // HBase.proto and Master.proto.
-shape!(NAME_STRING_PAIR, proto::NameStringPair, [text("name", 1), text("value", 2)]);
+shape!(
+    NAME_STRING_PAIR,
+    proto::NameStringPair,
+    [text("name", 1), text("value", 2)]
+);
 shape!(
     COLUMN_FAMILY_SCHEMA,
     proto::ColumnFamilySchema,
@@ -250,7 +262,10 @@ shape!(
 shape!(
     FOREIGN_EXCEPTION_MESSAGE,
     proto::ForeignExceptionMessage,
-    [text("source", 1), message("generic_exception", 2, &GENERIC_EXCEPTION_MESSAGE)]
+    [
+        text("source", 1),
+        message("generic_exception", 2, &GENERIC_EXCEPTION_MESSAGE)
+    ]
 );
 shape!(
     GET_PROCEDURE_RESULT_RESPONSE,
@@ -328,7 +343,10 @@ pub fn heap_size(mut buf: &[u8], shape: &Shape) -> Result<usize, NativeError> {
             1 | 5 => {
                 let width = if wire == 1 { 8 } else { 4 };
                 if buf.len() < width {
-                    return Err(bad(shape, format_args!("field {tag}: {width} bytes, {} left", buf.len())));
+                    return Err(bad(
+                        shape,
+                        format_args!("field {tag}: {width} bytes, {} left", buf.len()),
+                    ));
                 }
                 buf = &buf[width..];
                 count(1);
@@ -341,7 +359,12 @@ pub fn heap_size(mut buf: &[u8], shape: &Shape) -> Result<usize, NativeError> {
                         buf = rest;
                         body
                     }
-                    _ => return Err(bad(shape, format_args!("field {tag}: {length} bytes, {} left", buf.len()))),
+                    _ => {
+                        return Err(bad(
+                            shape,
+                            format_args!("field {tag}: {length} bytes, {} left", buf.len()),
+                        ));
+                    }
                 };
                 match field.map(|i| &shape.fields[i].kind) {
                     Some(Kind::Message(inner)) => {
@@ -424,7 +447,12 @@ mod tests {
         let decoded: proto::GetMetaRegionLocationsResponse = decode(Bytes::from_static(meta)).expect("decodes");
         assert_eq!(decoded.meta_locations.len(), 1);
         // One location (capacity 4, 208 bytes each) and its host name.
-        let host = decoded.meta_locations[0].server_name.as_ref().expect("server").host_name.len();
+        let host = decoded.meta_locations[0]
+            .server_name
+            .as_ref()
+            .expect("server")
+            .host_name
+            .len();
         assert_eq!(heap_size(meta, M_SHAPE).expect("walks"), 4 * 208 + host);
         let scan = &include_bytes!("golden/scan_response.bin")[..];
         let decoded: proto::ScanResponse = decode(Bytes::from_static(scan)).expect("decodes");

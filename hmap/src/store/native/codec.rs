@@ -874,7 +874,11 @@ mod tests {
         assert_eq!(frame.len(), 4 << 20);
         // Nothing but the frame holds its allocation: it is freed with it.
         assert!(frame.is_unique(), "the read buffer still holds the frame's allocation");
-        assert!(reader.buf_mut().capacity() <= READ_BUFFER, "{}", reader.buf_mut().capacity());
+        assert!(
+            reader.buf_mut().capacity() <= READ_BUFFER,
+            "{}",
+            reader.buf_mut().capacity()
+        );
         assert_eq!(reader.len(), 2, "the next frame's first bytes are kept");
         reader.buf_mut().extend_from_slice(&framed(b"small")[2..]);
         assert_eq!(&reader.next_frame().expect("valid").expect("whole")[..], b"small");

@@ -27,7 +27,7 @@
 //! of a large frame's allocation once the frame is taken off, so that a
 //! 64 MiB reply, answered or late for a call that timed out, is freed with
 //! the reply rather than held for the connection's life). Each call
-//! decodes its own reply, within the bounds of [`bound`](super::bound):
+//! decodes its own reply, within the bounds of [`super::bound`]:
 //! a reply out of bounds fails its call with
 //! [`NativeError::InvalidReply`], undecoded, and leaves the connection
 //! usable (its framing was sound).
