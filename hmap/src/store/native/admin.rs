@@ -291,7 +291,7 @@ impl NativeStore {
     /// Calls `method` on the active master, within `attempts`' deadline:
     /// a master that cannot be reached or is no longer active is looked up
     /// again, one that is initialising is backed off from.
-    async fn master_call<Resp: Message + Default>(
+    async fn master_call<Resp: super::bound::Reply>(
         &self,
         method: &'static str,
         request: &impl Message,
@@ -509,6 +509,13 @@ impl NativeStore {
             .master_call("GetTableDescriptors", &request, &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, None, "describe_table", &endpoint))?;
+        // One table asked, at most one answered.
+        if reply.table_schema.len() > 1 {
+            let e = NativeError::InvalidReply {
+                reason: format!("{} descriptors for one table", reply.table_schema.len()),
+            };
+            return Err(e.into_store(table, None, "describe_table", ""));
+        }
         Ok(reply.table_schema.into_iter().next())
     }
 
@@ -520,6 +527,18 @@ impl NativeStore {
             .master_call("GetTableNames", &proto::GetTableNamesRequest::default(), &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store("", None, "list_tables", &endpoint))?;
+        // HBase never names a table with an empty qualifier
+        // (`TableName.isLegalTableQualifierName`); an empty namespace is
+        // the default one (`TableName.valueOf`).
+        if let Some(i) = reply.table_names.iter().position(|n| n.qualifier.is_empty()) {
+            let e = NativeError::InvalidReply {
+                reason: format!(
+                    "table name {i} of {} is empty: HBase never names a table \"\"",
+                    reply.table_names.len()
+                ),
+            };
+            return Err(e.into_store("", None, "list_tables", ""));
+        }
         let prefix = &self.inner.config.table_prefix;
         let mut names: Vec<String> = reply
             .table_names
@@ -723,16 +742,32 @@ mod fake_master_tests {
     struct Fake {
         outcome: Outcome,
         polls: AtomicUsize,
+        /// What `GetTableNames` answers (message, cell block), and a
+        /// `GetMetaRegionLocations` answer instead of the real one.
+        hostile: Hostile,
+    }
+
+    /// The fake master's answers to `GetTableNames` and
+    /// `GetMetaRegionLocations`, when not the usual ones.
+    #[derive(Clone, Default)]
+    struct Hostile {
+        table_names: Option<(Vec<u8>, Vec<u8>)>,
+        meta_locations: Option<Vec<u8>>,
     }
 
     /// One server that is registry, master and nothing else; it names
     /// itself as `hbase:meta`'s server, which these calls never use.
     async fn fake(outcome: Outcome) -> (String, Arc<Fake>) {
+        hostile_fake(outcome, Hostile::default()).await
+    }
+
+    async fn hostile_fake(outcome: Outcome, hostile: Hostile) -> (String, Arc<Fake>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let fake = Arc::new(Fake {
             outcome,
             polls: AtomicUsize::new(0),
+            hostile,
         });
         let shared = fake.clone();
         tokio::spawn(async move {
@@ -780,6 +815,17 @@ mod fake_master_tests {
                 start_code: Some(1),
             };
             let answer = match request.method_name.as_deref() {
+                Some("GetMetaRegionLocations") if fake.hostile.meta_locations.is_some() => {
+                    reply(fake.hostile.meta_locations.clone().unwrap_or_default())
+                }
+                Some("GetTableNames") => {
+                    let (message, cell_block) = fake.hostile.table_names.clone().unwrap_or_default();
+                    let header = ResponseHeader {
+                        call_id: request.call_id,
+                        ..Default::default()
+                    };
+                    codec::encode_response(&header, Some(&message), &cell_block)
+                }
                 Some("GetMetaRegionLocations") => reply(
                     proto::GetMetaRegionLocationsResponse {
                         meta_locations: vec![proto::RegionLocation {
@@ -849,6 +895,95 @@ mod fake_master_tests {
 
     fn schema() -> TableSchema {
         TableSchema::new("t").family(FamilySchema::new("f"))
+    }
+
+    /// `names` as a `GetTableNamesResponse` (in the default namespace).
+    fn table_names(names: &[&str]) -> Vec<u8> {
+        proto::GetTableNamesResponse {
+            table_names: names.iter().map(|n| table_name(n)).collect(),
+        }
+        .encode_to_vec()
+    }
+
+    /// `count` copies of an empty message as field 1: 2 bytes each.
+    fn empty_elements(count: usize) -> Vec<u8> {
+        [0x0a, 0].repeat(count)
+    }
+
+    #[tokio::test]
+    async fn table_names_list_as_tables() {
+        let hostile = Hostile {
+            table_names: Some((table_names(&["b", "a", "ns:c"]), Vec::new())),
+            ..Default::default()
+        };
+        let (endpoint, _) = hostile_fake(Outcome::Done, hostile).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        assert_eq!(store.admin_list().await.expect("listed"), ["a", "b", "ns:c"]);
+    }
+
+    #[tokio::test]
+    async fn empty_table_names_are_refused_not_listed() {
+        // A quarter of a million empty names (512 KiB): refused before
+        // decoding (64 bytes each decoded, 32 times the reply).
+        for (message, why) in [
+            (empty_elements(1 << 18), "refused undecoded"),
+            // A few, within the bound: refused by what they say.
+            (table_names(&["a", "", "b"]), "never names a table"),
+        ] {
+            let hostile = Hostile {
+                table_names: Some((message, Vec::new())),
+                ..Default::default()
+            };
+            let (endpoint, _) = hostile_fake(Outcome::Done, hostile).await;
+            let store = store(&endpoint, Duration::from_secs(10)).await;
+            let err = match store.admin_list().await {
+                Ok(names) => panic!("{why}: {} names listed", names.len()),
+                Err(e) => e,
+            };
+            assert!(err.to_string().contains(why), "{why}: {err}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cell_block_on_an_admin_reply_is_refused_undecoded() {
+        let cells = [codec::WireCell {
+            row: "r".into(),
+            family: "f".into(),
+            qualifier: "q".into(),
+            timestamp: 1,
+            cell_type: 4,
+            value: "v".into(),
+        }];
+        let mut block = BytesMut::new();
+        codec::encode_cell_block(&cells, &mut block);
+        // Garbage after a cell: a decoder would fail on it; the refusal
+        // says no cells belong there, before any decoding.
+        block.extend_from_slice(&[0xFF; 7]);
+        let hostile = Hostile {
+            table_names: Some((table_names(&["a"]), block.to_vec())),
+            ..Default::default()
+        };
+        let (endpoint, _) = hostile_fake(Outcome::Done, hostile).await;
+        let store = store(&endpoint, Duration::from_secs(10)).await;
+        let err = store.admin_list().await.expect_err("refused");
+        assert!(
+            err.to_string().contains("carries no cells, yet came with a cell block"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn thousands_of_meta_locations_are_refused() {
+        // 100,000 empty locations (200 KB): 20 MB decoded, for a registry
+        // that knows a handful of `hbase:meta` replicas.
+        let hostile = Hostile {
+            meta_locations: Some(empty_elements(100_000)),
+            ..Default::default()
+        };
+        let (endpoint, _) = hostile_fake(Outcome::Done, hostile).await;
+        let config = NativeConfig::new([endpoint.as_str()]).call_timeout(Duration::from_secs(10));
+        let err = NativeStore::connect(config).await.expect_err("refused");
+        assert!(err.to_string().contains("100000 meta_locations"), "{err}");
     }
 
     #[tokio::test]

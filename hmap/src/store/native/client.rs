@@ -565,7 +565,7 @@ impl NativeStore {
 
     /// Calls `method` on the region of `row`, relocating and backing off
     /// as needed, within one deadline.
-    async fn region_call<Req: prost::Message, Resp: prost::Message + Default>(
+    async fn region_call<Req: prost::Message, Resp: super::bound::Reply>(
         &self,
         table: &str,
         target: Target<'_>,

@@ -104,13 +104,15 @@ pub struct Response {
     pub result: Result<Reply, RemoteError>,
 }
 
-/// A successful reply.
+/// A successful reply: its message and cell block, both undecoded (the
+/// call decodes them, knowing what it expects: see [`super::bound`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Reply {
     /// The response message's bytes (without its length delimiter).
     pub message: Bytes,
-    /// The cells of the cell block, in order.
-    pub cells: Vec<WireCell>,
+    /// The cell block's bytes (empty without one): [`decode_cell_block`]
+    /// reads its cells.
+    pub cell_block: Bytes,
 }
 
 /// The length a frame's 4-byte prefix announces, checked against `max`.
@@ -145,6 +147,62 @@ pub fn split_frame(buf: &mut BytesMut, max: usize) -> Result<Option<Bytes>, Nati
     }
     buf.advance(4);
     Ok(Some(buf.split_to(length).freeze()))
+}
+
+/// The room a [`ReadBuffer`] starts with, and keeps.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// A connection's read buffer: the socket's bytes go in
+/// ([`ReadBuffer::buf_mut`]), whole frames come off the front
+/// ([`ReadBuffer::next_frame`]).
+///
+/// A frame taken off shares the buffer's allocation (its cells are slices
+/// of it, no copy), and a buffer would take that allocation back for the
+/// next bytes once the frame is dropped: one 64 MiB reply, even to a call
+/// that had timed out, kept 65 MB held for the connection's life. After a
+/// frame larger than the room it keeps, the buffer lets go of the
+/// allocation (it is freed with the frame) and starts a small one.
+#[derive(Debug)]
+pub struct ReadBuffer {
+    buf: BytesMut,
+    max: usize,
+}
+
+impl ReadBuffer {
+    /// An empty buffer for frames of at most `max` bytes.
+    pub fn new(max: usize) -> Self {
+        ReadBuffer {
+            buf: BytesMut::with_capacity(READ_BUFFER),
+            max,
+        }
+    }
+
+    /// Where the socket's bytes go.
+    pub fn buf_mut(&mut self) -> &mut BytesMut {
+        &mut self.buf
+    }
+
+    /// The bytes read and not yet taken off as frames.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether no byte waits to be taken off.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The next whole frame (without its length prefix), `None` until its
+    /// bytes are all there (see [`split_frame`]).
+    pub fn next_frame(&mut self) -> Result<Option<Bytes>, NativeError> {
+        let frame = split_frame(&mut self.buf, self.max)?;
+        if frame.as_ref().is_some_and(|f| f.len() > READ_BUFFER) {
+            let mut fresh = BytesMut::with_capacity(READ_BUFFER.max(self.buf.len()));
+            fresh.extend_from_slice(&self.buf);
+            self.buf = fresh;
+        }
+        Ok(frame)
+    }
 }
 
 /// Decodes one whole frame, length prefix included: the length must be
@@ -232,14 +290,26 @@ pub fn decode_response(mut frame: Bytes) -> Result<Response, NativeError> {
         call_id,
         result: Ok(Reply {
             message,
-            cells: decode_cell_block(frame)?,
+            cell_block: frame,
         }),
     })
 }
 
 /// Decodes a cell block written with the KeyValue codec.
-pub fn decode_cell_block(mut block: Bytes) -> Result<Vec<WireCell>, NativeError> {
-    let mut cells = Vec::new();
+///
+/// The cells are counted first (their length prefixes only), so that the
+/// vector is allocated once at its size: a cell is at least 24 bytes on
+/// the wire and a [`WireCell`] 144 bytes, whose parts are slices of the
+/// block (no copy).
+pub fn decode_cell_block(block: Bytes) -> Result<Vec<WireCell>, NativeError> {
+    let mut count = 0usize;
+    let mut rest = &block[..];
+    while let Some((length, after)) = rest.split_first_chunk::<4>() {
+        count += 1;
+        rest = after.get(u32::from_be_bytes(*length) as usize..).unwrap_or_default();
+    }
+    let mut cells = Vec::with_capacity(count);
+    let mut block = block;
     while !block.is_empty() {
         let index = cells.len();
         let bad = |reason: String| NativeError::InvalidCell { index, reason };
@@ -542,7 +612,7 @@ mod tests {
             ScanResponse::decode(reply.message).expect("scan").cells_per_result,
             [2, 1]
         );
-        let cells = reply.cells;
+        let cells = decode_cell_block(reply.cell_block).expect("cells");
         assert_eq!(cells.len(), 3);
         assert_eq!(
             cells[0],
@@ -756,6 +826,63 @@ mod tests {
             encode_cell_block(&cells, &mut block);
             proptest::prop_assert_eq!(decode_cell_block(block.freeze()).expect("decodes"), cells);
         }
+    }
+
+    /// `body` behind its 4-byte length.
+    fn framed(body: &[u8]) -> Vec<u8> {
+        let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(body);
+        frame
+    }
+
+    #[test]
+    fn a_cell_block_is_decoded_into_a_vector_of_its_size() {
+        // The smallest cells (24 bytes each): 144 bytes decoded, not the
+        // twice as much a vector grown push by push can reach.
+        let cell = WireCell {
+            row: Bytes::new(),
+            family: Bytes::new(),
+            qualifier: Bytes::new(),
+            timestamp: 0,
+            cell_type: 4,
+            value: Bytes::new(),
+        };
+        let mut block = BytesMut::new();
+        encode_cell_block(&vec![cell; 1025], &mut block);
+        assert_eq!(block.len(), 1025 * 24);
+        let cells = decode_cell_block(block.freeze()).expect("decodes");
+        assert_eq!((cells.len(), cells.capacity()), (1025, 1025));
+        // A block cut short still says which cell is wrong.
+        let mut block = BytesMut::new();
+        encode_cell_block(&[cells[0].clone()], &mut block);
+        block.extend_from_slice(&[0, 0, 0, 9, 1]);
+        let err = decode_cell_block(block.freeze()).expect_err("cut");
+        assert!(matches!(err, NativeError::InvalidCell { index: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn the_read_buffer_lets_go_of_a_large_frames_allocation() {
+        let mut reader = ReadBuffer::new(DEFAULT_MAX_FRAME);
+        // A 4 MiB frame, as a socket delivers it, then a small one.
+        let big = framed(&vec![7; 4 << 20]);
+        for chunk in big.chunks(64 * 1024) {
+            assert_eq!(reader.next_frame().expect("valid"), None);
+            reader.buf_mut().extend_from_slice(chunk);
+        }
+        reader.buf_mut().extend_from_slice(&framed(b"small")[..2]);
+        let frame = reader.next_frame().expect("valid").expect("whole");
+        assert_eq!(frame.len(), 4 << 20);
+        // Nothing but the frame holds its allocation: it is freed with it.
+        assert!(frame.is_unique(), "the read buffer still holds the frame's allocation");
+        assert!(
+            reader.buf_mut().capacity() <= READ_BUFFER,
+            "{}",
+            reader.buf_mut().capacity()
+        );
+        assert_eq!(reader.len(), 2, "the next frame's first bytes are kept");
+        reader.buf_mut().extend_from_slice(&framed(b"small")[2..]);
+        assert_eq!(&reader.next_frame().expect("valid").expect("whole")[..], b"small");
+        assert!(reader.is_empty());
     }
 
     #[test]

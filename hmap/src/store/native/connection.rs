@@ -22,6 +22,15 @@
 //! after another, so every later call would time out behind it; the
 //! connection is retired and the next call dials a fresh one. A call that
 //! times out with no reply begun leaves the connection as it is.
+//!
+//! The reader task only cuts frames ([`codec::ReadBuffer`], which lets go
+//! of a large frame's allocation once the frame is taken off, so that a
+//! 64 MiB reply, answered or late for a call that timed out, is freed with
+//! the reply rather than held for the connection's life). Each call
+//! decodes its own reply, within the bounds of [`super::bound`]:
+//! a reply out of bounds fails its call with
+//! [`NativeError::InvalidReply`], undecoded, and leaves the connection
+//! usable (its framing was sound).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,7 +45,8 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
-use super::codec::{self, KEY_VALUE_CODEC, Reply, Response, WireCell};
+use super::bound;
+use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
 use super::error::NativeError;
 use super::proto::{ConnectionHeader, RequestHeader, UserInformation};
 
@@ -256,7 +266,7 @@ impl Connection {
 
     /// Calls `method` with `request` and decodes the reply as `M`, all within
     /// `timeout` (dialling included).
-    pub async fn call<M: Message + Default>(
+    pub async fn call<M: bound::Reply>(
         &self,
         method: &'static str,
         request: &impl Message,
@@ -278,14 +288,23 @@ impl Connection {
                 });
             }
         };
-        let message = M::decode(reply.message).map_err(|source| NativeError::Decode {
-            what: "response message",
-            source,
-        })?;
-        Ok(CallReply {
-            message,
-            cells: reply.cells,
-        })
+        // Within bounds, or refused undecoded (see `bound`); a cell block
+        // is decoded only for a reply that carries cells.
+        let message = bound::decode::<M>(reply.message)?;
+        let cells = match (M::CELLS, reply.cell_block.is_empty()) {
+            (_, true) => Vec::new(),
+            (true, false) => codec::decode_cell_block(reply.cell_block)?,
+            (false, false) => {
+                return Err(NativeError::InvalidReply {
+                    reason: format!(
+                        "a {} carries no cells, yet came with a cell block of {} bytes (not decoded)",
+                        M::SHAPE.name,
+                        reply.cell_block.len()
+                    ),
+                });
+            }
+        };
+        Ok(CallReply { message, cells })
     }
 
     async fn call_raw(
@@ -444,11 +463,11 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
         endpoint: endpoint.clone(),
         task: "reader",
     };
-    let mut buf = BytesMut::with_capacity(64 * 1024);
+    let mut buf = ReadBuffer::new(max_frame);
     let mut last_byte = Instant::now();
     let reason = 'read: loop {
         loop {
-            match codec::split_frame(&mut buf, max_frame) {
+            match buf.next_frame() {
                 Ok(Some(frame)) => match codec::decode_response(frame) {
                     Ok(response) => {
                         if let Err(reason) = dispatch(&calls, response) {
@@ -467,7 +486,7 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
             bytes: buf.len(),
             last_byte,
         });
-        let read = reader.read_buf(&mut buf).await;
+        let read = reader.read_buf(buf.buf_mut()).await;
         last_byte = Instant::now();
         match read {
             Ok(0) if buf.is_empty() => break "closed by the server".to_string(),
@@ -834,6 +853,56 @@ mod tests {
             drop(connection);
             server.await.expect("server");
         }
+    }
+
+    #[tokio::test]
+    async fn a_large_reply_leaves_no_memory_held_by_the_connection() {
+        use crate::store::native::proto::{GetResponse, Result as ProtoResult};
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            for size in [4 << 20, 3] {
+                let id = peer.request().await.call_id.expect("call id");
+                let cells = [WireCell {
+                    row: "r".into(),
+                    family: "f".into(),
+                    qualifier: "q".into(),
+                    timestamp: 1,
+                    cell_type: 4,
+                    value: Bytes::from(vec![7; size]),
+                }];
+                let mut block = BytesMut::new();
+                codec::encode_cell_block(&cells, &mut block);
+                let message = GetResponse {
+                    result: Some(ProtoResult {
+                        associated_cell_count: Some(1),
+                        ..Default::default()
+                    }),
+                }
+                .encode_to_vec();
+                let header = ResponseHeader {
+                    call_id: Some(id),
+                    ..Default::default()
+                };
+                let frame = encode_response(&header, Some(&message), &block);
+                peer.stream.write_all(&frame).await.expect("write");
+            }
+            let _ = peer.stream.read(&mut [0; 1]).await;
+        });
+        let get = || connection.call::<GetResponse>("Get", &GetClusterIdRequest {}, LONG);
+        let mut reply = get().await.expect("large reply");
+        let value = reply.cells.remove(0).value;
+        drop(reply);
+        assert_eq!(value.len(), 4 << 20);
+        // The value is a slice of the frame it came in; nothing else holds
+        // that allocation (the read buffer let go of it): it is freed with
+        // the value.
+        assert!(value.is_unique(), "the connection still holds the 4 MiB frame");
+        drop(value);
+        let reply = get().await.expect("small reply");
+        assert_eq!(&reply.cells[0].value[..], &[7; 3]);
+        drop(connection);
+        server.await.expect("server");
     }
 
     /// A fake server on a runtime of its own (so that it outlives the

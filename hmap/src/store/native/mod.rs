@@ -5,6 +5,8 @@
 //! - [`proto`]: the protobuf messages of the protocol (prost, written by hand,
 //!   checked field by field against HBase's `.proto` files);
 //! - [`codec`]: the wire format without IO: preamble, frames, cell blocks;
+//! - [`bound`]: how much memory a reply may take decoded, checked before
+//!   it is decoded;
 //! - [`error`]: typed errors, HBase's exceptions by kind;
 //! - [`connection`]: one multiplexed tokio connection per server and service;
 //! - [`locate`]: where `hbase:meta` and a row's region are;
@@ -43,6 +45,32 @@
 //!   region cache is plain data, and a ZooKeeper session lives for one
 //!   lookup.
 //!
+//! # Bounds on what a server sends
+//! A server's reply is read and decoded within bounds, so that a broken
+//! or hostile server cannot make NativeStore hold memory out of
+//! proportion to what it sent:
+//! - a reply frame is at most [`ConnectionConfig::max_frame`](connection::ConnectionConfig::max_frame)
+//!   bytes (256 MiB by default); room for it is made as its bytes arrive
+//!   (1 MiB at a time), not when its length is announced;
+//! - a reply's message takes at most 10 times its bytes plus 256 KiB
+//!   decoded, or is refused undecoded with [`NativeError::InvalidReply`]
+//!   ([`bound`] walks it first: an empty `RegionLocation` is 2 bytes on the
+//!   wire and 208 decoded); its counts must make sense for the call (at
+//!   most 256 `hbase:meta` locations, no empty table name in
+//!   `list_tables`, at most one descriptor for one table);
+//! - a cell block is decoded only for the replies that carry cells (get,
+//!   mutate, scan, multi), into a vector of its size (144 bytes a cell for
+//!   at least 24 on the wire); one attached to an admin reply is refused
+//!   undecoded;
+//! - a server's exception text is cut to a readable length (message 1 KiB,
+//!   class and stack trace 64 KiB, saying how much was cut);
+//! - a connection lets go of a large reply's buffer once the reply is
+//!   taken off (even a late reply to a call that timed out), and a broken
+//!   connection of all of its buffers.
+//!
+//! Cells are slices of the reply they came in (no copy): a row kept from
+//! a reply keeps that reply's bytes.
+//!
 //! ```no_run
 //! use hmap::schema::{FamilySchema, TableSchema};
 //! use hmap::store::native::{NativeConfig, NativeStore};
@@ -75,6 +103,7 @@
 
 mod admin;
 mod batch;
+pub mod bound;
 pub mod client;
 pub mod codec;
 pub mod connection;
