@@ -63,6 +63,33 @@ async fn each_store_names_the_other_for_the_other_gateway() {
     }
 }
 
+/// Each store against the other's gateway, its first call not a `ping`:
+/// the same error naming the store the gateway needs, not the gateway's
+/// bare "Invalid method name".
+#[tokio::test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT and HMAP_THRIFT1"]
+async fn a_first_call_on_the_other_gateway_names_the_store_it_needs() {
+    use hmap::store::{Store, StoreError, Thrift1Store, ThriftStore};
+    let thrift2 = hmap_suite::required_env("HMAP_THRIFT");
+    let thrift1 = hmap_suite::required_env("HMAP_THRIFT1");
+    match Thrift1Store::new(thrift2.as_str()).list_tables().await {
+        Err(StoreError::Connection { message, .. }) => assert!(
+            message.contains("not a Thrift1 gateway")
+                && message.contains("getTableNames")
+                && message.contains("`ThriftStore`"),
+            "{message}"
+        ),
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    match ThriftStore::new(thrift1.as_str()).list_tables().await {
+        Err(StoreError::Connection { message, .. }) => assert!(
+            message.contains("not a Thrift2 gateway") && message.contains("`Thrift1Store`"),
+            "{message}"
+        ),
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
 /// Without `split_rows`, a row whose versions need several Thrift1 calls is
 /// refused and writes nothing; with it, the row is written.
 #[tokio::test]

@@ -47,6 +47,9 @@ pub struct Client {
     /// How messages go on the wire, from the config (or why they cannot).
     transport: std::result::Result<Wire, String>,
     pool: Pool,
+    /// The service the store speaks, for the hint when a gateway does not
+    /// know a call.
+    gateway: Gateway,
     schemas: SchemaCache,
     /// Ids of the gateway's scanners that this store opened and has not yet
     /// seen closed.
@@ -81,6 +84,9 @@ const FRAMED_GATEWAY_FRAME: usize = 2 * 1024 * 1024;
 const READ_ATTEMPTS: u32 = 3;
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 
+/// `TApplicationException.UNKNOWN_METHOD`: the gateway has no such call.
+const UNKNOWN_METHOD: i32 = 1;
+
 /// Which gateway a store talks to, for [`Client::ping`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gateway {
@@ -91,8 +97,9 @@ pub enum Gateway {
 }
 
 impl Client {
-    /// A client of the gateway `config` names; connects lazily.
-    pub fn new(config: ThriftConfig) -> Self {
+    /// A client of the gateway `config` names, which should run
+    /// `gateway`'s service; connects lazily.
+    pub fn new(config: ThriftConfig, gateway: Gateway) -> Self {
         let permits = Semaphore::new(config.pool_size.clamp(1, Semaphore::MAX_PERMITS));
         let http = match &config.http {
             Some(http) => http.wire(&config.address).map(Some),
@@ -110,6 +117,7 @@ impl Client {
                 permits,
                 idle: Mutex::new(Vec::new()),
             },
+            gateway,
             schemas: SchemaCache::default(),
             scanners: Mutex::new(BTreeSet::new()),
         }
@@ -129,26 +137,16 @@ impl Client {
     /// another transport or protocol (an unframed gateway reading a framed
     /// call, say): that is a [`StoreError::Connection`] that says so, not a
     /// [`StoreError::Timeout`].
-    pub async fn ping(&self, gateway: Gateway) -> Result<()> {
-        let (wanted, name, start, other) = match gateway {
-            Gateway::One => (1, "Thrift1", "`hbase thrift`", "a Thrift2 gateway needs `ThriftStore`"),
-            Gateway::Two => (
-                2,
-                "Thrift2",
-                "`hbase thrift2`",
-                "a Thrift1 gateway needs `Thrift1Store`",
-            ),
-        };
-        let wrong = |why: String| StoreError::Connection {
-            endpoint: self.config.address.clone(),
-            message: format!("not a {name} gateway ({why}); this store needs {start} ({other})"),
-            source: None,
+    pub async fn ping(&self) -> Result<()> {
+        let wanted = match self.gateway {
+            Gateway::One => 1,
+            Gateway::Two => 2,
         };
         match self.call("", "getThriftServerType", true, |_| {}, server_type).await {
             Ok(kind) if kind == wanted => Ok(()),
-            Ok(kind) => Err(wrong(format!("server type {kind}"))),
+            Ok(kind) => Err(self.wrong_gateway(format!("server type {kind}"))),
             // An older gateway may not know the method.
-            Err(StoreError::Server { message, .. }) => Err(wrong(message)),
+            Err(StoreError::Server { message, .. }) => Err(self.wrong_gateway(message)),
             Err(StoreError::Timeout { elapsed, .. }) => Err(StoreError::Connection {
                 endpoint: self.config.address.clone(),
                 message: format!(
@@ -500,6 +498,20 @@ impl Client {
         }
     }
 
+    /// The error for a gateway that does not run this store's service
+    /// (`why`: what it answered), naming the store the other one needs.
+    fn wrong_gateway(&self, why: String) -> StoreError {
+        let (name, start, other) = match self.gateway {
+            Gateway::One => ("Thrift1", "`hbase thrift`", "a Thrift2 gateway needs `ThriftStore`"),
+            Gateway::Two => ("Thrift2", "`hbase thrift2`", "a Thrift1 gateway needs `Thrift1Store`"),
+        };
+        StoreError::Connection {
+            endpoint: self.config.address.clone(),
+            message: format!("not a {name} gateway ({why}); this store needs {start} ({other})"),
+            source: None,
+        }
+    }
+
     /// Maps what the gateway sent instead of a result to a typed error: by
     /// the exception the IDL declares, then by the Java exception whose
     /// message a `TIOError` carries (its class name leads the message of
@@ -507,6 +519,11 @@ impl Client {
     fn exception(&self, table: &str, operation: &'static str, e: Exception) -> StoreError {
         let table = table.to_string();
         match e {
+            // A call the gateway does not know: most likely the other
+            // gateway, on any call (not only after `ping`).
+            Exception::Application(app) if app.kind == UNKNOWN_METHOD => {
+                self.wrong_gateway(format!("it does not know `{operation}`: {}", app.message))
+            }
             Exception::Application(app) => StoreError::Server {
                 table,
                 operation,

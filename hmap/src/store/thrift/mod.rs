@@ -426,7 +426,7 @@ impl ThriftStore {
     /// A store with chosen settings.
     pub fn with_config(config: ThriftConfig) -> Self {
         ThriftStore {
-            shared: Arc::new(Client::new(config)),
+            shared: Arc::new(Client::new(config, Gateway::Two)),
         }
     }
 
@@ -449,7 +449,7 @@ impl ThriftStore {
     /// framed call, say): that is a [`StoreError::Connection`] that says so,
     /// not a [`StoreError::Timeout`].
     pub async fn ping(&self) -> Result<()> {
-        self.shared.ping(Gateway::Two).await
+        self.shared.ping().await
     }
 
     /// What `call` gave, with a gateway's bare message for a table dropped

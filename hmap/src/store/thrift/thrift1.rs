@@ -173,7 +173,7 @@ impl Thrift1Store {
     /// A store with chosen settings (those of [`ThriftConfig`]).
     pub fn with_config(config: ThriftConfig) -> Self {
         Thrift1Store {
-            client: Arc::new(Client::new(config)),
+            client: Arc::new(Client::new(config, Gateway::One)),
             split_rows: false,
         }
     }
@@ -198,7 +198,7 @@ impl Thrift1Store {
 
     /// Checks that the gateway answers, and that it is a Thrift1 one.
     pub async fn ping(&self) -> Result<()> {
-        self.client.ping(Gateway::One).await
+        self.client.ping().await
     }
 
     /// How many of the gateway's scanners this store holds open (as
