@@ -3,7 +3,7 @@
 //! returned.
 //!
 //! The same cases run against [`hmap::store::MemoryStore`] in `cargo test`
-//! (`tests/conformance_memory.rs`) and against a real HBase through the Thrift
+//! (`tests/conformance/memory.rs`) and against a real HBase through the Thrift
 //! backend. Where they disagree, HBase is right. Each case cites where HBase
 //! defines the behaviour: the reference guide (RG, the section named), its
 //! source (class and method), or its Thrift IDL.

@@ -4,12 +4,11 @@
 //! garbage, exceptions. Each call must end with a typed error within its
 //! deadline: no panic, no hang, no stack overflow. Needs no HBase.
 
-#[path = "support/fake_gateway.rs"]
-mod fake;
+use crate::fake;
 
 use std::time::{Duration, Instant};
 
-use fake::{Act, BOOL, I32, I64, LIST, MAP, Msg, STRING, STRUCT};
+use crate::fake::{Act, BOOL, I32, I64, LIST, MAP, Msg, STRING, STRUCT};
 use futures_util::StreamExt;
 use hmap::store::{
     CheckAndMutate, Get, Increment, RowMutation, Scan, Store, StoreError, Thrift1Store, ThriftConfig, ThriftStore,

@@ -4,16 +4,13 @@
 //! status other than 200, a body that is not delimited, a Content-Length
 //! beyond a reply's limit, or a body holding more than one message is a
 //! typed error within the call's deadline. Needs no HBase (the HBase run,
-//! over HTTPS, is tests/conformance_thrift_https.rs).
-
-#[path = "support/fake_gateway.rs"]
-mod fake;
+//! over HTTPS, is suite-extra/tests/conformance_thrift_https.rs).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
-use fake::{BOOL, Msg};
+use crate::fake::{BOOL, Msg};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftHttp, ThriftStore};
 
 /// An HTTP gateway that answers each `POST` with `respond(seq)`, after

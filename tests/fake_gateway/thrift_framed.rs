@@ -2,16 +2,13 @@
 //! each call goes out after its length, each reply is read as one frame, and
 //! a frame that is too large or does not hold exactly one message is a
 //! typed protocol error. Needs no HBase (the HBase run is
-//! tests/conformance_thrift_framed.rs).
-
-#[path = "support/fake_gateway.rs"]
-mod fake;
+//! tests/conformance/thrift_framed.rs).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
-use fake::{BOOL, Msg};
+use crate::fake::{BOOL, Msg};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
 
 /// A framed gateway that answers each `tableExists` with `reply(seq)`,

@@ -4,12 +4,11 @@
 //! `StoreError::BlockingInRuntime`, never a panic, MemoryStore included
 //! (so that tests on MemoryStore see what a remote store would do).
 
-#[path = "support/fake_gateway.rs"]
-mod fake;
+use crate::fake;
 
 use std::sync::Arc;
 
-use fake::{Act, BOOL, Msg};
+use crate::fake::{Act, BOOL, Msg};
 use hmap::blocking;
 use hmap::schema::{FamilySchema, TableSchema};
 use hmap::store::{MemoryStore, StoreError, ThriftConfig, ThriftStore};

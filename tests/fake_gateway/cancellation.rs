@@ -3,14 +3,13 @@
 //! reads the abandoned call's reply, and every write that was acknowledged
 //! is stored.
 
-#[path = "support/fake_gateway.rs"]
-mod fake;
+use crate::fake;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use fake::{Act, BOOL, Msg};
+use crate::fake::{Act, BOOL, Msg};
 use hmap::schema::{FamilySchema, TableSchema};
 use hmap::store::{Get, RowMutation, Store, ThriftConfig, ThriftStore};
 

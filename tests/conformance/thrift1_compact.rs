@@ -5,7 +5,7 @@
 //! [`Thrift1Store`](hmap::store::Thrift1Store) with
 //! `ThriftConfig::protocol` set to `ThriftProtocol::Compact` and
 //! `ThriftConfig::framed` on. The cases Thrift1 cannot express are skipped
-//! as in `tests/conformance_thrift1.rs`.
+//! as in `tests/conformance/thrift1.rs`.
 
 use hmap::store::ThriftProtocol;
 use hmap_suite::conformance::Thrift1Target;
