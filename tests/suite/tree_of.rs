@@ -227,7 +227,7 @@ async fn repair_rebuilds_lists_and_pointers() {
 
 /// The seed's animal taxonomy (the example's type): the rowkey is the bare
 /// id, the child list's qualifiers are ids as text (`child:7=reddog`).
-#[path = "../examples/animals.rs"]
+#[path = "../../examples/animals.rs"]
 #[allow(dead_code)] // only its type is used here
 mod animals;
 use animals::Animal;

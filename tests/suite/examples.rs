@@ -5,21 +5,21 @@ use std::sync::Arc;
 
 use hmap::store::Store;
 
-#[path = "../examples/animals.rs"]
+#[path = "../../examples/animals.rs"]
 mod animals;
-#[path = "../examples/keys.rs"]
+#[path = "../../examples/keys.rs"]
 mod keys;
-#[path = "../examples/org_chart.rs"]
+#[path = "../../examples/org_chart.rs"]
 mod org_chart;
-#[path = "../examples/person_role.rs"]
+#[path = "../../examples/person_role.rs"]
 mod person_role;
-#[path = "../examples/purchases.rs"]
+#[path = "../../examples/purchases.rs"]
 mod purchases;
-#[path = "../examples/sensor_readings.rs"]
+#[path = "../../examples/sensor_readings.rs"]
 mod sensor_readings;
-#[path = "../examples/shop_item.rs"]
+#[path = "../../examples/shop_item.rs"]
 mod shop_item;
-#[path = "../examples/weibo.rs"]
+#[path = "../../examples/weibo.rs"]
 mod weibo;
 
 /// The output of an example on the blocking API. Examples and their stores
