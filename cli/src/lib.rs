@@ -2,12 +2,14 @@
 //! its own, with its tables and relations registered.
 //!
 //! A crate of its own (on clap), so that hmap itself never builds a command
-//! line parser. This package also ships `hmap-cli`, the CLI with the
-//! example apps' tables registered (`src/main.rs`).
+//! line parser; it depends on hmap alone. This package also ships
+//! `hmap-cli`, the CLI with the example apps' tables registered
+//! (`src/main.rs`; `cargo install --path cli`).
 //!
 //! Schemas are Rust types, so the CLI is a library: the binary registers the
 //! structs it knows, and the CLI reads, plans, migrates and checks them on a
-//! live HBase (its Thrift2 gateway) or on a store the binary provides.
+//! live HBase (through `NativeStore`, a Thrift2 or a Thrift1 gateway) or on
+//! a store the binary provides.
 //!
 //! ```no_run
 //! use hmap_cli::Cli;
@@ -42,10 +44,20 @@
 //! | `verify NAME` / `repair NAME` | checks or repairs a registered relation ([`Checked`]) |
 //! | `rebuild-index NAME` | rebuilds a registered index from its table |
 //!
-//! The store: `--thrift host:port` (or `HMAP_THRIFT`), with
-//! `--table-prefix` (or `HMAP_TABLE_PREFIX`); or the one given to
-//! [`Cli::store`]. Commands that need no store (`create --dry-run`,
+//! The store: exactly one of `--native host:port`, `--zookeeper quorum`,
+//! `--thrift host:port` or `--thrift1 host:port` (with `--framed`,
+//! `--compact`, `--http`, `--https`, `--ca` for the gateway's wire mode);
+//! without one, the one variable set among those
+//! [`hmap::store::backend`] reads (`HMAP_NATIVE`, `HMAP_THRIFT`, ...); or the
+//! one given to [`Cli::store`]. `--table-prefix` (or `HMAP_TABLE_PREFIX`)
+//! prefixes the tables. Commands that need no store (`create --dry-run`,
 //! `inspect`) run without one.
+//!
+//! The exit status ([`Cli::run`], [`Status`]), as fsck and diff use theirs:
+//! 0 done and nothing wrong found, 1 problems found (`verify`, `repair`),
+//! 2 the command could not run. `--format json` prints rows in their
+//! struct's field order, and a check's report as one line with its fields
+//! in a fixed order (docs/cli.md).
 
 use std::ffi::OsString;
 use std::fmt::Write as _;

@@ -7,7 +7,7 @@
 //! | variable | backend |
 //! |---|---|
 //! | `HMAP_THRIFT=host:port` | [`ThriftStore`] on a Thrift2 gateway (binary protocol, unframed) |
-//! | `HMAP_NATIVE=host:port[,host:port]` | [`NativeStore`](crate::store::native::NativeStore) bootstrapped from masters ([`NativeConfig::new`]) |
+//! | `HMAP_NATIVE=host:port[,host:port]` | [`NativeStore`] bootstrapped from masters ([`NativeConfig::new`]) |
 //! | `HMAP_ZOOKEEPER=host:port[,host:port]` | `NativeStore` bootstrapped from a ZooKeeper quorum ([`NativeConfig::zookeeper`]) |
 //! | `HMAP_THRIFT_FRAMED=host:port` | `ThriftStore`, framed transport ([`ThriftConfig::framed`]) |
 //! | `HMAP_THRIFT_COMPACT=host:port` | `ThriftStore`, compact protocol ([`ThriftProtocol::Compact`]) |
@@ -343,7 +343,7 @@ impl fmt::Display for Backend {
 
 /// HTTPS for a Thrift gateway: its certificate checked against the CA
 /// certificates in the PEM file `ca`, or against the platform's roots
-/// without one ([`ThriftHttp::https_with_ca`], [`ThriftHttp::https`]).
+/// without one (`ThriftHttp::https_with_ca`, `ThriftHttp::https`).
 /// Needs hmap's `tls` feature: without it, [`BackendError::Feature`].
 /// `named_by` is the variable or flag that asked, for the errors.
 #[cfg(feature = "thrift")]
