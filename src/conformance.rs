@@ -122,9 +122,19 @@ impl Target for ThriftTarget {
 }
 
 /// The settings of the gateway whose address is in the environment
-/// variable `variable` (panics when it is unset), adjusted by `config`.
+/// variable `variable` (panics when it is unset), in the wire mode the
+/// variable names ([`hmap::store::backend`]: `HMAP_THRIFT_FRAMED` framed,
+/// `HMAP_THRIFT1_COMPACT` compact and framed, ...), adjusted by `config`.
 fn gateway_settings(variable: &str, config: impl FnOnce(&mut hmap::store::ThriftConfig)) -> hmap::store::ThriftConfig {
-    let mut settings = hmap::store::ThriftConfig::new(crate::required_env(variable));
+    let address = crate::required_env(variable);
+    // The wire mode the variable names, as hmap-cli reads it too.
+    let mut backend = hmap::store::Backend::from_env_var(variable)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| hmap::store::Backend::thrift(&address));
+    let mut settings = backend
+        .thrift_config_mut()
+        .cloned()
+        .unwrap_or_else(|| panic!("{variable} names no Thrift gateway"));
     config(&mut settings);
     settings
 }

@@ -8,8 +8,7 @@ use std::error::Error;
 use std::io::Write;
 use std::sync::Arc;
 
-use hmap::store::native::{NativeConfig, NativeStore};
-use hmap::store::{MemoryStore, Store, ThriftConfig, ThriftStore};
+use hmap::store::{Backend, MemoryStore, Store};
 
 /// What an example's `run` returns.
 pub type ExampleResult = Result<(), Box<dyn Error>>;
@@ -19,51 +18,49 @@ pub type ExampleResult = Result<(), Box<dyn Error>>;
 /// names an HBase master (or region server) that hmap talks to natively
 /// (`NativeStore`), or, without either, `HMAP_ZOOKEEPER=host:port` names
 /// the ZooKeeper quorum `NativeStore` finds HBase through;
-/// `HMAP_TABLE_PREFIX` then prefixes its table names.
+/// `HMAP_TABLE_PREFIX` then prefixes its table names. Each variable means
+/// what [`hmap::store::backend`] says, as it does to `hmap-cli`.
 pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
     let prefix = std::env::var("HMAP_TABLE_PREFIX").unwrap_or_default();
     env_store(&prefix).await
 }
 
-/// A variable's value, `None` when it is unset or blank.
-fn env_address(variable: &str) -> Option<String> {
-    std::env::var(variable)
-        .ok()
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-}
+/// The variables an example or a test takes its store from, first set
+/// first.
+const STORE_VARIABLES: [&str; 3] = ["HMAP_THRIFT", "HMAP_NATIVE", "HMAP_ZOOKEEPER"];
 
 /// The store the environment names (see [`store_from_env`]), its tables
 /// named with `prefix`: `HMAP_THRIFT` first, then `HMAP_NATIVE`, then
 /// `HMAP_ZOOKEEPER`, else memory.
 async fn env_store(prefix: &str) -> Result<Arc<dyn Store>, String> {
-    match (
-        env_address("HMAP_THRIFT"),
-        env_address("HMAP_NATIVE"),
-        env_address("HMAP_ZOOKEEPER"),
-    ) {
-        (None, Some(native), _) => native_store_for(&native, prefix).await,
-        (None, None, Some(quorum)) => zookeeper_store_for(&quorum, prefix).await,
-        (thrift, _, _) => store_for(thrift.as_deref(), prefix).await,
+    for variable in STORE_VARIABLES {
+        if let Some(backend) = Backend::from_env_var(variable).map_err(|e| e.to_string())? {
+            return connect(variable, backend, prefix).await;
+        }
     }
+    Ok(Arc::new(MemoryStore::new()))
+}
+
+/// Connects to `backend`, named by `variable`, its tables named with
+/// `prefix`; an error says how to start HBase or run in memory.
+async fn connect(variable: &str, mut backend: Backend, prefix: &str) -> Result<Arc<dyn Store>, String> {
+    let address = backend.address();
+    backend.set_table_prefix(prefix);
+    backend.connect().await.map_err(|e| {
+        let start = match variable {
+            "HMAP_NATIVE" => "scripts/hbase/hbase start (scripts/hbase/hbase address prints HMAP_NATIVE)",
+            "HMAP_ZOOKEEPER" => "scripts/hbase/hbase start (which prints HMAP_ZOOKEEPER)",
+            _ => "scripts/hbase/hbase start",
+        };
+        format!("{variable}={address}: {e}\nstart HBase with {start}, or unset {variable} to run in memory")
+    })
 }
 
 /// The store for a Thrift gateway address, its tables named with `prefix`,
 /// or in memory without an address. The gateway must answer.
 pub async fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Store>, String> {
     match thrift.map(str::trim) {
-        Some(address) if !address.is_empty() => {
-            let mut config = ThriftConfig::new(address);
-            config.table_prefix = prefix.to_string();
-            let store = ThriftStore::with_config(config);
-            store.ping().await.map_err(|e| {
-                format!(
-                    "HMAP_THRIFT={address}: {e}\n\
-                     start HBase with scripts/hbase/hbase start, or unset HMAP_THRIFT to run in memory"
-                )
-            })?;
-            Ok(Arc::new(store))
-        }
+        Some(address) if !address.is_empty() => connect("HMAP_THRIFT", Backend::thrift(address), prefix).await,
         _ => Ok(Arc::new(MemoryStore::new())),
     }
 }
@@ -71,29 +68,14 @@ pub async fn store_for(thrift: Option<&str>, prefix: &str) -> Result<Arc<dyn Sto
 /// A `NativeStore` bootstrapped from `addresses` (`host:port`, several
 /// separated by commas), its tables named with `prefix`. HBase must answer.
 pub async fn native_store_for(addresses: &str, prefix: &str) -> Result<Arc<dyn Store>, String> {
-    let config = NativeConfig::new(addresses.split(',').map(str::trim).filter(|a| !a.is_empty())).table_prefix(prefix);
-    match NativeStore::connect(config).await {
-        Ok(store) => Ok(Arc::new(store)),
-        Err(e) => Err(format!(
-            "HMAP_NATIVE={addresses}: {e}\n\
-             start HBase with scripts/hbase/hbase start (scripts/hbase/hbase address prints HMAP_NATIVE), \
-             or unset HMAP_NATIVE to run in memory"
-        )),
-    }
+    connect("HMAP_NATIVE", Backend::native(addresses), prefix).await
 }
 
 /// A `NativeStore` that finds HBase through the ZooKeeper `quorum`
 /// (`host:port`, several separated by commas; parent znode `/hbase`), its
 /// tables named with `prefix`. HBase must answer.
 pub async fn zookeeper_store_for(quorum: &str, prefix: &str) -> Result<Arc<dyn Store>, String> {
-    match NativeStore::connect(NativeConfig::zookeeper(quorum).table_prefix(prefix)).await {
-        Ok(store) => Ok(Arc::new(store)),
-        Err(e) => Err(format!(
-            "HMAP_ZOOKEEPER={quorum}: {e}\n\
-             start HBase with scripts/hbase/hbase start (which prints HMAP_ZOOKEEPER), \
-             or unset HMAP_ZOOKEEPER to run in memory"
-        )),
-    }
+    connect("HMAP_ZOOKEEPER", Backend::zookeeper(quorum), prefix).await
 }
 
 /// What a test marked `#[ignore = "needs a real HBase: ..."]` reads from the

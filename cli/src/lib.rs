@@ -2,12 +2,14 @@
 //! its own, with its tables and relations registered.
 //!
 //! A crate of its own (on clap), so that hmap itself never builds a command
-//! line parser. This package also ships `hmap-cli`, the CLI with the
-//! example apps' tables registered (`src/main.rs`).
+//! line parser; it depends on hmap alone. This package also ships
+//! `hmap-cli`, the CLI with the example apps' tables registered
+//! (`src/main.rs`; `cargo install --path cli`).
 //!
 //! Schemas are Rust types, so the CLI is a library: the binary registers the
 //! structs it knows, and the CLI reads, plans, migrates and checks them on a
-//! live HBase (its Thrift2 gateway) or on a store the binary provides.
+//! live HBase (through `NativeStore`, a Thrift2 or a Thrift1 gateway) or on
+//! a store the binary provides.
 //!
 //! ```no_run
 //! use hmap_cli::Cli;
@@ -42,10 +44,20 @@
 //! | `verify NAME` / `repair NAME` | checks or repairs a registered relation ([`Checked`]) |
 //! | `rebuild-index NAME` | rebuilds a registered index from its table |
 //!
-//! The store: `--thrift host:port` (or `HMAP_THRIFT`), with
-//! `--table-prefix` (or `HMAP_TABLE_PREFIX`); or the one given to
-//! [`Cli::store`]. Commands that need no store (`create --dry-run`,
+//! The store: exactly one of `--native host:port`, `--zookeeper quorum`,
+//! `--thrift host:port` or `--thrift1 host:port` (with `--framed`,
+//! `--compact`, `--http`, `--https`, `--ca` for the gateway's wire mode);
+//! without one, the one variable set among those
+//! [`hmap::store::backend`] reads (`HMAP_NATIVE`, `HMAP_THRIFT`, ...); or the
+//! one given to [`Cli::store`]. `--table-prefix` (or `HMAP_TABLE_PREFIX`)
+//! prefixes the tables. Commands that need no store (`create --dry-run`,
 //! `inspect`) run without one.
+//!
+//! The exit status ([`Cli::run`], [`Status`]), as fsck and diff use theirs:
+//! 0 done and nothing wrong found, 1 problems found (`verify`, `repair`),
+//! 2 the command could not run. `--format json` prints rows in their
+//! struct's field order, and a check's report as one line with its fields
+//! in a fixed order (docs/cli.md).
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -66,7 +78,8 @@ use hmap::key::{KeyError, KeySchema, PartKind, PartValue, parse_printable};
 use hmap::migrate::{MigrateOptions, Migration};
 use hmap::relation::{CheckOptions, Checked, Progress, Report};
 use hmap::schema::{SchemaDiff, TableSchema};
-use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
+use hmap::store::backend::{ENV_VARIABLES, https};
+use hmap::store::{Backend, BackendError, Store, StoreError, ThriftHttp, ThriftProtocol};
 use hmap::{Error, HTable, Query};
 
 /// What went wrong in a command. Each names what it is about; `Display` is
@@ -77,14 +90,50 @@ pub enum CliError {
     /// The command line does not parse (clap's message, with usage).
     #[error("{0}")]
     Usage(#[from] clap::Error),
-    /// The command needs a store and none was named.
-    #[error("no store: pass --thrift host:port or set HMAP_THRIFT")]
+    /// The command needs a store and neither a flag nor the environment
+    /// names one.
+    #[error(
+        "no store: pass one of {flags} (or set one of {vars})",
+        flags = STORE_FLAGS.join(", "),
+        vars = ENV_VARIABLES.join(", ")
+    )]
     NoStore,
-    /// The gateway does not answer, or is not a Thrift2 gateway.
-    #[error("cannot reach the Thrift2 gateway at {address}: {source}")]
+    /// More than one store is named, by flags or (without a flag) by the
+    /// environment.
+    #[error(
+        "{} name several stores ({}): {}",
+        if *.from_env { "the environment's variables" } else { "the flags" },
+        .named.join(", "),
+        if *.from_env {
+            format!("pass one of {} (a flag overrides the environment), or leave one variable set", STORE_FLAGS.join(", "))
+        } else {
+            format!("pass exactly one of {}", STORE_FLAGS.join(", "))
+        }
+    )]
+    SeveralStores {
+        /// The flags, or the variables, that name a store.
+        named: Vec<String>,
+        /// Whether they are environment variables.
+        from_env: bool,
+    },
+    /// A wire flag (`--framed`, `--compact`, `--http`, `--https`, `--ca`)
+    /// without a Thrift gateway to apply to.
+    #[error("{flag} applies to a Thrift gateway: give it with --thrift or --thrift1")]
+    WireFlag {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// The store named cannot be set up (a CA that cannot be read, a
+    /// feature this build lacks).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// HBase does not answer there, or not as that kind of store.
+    #[error("{named_by}: cannot connect to {backend}: {source}")]
     Connect {
-        /// The address given.
-        address: String,
+        /// The store, as [`Backend`] prints it.
+        backend: String,
+        /// The flag or variable that named it.
+        named_by: String,
         /// What the store said.
         source: Box<StoreError>,
     },
@@ -131,10 +180,10 @@ pub enum CliError {
     /// A key given in hex that is not hex.
     #[error("{0:?} is not hex")]
     Hex(String),
-    /// The relation has nothing to rebuild.
     /// A `--from` that is not a checkpoint.
     #[error("{0}")]
     Checkpoint(String),
+    /// The relation has nothing to rebuild.
     #[error("`{0}` has nothing to rebuild: rebuild-index takes an index")]
     NotAnIndex(String),
     /// What hmap answered.
@@ -144,6 +193,46 @@ pub enum CliError {
     #[error("writing the output: {0}")]
     Io(#[from] io::Error),
 }
+
+impl CliError {
+    /// The exit status for this error: 2, "the command could not run" (see
+    /// [`Status`]); 0 for `--help` and `--version`, which clap returns as
+    /// errors.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::Usage(e) if !e.use_stderr() => ExitCode::SUCCESS,
+            _ => ExitCode::from(2),
+        }
+    }
+}
+
+/// How a command that ran went, as its exit status says it, the way fsck
+/// and diff use theirs: [`Clean`](Status::Clean) 0, [`Problems`](Status::Problems)
+/// 1; a command that could not run is a [`CliError`], status 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Status {
+    /// Done, and nothing wrong found: exit status 0.
+    Clean,
+    /// `verify` or `repair` found problems (each listed in its report):
+    /// exit status 1, after a `repair` too, which fixed what it could
+    /// (those it could not are `held` and `unreadable` entries).
+    Problems,
+}
+
+impl Status {
+    /// 0 or 1.
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Status::Clean => ExitCode::SUCCESS,
+            Status::Problems => ExitCode::from(1),
+        }
+    }
+}
+
+/// The flags that name a store: exactly one is given, or none and one of
+/// [`ENV_VARIABLES`] is set.
+pub const STORE_FLAGS: [&str; 4] = ["--native", "--zookeeper", "--thrift", "--thrift1"];
 
 impl From<Error> for CliError {
     fn from(e: Error) -> Self {
@@ -222,33 +311,31 @@ impl Cli {
     }
 
     /// Runs the command line of this process: output on stdout, errors on
-    /// stderr. Exit status 0 on success, 2 for a command line that does not
-    /// parse, 1 for any other error.
+    /// stderr. The exit status, as fsck and diff use theirs: 0 done and
+    /// nothing wrong found, 1 problems found (`verify`, `repair`), 2 the
+    /// command could not run (a command line that does not parse, no
+    /// store, HBase unreachable, any error); see [`Status`].
     pub fn run(self) -> ExitCode {
         let stdout = io::stdout();
         let mut out = stdout.lock();
         match self.run_with(std::env::args_os(), &mut out) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(status) => status.exit_code(),
             Err(CliError::Usage(e)) => {
                 // Help and version are "errors" that print to stdout.
                 let _ = e.print();
-                if e.use_stderr() {
-                    ExitCode::from(2)
-                } else {
-                    ExitCode::SUCCESS
-                }
+                CliError::Usage(e).exit_code()
             }
             Err(e) => {
                 let _ = out.flush();
                 eprintln!("error: {e}");
-                ExitCode::FAILURE
+                e.exit_code()
             }
         }
     }
 
     /// Runs `args` (the first being the binary's name), writing the output
-    /// to `out`.
-    pub fn run_with<I, A>(self, args: I, out: &mut dyn Write) -> Outcome
+    /// to `out`: how it went, or why it could not run.
+    pub fn run_with<I, A>(self, args: I, out: &mut dyn Write) -> std::result::Result<Status, CliError>
     where
         I: IntoIterator<Item = A>,
         A: Into<OsString> + Clone,
@@ -277,8 +364,19 @@ impl Cli {
     }
 }
 
+/// What `--help` says after the options: where the store comes from, and
+/// the exit status.
+const AFTER_HELP: &str = "\
+The store: exactly one of --native, --zookeeper, --thrift, --thrift1; without one,
+the one environment variable set among HMAP_THRIFT, HMAP_NATIVE, HMAP_ZOOKEEPER,
+HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS (with HMAP_THRIFT_CA),
+HMAP_THRIFT1, HMAP_THRIFT1_COMPACT (as `scripts/hbase/hbase start` prints them).
+
+Exit status: 0 done, nothing wrong found; 1 problems found (verify, repair);
+2 the command could not run (a bad command line, no store, HBase unreachable, an error).";
+
 #[derive(Parser, Debug)]
-#[command(about = "Reads, migrates and checks hmap tables on HBase", version)]
+#[command(about = "Reads, migrates and checks hmap tables on HBase", version, after_help = AFTER_HELP)]
 struct Command {
     #[command(flatten)]
     connection: Connection,
@@ -286,17 +384,115 @@ struct Command {
     action: Action,
 }
 
+/// Where the store is: one backend flag (else the environment), the Thrift
+/// wire flags, and what applies to every store.
 #[derive(Args, Debug, Clone)]
 struct Connection {
-    /// The Thrift2 gateway, host:port.
-    #[arg(long, env = "HMAP_THRIFT", global = true)]
+    /// HBase through its own RPC (NativeStore), bootstrapped from masters: host:port[,host:port] [env: HMAP_NATIVE]
+    #[arg(long, value_name = "ADDRS", global = true, help_heading = "Store")]
+    native: Option<String>,
+    /// HBase through its own RPC (NativeStore), found through a ZooKeeper quorum: host:port[,host:port] [env: HMAP_ZOOKEEPER]
+    #[arg(long, value_name = "QUORUM", global = true, help_heading = "Store")]
+    zookeeper: Option<String>,
+    /// A Thrift2 gateway (`hbase thrift2`), host:port [env: HMAP_THRIFT, HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS]
+    #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     thrift: Option<String>,
+    /// A Thrift1 gateway (`hbase thrift`), host:port [env: HMAP_THRIFT1, HMAP_THRIFT1_COMPACT]
+    #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
+    thrift1: Option<String>,
+    /// The gateway's transport is framed (`-f`, `-hsha`, `-nonblocking`, `-threadedselector`)
+    #[arg(long, global = true, help_heading = "Store")]
+    framed: bool,
+    /// The gateway speaks the compact protocol (`-c`)
+    #[arg(long, global = true, help_heading = "Store")]
+    compact: bool,
+    /// The gateway runs in HTTP mode (`hbase.regionserver.thrift.http`)
+    #[arg(long, global = true, help_heading = "Store")]
+    http: bool,
+    /// HTTPS: HTTP mode with `hbase.thrift.ssl.enabled`; needs the `tls` feature
+    #[arg(long, global = true, help_heading = "Store")]
+    https: bool,
+    /// HTTPS, the gateway's certificate checked against this CA (PEM) rather than the platform's roots
+    #[arg(long, value_name = "PEM", global = true, help_heading = "Store")]
+    ca: Option<std::path::PathBuf>,
     /// Put before every table name in HBase.
     #[arg(long, env = "HMAP_TABLE_PREFIX", global = true, default_value = "")]
     table_prefix: String,
     /// How long one call to HBase may take, in seconds.
     #[arg(long, global = true, default_value_t = 30)]
     timeout: u64,
+}
+
+impl Connection {
+    /// The store these flags name, else the one the environment names,
+    /// and what named it.
+    fn backend(&self) -> std::result::Result<(Backend, String), CliError> {
+        let flags: Vec<(&'static str, Backend)> = [
+            ("--native", self.native.as_deref().map(Backend::native)),
+            ("--zookeeper", self.zookeeper.as_deref().map(Backend::zookeeper)),
+            ("--thrift", self.thrift.as_deref().map(Backend::thrift)),
+            ("--thrift1", self.thrift1.as_deref().map(Backend::thrift1)),
+        ]
+        .into_iter()
+        .filter_map(|(flag, backend)| Some((flag, backend?)))
+        .collect();
+        let wire: Vec<&'static str> = [
+            ("--framed", self.framed),
+            ("--compact", self.compact),
+            ("--http", self.http),
+            ("--https", self.https),
+            ("--ca", self.ca.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect();
+        let (flag, mut backend) = match <[_; 1]>::try_from(flags) {
+            Ok([one]) => one,
+            Err(flags) if !flags.is_empty() => {
+                return Err(CliError::SeveralStores {
+                    named: flags.iter().map(|(f, _)| f.to_string()).collect(),
+                    from_env: false,
+                });
+            }
+            Err(_) => {
+                if let Some(flag) = wire.first() {
+                    return Err(CliError::WireFlag { flag });
+                }
+                return self.env_backend();
+            }
+        };
+        if let Some(config) = backend.thrift_config_mut() {
+            config.framed = self.framed;
+            if self.compact {
+                config.protocol = ThriftProtocol::Compact;
+            }
+            if self.https || self.ca.is_some() {
+                let named_by = if self.ca.is_some() { "--ca" } else { "--https" };
+                config.http = Some(https(self.ca.as_deref(), named_by)?);
+            } else if self.http {
+                config.http = Some(ThriftHttp::plain());
+            }
+        } else if let Some(flag) = wire.first() {
+            return Err(CliError::WireFlag { flag });
+        }
+        Ok((backend, flag.to_string()))
+    }
+
+    /// The store the environment names: exactly one of [`ENV_VARIABLES`]
+    /// set.
+    fn env_backend(&self) -> std::result::Result<(Backend, String), CliError> {
+        match Backend::env_variables_set()[..] {
+            [] => Err(CliError::NoStore),
+            [variable] => {
+                let backend = Backend::from_env_var(variable)?.ok_or(CliError::NoStore)?;
+                Ok((backend, variable.to_string()))
+            }
+            ref several => Err(CliError::SeveralStores {
+                named: several.iter().map(|v| v.to_string()).collect(),
+                from_env: true,
+            }),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -376,6 +572,9 @@ struct CheckArgs {
     /// (`pass:hex`): a run cut off (Ctrl-C, a crash) goes on from there.
     #[arg(long)]
     from: Option<String>,
+    /// How to print the report: `json` is one line, its fields in a fixed order (docs/cli.md).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 #[derive(Args, Debug)]
@@ -407,25 +606,21 @@ impl Session<'_> {
         if let Some(store) = self.store.as_ref().or(self.cli.store.as_ref()) {
             return Ok(Arc::clone(store));
         }
-        let address = self.connection.thrift.clone().ok_or(CliError::NoStore)?;
-        let mut config = ThriftConfig::new(address.clone());
-        config.table_prefix = self.connection.table_prefix.clone();
-        let timeout = Duration::from_secs(self.connection.timeout.max(1));
-        config.call_timeout = timeout;
-        config.connect_timeout = timeout.min(config.connect_timeout);
-        config.read_timeout = timeout;
-        let store = ThriftStore::with_config(config);
-        block_on(store.ping()).map_err(|source| CliError::Connect {
-            address,
+        let (mut backend, named_by) = self.connection.backend()?;
+        backend.set_table_prefix(&self.connection.table_prefix);
+        backend.set_timeout(Duration::from_secs(self.connection.timeout.max(1)));
+        let shown = backend.to_string();
+        let store = block_on(backend.connect()).map_err(|source| CliError::Connect {
+            backend: shown,
+            named_by,
             source: Box::new(source),
         })?;
-        let store: Arc<dyn Store> = Arc::new(store);
         self.store = Some(Arc::clone(&store));
         Ok(store)
     }
 
-    fn run(mut self, action: Action, out: &mut dyn Write) -> Outcome {
-        match action {
+    fn run(mut self, action: Action, out: &mut dyn Write) -> std::result::Result<Status, CliError> {
+        let done = match action {
             Action::Tables => self.tables(out),
             Action::Describe { table } => self.describe(&table, out),
             Action::Plan(args) => self.migrate(&args, false, out),
@@ -434,11 +629,11 @@ impl Session<'_> {
                 let table = self.cli.table_named(&table)?;
                 if dry_run {
                     writeln!(out, "{}", table.schema())?;
-                    return Ok(());
+                } else {
+                    let store = self.store()?;
+                    table.create(store)?;
+                    writeln!(out, "created {}", table.name())?;
                 }
-                let store = self.store()?;
-                table.create(store)?;
-                writeln!(out, "created {}", table.name())?;
                 Ok(())
             }
             Action::Inspect { table, key, hex } => {
@@ -475,10 +670,11 @@ impl Session<'_> {
                 let rows = table.scan(store, prefix, limit)?;
                 print_rows(table, rows, format, out)
             }
-            Action::Verify(args) => self.check(&args.relation, Check::Verify, Some(&args), out),
-            Action::Repair(args) => self.check(&args.relation, Check::Repair, Some(&args), out),
-            Action::RebuildIndex(args) => self.check(&args.relation, Check::Rebuild, Some(&args), out),
-        }
+            Action::Verify(args) => return self.check(Check::Verify, &args, out),
+            Action::Repair(args) => return self.check(Check::Repair, &args, out),
+            Action::RebuildIndex(args) => return self.check(Check::Rebuild, &args, out),
+        };
+        done.map(|()| Status::Clean)
     }
 
     fn tables(&mut self, out: &mut dyn Write) -> Outcome {
@@ -550,7 +746,8 @@ impl Session<'_> {
         Ok(())
     }
 
-    fn check(&mut self, name: &str, check: Check, args: Option<&CheckArgs>, out: &mut dyn Write) -> Outcome {
+    fn check(&mut self, check: Check, args: &CheckArgs, out: &mut dyn Write) -> std::result::Result<Status, CliError> {
+        let name = args.relation.as_str();
         let (_, build) = self
             .cli
             .relations
@@ -562,12 +759,9 @@ impl Session<'_> {
                 known: self.cli.relations.iter().map(|(n, _)| n.clone()).collect(),
             })?;
         let relation = build(self.store()?);
-        let mut options = CheckOptions::new();
-        if let Some(args) = args {
-            options = options.batch(args.batch);
-            if let Some(from) = &args.from {
-                options = options.from(from.parse().map_err(CliError::Checkpoint)?);
-            }
+        let mut options = CheckOptions::new().batch(args.batch);
+        if let Some(from) = &args.from {
+            options = options.from(from.parse().map_err(CliError::Checkpoint)?);
         }
         let progress = CheckProgress::new(name);
         let options = options.progress(progress.reporter());
@@ -577,13 +771,28 @@ impl Session<'_> {
                 let rebuilt = relation.rebuild_with_blocking(&options);
                 progress.finish();
                 rebuilt.ok_or_else(|| CliError::NotAnIndex(name.to_string()))??;
-                writeln!(out, "{name}: rebuilt")?;
-                return Ok(());
+                match args.format {
+                    Format::Table => writeln!(out, "{name}: rebuilt")?,
+                    Format::Json => writeln!(
+                        out,
+                        "{}",
+                        json_line(&Rebuilt {
+                            relation: name,
+                            rebuilt: true
+                        })?
+                    )?,
+                }
+                return Ok(Status::Clean);
             }
         };
         progress.finish();
         let report = report?;
-        print_report(name, check, &report, out)
+        print_report(name, check, &report, args.format, out)?;
+        Ok(if report.is_empty() {
+            Status::Clean
+        } else {
+            Status::Problems
+        })
     }
 }
 
@@ -638,8 +847,52 @@ enum Check {
     Rebuild,
 }
 
-fn print_report(name: &str, check: Check, report: &Report, out: &mut dyn Write) -> Outcome {
+/// `verify` or `repair`'s report as `--format json` prints it: one line,
+/// its fields in this order (docs/cli.md shows one).
+#[derive(Serialize)]
+struct ReportLine<'a> {
+    relation: &'a str,
+    check: &'static str,
+    consistent: bool,
+    found: usize,
+    missing: &'a [String],
+    dangling: &'a [String],
+    stale: &'a [String],
+    absent: &'a [String],
+    held: &'a [String],
+    unreadable: &'a [String],
+}
+
+/// `rebuild-index`'s line for `--format json`.
+#[derive(Serialize)]
+struct Rebuilt<'a> {
+    relation: &'a str,
+    rebuilt: bool,
+}
+
+/// `value` as one line of JSON, its fields in their declaration order.
+fn json_line(value: &impl Serialize) -> std::result::Result<String, CliError> {
+    serde_json::to_string(value).map_err(|e| CliError::Io(io::Error::other(e)))
+}
+
+fn print_report(name: &str, check: Check, report: &Report, format: Format, out: &mut dyn Write) -> Outcome {
     let verb = if check == Check::Repair { "repaired" } else { "verified" };
+    if format == Format::Json {
+        let line = ReportLine {
+            relation: name,
+            check: if check == Check::Repair { "repair" } else { "verify" },
+            consistent: report.is_consistent(),
+            found: report.len(),
+            missing: &report.missing,
+            dangling: &report.dangling,
+            stale: &report.stale,
+            absent: &report.absent,
+            held: &report.held,
+            unreadable: &report.unreadable,
+        };
+        writeln!(out, "{}", json_line(&line)?)?;
+        return Ok(());
+    }
     writeln!(out, "{name}: {verb}: {report}")?;
     for (kind, entries) in [
         ("missing", &report.missing),
@@ -656,8 +909,13 @@ fn print_report(name: &str, check: Check, report: &Report, out: &mut dyn Write) 
     Ok(())
 }
 
-/// A row as printed: its fields as JSON values, in declaration order.
-type PrintedRow = serde_json::Value;
+/// A row as printed: its JSON line, the fields in the order the struct's
+/// `Serialize` writes them (declaration order, for a derived one), and the
+/// same as a value, for the table format.
+struct PrintedRow {
+    json: String,
+    value: serde_json::Value,
+}
 
 /// A registered table, its struct erased.
 trait Registered {
@@ -676,9 +934,13 @@ struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: HTable + Serialize> Typed<T> {
     fn printed(row: &T) -> hmap::Result<PrintedRow> {
-        serde_json::to_value(row).map_err(|e| Error::Query {
+        let fail = |e: serde_json::Error| Error::Query {
             table: T::TABLE,
             reason: format!("the row does not serialize: {e}"),
+        };
+        Ok(PrintedRow {
+            json: serde_json::to_string(row).map_err(fail)?,
+            value: serde_json::to_value(row).map_err(fail)?,
         })
     }
 }
@@ -821,14 +1083,14 @@ fn print_rows(table: &dyn Registered, rows: Vec<PrintedRow>, format: Format, out
     match format {
         Format::Json => {
             for row in rows {
-                writeln!(out, "{row}")?;
+                writeln!(out, "{}", row.json)?;
             }
         }
         Format::Table => {
             let fields = table.fields();
             let cells: Vec<Vec<String>> = rows
                 .iter()
-                .map(|row| fields.iter().map(|f| shown(row.get(*f))).collect())
+                .map(|row| fields.iter().map(|f| shown(row.value.get(*f))).collect())
                 .collect();
             let widths: Vec<usize> = fields
                 .iter()

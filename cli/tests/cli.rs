@@ -1,7 +1,8 @@
 //! hmap-cli driven end to end: in process on the store from the
 //! environment (`MemoryStore`, or a real HBase when `HMAP_THRIFT` is set),
 //! and as a binary (its exit codes and messages; on a real HBase, the
-//! commands that need one).
+//! commands that need one, through NativeStore, Thrift1 and each Thrift
+//! wire mode).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,18 +11,48 @@ use apps::{shop_item, weibo};
 use assert_cmd::Command;
 use hmap::blocking::Table;
 use hmap::store::Store;
-use hmap_cli::CliError;
+use hmap_cli::{CliError, Status};
 
 #[path = "../src/apps.rs"]
 mod apps;
 
+/// The examples whose tables `src/apps.rs` copies.
+#[allow(dead_code)]
+#[path = "../../examples/shop_item.rs"]
+mod shop_item_example;
+#[allow(dead_code)]
+#[path = "../../examples/weibo.rs"]
+mod weibo_example;
+
 /// Runs the CLI in process on `store`; its output, or its error.
 fn run(store: &Arc<dyn Store>, args: &[&str]) -> Result<String, CliError> {
+    run_status(store, args).map(|(out, _)| out)
+}
+
+/// Runs the CLI in process on `store`; its output and status, or its error.
+fn run_status(store: &Arc<dyn Store>, args: &[&str]) -> Result<(String, Status), CliError> {
     let mut out = Vec::new();
-    apps::cli()
+    let status = apps::cli()
         .store(Arc::clone(store))
         .run_with(std::iter::once("hmap-cli").chain(args.iter().copied()), &mut out)?;
-    Ok(String::from_utf8(out).expect("UTF-8 output"))
+    Ok((String::from_utf8(out).expect("UTF-8 output"), status))
+}
+
+/// `src/apps.rs` copies the examples' table structs (so that the package
+/// depends on hmap alone): each copy is its example's table.
+#[test]
+fn the_copied_tables_are_the_examples() {
+    use hmap::HTable;
+    fn same<A: HTable, B: HTable>() {
+        assert_eq!(A::table_schema(), B::table_schema(), "{}", A::TABLE);
+        assert_eq!(A::key_schema(), B::key_schema(), "{}", A::TABLE);
+        assert_eq!(A::fields(), B::fields(), "{}", A::TABLE);
+    }
+    same::<weibo::User, weibo_example::User>();
+    same::<weibo::Post, weibo_example::Post>();
+    same::<weibo::Inbox, weibo_example::Inbox>();
+    same::<shop_item::Shop, shop_item_example::Shop>();
+    same::<shop_item::Item, shop_item_example::Item>();
 }
 
 fn ok(store: &Arc<dyn Store>, args: &[&str]) -> String {
@@ -97,9 +128,10 @@ fn get_and_scan_print_typed_rows() {
         ok(&store, &["get", "wb_user", "u2"]),
         "uid  name  posts  follows  fans\nu2   Bob   0      {}       {}\n"
     );
+    // JSON: the struct's fields in declaration order, as docs/cli.md says.
     assert_eq!(
         ok(&store, &["get", "wb_user", "u2", "--format", "json"]),
-        "{\"fans\":{},\"follows\":{},\"name\":\"Bob\",\"posts\":0,\"uid\":\"u2\"}\n"
+        "{\"uid\":\"u2\",\"name\":\"Bob\",\"posts\":0,\"follows\":{},\"fans\":{}}\n"
     );
     assert_eq!(ok(&store, &["get", "wb_user", "zz"]), "no row\n");
     let scanned = ok(&store, &["scan", "wb_user", "--prefix", "u", "--format", "json"]);
@@ -271,11 +303,83 @@ fn a_one_pass_check_refusing_a_checkpoint_names_its_table() {
     assert_eq!(String::from_utf8(out).unwrap(), "org: verified: consistent\n");
 }
 
-/// The binary, without a store.
+/// What `verify` and `repair` return, and `--format json`'s report: in
+/// process, on the store from the environment.
+#[test]
+fn verify_and_repair_report_problems_in_their_status_and_json() {
+    let store = hmap::blocking::try_block_on(hmap_suite::test_store("cli_status")).expect("outside a runtime");
+    let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
+    let items: Table<shop_item::Item, _> = Table::new(Arc::clone(&store));
+    shops.create().unwrap();
+    items.create().unwrap();
+    let (out, status) = run_status(&store, &["verify", "shop_items", "--format", "json"]).unwrap();
+    assert_eq!(status, Status::Clean);
+    assert_eq!(
+        out,
+        "{\"relation\":\"shop_items\",\"check\":\"verify\",\"consistent\":true,\"found\":0,\"missing\":[],\
+         \"dangling\":[],\"stale\":[],\"absent\":[],\"held\":[],\"unreadable\":[]}\n"
+    );
+    half_link(&store, &shops, "s1", "i1");
+    let (out, status) = run_status(&store, &["verify", "shop_items", "--format", "json"]).unwrap();
+    assert_eq!(status, Status::Problems);
+    assert_eq!(
+        out,
+        "{\"relation\":\"shop_items\",\"check\":\"verify\",\"consistent\":false,\"found\":1,\"missing\":[],\
+         \"dangling\":[],\"stale\":[],\"absent\":[\"s1 -> i1: no left entity s1 (left side)\"],\"held\":[],\"unreadable\":[]}\n"
+    );
+    let (_, status) = run_status(&store, &["repair", "shop_items"]).unwrap();
+    assert_eq!(status, Status::Problems, "a repair that found problems says so");
+    let (out, status) = run_status(&store, &["verify", "shop_items"]).unwrap();
+    assert_eq!(
+        (out.as_str(), status),
+        ("shop_items: verified: consistent\n", Status::Clean)
+    );
+    assert_eq!(Status::Clean.exit_code(), std::process::ExitCode::SUCCESS);
+    assert_eq!(Status::Problems.exit_code(), std::process::ExitCode::from(1));
+    let err = run(&store, &["verify", "nothing"]).unwrap_err();
+    assert_eq!(err.exit_code(), std::process::ExitCode::from(2));
+}
+
+/// Writes only `shop`'s side of a link to `item`.
+fn half_link(store: &Arc<dyn Store>, shops: &Table<shop_item::Shop, Arc<dyn Store>>, shop: &str, item: &'static str) {
+    hmap::blocking::block_on(store.mutate(
+        "shop",
+        &[hmap::store::RowMutation::new(shops.row_key(shop.to_string()).unwrap()).put("item", item, "")],
+    ))
+    .unwrap();
+}
+
+/// The variables that name a store (and the CA's), which `.ci/run` sets.
+const STORE_VARIABLES: [&str; 10] = [
+    "HMAP_THRIFT",
+    "HMAP_NATIVE",
+    "HMAP_ZOOKEEPER",
+    "HMAP_THRIFT_FRAMED",
+    "HMAP_THRIFT_COMPACT",
+    "HMAP_THRIFT_HTTPS",
+    "HMAP_THRIFT_CA",
+    "HMAP_THRIFT1",
+    "HMAP_THRIFT1_COMPACT",
+    "HMAP_TABLE_PREFIX",
+];
+
+/// The binary, without a store: none of the variables set.
 fn binary() -> Command {
     let mut cmd = Command::cargo_bin("hmap-cli").expect("the hmap-cli binary");
-    cmd.env_remove("HMAP_THRIFT").env_remove("HMAP_TABLE_PREFIX");
+    for variable in STORE_VARIABLES {
+        cmd.env_remove(variable);
+    }
     cmd
+}
+
+/// Runs the binary; its exit status and its stdout and stderr.
+fn status_of(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().expect("the binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
 }
 
 #[test]
@@ -294,7 +398,7 @@ fn the_binary_without_a_store() {
         "uid=\"u0001\"\nat=1763780400000\n"
     );
     // A key that does not decode, an unknown table, no store, a bad address:
-    // exit status 1 and one line on stderr.
+    // exit status 2 ("could not run") and one line on stderr.
     for (args, message) in [
         (
             &["inspect", "wb_user", "abc"][..],
@@ -302,7 +406,13 @@ fn the_binary_without_a_store() {
         ),
         (
             &["describe", "nope"][..],
-            "error: no store: pass --thrift host:port or set HMAP_THRIFT",
+            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1 (or set one of HMAP_THRIFT, \
+             HMAP_NATIVE, HMAP_ZOOKEEPER, HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS, HMAP_THRIFT1, \
+             HMAP_THRIFT1_COMPACT)",
+        ),
+        (
+            &["verify", "follows"][..],
+            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1",
         ),
         (
             &["create", "nope", "--dry-run"][..],
@@ -310,21 +420,142 @@ fn the_binary_without_a_store() {
         ),
         (
             &["--thrift", "127.0.0.1:1", "--timeout", "2", "tables"][..],
-            "error: cannot reach the Thrift2 gateway at 127.0.0.1:1: ",
+            "error: --thrift: cannot connect to the Thrift2 gateway at 127.0.0.1:1: ",
+        ),
+        (
+            &[
+                "--thrift1",
+                "127.0.0.1:1",
+                "--compact",
+                "--timeout",
+                "2",
+                "verify",
+                "follows",
+            ][..],
+            "error: --thrift1: cannot connect to the Thrift1 gateway at 127.0.0.1:1 (compact): ",
+        ),
+        (
+            &["--native", "127.0.0.1:1", "--timeout", "2", "tables"][..],
+            "error: --native: cannot connect to HBase at 127.0.0.1:1 (NativeStore): ",
+        ),
+        (
+            &["--zookeeper", "127.0.0.1:1", "--timeout", "2", "tables"][..],
+            "error: --zookeeper: cannot connect to HBase through ZooKeeper 127.0.0.1:1 (NativeStore): ",
+        ),
+        (
+            &["--thrift", "127.0.0.1:1", "--native", "127.0.0.1:2", "tables"][..],
+            "error: the flags name several stores (--native, --thrift): pass exactly one of --native, \
+             --zookeeper, --thrift, --thrift1",
+        ),
+        (
+            &["--framed", "tables"][..],
+            "error: --framed applies to a Thrift gateway: give it with --thrift or --thrift1",
+        ),
+        (
+            &["--native", "127.0.0.1:1", "--compact", "tables"][..],
+            "error: --compact applies to a Thrift gateway: give it with --thrift or --thrift1",
+        ),
+        // Without the `tls` feature, HTTPS is refused; with it, the CA is
+        // read: either way the error names the flag.
+        (
+            &["--thrift", "127.0.0.1:1", "--ca", "/nonexistent/ca.pem", "tables"][..],
+            "error: --ca: ",
         ),
     ] {
-        let out = binary().args(args).assert().code(1);
-        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        let (code, stdout, stderr) = status_of(binary().args(args));
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.starts_with(message), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert_eq!(stdout, "", "{args:?}");
     }
     // A command line that does not parse: status 2, with the usage.
     let out = binary().arg("frob").assert().code(2);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("Usage: hmap-cli"));
+    // `--help` documents the store flags, the variables and the exit status.
+    let out = binary().arg("--help").assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for text in [
+        "--native <ADDRS>",
+        "--zookeeper <QUORUM>",
+        "--thrift1 <ADDR>",
+        "--framed",
+        "--compact",
+        "--https",
+        "--ca <PEM>",
+        "HMAP_THRIFT1_COMPACT",
+        "Exit status: 0 done, nothing wrong found; 1 problems found (verify, repair);\n2 the command could not run",
+    ] {
+        assert!(help.contains(text), "{text:?} not in {help}");
+    }
+}
+
+/// Without a flag, the store comes from the one variable set; several set
+/// is an error that names them; a flag overrides them.
+#[test]
+fn the_binary_takes_exactly_one_store_from_the_environment() {
+    let (code, _, stderr) = status_of(
+        binary()
+            .env("HMAP_NATIVE", "127.0.0.1:1")
+            .args(["--timeout", "2", "tables"]),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: HMAP_NATIVE: cannot connect to HBase at 127.0.0.1:1 (NativeStore): "),
+        "{stderr}"
+    );
+    let (code, _, stderr) =
+        status_of(
+            binary()
+                .env("HMAP_THRIFT1_COMPACT", "127.0.0.1:1")
+                .args(["--timeout", "2", "tables"]),
+        );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: HMAP_THRIFT1_COMPACT: cannot connect to the Thrift1 gateway at 127.0.0.1:1 (framed, compact): "
+        ),
+        "{stderr}"
+    );
+    let (code, _, stderr) = status_of(
+        binary()
+            .env("HMAP_THRIFT", "127.0.0.1:1")
+            .env("HMAP_THRIFT1", "127.0.0.1:2")
+            .args(["tables"]),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "error: the environment's variables name several stores (HMAP_THRIFT, HMAP_THRIFT1): pass one of \
+         --native, --zookeeper, --thrift, --thrift1 (a flag overrides the environment), or leave one variable set\n"
+    );
+    let (code, _, stderr) = status_of(
+        binary()
+            .env("HMAP_THRIFT", "127.0.0.1:1")
+            .env("HMAP_THRIFT1", "127.0.0.1:2")
+            .args(["--native", "127.0.0.1:3", "--timeout", "2", "tables"]),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: --native: cannot connect to HBase at 127.0.0.1:3 (NativeStore): "),
+        "{stderr}"
+    );
+}
+
+/// The tables under `prefix` on the HBase of `HMAP_NATIVE`, deleted: a
+/// clean start, and a clean end.
+fn drop_tables(prefix: &str) -> Arc<dyn Store> {
+    let native = hmap_suite::required_env("HMAP_NATIVE");
+    let store = hmap::blocking::try_block_on(hmap_suite::native_store_for(&native, prefix))
+        .expect("outside a runtime")
+        .unwrap_or_else(|e| panic!("{e}"));
+    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
+        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
+    }
+    store
 }
 
 #[test]
-#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port"]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT=host:port and HMAP_NATIVE"]
 fn the_binary_on_hbase() {
     let address = hmap_suite::required_env("HMAP_THRIFT");
     let prefix = hmap_suite::test_table_prefix("hmap_test_cli_binary__");
@@ -333,13 +564,7 @@ fn the_binary_on_hbase() {
         cmd.args(["--thrift", &address, "--table-prefix", &prefix]).args(args);
         cmd
     };
-    // Start clean: the tables a previous run left.
-    let store = hmap::blocking::try_block_on(hmap_suite::store_for(Some(&address), &prefix))
-        .expect("outside a runtime")
-        .unwrap();
-    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
-        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
-    }
+    let store = drop_tables(&prefix);
     on_hbase(&["migrate"]).assert().success();
     let out = on_hbase(&["tables"]).assert().success();
     let tables = String::from_utf8_lossy(&out.get_output().stdout).to_string();
@@ -356,7 +581,7 @@ fn the_binary_on_hbase() {
         .success();
     assert_eq!(
         String::from_utf8_lossy(&out.get_output().stdout),
-        "{\"fans\":{},\"follows\":{},\"name\":\"Dee\",\"posts\":0,\"uid\":\"u7\"}\n"
+        "{\"uid\":\"u7\",\"name\":\"Dee\",\"posts\":0,\"follows\":{},\"fans\":{}}\n"
     );
     let out = on_hbase(&["describe", "wb_user"]).assert().success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("# fits its struct"));
@@ -375,7 +600,113 @@ fn the_binary_on_hbase() {
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("consistent"));
-    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
-        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
+    // Problems found: status 1, for a verify and for the repair that fixes
+    // them; then 0.
+    let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
+    half_link(&store, &shops, "s1", "i1");
+    on_hbase(&["verify", "shop_items"]).assert().code(1);
+    on_hbase(&["repair", "shop_items"]).assert().code(1);
+    on_hbase(&["verify", "shop_items"]).assert().code(0);
+    drop_tables(&prefix);
+}
+
+/// The binary through NativeStore (masters and ZooKeeper) and Thrift1:
+/// rows read, relations verified (status 0 and 1) and repaired; then each
+/// Thrift wire mode reads a row.
+#[test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE, HMAP_ZOOKEEPER, HMAP_THRIFT1, \
+            HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT and HMAP_THRIFT1_COMPACT"]
+fn the_binary_on_native_and_thrift1() {
+    let prefix = hmap_suite::test_table_prefix("hmap_test_cli_backends__");
+    let store = drop_tables(&prefix);
+    let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
+    let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
+    let items: Table<shop_item::Item, _> = Table::new(Arc::clone(&store));
+    users.create().unwrap();
+    shops.create().unwrap();
+    items.create().unwrap();
+    users.put_many(&[user("u1", "Ann"), user("u2", "Bob")]).unwrap();
+    // As `src/apps.rs` registers it: each side's entry labelled with the
+    // other's name.
+    let follows =
+        hmap::blocking::relation::ManyToMany::<weibo::User, weibo::User, _>::new(Arc::clone(&store), "follow", "fans")
+            .with_labels(|u: &weibo::User| u.name.clone(), |u: &weibo::User| u.name.clone());
+    follows.link(&"u1".to_string(), &"u2".to_string()).unwrap();
+
+    for flag in ["--native", "--zookeeper", "--thrift1"] {
+        let variable = match flag {
+            "--native" => "HMAP_NATIVE",
+            "--zookeeper" => "HMAP_ZOOKEEPER",
+            _ => "HMAP_THRIFT1",
+        };
+        let address = hmap_suite::required_env(variable);
+        let on = |args: &[&str]| {
+            let mut cmd = binary();
+            cmd.args([flag, &address, "--table-prefix", &prefix]).args(args);
+            cmd
+        };
+        let (code, stdout, stderr) = status_of(&mut on(&["get", "wb_user", "u2", "--format", "json"]));
+        assert_eq!(code, Some(0), "{flag}: {stderr}");
+        assert_eq!(
+            stdout, "{\"uid\":\"u2\",\"name\":\"Bob\",\"posts\":0,\"follows\":{},\"fans\":{\"u1\":\"Ann\"}}\n",
+            "{flag}"
+        );
+        let (code, stdout, stderr) = status_of(&mut on(&["scan", "wb_user"]));
+        assert_eq!(code, Some(0), "{flag}: {stderr}");
+        assert_eq!(
+            stdout,
+            "uid  name  posts  follows       fans\n\
+             u1   Ann   0      {\"u2\":\"Bob\"}  {}\n\
+             u2   Bob   0      {}            {\"u1\":\"Ann\"}\n",
+            "{flag}"
+        );
+        let (code, stdout, stderr) = status_of(&mut on(&["verify", "follows"]));
+        assert_eq!(
+            (code, stdout.as_str()),
+            (Some(0), "follows: verified: consistent\n"),
+            "{flag}: {stderr}"
+        );
+        half_link(&store, &shops, "s1", "i1");
+        let (code, stdout, stderr) = status_of(&mut on(&["verify", "shop_items", "--format", "json"]));
+        assert_eq!(code, Some(1), "{flag}: {stderr}");
+        assert!(stdout.contains("\"found\":1,"), "{flag}: {stdout}");
+        let (code, _, stderr) = status_of(&mut on(&["repair", "shop_items"]));
+        assert_eq!(code, Some(1), "{flag}: {stderr}");
+        let (code, stdout, stderr) = status_of(&mut on(&["verify", "shop_items"]));
+        assert_eq!(
+            (code, stdout.as_str()),
+            (Some(0), "shop_items: verified: consistent\n"),
+            "{flag}: {stderr}"
+        );
     }
+
+    // Each Thrift2 and Thrift1 wire mode, by its flags and by its variable
+    // alone.
+    let mut modes = vec![
+        ("HMAP_THRIFT_FRAMED", vec!["--thrift", "--framed"]),
+        ("HMAP_THRIFT_COMPACT", vec!["--thrift", "--compact"]),
+        ("HMAP_THRIFT1_COMPACT", vec!["--thrift1", "--compact", "--framed"]),
+    ];
+    if cfg!(feature = "tls") {
+        modes.push(("HMAP_THRIFT_HTTPS", vec!["--thrift", "--https"]));
+    }
+    for (variable, flags) in modes {
+        let address = hmap_suite::required_env(variable);
+        let mut by_flags = binary();
+        by_flags.args([flags[0], &address]).args(&flags[1..]);
+        if variable == "HMAP_THRIFT_HTTPS" {
+            by_flags.args(["--ca", &hmap_suite::required_env("HMAP_THRIFT_CA")]);
+        }
+        let mut by_variable = binary();
+        by_variable.env(variable, &address);
+        if variable == "HMAP_THRIFT_HTTPS" {
+            by_variable.env("HMAP_THRIFT_CA", hmap_suite::required_env("HMAP_THRIFT_CA"));
+        }
+        for cmd in [&mut by_flags, &mut by_variable] {
+            let (code, stdout, stderr) = status_of(cmd.args(["--table-prefix", &prefix, "get", "wb_user", "u1"]));
+            assert_eq!(code, Some(0), "{variable}: {stderr}");
+            assert!(stdout.contains("u1   Ann"), "{variable}: {stdout}");
+        }
+    }
+    drop_tables(&prefix);
 }

@@ -8,7 +8,9 @@
 //! Thrift1 gateway (`Thrift1Store`, which refuses what Thrift1 cannot
 //! express with [`StoreError::Unsupported`]); and (with the `native`
 //! feature) `native::NativeStore`, which speaks HBase's own RPC to the
-//! master and the region servers.
+//! master and the region servers. [`Backend`] names one of the real ones at
+//! run time, from a command line or the environment (`HMAP_THRIFT`,
+//! `HMAP_NATIVE`, ...).
 //!
 //! ```
 //! use hmap::schema::{FamilySchema, TableSchema};
@@ -23,6 +25,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub mod backend;
 mod check;
 mod error;
 #[cfg(feature = "testing")]
@@ -45,6 +49,8 @@ use futures_core::Stream;
 
 use bytes::Bytes;
 
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub use backend::{Backend, BackendError};
 pub use error::StoreError;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]
