@@ -155,6 +155,32 @@ pub(crate) fn check_read(schema: &TableSchema, columns: &[Column], max_versions:
     columns.iter().try_for_each(|c| check_family(schema, c.family()))
 }
 
+/// The gets of a read ([`Store::get`](super::Store::get) or
+/// [`get_many`](super::Store::get_many)): each a valid row and a read of
+/// the table's families.
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub(crate) fn check_gets(schema: &TableSchema, gets: &[super::Get]) -> Result<()> {
+    gets.iter().try_for_each(|g| {
+        check_row(&schema.name, &g.row)?;
+        check_read(schema, &g.columns, g.max_versions, g.time_range)
+    })
+}
+
+/// The rows of a [`Store::mutate`](super::Store::mutate), each checked as
+/// [`check_mutation`] checks one.
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub(crate) fn check_rows(schema: &TableSchema, rows: &[super::RowMutation], max_cell_size: usize) -> Result<()> {
+    rows.iter()
+        .try_for_each(|r| check_mutation(schema, &r.row, &r.mutations, max_cell_size))
+}
+
+/// A check-and-mutate: the checked column's family, and the row's changes.
+#[cfg(any(feature = "thrift", feature = "native"))]
+pub(crate) fn check_conditional(schema: &TableSchema, op: &super::CheckAndMutate, max_cell_size: usize) -> Result<()> {
+    check_family(schema, &op.family)?;
+    check_mutation(schema, &op.row, &op.mutations, max_cell_size)
+}
+
 /// An increment: a valid row, known families, and no column twice (HBase
 /// would add every amount to the same old value and keep only the last).
 pub(crate) fn check_increment(schema: &TableSchema, row: &[u8], columns: &[(Bytes, Bytes, i64)]) -> Result<()> {

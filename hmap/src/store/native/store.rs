@@ -11,7 +11,7 @@ use super::admin;
 use super::client::NativeStore;
 use crate::schema::TableSchema;
 use crate::store::check::{
-    check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
+    check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows, check_schema,
     check_table_name,
 };
 use crate::store::{
@@ -143,11 +143,8 @@ impl Store for NativeStore {
             table,
             1,
             self.noted(table, async move {
-                self.checked(table, |schema| {
-                    check_row(table, &get.row)?;
-                    check_read(schema, &get.columns, get.max_versions, get.time_range)
-                })
-                .await?;
+                self.checked(table, |schema| check_gets(schema, std::slice::from_ref(get)))
+                    .await?;
                 self.get_unchecked(table, get).await
             }),
         )
@@ -162,13 +159,7 @@ impl Store for NativeStore {
             table,
             gets.len(),
             self.noted(table, async move {
-                self.checked(table, |schema| {
-                    gets.iter().try_for_each(|g| {
-                        check_row(table, &g.row)?;
-                        check_read(schema, &g.columns, g.max_versions, g.time_range)
-                    })
-                })
-                .await?;
+                self.checked(table, |schema| check_gets(schema, gets)).await?;
                 if gets.is_empty() {
                     return Ok(Vec::new());
                 }
@@ -188,9 +179,7 @@ impl Store for NativeStore {
             rows.len(),
             self.noted(table, async move {
                 self.checked(table, |schema| {
-                    rows.iter().try_for_each(|r| {
-                        check_mutation(schema, &r.row, &r.mutations, self.inner.config.max_value_size)
-                    })
+                    check_rows(schema, rows, self.inner.config.max_value_size)
                 })
                 .await?;
                 self.mutate_unchecked(table, rows).await
@@ -231,8 +220,7 @@ impl Store for NativeStore {
             1,
             self.noted(table, async move {
                 self.checked(table, |schema| {
-                    check_family(schema, &op.family)?;
-                    check_mutation(schema, &op.row, &op.mutations, self.inner.config.max_value_size)
+                    check_conditional(schema, op, self.inner.config.max_value_size)
                 })
                 .await?;
                 self.check_and_mutate_unchecked(table, op).await

@@ -47,7 +47,7 @@ use self::codec::{DecodeError, Encoder, Reader, TType};
 pub use self::thrift1::{Thrift1Store, unsupported as thrift1_unsupported};
 use self::transport::HttpWire;
 use super::check::{
-    check_family, check_family_change, check_increment, check_load_row, check_mutation, check_read, check_row,
+    check_conditional, check_family_change, check_gets, check_increment, check_load_row, check_mutation, check_read,
     check_schema, check_table_name,
 };
 use super::traced;
@@ -779,11 +779,8 @@ impl Store for ThriftStore {
             table,
             1,
             self.confirmed(table, async move {
-                self.checked(table, |schema| {
-                    check_row(table, &get.row)?;
-                    check_read(schema, &get.columns, get.max_versions, get.time_range)
-                })
-                .await?;
+                self.checked(table, |schema| check_gets(schema, std::slice::from_ref(get)))
+                    .await?;
                 let result = self
                     .shared
                     .call(
@@ -816,13 +813,7 @@ impl Store for ThriftStore {
             table,
             gets.len(),
             self.confirmed(table, async move {
-                self.checked(table, |schema| {
-                    gets.iter().try_for_each(|g| {
-                        check_row(table, &g.row)?;
-                        check_read(schema, &g.columns, g.max_versions, g.time_range)
-                    })
-                })
-                .await?;
+                self.checked(table, |schema| check_gets(schema, gets)).await?;
                 if gets.is_empty() {
                     return Ok(Vec::new());
                 }
@@ -959,8 +950,7 @@ impl Store for ThriftStore {
             1,
             self.confirmed(table, async move {
                 self.checked(table, |schema| {
-                    check_family(schema, &op.family)?;
-                    check_mutation(schema, &op.row, &op.mutations, self.shared.config.max_value_size)
+                    check_conditional(schema, op, self.shared.config.max_value_size)
                 })
                 .await?;
                 // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,

@@ -14,7 +14,7 @@ use super::hbase::{self, ServerException};
 use super::hbase1::{self, Change, ScanSpec};
 use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
 use crate::store::check::{
-    check_family, check_family_change, check_increment, check_mutation, check_read, check_row, check_schema,
+    check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows, check_schema,
     check_table_name,
 };
 use crate::store::{
@@ -683,10 +683,7 @@ impl Store for Thrift1Store {
             1,
             self.confirmed(table, async move {
                 let (schema, ()) = self
-                    .checked(table, |schema| {
-                        check_row(table, &get.row)?;
-                        check_read(schema, &get.columns, get.max_versions, get.time_range)
-                    })
+                    .checked(table, |schema| check_gets(schema, std::slice::from_ref(get)))
                     .await?;
                 self.read_row(table, &schema, get).await
             }),
@@ -703,14 +700,7 @@ impl Store for Thrift1Store {
             table,
             gets.len(),
             self.confirmed(table, async move {
-                let (schema, ()) = self
-                    .checked(table, |schema| {
-                        gets.iter().try_for_each(|g| {
-                            check_row(table, &g.row)?;
-                            check_read(schema, &g.columns, g.max_versions, g.time_range)
-                        })
-                    })
-                    .await?;
+                let (schema, ()) = self.checked(table, |schema| check_gets(schema, gets)).await?;
                 let Some(first) = gets.first() else {
                     return Ok(Vec::new());
                 };
@@ -749,9 +739,7 @@ impl Store for Thrift1Store {
             rows.len(),
             self.confirmed(table, async move {
                 self.checked(table, |schema| {
-                    rows.iter().try_for_each(|r| {
-                        check_mutation(schema, &r.row, &r.mutations, self.client.config.max_value_size)
-                    })
+                    check_rows(schema, rows, self.client.config.max_value_size)
                 })
                 .await?;
                 let mut parts = Vec::with_capacity(rows.len());
@@ -879,8 +867,7 @@ impl Store for Thrift1Store {
             1,
             self.confirmed(table, async move {
                 self.checked(table, |schema| {
-                    check_family(schema, &op.family)?;
-                    check_mutation(schema, &op.row, &op.mutations, self.client.config.max_value_size)
+                    check_conditional(schema, op, self.client.config.max_value_size)
                 })
                 .await?;
                 let refuse = |feature| Err(Self::unsupported(table, feature));
