@@ -98,7 +98,12 @@ impl NativeTls {
     /// TLS: `hbase.server.netty.tls.client.auth.mode` `WANT` or `NEED`):
     /// `chain` holds the certificate first, then any intermediates (`BEGIN
     /// CERTIFICATE` blocks), `key` its private key (PKCS#8, PKCS#1 or SEC1
-    /// PEM). Fails if either cannot be read or they do not belong together.
+    /// PEM; an EC key in PKCS#8 must carry its public key, which ring
+    /// requires). Fails if either cannot be read or they do not belong
+    /// together. HBase checks the certificate against the client's address
+    /// too (`hbase.server.netty.tls.verify.client.hostname`, true by
+    /// default): it must name the client's host, as an IP SAN or its
+    /// reverse-DNS name.
     pub fn client_auth_pem(self, chain: &[u8], key: &[u8]) -> io::Result<Self> {
         let config = tls::client_config((*self.roots).clone(), Some(tls::client_identity(chain, key)?))?;
         Ok(NativeTls {
@@ -232,8 +237,9 @@ fn refusal(alert: AlertDescription, client_auth: bool) -> String {
         ),
         (true, true) => format!(
             "the server refused the client certificate with TLS alert {alert:?}: it must be signed by a CA \
-             in the servers' hbase.rpc.tls.truststore, unexpired, with extended key usage clientAuth \
-             (`NativeTls::client_auth_files`)"
+             in the servers' hbase.rpc.tls.truststore, unexpired, with extended key usage clientAuth, and \
+             name the client's host (an IP SAN, or its reverse-DNS name) unless the cluster sets \
+             hbase.server.netty.tls.verify.client.hostname false (`NativeTls::client_auth_files`)"
         ),
         (false, _) => format!(
             "the server refused the TLS handshake with alert {alert:?}: no protocol version or cipher suite \
