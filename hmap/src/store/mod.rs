@@ -39,6 +39,9 @@ pub mod native;
 mod prefetch;
 #[cfg(feature = "thrift")]
 mod thrift;
+// TLS serves a backend: alone, the feature has nothing to do.
+#[cfg(all(feature = "tls", any(feature = "thrift", feature = "native")))]
+mod tls;
 mod trace;
 
 use std::pin::Pin;

@@ -108,6 +108,39 @@ impl NativeConfig {
         self.table_prefix = prefix.into();
         self
     }
+
+    /// Speaks TLS on every connection to the masters and region servers
+    /// (the bootstrap servers', the active master's, each region server's),
+    /// as the Java client does with `hbase.client.netty.tls.enabled`: for a
+    /// cluster that sets `hbase.server.netty.tls.enabled` (HBase 2.6 and
+    /// later). The handshake is part of each call's deadline. The settings
+    /// (the CA, a client certificate for mutual TLS, the name checked) are
+    /// [`NativeTls`](super::NativeTls)'s. A ZooKeeper registry's reads stay
+    /// plain (ZooKeeper's own TLS is not spoken).
+    ///
+    /// ```no_run
+    /// use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// // `scripts/hbase/hbase start --tls` prints the CA as HMAP_NATIVE_TLS_CA.
+    /// let tls = NativeTls::with_ca_file("target/hbase/tls/ca.pem")?;
+    /// let store = NativeStore::connect(NativeConfig::new(["127.0.0.1:16000"]).tls(tls)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: super::NativeTls) -> Self {
+        self.connection.tls = Some(tls);
+        self
+    }
+
+    /// Plain TCP on every connection (the default): undoes
+    /// [`tls`](Self::tls).
+    #[cfg(feature = "tls")]
+    pub fn without_tls(mut self) -> Self {
+        self.connection.tls = None;
+        self
+    }
 }
 
 /// A client of HBase's RPC protocol; cheap to clone (clones share the

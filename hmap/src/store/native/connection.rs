@@ -39,9 +39,8 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
@@ -84,6 +83,10 @@ pub struct ConnectionConfig {
     /// How long a dial may take. Each call's own deadline still holds; this
     /// bounds a dial that a cancelled call left running.
     pub connect_timeout: Duration,
+    /// TLS for every connection (HBase's `hbase.server.netty.tls.enabled`),
+    /// or plain TCP (`None`).
+    #[cfg(feature = "tls")]
+    pub tls: Option<super::tls::NativeTls>,
 }
 
 impl Default for ConnectionConfig {
@@ -92,6 +95,8 @@ impl Default for ConnectionConfig {
             user: std::env::var("USER").unwrap_or_else(|_| "hmap".to_string()),
             max_frame: codec::DEFAULT_MAX_FRAME,
             connect_timeout: Duration::from_secs(10),
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -391,14 +396,31 @@ impl Connection {
 }
 
 impl Shared {
+    /// Dials, with the TLS handshake first when TLS is on, and sends the
+    /// preamble and the connection header.
     async fn dial(&self) -> Result<Live, NativeError> {
         let endpoint = &self.endpoint;
         let connect_error = |source| NativeError::Connect {
             endpoint: endpoint.clone(),
             source,
         };
-        let mut stream = TcpStream::connect(endpoint.as_str()).await.map_err(connect_error)?;
+        let stream = TcpStream::connect(endpoint.as_str()).await.map_err(connect_error)?;
         stream.set_nodelay(true).map_err(connect_error)?;
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.config.tls {
+            let stream = tls.handshake(endpoint, stream).await?;
+            let wire = Wire::Tls {
+                client_auth: tls.has_client_auth(),
+            };
+            let (reader, writer) = tokio::io::split(self.start(stream, wire).await?);
+            return Ok(self.spawn(reader, writer, wire));
+        }
+        let (reader, writer) = self.start(stream, Wire::Plain).await?.into_split();
+        Ok(self.spawn(reader, writer, Wire::Plain))
+    }
+
+    /// Sends the preamble and the connection header on a new stream.
+    async fn start<S: AsyncWrite + Unpin>(&self, mut stream: S, wire: Wire) -> Result<S, NativeError> {
         let header = ConnectionHeader {
             user_info: Some(UserInformation {
                 effective_user: self.config.user.clone(),
@@ -408,11 +430,29 @@ impl Shared {
             cell_block_codec_class: Some(KEY_VALUE_CODEC.to_string()),
             cell_block_compressor_class: None,
         };
-        stream
-            .write_all(&codec::encode_connection_start(&header))
-            .await
-            .map_err(connect_error)?;
-        let (reader, writer) = stream.into_split();
+        match stream.write_all(&codec::encode_connection_start(&header)).await {
+            Ok(()) => Ok(stream),
+            Err(source) => Err(match wire {
+                Wire::Plain => NativeError::Connect {
+                    endpoint: self.endpoint.clone(),
+                    source,
+                },
+                #[cfg(feature = "tls")]
+                Wire::Tls { .. } => NativeError::Closed {
+                    endpoint: self.endpoint.clone(),
+                    reason: format!("writing the connection header failed: {}", wire.io_reason(&source)),
+                },
+            }),
+        }
+    }
+
+    /// Starts the reader and writer tasks of a new stream.
+    fn spawn<R, W>(&self, reader: R, writer: W, wire: Wire) -> Live
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let endpoint = &self.endpoint;
         let calls = SharedCalls::default();
         let (frames, queue) = mpsc::unbounded_channel();
         let read = tokio::spawn(read_loop(
@@ -420,22 +460,75 @@ impl Shared {
             calls.clone(),
             endpoint.clone(),
             self.config.max_frame,
+            wire,
         ));
-        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone()));
-        Ok(Live {
+        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone(), wire));
+        Live {
             frames,
             calls,
             tasks: [read.abort_handle(), write.abort_handle()],
-        })
+        }
+    }
+}
+
+/// What a connection's bytes travel over, for what its errors say.
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    /// Plain TCP.
+    Plain,
+    /// TLS, with or without a client certificate.
+    #[cfg(feature = "tls")]
+    Tls {
+        /// A client certificate is presented.
+        client_auth: bool,
+    },
+}
+
+impl Wire {
+    /// An IO error's text, with what to change when a TLS server refused
+    /// this client (see [`super::tls`]).
+    fn io_reason(self, e: &std::io::Error) -> String {
+        match self {
+            Wire::Plain => e.to_string(),
+            #[cfg(feature = "tls")]
+            Wire::Tls { client_auth } => super::tls::io_failure(e, client_auth),
+        }
+    }
+
+    /// Whether the first bytes a plain connection received are a TLS
+    /// record (an alert or a handshake message, TLS 1.0 to 1.3), not a
+    /// reply frame: a TLS server's answer to a plaintext preamble. (A reply
+    /// frame that starts so would announce more than 352 MB, beyond any
+    /// frame limit.)
+    fn speaks_tls_unasked(self, first: &[u8]) -> bool {
+        matches!(self, Wire::Plain) && matches!(first, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
+    }
+
+    /// Why a connection closed (or was reset) before its first byte came:
+    /// a server that serves TLS only (`hbase.server.netty.tls.enabled` with
+    /// `hbase.server.netty.tls.supportplaintext` false) closes a plaintext
+    /// connection that way, without a byte (its `SslHandler` finds no TLS
+    /// record in the preamble).
+    fn closed_before_any_reply(self, how: &str) -> String {
+        match self {
+            Wire::Plain => format!(
+                "{how} before any reply: a server that serves TLS only (hbase.server.netty.tls.enabled \
+                 true, hbase.server.netty.tls.supportplaintext false) does this to a plaintext client; if so, \
+                 connect with TLS (`NativeConfig::tls`, hmap's feature `tls`)"
+            ),
+            #[cfg(feature = "tls")]
+            Wire::Tls { .. } => format!("{how} before any reply"),
+        }
     }
 }
 
 /// Writes queued frames, several at a time when they pile up.
 async fn write_loop(
-    mut writer: OwnedWriteHalf,
+    mut writer: impl AsyncWrite + Unpin,
     mut queue: mpsc::UnboundedReceiver<Bytes>,
     calls: SharedCalls,
     endpoint: String,
+    wire: Wire,
 ) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
@@ -450,14 +543,20 @@ async fn write_loop(
             out.extend_from_slice(&frame);
         }
         if let Err(e) = writer.write_all(&out).await {
-            break_all(&calls, &endpoint, format!("write failed: {e}"));
+            break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
             return;
         }
     }
 }
 
 /// Reads reply frames and hands each to the call waiting for it.
-async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: String, max_frame: usize) {
+async fn read_loop(
+    mut reader: impl AsyncRead + Unpin,
+    calls: SharedCalls,
+    endpoint: String,
+    max_frame: usize,
+    wire: Wire,
+) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
         endpoint: endpoint.clone(),
@@ -465,7 +564,18 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
     };
     let mut buf = ReadBuffer::new(max_frame);
     let mut last_byte = Instant::now();
+    let mut any_byte = false;
+    // Whether the connection's first bytes were checked for a TLS record.
+    let mut first_checked = false;
     let reason = 'read: loop {
+        if !first_checked && buf.len() >= 3 {
+            first_checked = true;
+            if wire.speaks_tls_unasked(&buf) {
+                break "the server answered the plaintext preamble with a TLS record: it serves TLS \
+                       (hbase.server.netty.tls.enabled); connect with TLS (`NativeConfig::tls`, hmap's feature `tls`)"
+                    .to_string();
+            }
+        }
         loop {
             match buf.next_frame() {
                 Ok(Some(frame)) => match codec::decode_response(frame) {
@@ -489,6 +599,7 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
         let read = reader.read_buf(buf.buf_mut()).await;
         last_byte = Instant::now();
         match read {
+            Ok(0) if !any_byte => break wire.closed_before_any_reply("closed by the server"),
             Ok(0) if buf.is_empty() => break "closed by the server".to_string(),
             Ok(0) => {
                 break format!(
@@ -496,8 +607,11 @@ async fn read_loop(mut reader: OwnedReadHalf, calls: SharedCalls, endpoint: Stri
                     buf.len()
                 );
             }
-            Ok(_) => {}
-            Err(e) => break format!("read failed: {e}"),
+            Ok(_) => any_byte = true,
+            Err(e) if !any_byte && e.kind() == std::io::ErrorKind::ConnectionReset => {
+                break wire.closed_before_any_reply("reset by the server");
+            }
+            Err(e) => break format!("read failed: {}", wire.io_reason(&e)),
         }
     };
     break_all(&calls, &endpoint, reason);
@@ -751,7 +865,9 @@ mod tests {
         let results = futures_join(vec![cluster_id(&connection, LONG), cluster_id(&connection, LONG)]).await;
         for r in results {
             match r {
-                Err(NativeError::Closed { reason, .. }) => assert_eq!(reason, "closed by the server"),
+                Err(NativeError::Closed { reason, .. }) => {
+                    assert!(reason.starts_with("closed by the server before any reply"), "{reason}")
+                }
                 other => panic!("expected a broken connection, got {other:?}"),
             }
         }

@@ -114,6 +114,18 @@ pub enum NativeError {
         #[source]
         source: std::io::Error,
     },
+    /// TLS with the server failed (feature `tls`): the server's
+    /// certificate refused, no TLS spoken, or the server refused this
+    /// client (no client certificate, or one it does not trust). Not
+    /// retried: the same settings fail the same way. The reason names the
+    /// setting to change.
+    #[error("TLS with {endpoint} failed: {reason}")]
+    Tls {
+        /// The server's address.
+        endpoint: String,
+        /// What failed, and what to change.
+        reason: String,
+    },
     /// The connection broke (or the server closed it) before the reply came.
     /// Whether the call was applied is unknown.
     #[error("the connection to {endpoint} broke: {reason}")]
@@ -419,7 +431,7 @@ impl NativeError {
                     source: Some(Box::new(self)),
                 }
             }
-            e @ NativeError::Connect { .. } => StoreError::Connection {
+            e @ (NativeError::Connect { .. } | NativeError::Tls { .. }) => StoreError::Connection {
                 endpoint: endpoint.to_string(),
                 message: e.to_string(),
                 source: Some(Box::new(e)),

@@ -8,7 +8,10 @@
 //! - [`bound`]: how much memory a reply may take decoded, checked before
 //!   it is decoded;
 //! - [`error`]: typed errors, HBase's exceptions by kind;
-//! - [`connection`]: one multiplexed tokio connection per server and service;
+//! - [`connection`]: one multiplexed tokio connection per server and service,
+//!   over TCP or TLS;
+//! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS,
+//!   through rustls ([`NativeConfig::tls`](client::NativeConfig));
 //! - [`locate`]: where `hbase:meta` and a row's region are;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
 //!   (where `hbase:meta` and the master are, from HBase's znodes);
@@ -112,6 +115,8 @@ pub mod error;
 pub mod locate;
 pub mod proto;
 mod store;
+#[cfg(feature = "tls")]
+mod tls;
 pub mod zookeeper;
 
 #[cfg(test)]
@@ -119,4 +124,6 @@ mod proto_check;
 
 pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};
+#[cfg(feature = "tls")]
+pub use tls::NativeTls;
 pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};

@@ -252,17 +252,7 @@ impl ThriftHttp {
     /// be read.
     #[cfg(feature = "tls")]
     pub fn https() -> std::io::Result<Self> {
-        let found = rustls_native_certs::load_native_certs();
-        let mut roots = tokio_rustls::rustls::RootCertStore::empty();
-        let (added, _) = roots.add_parsable_certificates(found.certs);
-        if added == 0 {
-            let why = found.errors.first().map(ToString::to_string).unwrap_or_default();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                format!("no root certificate of the platform could be read ({why}); give a CA with `https_with_ca`"),
-            ));
-        }
-        Self::with_roots(roots)
+        Self::with_roots(crate::store::tls::platform_roots("`https_with_ca`")?)
     }
 
     /// HTTPS, the gateway's certificate checked against the CA
@@ -271,32 +261,12 @@ impl ThriftHttp {
     /// self-signed one. Fails if `pem` holds no certificate.
     #[cfg(feature = "tls")]
     pub fn https_with_ca(pem: &[u8]) -> std::io::Result<Self> {
-        use tokio_rustls::rustls::pki_types::CertificateDer;
-        use tokio_rustls::rustls::pki_types::pem::PemObject;
-        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
-        let mut roots = tokio_rustls::rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| invalid(format!("the CA's PEM cannot be read: {e}")))?;
-            roots
-                .add(cert)
-                .map_err(|e| invalid(format!("the CA certificate is refused: {e}")))?;
-        }
-        if roots.is_empty() {
-            return Err(invalid("the CA's PEM holds no certificate".into()));
-        }
-        Self::with_roots(roots)
+        Self::with_roots(crate::store::tls::roots_from_pem(pem)?)
     }
 
     #[cfg(feature = "tls")]
     fn with_roots(roots: tokio_rustls::rustls::RootCertStore) -> std::io::Result<Self> {
-        use tokio_rustls::rustls;
-        // ring, not the process-wide default provider, which depends on
-        // what else the program links.
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(std::io::Error::other)?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let config = crate::store::tls::client_config(roots, None)?;
         Ok(ThriftHttp {
             tls: Some(Arc::new(config)),
             ..Self::plain()
