@@ -6,7 +6,7 @@ use std::sync::Arc;
 use hmap::store::Store;
 
 #[path = "../../examples/animals.rs"]
-mod animals;
+pub(crate) mod animals;
 #[path = "../../examples/keys.rs"]
 mod keys;
 #[path = "../../examples/org_chart.rs"]

@@ -225,12 +225,10 @@ async fn repair_rebuilds_lists_and_pointers() {
     assert!(raw(&store, "1_002").await.contains(&"cf2:004=dept 004".to_string()));
 }
 
-/// The seed's animal taxonomy (the example's type): the rowkey is the bare
-/// id, the child list's qualifiers are ids as text (`child:7=reddog`).
-#[path = "../../examples/animals.rs"]
-#[allow(dead_code)] // only its type is used here
-mod animals;
-use animals::Animal;
+// The seed's animal taxonomy (the example's type, from the examples'
+// module of this binary): the rowkey is the bare id, the child list's
+// qualifiers are ids as text (`child:7=reddog`).
+use crate::examples::animals::Animal;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_animal_taxonomy_keyed_by_id() {

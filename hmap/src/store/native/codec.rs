@@ -192,6 +192,11 @@ impl ReadBuffer {
         self.buf.is_empty()
     }
 
+    /// The bytes read and not yet taken off as frames.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
     /// The next whole frame (without its length prefix), `None` until its
     /// bytes are all there (see [`split_frame`]).
     pub fn next_frame(&mut self) -> Result<Option<Bytes>, NativeError> {

@@ -570,7 +570,7 @@ async fn read_loop(
     let reason = 'read: loop {
         if !first_checked && buf.len() >= 3 {
             first_checked = true;
-            if wire.speaks_tls_unasked(&buf) {
+            if wire.speaks_tls_unasked(buf.bytes()) {
                 break "the server answered the plaintext preamble with a TLS record: it serves TLS \
                        (hbase.server.netty.tls.enabled); connect with TLS (`NativeConfig::tls`, hmap's feature `tls`)"
                     .to_string();

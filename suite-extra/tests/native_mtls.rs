@@ -3,7 +3,7 @@
 //! start --mtls`): a client with the certificate `address` prints
 //! (`HMAP_NATIVE_TLS_CERT`, `HMAP_NATIVE_TLS_KEY`) reads and writes, one
 //! without is refused with an error that says to give one. (The whole
-//! conformance suite runs over mutual TLS too: tests/conformance_native_tls.rs
+//! conformance suite runs over mutual TLS too: suite-extra/tests/conformance_native_tls.rs
 //! with those variables set.)
 //!
 //! Every test is `#[ignore]`d and lives in the module `native_mtls_cluster`,

@@ -120,5 +120,5 @@ mod native_tls_cluster {
     }
 
     /// A CA that signed nothing the cluster has.
-    const OTHER_CA: &[u8] = include_bytes!("../hmap/src/store/native/testdata/tls/other-ca.pem");
+    const OTHER_CA: &[u8] = include_bytes!("../../hmap/src/store/native/testdata/tls/other-ca.pem");
 }
