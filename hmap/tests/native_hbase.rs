@@ -425,3 +425,26 @@ fn a_store_outlives_the_runtime_it_was_first_used_on() {
         native.delete_table(&table).await.expect("clean up");
     });
 }
+
+/// `NativeConfig::new` given a ZooKeeper server's or a Thrift gateway's
+/// address: both close the connection at HBase's preamble, and the error
+/// says that such a peer does, and what to use instead, within the deadline.
+#[tokio::test]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_ZOOKEEPER and HMAP_THRIFT"]
+async fn a_zookeeper_or_thrift_address_given_as_a_master_is_named() {
+    for variable in ["HMAP_ZOOKEEPER", "HMAP_THRIFT"] {
+        let address = required_env(variable);
+        let mut config = NativeConfig::new([address.clone()]);
+        config.call_timeout = Duration::from_secs(10);
+        let started = std::time::Instant::now();
+        match NativeStore::connect(config).await {
+            Err(StoreError::Connection { message, .. }) => assert!(
+                message.contains("`NativeConfig::zookeeper`") && message.contains("`ThriftStore`"),
+                "{variable}={address}: {message}"
+            ),
+            Err(other) => panic!("{variable}={address}: expected a connection error, got {other:?}"),
+            Ok(_) => panic!("{variable}={address}: connected to a peer that is no master"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+}

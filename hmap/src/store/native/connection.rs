@@ -514,13 +514,19 @@ impl Wire {
             Wire::Plain => format!(
                 "{how} before any reply: a server that serves TLS only (hbase.server.netty.tls.enabled \
                  true, hbase.server.netty.tls.supportplaintext false) does this to a plaintext client; if so, \
-                 connect with TLS (`NativeConfig::tls`, hmap's feature `tls`)"
+                 connect with TLS (`NativeConfig::tls`, hmap's feature `tls`). {NOT_HBASE_RPC}"
             ),
             #[cfg(feature = "tls")]
-            Wire::Tls { .. } => format!("{how} before any reply"),
+            Wire::Tls { .. } => format!("{how} before any reply. {NOT_HBASE_RPC}"),
         }
     }
 }
+
+/// What else closes a connection at HBase's preamble: a peer that does
+/// not speak HBase's RPC, which reads `HBas` as a length it refuses.
+const NOT_HBASE_RPC: &str = "So do a ZooKeeper server (give its quorum to `NativeConfig::zookeeper`, \
+     not `NativeConfig::new`) and a Thrift gateway (use `ThriftStore` or `Thrift1Store`): \
+     `NativeConfig::new` takes a master's RPC address (16000 by default)";
 
 /// Writes queued frames, several at a time when they pile up.
 async fn write_loop(
@@ -866,7 +872,13 @@ mod tests {
         for r in results {
             match r {
                 Err(NativeError::Closed { reason, .. }) => {
-                    assert!(reason.starts_with("closed by the server before any reply"), "{reason}")
+                    assert!(
+                        reason.starts_with("closed by the server before any reply")
+                            && reason.contains("ZooKeeper server")
+                            && reason.contains("`NativeConfig::zookeeper`")
+                            && reason.contains("`ThriftStore`"),
+                        "{reason}"
+                    )
                 }
                 other => panic!("expected a broken connection, got {other:?}"),
             }
