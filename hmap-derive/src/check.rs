@@ -9,6 +9,7 @@ use crate::ctxt::Ctxt;
 use crate::model::{Model, Role, is_named};
 
 pub fn check(cx: &Ctxt, m: &Model<'_>) {
+    table_name(cx, m);
     has_key(cx, m);
     key_format(cx, m);
     key_modifiers(cx, m);
@@ -19,6 +20,47 @@ pub fn check(cx: &Ctxt, m: &Model<'_>) {
     unique_columns(cx, m);
     one_version_field(cx, m);
     tree(cx, m);
+}
+
+/// The table's name is one HBase takes, so that a name it would refuse
+/// fails at compile time rather than at the first call: an optional
+/// `namespace:` of letters, digits and `_`, then letters, digits, `_`, `-`
+/// and `.` (not first), each part at most 255 bytes, not `zookeeper`. The
+/// same rules as `hmap::schema::validate_table_name`, which checks at run
+/// time (with a backend's prefix, which only then is known); this crate
+/// cannot call it, and `tests/ui/table-name-hbase-refuses.rs` with the
+/// schema tests keep the two in step.
+fn table_name(cx: &Ctxt, m: &Model<'_>) {
+    let name = m.table.as_str();
+    let (namespace, qualifier) = match name.split_once(':') {
+        Some((namespace, qualifier)) => (Some(namespace), qualifier),
+        None => (None, name),
+    };
+    let legal = |part: &str, punctuation: bool| {
+        !part.is_empty()
+            && part.len() <= 255
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || (punctuation && (c == '-' || c == '.')))
+            && !part.starts_with(['.', '-'])
+    };
+    let problem = if namespace.is_some_and(|ns| !legal(ns, false)) || !legal(qualifier, true) {
+        format!(
+            "HBase cannot name a table {name:?}: use letters, digits, `_`, `-` and `.` (not first), \
+             at most 255 bytes, with an optional `namespace:` of letters, digits and `_`"
+        )
+    } else if qualifier == "zookeeper" {
+        "HBase reserves the table name `zookeeper`: choose another with #[hmap(table = \"...\")]".to_string()
+    } else {
+        return;
+    };
+    match &m.attrs.table {
+        Some(table) => cx.error_at(table, problem),
+        None => cx.error_at(
+            &m.input.ident,
+            format!("{problem} (the name comes from the struct's; set one with #[hmap(table = \"...\")])"),
+        ),
+    }
 }
 
 fn has_key(cx: &Ctxt, m: &Model<'_>) {

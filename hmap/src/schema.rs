@@ -762,6 +762,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn table_names_as_the_derive_checks_them() {
+        // The cases of hmap/tests/ui/table-name-hbase-refuses.rs, whose
+        // compile errors the derive gives by the same rules.
+        for refused in ["my table!", "zookeeper", "ns-1:users", ".hidden"] {
+            assert!(validate_table_name(refused).is_err(), "{refused}");
+        }
+        assert_eq!(validate_table_name("app:user-events.v2"), Ok(()));
+    }
+
+    #[test]
     fn a_ttl_that_never_expires_reads_as_the_shell_writes_it() {
         let forever = FamilySchema::new("f");
         assert_eq!(FamilyOption::Ttl.value(&forever), "'FOREVER'");
