@@ -1750,10 +1750,14 @@ async fn deleting_a_subtree_with_a_cycle_ends() {
 }
 
 /// A store whose every call first waits `delay`: a write cut off by a
-/// timeout is cut off in the middle.
+/// timeout is cut off in the middle. With `late`, a check-and-mutate
+/// waits that long instead, and is applied even when its caller gave up
+/// waiting, as a request already sent reaches the server after its call
+/// was cancelled.
 struct Delayed {
     inner: Arc<dyn Store>,
     delay: std::time::Duration,
+    late: Option<std::time::Duration>,
 }
 
 #[async_trait::async_trait]
@@ -1807,6 +1811,15 @@ impl Store for Delayed {
         self.inner.scan(table, scan).await
     }
     async fn check_and_mutate(&self, table: &str, op: &hmap::store::CheckAndMutate) -> hmap::store::Result<bool> {
+        if let Some(delay) = self.late {
+            let (inner, table, op) = (Arc::clone(&self.inner), table.to_owned(), op.clone());
+            return tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                inner.check_and_mutate(&table, &op).await
+            })
+            .await
+            .expect("the late write ran");
+        }
         tokio::time::sleep(self.delay).await;
         self.inner.check_and_mutate(table, op).await
     }
@@ -1818,8 +1831,10 @@ impl Store for Delayed {
 
 /// A tree write cut off by a timeout, while it takes the lock, writes, or
 /// releases it, releases the lock: the next writer gets it within a
-/// second, not after the 30 s lease. On the store as it is, and through
-/// one that delays every call, so that each cut lands mid-write.
+/// second, not after the 30 s lease. On the store as it is, through one
+/// that delays every call, so that each cut lands mid-write, and through
+/// one whose lock swaps land after their call was cut (a take the cut
+/// writer's release must not miss).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_tree_write_releases_the_lock() {
     use std::time::{Duration, Instant};
@@ -1828,10 +1843,15 @@ async fn a_cancelled_tree_write_releases_the_lock() {
     let plain = Tree::new(Arc::clone(&store), "org");
     plain.insert("a", "A", None).await.unwrap();
     plain.insert("b", "B", None).await.unwrap();
-    for delay in [Duration::ZERO, Duration::from_millis(4)] {
+    for (delay, late) in [
+        (Duration::ZERO, None),
+        (Duration::from_millis(4), None),
+        (Duration::ZERO, Some(Duration::from_millis(20))),
+    ] {
         let slow: Arc<dyn Store> = Arc::new(Delayed {
             inner: Arc::clone(&store),
             delay,
+            late,
         });
         // The lease is the default; the next writer waits 3 s at most.
         let cut = Tree::new(Arc::clone(&slow), "org");
@@ -1842,10 +1862,10 @@ async fn a_cancelled_tree_write_releases_the_lock() {
             let started = Instant::now();
             next.move_node("b", parent)
                 .await
-                .unwrap_or_else(|e| panic!("delay {delay:?}, cut after {after} ms: {e}"));
+                .unwrap_or_else(|e| panic!("delay {delay:?} (late {late:?}), cut after {after} ms: {e}"));
             assert!(
                 started.elapsed() < Duration::from_secs(1),
-                "delay {delay:?}, cut after {after} ms: the next writer waited {:?}",
+                "delay {delay:?} (late {late:?}), cut after {after} ms: the next writer waited {:?}",
                 started.elapsed()
             );
         }

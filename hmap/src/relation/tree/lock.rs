@@ -30,8 +30,10 @@ pub(super) struct Lock {
 }
 
 /// The lock as stored: `until` (ms, big-endian i64), `last` (the timestamp
-/// of the last operation, likewise), then the holder's token (empty when
-/// free).
+/// of the last operation, likewise), then the holder's token. A free lock
+/// has an `until` in the past; a released one names its releaser after
+/// [`RELEASED_BY`] (earlier releases wrote an empty holder), so that no
+/// released value repeats an earlier one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct LockState {
     until: i64,
@@ -39,7 +41,27 @@ struct LockState {
     holder: Bytes,
 }
 
+/// What a released lock's holder starts with, before the releaser's token.
+const RELEASED_BY: &[u8] = b"released by ";
+
 impl LockState {
+    /// The lock released by the writer `token`.
+    fn released(last: i64, token: &Bytes) -> LockState {
+        let mut holder = Vec::with_capacity(RELEASED_BY.len() + token.len());
+        holder.extend_from_slice(RELEASED_BY);
+        holder.extend_from_slice(token);
+        LockState {
+            until: 0,
+            last,
+            holder: Bytes::from(holder),
+        }
+    }
+
+    /// Whether a writer may take the lock: released, or its lease over.
+    fn is_free(&self) -> bool {
+        self.holder.is_empty() || self.until < wall_clock()
+    }
+
     fn encode(&self) -> Bytes {
         let mut out = Vec::with_capacity(16 + self.holder.len());
         out.extend_from_slice(&self.until.to_be_bytes());
@@ -157,10 +179,7 @@ impl Lock {
             }));
         }
         let last = current.as_ref().map_or(0, |s| s.last);
-        let free = current
-            .as_ref()
-            .is_none_or(|s| s.holder.is_empty() || s.until < wall_clock());
-        if !free {
+        if !current.as_ref().is_none_or(LockState::is_free) {
             return Ok(None);
         }
         let state = LockState {
@@ -224,49 +243,53 @@ impl Lock {
         })
     }
 
-    /// Releases the lock, recording `ts` as the last operation's timestamp.
-    /// Transient errors are retried (a release that was applied though its
-    /// answer was lost finds the lock no longer held).
-    async fn unlock(&self, store: &impl Store, held: &Held, ts: i64) -> Result<()> {
-        let free = LockState {
-            until: 0,
-            last: ts.max(held.state.last),
-            holder: Bytes::new(),
-        }
-        .encode();
+    /// Frees the lock on behalf of `token`, recording `ts` as the last
+    /// operation's timestamp when it is later than the stored one. `held`,
+    /// when known, saves the first read.
+    ///
+    /// A free lock is written over as well, with a value no writer has
+    /// seen: a take of `token`'s still on its way to the server (its call
+    /// cancelled after it was sent) expected the value it read, and fails
+    /// when it arrives. Every released value names its releaser, so none
+    /// repeats an earlier one. A lock another writer holds is left alone:
+    /// a take of ours in flight expected an older value and fails too.
+    /// Transient errors are retried (a release applied though its answer
+    /// was lost finds the lock released on the next read).
+    async fn free(&self, store: &impl Store, token: &Bytes, held: Option<&Held>, ts: i64) -> Result<()> {
         let started = Instant::now();
         let mut backoff = Duration::from_millis(1);
+        let mut known = held.map(|h| h.stored.clone());
         loop {
-            match self.swap(store, Some(held.stored.clone()), free.clone()).await {
-                // Not ours any more: released by an attempt whose answer was
-                // lost, or taken over after the lease.
-                Ok(_) => return Ok(()),
-                Err(e) if e.is_transient() && started.elapsed() < self.wait => {
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(50));
+            let attempt = async {
+                let stored = match known.take() {
+                    Some(stored) => Some(stored),
+                    None => self.read(store).await?,
+                };
+                let state = stored.as_deref().map(LockState::decode);
+                let ours = state.as_ref().is_some_and(|s| s.holder == *token);
+                if !ours && !state.as_ref().is_none_or(LockState::is_free) {
+                    return Ok(true);
                 }
+                let released = LockState::released(state.map_or(0, |s| s.last).max(ts), token);
+                self.swap(store, stored, released.encode()).await
+            };
+            match attempt.await {
+                Ok(true) => return Ok(()),
+                // Changed since it was read: read it again.
+                Ok(false) => {}
+                Err(e) if e.is_transient() => {}
                 Err(e) => return Err(e.into()),
             }
+            if started.elapsed() >= self.wait {
+                return Err(Error::Store(StoreError::Timeout {
+                    table: self.tree.into(),
+                    operation: "releasing the tree's writer lock",
+                    elapsed: started.elapsed(),
+                }));
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(50));
         }
-    }
-
-    /// Frees the lock if `token` holds it: what a writer cut off while it
-    /// was taking the lock leaves behind (a take applied, its answer lost
-    /// with the call).
-    async fn release_if_mine(&self, store: &impl Store, token: &Bytes) -> Result<()> {
-        let stored = self.read(store).await?;
-        let Some(state) = stored.as_deref().map(LockState::decode) else {
-            return Ok(());
-        };
-        if state.holder != *token {
-            return Ok(());
-        }
-        let held = Held {
-            stored: stored.unwrap_or_default(),
-            taken: Instant::now(),
-            state,
-        };
-        self.unlock(store, &held, held.state.last).await
     }
 
     /// Takes the lock for a write, and the write's timestamp: later than
@@ -298,7 +321,7 @@ impl Lock {
     /// error comes first.
     pub async fn release<S: Store + 'static, T>(&self, mut writing: Writing<S>, result: Result<T>) -> Result<T> {
         let released = match &writing.held {
-            Some(held) => self.unlock(&writing.store, held, writing.ts).await,
+            Some(held) => self.free(&writing.store, &writing.token, Some(held), writing.ts).await,
             None => Ok(()),
         };
         // Released (or refused for good): nothing left for the guard.
@@ -351,10 +374,7 @@ impl<S: Store + 'static> Drop for Writing<S> {
         let held = self.held.take();
         let ts = self.ts;
         let release = async move {
-            let released = match held {
-                Some(held) => lock.unlock(&store, &held, ts).await,
-                None => lock.release_if_mine(&store, &token).await,
-            };
+            let released = lock.free(&store, &token, held.as_ref(), ts).await;
             if let Err(e) = released {
                 tracing::warn!(tree = lock.tree, error = %e, "hmap: a cancelled tree write could not release the writer lock; it expires with its lease");
             }
