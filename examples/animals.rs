@@ -63,7 +63,7 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     for row in table.scan(Query::all())? {
         let a = row?;
         let mut ancestors: Vec<String> = animals
-            .path_to_root(&a.id)?
+            .path_to_root(a.id)?
             .into_iter()
             .skip(1)
             .map(|p| p.name)
@@ -79,7 +79,7 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
             children.join(", ")
         )?;
     }
-    let dog = animals.get(&5)?.ok_or("no dog")?;
+    let dog = animals.get(5)?.ok_or("no dog")?;
     writeln!(
         out,
         "what kinds of dog are there? {:?}",

@@ -80,9 +80,9 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     }
     writeln!(out, "the org chart:")?;
     print_all(&org, out)?;
-    let ceo = org.get(&"001".into())?.ok_or("no 001")?;
+    let ceo = org.get("001")?.ok_or("no 001")?;
     writeln!(out, "the CEO's row lists {:?} in cf2", ceo.children)?;
-    let dev = org.get(&"003".into())?.ok_or("no 003")?;
+    let dev = org.get("003")?.ok_or("no 003")?;
     writeln!(
         out,
         "003 is row {}_{} with cf1:pid={}",
@@ -91,21 +91,21 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         dev.pid.as_deref().unwrap_or("")
     )?;
 
-    let path: Vec<String> = org.path_to_root(&"004".into())?.into_iter().map(|n| n.name).collect();
+    let path: Vec<String> = org.path_to_root("004")?.into_iter().map(|n| n.name).collect();
     writeln!(out, "from 004 to the top: {}", path.join(" <- "))?;
 
-    org.move_node(&"004".into(), Some(&"005".into()))?;
+    org.move_node("004", Some(&"005".into()))?;
     writeln!(out, "moved 004 under Marketing; made Marketing a top-level department:")?;
-    org.move_node(&"005".into(), None)?;
+    org.move_node("005", None)?;
     print_all(&org, out)?;
-    let moved = org.get(&"006".into())?.ok_or("no 006")?;
+    let moved = org.get("006")?.ok_or("no 006")?;
     writeln!(out, "006 now points at {}", moved.pid.as_deref().unwrap_or(""))?;
 
-    match org.delete(&"002".into(), DeleteMode::Refuse) {
+    match org.delete("002", DeleteMode::Refuse) {
         Err(e) => writeln!(out, "refused: {e}")?,
         Ok(()) => writeln!(out, "deleted 002")?,
     }
-    org.delete(&"002".into(), DeleteMode::Subtree)?;
+    org.delete("002", DeleteMode::Subtree)?;
     writeln!(out, "deleted Development with its subtree:")?;
     print_all(&org, out)?;
     writeln!(out, "org chart: {}", org.verify()?)?;

@@ -90,7 +90,7 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         ("003", "300"),
         ("003", "200"),
     ] {
-        rel.link(&pid.into(), &rid.into())?;
+        rel.link(pid, rid)?;
     }
     writeln!(out, "after linking:")?;
     show(&rel, out)?;
@@ -99,9 +99,9 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     let mut soldier = rel.right().get("200")?.ok_or("no role 200")?;
     soldier.name = "private".into();
     rel.right().update(&soldier, &[Role::NAME])?;
-    rel.relabel_right(&"200".into())?;
-    rel.unlink(&"003".into(), &"300".into())?;
-    rel.delete_left(&"002".into())?;
+    rel.relabel_right("200")?;
+    rel.unlink("003", "300")?;
+    rel.delete_left("002")?;
     writeln!(
         out,
         "after renaming role 200, unlinking 003 from 300 and deleting person 002:"

@@ -77,12 +77,8 @@ fn item(id: &str, name: &str, price: f64, title: &str, details: Option<&str>) ->
 fn list_items(rel: &ManyToMany<Shop, Item, Arc<dyn Store>>, shop: &str, out: &mut dyn Write) -> ExampleResult {
     let s = rel.left().get(shop)?.ok_or("no such shop")?;
     writeln!(out, "{} ({}, since {}):", s.name, s.address, s.regdate)?;
-    let items: BTreeMap<String, Item> = rel
-        .load_rights(&shop.to_string())?
-        .into_iter()
-        .map(|i| (i.id.clone(), i))
-        .collect();
-    for (id, kind) in rel.rights_of(&shop.to_string())? {
+    let items: BTreeMap<String, Item> = rel.load_rights(shop)?.into_iter().map(|i| (i.id.clone(), i)).collect();
+    for (id, kind) in rel.rights_of(shop)? {
         match items.get(&id) {
             Some(i) => {
                 let details = i.details.as_deref().unwrap_or("-");
@@ -122,22 +118,22 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
         ("s2", "i3", "own"),
         ("s2", "i4", "own"),
     ] {
-        rel.link_with(&s.to_string(), &i.to_string(), kind)?;
+        rel.link_with(s, i, kind)?;
         writeln!(out, "linked {s} -> {i} ({kind})")?;
     }
     list_items(&rel, "s1", out)?;
     list_items(&rel, "s2", out)?;
 
     let sellers: Vec<String> = rel
-        .lefts_of(&"i3".to_string())?
+        .lefts_of("i3")?
         .into_iter()
         .map(|(s, kind)| format!("{s} ({kind})"))
         .collect();
     writeln!(out, "i3 is sold by: {}", sellers.join(", "))?;
 
-    rel.unlink(&"s1".to_string(), &"i2".to_string())?;
+    rel.unlink("s1", "i2")?;
     writeln!(out, "unlinked s1 -> i2")?;
-    rel.delete_right(&"i3".to_string())?;
+    rel.delete_right("i3")?;
     writeln!(out, "deleted item i3 everywhere")?;
     list_items(&rel, "s1", out)?;
     list_items(&rel, "s2", out)?;

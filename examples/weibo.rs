@@ -129,7 +129,7 @@ impl Weibo {
     /// follower's inbox (after the queued deliveries are written). Returns
     /// how many posts it removed.
     pub async fn unfollow(&self, who: &str, whom: &str) -> hmap::Result<usize> {
-        self.follows.unlink(&who.to_string(), &whom.to_string()).await?;
+        self.follows.unlink(who, whom).await?;
         self.fanout.flush().await?;
         let theirs = Post::key_schema()
             .encode_prefix(&(whom,))
@@ -153,7 +153,7 @@ impl Weibo {
         let key = self.posts.row_key_of(&post)?;
         let recipients = self
             .follows
-            .lefts_of(&uid.to_string())
+            .lefts_of(uid)
             .await?
             .into_iter()
             .map(|(fan, _)| self.inboxes.row_key(fan))

@@ -968,8 +968,14 @@ impl<T: HTable + Serialize> Registered for Typed<T> {
         Table::<T, _>::new(store).migration(options)
     }
     fn get(&self, store: Arc<dyn Store>, key: Vec<PartValue>) -> hmap::Result<Option<PrintedRow>> {
+        // Parts parsed from the command line: checked against the layout
+        // when encoded, not at compile time.
+        let row = T::key_schema().encode(&key).map_err(|source| hmap::Error::Key {
+            table: T::TABLE,
+            source,
+        })?;
         Table::<T, _>::new(store)
-            .get(key)?
+            .get_row(row)?
             .map(|row| Self::printed(&row))
             .transpose()
     }

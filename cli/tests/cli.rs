@@ -631,7 +631,7 @@ fn the_binary_on_native_and_thrift1() {
     let follows =
         hmap::blocking::relation::ManyToMany::<weibo::User, weibo::User, _>::new(Arc::clone(&store), "follow", "fans")
             .with_labels(|u: &weibo::User| u.name.clone(), |u: &weibo::User| u.name.clone());
-    follows.link(&"u1".to_string(), &"u2".to_string()).unwrap();
+    follows.link("u1", "u2").unwrap();
 
     for flag in ["--native", "--zookeeper", "--thrift1"] {
         let variable = match flag {

@@ -133,10 +133,14 @@ impl Container {
                 } else if meta.path.is_ident("family") {
                     c.families.push(parse_family(cx, &meta, span)?);
                 } else {
-                    return Err(meta.error(format_args!(
+                    // Reported, and passed over: the attributes after it
+                    // (the families) still count, so that what follows
+                    // is not reported as missing too.
+                    cx.syn_error(meta.error(format_args!(
                         "unknown hmap attribute `{}` on a struct, expected one of {CONTAINER_ATTRS}",
                         path_name(&meta.path)
                     )));
+                    skip_value(&meta)?;
                 }
                 Ok(())
             });
@@ -376,10 +380,11 @@ impl Field {
                         set_once(cx, &meta, &mut f.column, v);
                     }
                     _ => {
-                        return Err(meta.error(format_args!(
+                        cx.syn_error(meta.error(format_args!(
                             "unknown hmap attribute `{}` on a field, expected one of {FIELD_ATTRS}",
                             path_name(&meta.path)
                         )));
+                        skip_value(&meta)?;
                     }
                 }
                 Ok(())
@@ -390,4 +395,16 @@ impl Field {
         }
         f
     }
+}
+
+/// Passes over an unknown attribute's value (`= ...` or `(...)`), so that
+/// parsing goes on with the next attribute.
+fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let _content;
+        syn::parenthesized!(_content in meta.input);
+    }
+    Ok(())
 }

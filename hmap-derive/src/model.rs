@@ -137,17 +137,21 @@ impl<'a> Model<'a> {
             .table
             .as_ref()
             .map_or_else(|| snake_case(&input.ident.to_string()), LitStr::value);
-        let single_family = match attrs.families.as_slice() {
-            [only] => only.name.as_ref().map(LitStr::value),
-            _ => None,
-        };
+        let declared: Vec<String> = attrs
+            .families
+            .iter()
+            .filter_map(|f| f.name.as_ref().map(LitStr::value))
+            .collect();
+        // With no family declared, the first field that needs one says so,
+        // once for the struct.
+        let no_family_reported = std::cell::Cell::new(false);
         let fields = named
             .named
             .iter()
             .filter_map(|f| {
                 let ident = f.ident.as_ref()?;
                 let attrs = attr::Field::parse(cx, &f.attrs);
-                let role = role_of(cx, ident, &f.ty, &attrs, single_family.as_deref());
+                let role = role_of(cx, ident, &f.ty, &attrs, &declared, &no_family_reported);
                 Some(Field {
                     ident,
                     ty: &f.ty,
@@ -163,6 +167,29 @@ impl<'a> Model<'a> {
             fields,
         })
     }
+}
+
+/// Types that are plainly no rowkey part, caught here with one clear error
+/// rather than the trait bounds' noise: an `Option` (every row has every
+/// key part), collections other than bytes.
+fn not_a_key_part(cx: &Ctxt, ident: &Ident, ty: &Type) {
+    let Type::Path(path) = ty else { return };
+    let Some(last) = path.path.segments.last() else { return };
+    let shown = quote::quote!(#ty).to_string().replace(' ', "");
+    let parts = "key parts are integers, f32/f64, bool, String, Vec<u8>/Bytes/[u8; N], uuid::Uuid, chrono::DateTime<Utc> and chrono::NaiveDate";
+    let reason = match last.ident.to_string().as_str() {
+        "Option" => format!(
+            "`{shown}` cannot be a rowkey part: every row has every key part, so a key field is never optional; make `{ident}` a plain value, or a cell (#[hmap(family = \"...\")]) if it may be missing"
+        ),
+        "Vec" if !shown.ends_with("Vec<u8>") => {
+            format!("`{shown}` cannot be a rowkey part ({parts}); a list belongs in a cell or a dynamic family")
+        }
+        "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque" => {
+            format!("`{shown}` cannot be a rowkey part ({parts}); a collection belongs in a cell or a dynamic family")
+        }
+        _ => return,
+    };
+    cx.error_at(ty, reason);
 }
 
 /// `UserRole` -> `user_role`.
@@ -181,7 +208,14 @@ fn snake_case(name: &str) -> String {
     out
 }
 
-fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_family: Option<&str>) -> Role<'a> {
+fn role_of<'a>(
+    cx: &Ctxt,
+    ident: &Ident,
+    ty: &'a Type,
+    a: &attr::Field,
+    families: &[String],
+    no_family_reported: &std::cell::Cell<bool>,
+) -> Role<'a> {
     let cell_attrs: [(&str, bool); 8] = [
         ("parent", a.parent.is_some()),
         ("children", a.children.is_some()),
@@ -246,6 +280,7 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
                 None
             }
         });
+        not_a_key_part(cx, ident, ty);
         return Role::Key(KeyPart {
             desc: a.desc.is_some(),
             reverse_ts: a.reverse_ts.is_some(),
@@ -255,14 +290,27 @@ fn role_of<'a>(cx: &Ctxt, ident: &Ident, ty: &'a Type, a: &attr::Field, single_f
             level: a.level.is_some(),
         });
     }
-    let family = match (&a.family, single_family) {
+    let family = match (&a.family, families) {
         (Some(f), _) => f.value(),
-        (None, Some(only)) => only.to_string(),
-        (None, None) => {
+        (None, [only]) => only.clone(),
+        (None, []) => {
+            if no_family_reported.replace(true) {
+                return Role::Skip;
+            }
             cx.error_at(
                 ident,
                 format!(
-                    "field `{ident}` needs a place: add #[hmap(key)], #[hmap(family = \"...\")] or #[hmap(skip)] (a struct with a single family may leave it out)"
+                    "field `{ident}` needs a column family, and the struct declares none: declare one on the struct, e.g. #[hmap(family(name = \"f\"))] (with a single family every field goes there), or mark `{ident}` #[hmap(key)] or #[hmap(skip)]"
+                ),
+            );
+            String::new()
+        }
+        (None, several) => {
+            cx.error_at(
+                ident,
+                format!(
+                    "field `{ident}` needs a place: add #[hmap(family = \"...\")] naming one of the struct's families ({}), #[hmap(key)] or #[hmap(skip)]",
+                    several.iter().map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ")
                 ),
             );
             String::new()

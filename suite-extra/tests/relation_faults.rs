@@ -108,7 +108,7 @@ fn item(n: u8) -> String {
 fn left_links(rel: &ManyToMany<Shop, Item, Arc<MemoryStore>>) -> BTreeMap<(String, String), String> {
     let mut out = BTreeMap::new();
     for l in 0..4 {
-        for (r, v) in rel.rights_of(&shop(l)).unwrap() {
+        for (r, v) in rel.rights_of(shop(l)).unwrap() {
             out.insert((shop(l), r), v);
         }
     }
@@ -118,7 +118,7 @@ fn left_links(rel: &ManyToMany<Shop, Item, Arc<MemoryStore>>) -> BTreeMap<(Strin
 fn right_links(rel: &ManyToMany<Shop, Item, Arc<MemoryStore>>) -> BTreeMap<(String, String), String> {
     let mut out = BTreeMap::new();
     for r in 0..4 {
-        for (l, v) in rel.lefts_of(&item(r)).unwrap() {
+        for (l, v) in rel.lefts_of(item(r)).unwrap() {
             out.insert((l, item(r)), v);
         }
     }
@@ -141,10 +141,10 @@ proptest! {
         for (n, op) in ops.iter().enumerate() {
             let value = format!("v{n}");
             let result = match op {
-                LinkOp::Link(l, r) => rel.link_with(&shop(*l), &item(*r), &value),
-                LinkOp::Unlink(l, r) => rel.unlink(&shop(*l), &item(*r)),
-                LinkOp::DeleteShop(l) => rel.delete_left(&shop(*l)),
-                LinkOp::DeleteItem(r) => rel.delete_right(&item(*r)),
+                LinkOp::Link(l, r) => rel.link_with(shop(*l), item(*r), &value),
+                LinkOp::Unlink(l, r) => rel.unlink(shop(*l), item(*r)),
+                LinkOp::DeleteShop(l) => rel.delete_left(shop(*l)),
+                LinkOp::DeleteItem(r) => rel.delete_right(item(*r)),
             };
             match result {
                 Ok(()) => op.took_effect(&mut model, value),
@@ -194,11 +194,11 @@ fn entity_links(rel: &ManyToMany<EShop, EItem, Arc<MemoryStore>>, left: bool) ->
     let mut out = BTreeMap::new();
     for n in 0..4 {
         if left {
-            for (r, v) in rel.rights_of(&shop(n)).unwrap() {
+            for (r, v) in rel.rights_of(shop(n)).unwrap() {
                 out.insert((shop(n), r), v);
             }
         } else {
-            for (l, v) in rel.lefts_of(&item(n)).unwrap() {
+            for (l, v) in rel.lefts_of(item(n)).unwrap() {
                 out.insert((l, item(n)), v);
             }
         }
@@ -228,10 +228,10 @@ proptest! {
         for (n, op) in ops.iter().enumerate() {
             let value = format!("v{n}");
             let result = match op {
-                LinkOp::Link(l, r) => rel.link_with(&shop(*l), &item(*r), &value),
-                LinkOp::Unlink(l, r) => rel.unlink(&shop(*l), &item(*r)),
-                LinkOp::DeleteShop(l) => rel.delete_left(&shop(*l)),
-                LinkOp::DeleteItem(r) => rel.delete_right(&item(*r)),
+                LinkOp::Link(l, r) => rel.link_with(shop(*l), item(*r), &value),
+                LinkOp::Unlink(l, r) => rel.unlink(shop(*l), item(*r)),
+                LinkOp::DeleteShop(l) => rel.delete_left(shop(*l)),
+                LinkOp::DeleteItem(r) => rel.delete_right(item(*r)),
             };
             match result {
                 Ok(()) => op.took_effect(&mut model, value),
@@ -419,9 +419,9 @@ fn concurrent_links_converge() {
                     x ^= x << 17;
                     let (l, r) = ((x % 3) as u8, ((x >> 8) % 3) as u8);
                     if x & (1 << 20) == 0 {
-                        rel.link_with(&shop(l), &item(r), &format!("t{t}n{n}")).unwrap();
+                        rel.link_with(shop(l), item(r), &format!("t{t}n{n}")).unwrap();
                     } else {
-                        rel.unlink(&shop(l), &item(r)).unwrap();
+                        rel.unlink(shop(l), item(r)).unwrap();
                     }
                 }
             });

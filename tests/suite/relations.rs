@@ -95,11 +95,11 @@ async fn person_and_role() {
         .await
         .unwrap();
 
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
-    rel.link(&"001".into(), &"200".into()).await.unwrap();
-    rel.link(&"002".into(), &"200".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
+    rel.link("001", "200").await.unwrap();
+    rel.link("002", "200").await.unwrap();
     // Linking twice is harmless.
-    rel.link(&"002".into(), &"200".into()).await.unwrap();
+    rel.link("002", "200").await.unwrap();
 
     // The seed's layout: cf2:100=monitor on person 001, cf2:001=Xiaohei on role 100.
     let p1 = rel.left().get("001").await.unwrap().unwrap();
@@ -112,9 +112,9 @@ async fn person_and_role() {
         r200.persons,
         BTreeMap::from([("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())])
     );
-    assert_eq!(names(&rel.lefts_of(&"200".into()).await.unwrap()), ["001", "002"]);
+    assert_eq!(names(&rel.lefts_of("200").await.unwrap()), ["001", "002"]);
     let loaded: Vec<String> = rel
-        .load_rights(&"001".into())
+        .load_rights("001")
         .await
         .unwrap()
         .into_iter()
@@ -123,28 +123,28 @@ async fn person_and_role() {
     assert_eq!(loaded, ["monitor", "soldier"]);
 
     // Unlinking, twice, and a link that never was.
-    rel.unlink(&"001".into(), &"200".into()).await.unwrap();
-    rel.unlink(&"001".into(), &"200".into()).await.unwrap();
-    rel.unlink(&"002".into(), &"100".into()).await.unwrap();
-    assert_eq!(names(&rel.rights_of(&"001".into()).await.unwrap()), ["100"]);
-    assert_eq!(names(&rel.lefts_of(&"200".into()).await.unwrap()), ["002"]);
+    rel.unlink("001", "200").await.unwrap();
+    rel.unlink("001", "200").await.unwrap();
+    rel.unlink("002", "100").await.unwrap();
+    assert_eq!(names(&rel.rights_of("001").await.unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of("200").await.unwrap()), ["002"]);
 
     // A rename reaches every copy.
     let mut r200 = rel.right().get("200").await.unwrap().unwrap();
     r200.name = "private".into();
     rel.right().update(&r200, &[Role::NAME]).await.unwrap();
-    rel.relabel_right(&"200".into()).await.unwrap();
+    rel.relabel_right("200").await.unwrap();
     assert_eq!(
-        rel.rights_of(&"002".into()).await.unwrap(),
+        rel.rights_of("002").await.unwrap(),
         [("200".to_string(), "private".to_string())]
     );
 
     // Deleting an entity removes it from every list.
-    rel.delete_left(&"002".into()).await.unwrap();
+    rel.delete_left("002").await.unwrap();
     assert_eq!(rel.left().get("002").await.unwrap(), None);
-    assert!(rel.lefts_of(&"200".into()).await.unwrap().is_empty());
-    rel.delete_right(&"100".into()).await.unwrap();
-    assert!(rel.rights_of(&"001".into()).await.unwrap().is_empty());
+    assert!(rel.lefts_of("200").await.unwrap().is_empty());
+    rel.delete_right("100").await.unwrap();
+    assert!(rel.rights_of("001").await.unwrap().is_empty());
     assert!(
         rel.verify().await.unwrap().is_consistent(),
         "{}",
@@ -157,9 +157,9 @@ async fn link_needs_both_entities() {
     let store = hmap_suite::test_store("link_needs_both_entities").await;
     let rel = person_role(&store).await;
     rel.left().put(&person("001", "Xiaohei")).await.unwrap();
-    let err = rel.link(&"001".into(), &"999".into()).await.unwrap_err();
+    let err = rel.link("001", "999").await.unwrap_err();
     assert_eq!(err.to_string(), "table `role`: no entity with key 999");
-    assert!(rel.rights_of(&"001".into()).await.unwrap().is_empty());
+    assert!(rel.rights_of("001").await.unwrap().is_empty());
 }
 
 /// The stored rowkey of a single-part string key.
@@ -192,40 +192,24 @@ async fn every_link_form_refuses_a_missing_entity() {
     labelled.left().put(&person("001", "Xiaohei")).await.unwrap();
     labelled.right().put(&role("100", "monitor")).await.unwrap();
     for rel in [&labelled, &plain] {
-        assert_no_such_entity(rel.link(&"001".into(), &"999".into()).await.unwrap_err(), "role", "999");
-        assert_no_such_entity(
-            rel.link(&"998".into(), &"100".into()).await.unwrap_err(),
-            "person",
-            "998",
-        );
-        assert_no_such_entity(
-            rel.link_with(&"001".into(), &"999".into(), "x").await.unwrap_err(),
-            "role",
-            "999",
-        );
-        assert_no_such_entity(
-            rel.link_with(&"998".into(), &"100".into(), "x").await.unwrap_err(),
-            "person",
-            "998",
-        );
+        assert_no_such_entity(rel.link("001", "999").await.unwrap_err(), "role", "999");
+        assert_no_such_entity(rel.link("998", "100").await.unwrap_err(), "person", "998");
+        assert_no_such_entity(rel.link_with("001", "999", "x").await.unwrap_err(), "role", "999");
+        assert_no_such_entity(rel.link_with("998", "100", "x").await.unwrap_err(), "person", "998");
         // One missing entity among many pairs: nothing is written.
         let pairs = [("001".to_string(), "100".to_string()), ("001".into(), "999".into())];
         assert_no_such_entity(rel.link_many(&pairs).await.unwrap_err(), "role", "999");
     }
     assert!(!raw_row_exists(&store, "role", "999").await);
     assert!(!raw_row_exists(&store, "person", "998").await);
-    assert!(labelled.rights_of(&"001".into()).await.unwrap().is_empty());
-    assert!(labelled.lefts_of(&"100".into()).await.unwrap().is_empty());
+    assert!(labelled.rights_of("001").await.unwrap().is_empty());
+    assert!(labelled.lefts_of("100").await.unwrap().is_empty());
     // A row holding only a relation's list is no entity either.
     store
         .mutate("role", &[RowMutation::new(row("997")).put("cf2", "005", "someone")])
         .await
         .unwrap();
-    assert_no_such_entity(
-        plain.link(&"001".into(), &"997".into()).await.unwrap_err(),
-        "role",
-        "997",
-    );
+    assert_no_such_entity(plain.link("001", "997").await.unwrap_err(), "role", "997");
 }
 
 /// `link_many` writes every pair, with the labels, one call per side.
@@ -247,11 +231,11 @@ async fn link_many_links_every_pair() {
         .collect();
     rel.link_many(&pairs).await.unwrap();
     assert_eq!(
-        rel.rights_of(&"001".into()).await.unwrap(),
+        rel.rights_of("001").await.unwrap(),
         [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
     );
     assert_eq!(
-        rel.lefts_of(&"200".into()).await.unwrap(),
+        rel.lefts_of("200").await.unwrap(),
         [("001".into(), "Xiaohei".into()), ("002".into(), "Xiaohuang".into())]
     );
     assert!(
@@ -270,7 +254,7 @@ async fn a_put_of_an_entity_keeps_its_links() {
     let rel = person_role(&store).await;
     rel.left().put(&person("001", "Xiaohei")).await.unwrap();
     rel.right().put(&role("100", "monitor")).await.unwrap();
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
 
     rel.left().put(&person("001", "Xiaohei the second")).await.unwrap();
     rel.left()
@@ -281,7 +265,7 @@ async fn a_put_of_an_entity_keeps_its_links() {
     let p = rel.left().get("001").await.unwrap().unwrap();
     assert_eq!(p.name, "Xiaohei the third");
     assert_eq!(p.roles, BTreeMap::from([("100".into(), "monitor".into())]));
-    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
+    assert_eq!(names(&rel.lefts_of("100").await.unwrap()), ["001"]);
     let err = rel.left().update(&p, &[Person::ROLES]).await.unwrap_err();
     assert!(matches!(err, Error::Field { table: "person", .. }), "{err}");
     // The labels are stale (renames), not lost.
@@ -300,7 +284,7 @@ async fn a_relation_over_a_plain_dynamic_family_is_refused() {
     let rel: ManyToMany<PlainPerson, Role, _> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
     rel.left().create().await.unwrap();
     rel.right().create().await.unwrap();
-    let err = rel.link(&"001".into(), &"100".into()).await.unwrap_err();
+    let err = rel.link("001", "100").await.unwrap_err();
     assert!(
         matches!(&err, Error::Field { table: "person", field, .. } if field == "roles"),
         "{err}"
@@ -407,8 +391,8 @@ async fn repair_holds_an_emptied_authoritative_list() {
         .put_many(&[role("100", "monitor"), role("200", "soldier")])
         .await
         .unwrap();
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
-    rel.link(&"001".into(), &"200".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
+    rel.link("001", "200").await.unwrap();
     let wipe = async || {
         store
             .mutate("person", &[RowMutation::new(row("001")).delete_family("cf2")])
@@ -422,12 +406,12 @@ async fn repair_holds_an_emptied_authoritative_list() {
     let report = rel.repair().await.unwrap();
     assert_eq!(report.held.len(), 2, "{report:?}");
     assert!(report.held[0].contains("Emptied::Restore"), "{}", report.held[0]);
-    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
+    assert_eq!(names(&rel.lefts_of("100").await.unwrap()), ["001"]);
 
     let report = rel.repair_with(Emptied::Restore).await.unwrap();
     assert_eq!(report.missing.len(), 2, "{report:?}");
     assert_eq!(
-        rel.rights_of(&"001".into()).await.unwrap(),
+        rel.rights_of("001").await.unwrap(),
         [("100".into(), "monitor".into()), ("200".into(), "soldier".into())]
     );
     assert!(
@@ -439,7 +423,7 @@ async fn repair_holds_an_emptied_authoritative_list() {
     wipe().await;
     let report = rel.repair_with(Emptied::Drop).await.unwrap();
     assert_eq!(report.dangling.len(), 2, "{report:?}");
-    assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
+    assert!(rel.lefts_of("100").await.unwrap().is_empty());
     assert!(
         rel.verify().await.unwrap().is_consistent(),
         "{}",
@@ -448,14 +432,14 @@ async fn repair_holds_an_emptied_authoritative_list() {
 
     // One entry left on the right is what an unlink cut off after its
     // first write leaves: repaired as dangling, not held.
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
     store
         .mutate("person", &[RowMutation::new(row("001")).delete_column("cf2", "100")])
         .await
         .unwrap();
     let report = rel.repair().await.unwrap();
     assert_eq!((report.dangling.len(), report.held.len()), (1, 0), "{report:?}");
-    assert!(rel.lefts_of(&"100".into()).await.unwrap().is_empty());
+    assert!(rel.lefts_of("100").await.unwrap().is_empty());
     assert!(
         rel.verify().await.unwrap().is_consistent(),
         "{}",
@@ -471,7 +455,7 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
     let rel = person_role(&store).await;
     rel.left().put(&person("001", "Xiaohei")).await.unwrap();
     rel.right().put(&role("100", "monitor")).await.unwrap();
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
     for err in [
         rel.left().delete("001").await.unwrap_err(),
         rel.left()
@@ -494,7 +478,7 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
     assert!(matches!(&err, Error::Linked { table: "person", .. }), "{err}");
     assert!(rel.left().get("001").await.unwrap().is_some());
     assert!(rel.verify().await.unwrap().is_consistent());
-    rel.unlink(&"001".into(), &"100".into()).await.unwrap();
+    rel.unlink("001", "100").await.unwrap();
     rel.left().delete("001").await.unwrap();
     assert_eq!(rel.left().get("001").await.unwrap(), None);
 }
@@ -508,12 +492,12 @@ async fn repair_removes_links_to_missing_entities() {
     let rel = person_role(&store).await;
     rel.left().put(&person("001", "Xiaohei")).await.unwrap();
     rel.right().put(&role("100", "monitor")).await.unwrap();
-    rel.link(&"001".into(), &"100".into()).await.unwrap();
+    rel.link("001", "100").await.unwrap();
     // What the old `link_with` left: 001 -> 999 where role 999 never
     // existed (its row holds only the list), and 777 -> 100 where person
     // 777 never existed; and a role deleted behind the relation's back.
     rel.right().put(&role("300", "cook")).await.unwrap();
-    rel.link(&"001".into(), &"300".into()).await.unwrap();
+    rel.link("001", "300").await.unwrap();
     store
         .mutate(
             "person",
@@ -557,8 +541,8 @@ async fn repair_removes_links_to_missing_entities() {
     assert!(!raw_row_exists(&store, "role", "999").await);
     assert!(!raw_row_exists(&store, "person", "777").await);
     assert!(!raw_row_exists(&store, "role", "300").await);
-    assert_eq!(names(&rel.rights_of(&"001".into()).await.unwrap()), ["100"]);
-    assert_eq!(names(&rel.lefts_of(&"100".into()).await.unwrap()), ["001"]);
+    assert_eq!(names(&rel.rights_of("001").await.unwrap()), ["100"]);
+    assert_eq!(names(&rel.lefts_of("100").await.unwrap()), ["001"]);
 }
 
 #[derive(HTable, Debug, Clone, PartialEq)]
@@ -613,8 +597,8 @@ async fn shop_and_item_links_carry_a_type() {
         .await
         .unwrap();
     // item:<item_id>=type on the shop, shop:<shop_id>=type on the item.
-    rel.link_with(&"s1".into(), &"i1".into(), "consign").await.unwrap();
-    rel.link_with(&"s2".into(), &"i1".into(), "own").await.unwrap();
+    rel.link_with("s1", "i1", "consign").await.unwrap();
+    rel.link_with("s2", "i1", "own").await.unwrap();
     let item = rel.right().get("i1").await.unwrap().unwrap();
     assert_eq!(
         item.shops,
@@ -625,7 +609,7 @@ async fn shop_and_item_links_carry_a_type() {
         BTreeMap::from([("i1".into(), "own".into())])
     );
     // Deleting the item removes it from every shop.
-    rel.delete_right(&"i1".into()).await.unwrap();
+    rel.delete_right("i1").await.unwrap();
     assert!(rel.left().get("s1").await.unwrap().unwrap().items.is_empty());
     assert!(rel.verify().await.unwrap().is_consistent());
 }
@@ -685,7 +669,7 @@ async fn weibo_follows_and_inbox_fan_out() {
         ("003", "001"),
         ("003", "002"),
     ] {
-        follows.link(&a.into(), &b.into()).await.unwrap();
+        follows.link(a, b).await.unwrap();
     }
     let u2 = follows.left().get("002").await.unwrap().unwrap();
     assert_eq!(u2.fans.keys().collect::<Vec<_>>(), ["001", "003"]);
@@ -695,7 +679,7 @@ async fn weibo_follows_and_inbox_fan_out() {
     let fanout = FanOut::start(Arc::clone(&store), config.clone()).unwrap();
     let mut posted = Vec::new();
     for (author, text) in [("002", "hello"), ("001", "hi"), ("002", "again")] {
-        let fans = follows.lefts_of(&author.to_string()).await.unwrap();
+        let fans = follows.lefts_of(author).await.unwrap();
         let recipients: Vec<Bytes> = fans.iter().map(|(f, _)| inboxes.row_key(f.as_str()).unwrap()).collect();
         let ts = next_timestamp(&RowSet::of_rows("wb_inbox", recipients.iter().map(|r| &r[..])));
         posted.push((author, text, ts));
@@ -725,7 +709,7 @@ async fn weibo_follows_and_inbox_fan_out() {
     // 001 follows only 002.
     assert_eq!(inboxes.get("001").await.unwrap().unwrap().sq.len(), 2);
     // 003 unfollows 002: 002's posts leave 003's inbox.
-    follows.unlink(&"003".into(), &"002".into()).await.unwrap();
+    follows.unlink("003", "002").await.unwrap();
     let removed = FanOut::remove_from_inbox(&*store, &config, inboxes.row_key("003").unwrap(), |v| {
         v.starts_with(b"002:")
     })
@@ -1973,7 +1957,7 @@ async fn repair_rewrites_stale_labels_on_both_sides() {
     rel.left().put(&student("s1", "Ann")).await.unwrap();
     let mut c1 = course("c1", "Algebra");
     rel.right().save(&mut c1).await.unwrap();
-    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    rel.link("s1", "c1").await.unwrap();
     c1.title = "Linear algebra".into();
     rel.right().save(&mut c1).await.unwrap();
     rel.left().put(&student("s1", "Ann Lee")).await.unwrap();
@@ -1988,11 +1972,11 @@ async fn repair_rewrites_stale_labels_on_both_sides() {
     let repaired = rel.repair().await.unwrap();
     assert_eq!(repaired.stale.len(), 2, "{repaired:?}");
     assert_eq!(
-        rel.rights_of(&"s1".into()).await.unwrap(),
+        rel.rights_of("s1").await.unwrap(),
         [("c1".to_string(), "Linear algebra".to_string())]
     );
     assert_eq!(
-        rel.lefts_of(&"c1".into()).await.unwrap(),
+        rel.lefts_of("c1").await.unwrap(),
         [("s1".to_string(), "Ann Lee".to_string())]
     );
     let after = rel.verify().await.unwrap();
@@ -2066,7 +2050,7 @@ async fn an_unreadable_row_is_reported_and_the_check_goes_on() {
     let rel = enrolment(&store).await;
     rel.left().put(&student("s1", "Ann")).await.unwrap();
     rel.right().put(&course("c1", "Algebra")).await.unwrap();
-    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    rel.link("s1", "c1").await.unwrap();
     write_ghost(&store, &rel).await;
     // Something else to find: a half-written link.
     rel.left().put(&student("s2", "Bo")).await.unwrap();
@@ -2113,7 +2097,7 @@ async fn a_linked_error_shows_the_key_parts() {
     let rel = enrolment(&store).await;
     rel.left().put(&student("s1", "Ann")).await.unwrap();
     rel.right().put(&course("c1", "Algebra")).await.unwrap();
-    rel.link(&"s1".into(), &"c1".into()).await.unwrap();
+    rel.link("s1", "c1").await.unwrap();
     let err = rel.left().delete("s1").await.unwrap_err();
     assert!(
         matches!(&err, Error::Linked { table: "student", row, family: "c" } if row.ends_with("(sid=\"s1\")")),

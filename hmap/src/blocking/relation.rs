@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::{Table, block_on, blocking_methods};
 use crate::error::Result;
-use crate::key::{FromKeyPart, KeyPart, KeyTuple};
+use crate::key::{FromKeyPart, KeyArg, KeyPart, KeyTuple};
 use crate::relation::{
     CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeMapped, TreeNode,
 };
@@ -68,18 +68,18 @@ where
     }
 
     blocking_methods! { "crate::relation::ManyToMany";
-        fn link(&self, left: &L::Key, right: &R::Key) -> Result<()>;
-        fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()>;
+        fn link(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()>;
+        fn link_with(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>, value: &str) -> Result<()>;
         fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()>;
-        fn unlink(&self, left: &L::Key, right: &R::Key) -> Result<()>;
-        fn rights_of(&self, left: &L::Key) -> Result<Vec<(R::Key, String)>>;
-        fn lefts_of(&self, right: &R::Key) -> Result<Vec<(L::Key, String)>>;
-        fn load_rights(&self, left: &L::Key) -> Result<Vec<R>>;
-        fn load_lefts(&self, right: &R::Key) -> Result<Vec<L>>;
-        fn delete_left(&self, left: &L::Key) -> Result<()>;
-        fn delete_right(&self, right: &R::Key) -> Result<()>;
-        fn relabel_left(&self, left: &L::Key) -> Result<()>;
-        fn relabel_right(&self, right: &R::Key) -> Result<()>;
+        fn unlink(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()>;
+        fn rights_of(&self, left: impl KeyArg<L::Key>) -> Result<Vec<(R::Key, String)>>;
+        fn lefts_of(&self, right: impl KeyArg<R::Key>) -> Result<Vec<(L::Key, String)>>;
+        fn load_rights(&self, left: impl KeyArg<L::Key>) -> Result<Vec<R>>;
+        fn load_lefts(&self, right: impl KeyArg<R::Key>) -> Result<Vec<L>>;
+        fn delete_left(&self, left: impl KeyArg<L::Key>) -> Result<()>;
+        fn delete_right(&self, right: impl KeyArg<R::Key>) -> Result<()>;
+        fn relabel_left(&self, left: impl KeyArg<L::Key>) -> Result<()>;
+        fn relabel_right(&self, right: impl KeyArg<R::Key>) -> Result<()>;
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;
         fn repair_with(&self, emptied: Emptied) -> Result<Report>;
@@ -170,14 +170,14 @@ impl<T: TreeMapped, S: Store + Clone + 'static> TreeOf<T, S> {
 
     blocking_methods! { "crate::relation::TreeOf";
         fn create(&self) -> Result<()>;
-        fn get(&self, id: &T::Id) -> Result<Option<T>>;
+        fn get(&self, id: impl KeyArg<T::Id>) -> Result<Option<T>>;
         fn insert(&self, node: &T, parent: Option<&T::Id>) -> Result<()>;
         fn update(&self, node: &T) -> Result<()>;
         fn top_level(&self) -> Result<Vec<T>>;
-        fn children(&self, id: &T::Id) -> Result<Vec<T>>;
-        fn path_to_root(&self, id: &T::Id) -> Result<Vec<T>>;
-        fn move_node(&self, id: &T::Id, new_parent: Option<&T::Id>) -> Result<()>;
-        fn delete(&self, id: &T::Id, mode: DeleteMode) -> Result<()>;
+        fn children(&self, id: impl KeyArg<T::Id>) -> Result<Vec<T>>;
+        fn path_to_root(&self, id: impl KeyArg<T::Id>) -> Result<Vec<T>>;
+        fn move_node(&self, id: impl KeyArg<T::Id>, new_parent: Option<&T::Id>) -> Result<()>;
+        fn delete(&self, id: impl KeyArg<T::Id>, mode: DeleteMode) -> Result<()>;
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;
     }
@@ -224,7 +224,7 @@ where
         fn create(&self) -> Result<()>;
         fn put(&self, row: &T) -> Result<()>;
         fn update(&self, row: &T, fields: &[crate::Field<T>]) -> Result<()>;
-        fn delete(&self, key: impl KeyTuple) -> Result<()>;
+        fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()>;
         fn lookup(&self, value: &V) -> Result<Vec<T>>;
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;

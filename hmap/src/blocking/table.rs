@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{block_on, blocking_methods};
 use crate::error::Result;
-use crate::key::{KeyInspection, KeyTuple};
+use crate::key::{KeyArg, KeyInspection};
 use crate::migrate::{MigrateOptions, Migration};
 use crate::schema::SchemaDiff;
 use crate::store::Store as AsyncStore;
@@ -72,7 +72,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
     }
 
     /// [`row_key`](crate::Table::row_key).
-    pub fn row_key(&self, key: impl KeyTuple) -> Result<Bytes> {
+    pub fn row_key(&self, key: impl KeyArg<T::Key>) -> Result<Bytes> {
         self.inner.row_key(key)
     }
 
@@ -96,19 +96,19 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn exists(&self) -> Result<bool>;
         fn drop(&self) -> Result<()>;
         fn truncate(&self) -> Result<()>;
-        fn get(&self, key: impl KeyTuple) -> Result<Option<T>>;
+        fn get(&self, key: impl KeyArg<T::Key>) -> Result<Option<T>>;
         fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>>;
         fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Result<Option<T>>>>;
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
         fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()>;
-        fn delete(&self, key: impl KeyTuple) -> Result<()>;
+        fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()>;
         fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
-        fn increment(&self, key: impl KeyTuple, field: Field<T>, amount: i64) -> Result<i64>;
+        fn increment(&self, key: impl KeyArg<T::Key>, field: Field<T>, amount: i64) -> Result<i64>;
     }
 
     /// [`get_many`](crate::Table::get_many), waiting for it.
-    pub fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
+    pub fn get_many<K: KeyArg<T::Key>>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
         block_on(self.inner.get_many(keys))
     }
 

@@ -83,6 +83,7 @@
 //!
 //! Modifiers do not change the plain bytes: a salt depends on values only.
 
+mod arg;
 mod codec;
 mod error;
 mod inspect;
@@ -93,6 +94,7 @@ mod tuple;
 use std::borrow::Cow;
 use std::fmt;
 
+pub use arg::{KeyArg, PartArg};
 pub use codec::KeyCursor;
 pub use codec::salt_bucket;
 pub use error::{KeyError, PartError};

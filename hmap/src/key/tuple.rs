@@ -145,6 +145,30 @@ macro_rules! tuple_impls {
             }
         }
 
+        /// A reference to a tuple is the tuple's key.
+        impl<$($T: KeyPart),+> KeyTuple for &($($T,)+) {
+            fn arity(&self) -> usize {
+                $len
+            }
+            #[inline]
+            fn encode_part(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError> {
+                (**self).encode_part(index, spec, format, out)
+            }
+            fn write_plain(&self, index: usize, spec: &PartSpec, format: KeyFormat, out: &mut Vec<u8>) -> Result<(), KeyError> {
+                (**self).write_plain(index, spec, format, out)
+            }
+            #[inline]
+            fn encode_parts(
+                &self,
+                specs: &[Segment],
+                format: KeyFormat,
+                separator: Option<u8>,
+                out: &mut Vec<u8>,
+            ) -> Result<(), KeyError> {
+                (**self).encode_parts(specs, format, separator, out)
+            }
+        }
+
         impl<$($T: FromKeyPart),+> FromKeyTuple for ($($T,)+) {
             const LEN: usize = $len;
             #[inline]

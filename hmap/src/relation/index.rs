@@ -177,7 +177,7 @@ where
 
     /// Deletes a row (by key) and its index entry: the row first. A row a
     /// relation links is refused, as by [`Table::delete`].
-    pub async fn delete(&self, key: impl crate::key::KeyTuple) -> Result<()> {
+    pub async fn delete(&self, key: impl crate::key::KeyArg<T::Key>) -> Result<()> {
         let primary = self.table.row_key(key)?;
         let Some(old) = self.table.get_row(primary.clone()).await? else {
             return Ok(());

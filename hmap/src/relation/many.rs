@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::{CheckOptions, Checkpoint, Progress, Report, Side, is_unreadable};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
-use crate::key::KeyTuple;
+use crate::key::{KeyArg, KeyTuple};
 use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
 use crate::table::{FieldRole, HTable, Table};
 use crate::value::CellValue;
@@ -153,14 +153,18 @@ where
     /// [`with_labels`](Self::with_labels) (empty without them). Both must
     /// exist, else [`Error::NoSuchEntity`] names the table and the row.
     /// Linking twice is harmless.
-    pub async fn link(&self, left: &L::Key, right: &R::Key) -> Result<()> {
+    pub async fn link(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()> {
+        let left = &left.into_key();
+        let right = &right.into_key();
         self.link_many_with(&[(left.clone(), right.clone())], None).await
     }
 
     /// Links a left and a right entity with a value of the link itself (a
     /// shop/item link's type), stored in both lists. Both must exist, as
     /// for [`link`](Self::link).
-    pub async fn link_with(&self, left: &L::Key, right: &R::Key, value: &str) -> Result<()> {
+    pub async fn link_with(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>, value: &str) -> Result<()> {
+        let left = &left.into_key();
+        let right = &right.into_key();
         self.link_many_with(&[(left.clone(), right.clone())], Some(value)).await
     }
 
@@ -264,7 +268,9 @@ where
     }
 
     /// Removes a link. Removing a missing link is harmless.
-    pub async fn unlink(&self, left: &L::Key, right: &R::Key) -> Result<()> {
+    pub async fn unlink(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()> {
+        let left = &left.into_key();
+        let right = &right.into_key();
         let (left_row, right_row) = self.pair_rows(left, right)?;
         let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
         self.store()
@@ -296,13 +302,15 @@ where
     }
 
     /// The right ids a left entity lists, with their values, in id order.
-    pub async fn rights_of(&self, left: &L::Key) -> Result<Vec<(R::Key, String)>> {
+    pub async fn rights_of(&self, left: impl KeyArg<L::Key>) -> Result<Vec<(R::Key, String)>> {
+        let left = &left.into_key();
         self.list(L::TABLE, self.left.row_key(left.clone())?, self.left_family)
             .await
     }
 
     /// The left ids a right entity lists, with their values, in id order.
-    pub async fn lefts_of(&self, right: &R::Key) -> Result<Vec<(L::Key, String)>> {
+    pub async fn lefts_of(&self, right: impl KeyArg<R::Key>) -> Result<Vec<(L::Key, String)>> {
+        let right = &right.into_key();
         self.list(R::TABLE, self.right.row_key(right.clone())?, self.right_family)
             .await
     }
@@ -310,25 +318,28 @@ where
     /// The right entities a left entity lists, read in one batched get
     /// (ids whose row is gone are left out; a row that does not read as `R`
     /// is the error naming it).
-    pub async fn load_rights(&self, left: &L::Key) -> Result<Vec<R>> {
-        let ids = self.rights_of(left).await?;
+    pub async fn load_rights(&self, left: impl KeyArg<L::Key>) -> Result<Vec<R>> {
+        let left = &left.into_key();
+        let ids = self.rights_of(left.clone()).await?;
         let rows = self.right.get_many(ids.into_iter().map(|(id, _)| id)).await?;
         rows.into_iter().filter_map(Result::transpose).collect()
     }
 
     /// The left entities a right entity lists, read in one batched get, as
     /// [`load_rights`](Self::load_rights) reads the right ones.
-    pub async fn load_lefts(&self, right: &R::Key) -> Result<Vec<L>> {
-        let ids = self.lefts_of(right).await?;
+    pub async fn load_lefts(&self, right: impl KeyArg<R::Key>) -> Result<Vec<L>> {
+        let right = &right.into_key();
+        let ids = self.lefts_of(right.clone()).await?;
         let rows = self.left.get_many(ids.into_iter().map(|(id, _)| id)).await?;
         rows.into_iter().filter_map(Result::transpose).collect()
     }
 
     /// Deletes a left entity and removes it from every right list that
     /// names it: the left row first, then the lists.
-    pub async fn delete_left(&self, left: &L::Key) -> Result<()> {
+    pub async fn delete_left(&self, left: impl KeyArg<L::Key>) -> Result<()> {
+        let left = &left.into_key();
         let left_row = self.left.row_key(left.clone())?;
-        let right_rows = self.right_rows(self.rights_of(left).await?).await?;
+        let right_rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
         let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
         rows.insert(L::TABLE, &left_row);
         let ts = next_timestamp(&rows);
@@ -349,9 +360,10 @@ where
 
     /// Deletes a right entity and removes it from every left list that names
     /// it: the lists first, then the row.
-    pub async fn delete_right(&self, right: &R::Key) -> Result<()> {
+    pub async fn delete_right(&self, right: impl KeyArg<R::Key>) -> Result<()> {
+        let right = &right.into_key();
         let right_row = self.right.row_key(right.clone())?;
-        let left_rows = self.left_rows(self.lefts_of(right).await?).await?;
+        let left_rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
         let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
         rows.insert(R::TABLE, &right_row);
         let ts = next_timestamp(&rows);
@@ -372,23 +384,25 @@ where
 
     /// Rewrites a left entity's label in every right list that names it,
     /// after the entity changed (a person renamed).
-    pub async fn relabel_left(&self, left: &L::Key) -> Result<()> {
+    pub async fn relabel_left(&self, left: impl KeyArg<L::Key>) -> Result<()> {
+        let left = &left.into_key();
         let Some(label) = self.left_label else { return Ok(()) };
         let Some(entity) = self.left.get(left.clone()).await? else {
             return Ok(());
         };
-        let rows = self.right_rows(self.rights_of(left).await?).await?;
+        let rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
         self.write_label(R::TABLE, self.right_family, rows, left.to_cell(), label(&entity))
             .await
     }
 
     /// Rewrites a right entity's label in every left list that names it.
-    pub async fn relabel_right(&self, right: &R::Key) -> Result<()> {
+    pub async fn relabel_right(&self, right: impl KeyArg<R::Key>) -> Result<()> {
+        let right = &right.into_key();
         let Some(label) = self.right_label else { return Ok(()) };
         let Some(entity) = self.right.get(right.clone()).await? else {
             return Ok(());
         };
-        let rows = self.left_rows(self.lefts_of(right).await?).await?;
+        let rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
         self.write_label(L::TABLE, self.left_family, rows, right.to_cell(), label(&entity))
             .await
     }

@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{RowReader, RowWriter};
 use crate::error::Result;
-use crate::key::{FromKeyTuple, KeyError, KeySchema, Segment};
+use crate::key::{FromKeyTuple, KeyArg, KeyError, KeySchema, Segment};
 use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
 
 /// What a field of a mapped struct is.
@@ -55,8 +55,10 @@ pub struct FieldInfo {
 /// `#[derive(HTable)]`; see the derive's documentation for the attributes.
 pub trait HTable: Sized + Send + Sync {
     /// The key parts' owned values, in key order: a tuple, or the type of a
-    /// single-part key.
-    type Key: FromKeyTuple + Send + Sync;
+    /// single-part key. The calls that take a whole key take any
+    /// [`KeyArg`] of it (a `&str` for a `String` part, ...), checked at
+    /// compile time.
+    type Key: FromKeyTuple + KeyArg<Self::Key> + Send + Sync;
 
     /// The table's name.
     const TABLE: &'static str;

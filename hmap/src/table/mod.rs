@@ -22,7 +22,7 @@ use bytes::Bytes;
 
 use crate::clock::RowSet;
 use crate::error::{Error, Result};
-use crate::key::{KeyError, KeyInspection, KeyTuple};
+use crate::key::{KeyArg, KeyError, KeyInspection};
 use crate::schema::{SchemaDiff, SchemaDifference};
 use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
 
@@ -234,8 +234,9 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(self.store.truncate_table(T::TABLE).await?)
     }
 
-    /// The rowkey of a key value (a tuple of every key part).
-    pub fn row_key(&self, key: impl KeyTuple) -> Result<Bytes> {
+    /// The rowkey of a key value: the table's [key](HTable::Key), a tuple
+    /// of every key part ([`KeyArg`] says what each part takes).
+    pub fn row_key(&self, key: impl KeyArg<T::Key>) -> Result<Bytes> {
         T::key_schema().encode(&key).map(Bytes::from).map_err(Self::key_error)
     }
 
@@ -275,7 +276,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// Reads the row with this key (a tuple of every key part). Only the
     /// families of `T`'s fields are read: a row with no cells in them reads
     /// as `None`, and a family the table lacks is an error naming it.
-    pub async fn get(&self, key: impl KeyTuple) -> Result<Option<T>> {
+    pub async fn get(&self, key: impl KeyArg<T::Key>) -> Result<Option<T>> {
         let row = self.row_key(key)?;
         self.get_row(row).await
     }
@@ -316,7 +317,10 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// assert_eq!(found, [User { id: "u1".into(), name: "Ann".into() }]);
     /// # Ok(()) }
     /// ```
-    pub async fn get_many<K: KeyTuple>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
+    pub async fn get_many<K: KeyArg<T::Key>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Result<Vec<Result<Option<T>>>> {
         let gets = keys
             .into_iter()
             .map(|k| self.row_key(k).map(Self::get_request))
@@ -539,7 +543,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// deleted: [`Error::Linked`] names the family, and the relation's
     /// delete (`ManyToMany::delete_left`/`delete_right`) removes the row
     /// and its id from the partners' lists.
-    pub async fn delete(&self, key: impl KeyTuple) -> Result<()> {
+    pub async fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()> {
         let row = self.row_key(key)?;
         self.delete_rows([row]).await
     }
@@ -651,7 +655,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// the row in between still leaves a counter-only row. A type whose
     /// fields are all optional (or counters, or dynamic) reads such a row
     /// back, so its increment creates the row, as HBase's does.
-    pub async fn increment(&self, key: impl KeyTuple, field: Field<T>, amount: i64) -> Result<i64> {
+    pub async fn increment(&self, key: impl KeyArg<T::Key>, field: Field<T>, amount: i64) -> Result<i64> {
         let field = field.name();
         let info = T::fields()
             .iter()

@@ -29,8 +29,10 @@ pub const TREE_LOCKS_TABLE: &str = "hmap_locks";
     note = "mark its parent pointer `#[hmap(parent)]` (an `Option<String>` cell) and its child list `#[hmap(dynamic, children)]`"
 )]
 pub trait TreeMapped: HTable + 'static {
-    /// A node's id: its key, or its key but the level.
-    type Id: Clone + Ord + std::fmt::Debug + Send + Sync + 'static;
+    /// A node's id: its key, or its key but the level. The calls that take
+    /// an id take any [`KeyArg`](crate::key::KeyArg) of it: a `&str` for a
+    /// `String` id.
+    type Id: crate::key::KeyArg<Self::Id> + Clone + Ord + std::fmt::Debug + Send + Sync + 'static;
     /// The parent pointer's family and qualifier: the parent's rowkey.
     const PARENT: (&'static str, &'static str);
     /// The child list's family: child id -> the child's label.
@@ -94,9 +96,9 @@ pub trait TreeMapped: HTable + 'static {
 /// org.insert(&dept("001", "CEO"), None).await?;
 /// org.insert(&dept("002", "Development"), Some(&"001".to_string())).await?;
 ///
-/// let dev = org.get(&"002".to_string()).await?.unwrap();
+/// let dev = org.get("002").await?.unwrap();
 /// assert_eq!(dev.pid.as_deref(), Some("0_001"));
-/// let ceo = org.get(&"001".to_string()).await?.unwrap();
+/// let ceo = org.get("001").await?.unwrap();
 /// assert_eq!(ceo.children["002"], "Development");
 /// # Ok(()) }
 /// ```
@@ -261,7 +263,8 @@ where
     }
 
     /// A node by id (one batched get of its possible keys).
-    pub async fn get(&self, id: &T::Id) -> Result<Option<T>> {
+    pub async fn get(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Option<T>> {
+        let id = &id.into_key();
         self.engine
             .get(&Self::qualifier(id)?)
             .await?
@@ -300,18 +303,21 @@ where
     }
 
     /// A node's children, as its list names them, read in one batched get.
-    pub async fn children(&self, id: &T::Id) -> Result<Vec<T>> {
+    pub async fn children(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Vec<T>> {
+        let id = &id.into_key();
         Self::nodes(self.engine.children(&Self::qualifier(id)?).await?)
     }
 
     /// The node and its ancestors, up to its top-level node.
-    pub async fn path_to_root(&self, id: &T::Id) -> Result<Vec<T>> {
+    pub async fn path_to_root(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Vec<T>> {
+        let id = &id.into_key();
         Self::nodes(self.engine.path_to_root(&Self::qualifier(id)?).await?)
     }
 
     /// Moves a node (and its subtree) under a new parent, or to the top
     /// level.
-    pub async fn move_node(&self, id: &T::Id, new_parent: Option<&T::Id>) -> Result<()> {
+    pub async fn move_node(&self, id: impl crate::key::KeyArg<T::Id>, new_parent: Option<&T::Id>) -> Result<()> {
+        let id = &id.into_key();
         let new_parent = new_parent.map(Self::qualifier).transpose()?;
         self.engine
             .move_node(&Self::qualifier(id)?, new_parent.as_deref())
@@ -320,7 +326,8 @@ where
 
     /// Deletes a node, or refuses to if it has children
     /// ([`DeleteMode::Refuse`]), or deletes its subtree, deepest first.
-    pub async fn delete(&self, id: &T::Id, mode: DeleteMode) -> Result<()> {
+    pub async fn delete(&self, id: impl crate::key::KeyArg<T::Id>, mode: DeleteMode) -> Result<()> {
+        let id = &id.into_key();
         self.engine.delete(&Self::qualifier(id)?, mode).await
     }
 
