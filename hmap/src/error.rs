@@ -136,7 +136,7 @@ pub enum Error {
     /// A plain delete of a row that a relation links: deleting it would
     /// leave its id in its partners' lists.
     #[error(
-        "table `{table}`, row {row}: the row is linked (family `{family}` is not empty); delete it through its relation (`ManyToMany::delete_left` or `delete_right`), which also removes it from its partners' lists"
+        "table `{table}`, row {row}: the row is linked (family `{family}` is not empty); delete it through its relation (`ManyToMany::delete_left` or `delete_right`, or `delete_left_indexed`/`delete_right_indexed` given the indexes that list it), which also removes it from its partners' lists"
     )]
     Linked {
         /// The table.

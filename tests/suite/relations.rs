@@ -472,7 +472,7 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
     let err = rel.right().delete("100").await.unwrap_err();
     assert!(matches!(&err, Error::Linked { table: "role", .. }), "{err}");
     // So is a delete through a secondary index of the table.
-    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone()).unwrap();
+    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone());
     by_name.create().await.unwrap();
     let err = by_name.delete("001").await.unwrap_err();
     assert!(matches!(&err, Error::Linked { table: "person", .. }), "{err}");
@@ -481,6 +481,107 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
     rel.unlink("001", "100").await.unwrap();
     rel.left().delete("001").await.unwrap();
     assert_eq!(rel.left().get("001").await.unwrap(), None);
+}
+
+/// An entity both indexed and linked is deleted in one call that leaves
+/// the relation, both partners' lists and every index consistent, on
+/// either side; a missing entity deletes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_indexed_and_linked_entity_is_deleted_in_one_call() {
+    let store = hmap_suite::test_store("an_indexed_and_linked_entity_is_deleted_in_one_call").await;
+    let rel = person_role(&store).await;
+    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone());
+    let by_age = Index::new(Arc::clone(&store), "person_by_age", |p: &Person| p.age);
+    let role_by_name = Index::new(Arc::clone(&store), "role_by_name", |r: &Role| r.name.clone());
+    assert!(by_name.create_if_missing().await.unwrap());
+    assert!(by_age.create_if_missing().await.unwrap());
+    assert!(role_by_name.create_if_missing().await.unwrap());
+    by_name.put(&person("001", "Xiaohei")).await.unwrap();
+    by_age.put(&person("001", "Xiaohei")).await.unwrap();
+    by_name.put(&person("002", "Xiaobai")).await.unwrap();
+    by_age.put(&person("002", "Xiaobai")).await.unwrap();
+    role_by_name.put(&role("100", "monitor")).await.unwrap();
+    role_by_name.put(&role("200", "cook")).await.unwrap();
+    rel.link("001", "100").await.unwrap();
+    rel.link("002", "100").await.unwrap();
+    rel.link("001", "200").await.unwrap();
+
+    let err = by_name.delete("001").await.unwrap_err();
+    assert!(err.to_string().contains("delete_left_indexed"), "{err}");
+    rel.delete_left_indexed("001", &[&by_name, &by_age]).await.unwrap();
+    rel.delete_right_indexed("200", &[&role_by_name]).await.unwrap();
+    // Nothing to delete: no error, nothing written.
+    rel.delete_left_indexed("999", &[&by_name, &by_age]).await.unwrap();
+
+    assert_eq!(rel.left().get("001").await.unwrap(), None);
+    assert_eq!(rel.right().get("200").await.unwrap(), None);
+    assert_eq!(names(&rel.lefts_of("100").await.unwrap()), ["002"]);
+    assert!(by_name.lookup("Xiaohei").await.unwrap().is_empty());
+    assert_eq!(by_name.lookup("Xiaobai").await.unwrap().len(), 1);
+    assert_eq!(by_age.lookup(18u32).await.unwrap().len(), 1);
+    assert!(role_by_name.lookup("cook").await.unwrap().is_empty());
+    let relation = rel.verify().await.unwrap();
+    assert!(relation.is_consistent(), "{relation}");
+    for report in [
+        by_name.verify().await.unwrap(),
+        by_age.verify().await.unwrap(),
+        role_by_name.verify().await.unwrap(),
+    ] {
+        assert!(report.is_consistent(), "{report}");
+    }
+}
+
+/// Every helper has the tables' lifecycle of `Table`: `create_if_missing`
+/// creates once, then checks; `check_schema` refuses a table without the
+/// helper's families, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_helper_creates_if_missing_and_checks_its_tables() {
+    use hmap::relation::TreeOf;
+    use hmap::schema::{FamilySchema, TableSchema};
+    let store = hmap_suite::test_store("every_helper_creates_if_missing_and_checks_its_tables").await;
+    let rel: PersonRole<_> = ManyToMany::new(Arc::clone(&store), "cf2", "cf2");
+    assert!(rel.create_if_missing().await.unwrap());
+    assert!(!rel.create_if_missing().await.unwrap());
+    rel.check_schema().await.unwrap();
+    let by_name = Index::new(Arc::clone(&store), "person_by_name", |p: &Person| p.name.clone());
+    assert!(by_name.create_if_missing().await.unwrap());
+    assert!(!by_name.create_if_missing().await.unwrap());
+    by_name.check_schema().await.unwrap();
+    let tree = Tree::new(Arc::clone(&store), "org");
+    assert!(tree.create_if_missing().await.unwrap());
+    assert!(!tree.create_if_missing().await.unwrap());
+    tree.check_schema().await.unwrap();
+    let depts = TreeOf::new(Arc::clone(&store), crate::tree_of::dept_label);
+    assert!(depts.create_if_missing().await.unwrap());
+    assert!(!depts.create_if_missing().await.unwrap());
+    depts.check_schema().await.unwrap();
+
+    // Tables made by hand without the helpers' families.
+    for table in ["wrong_index", "wrong_tree"] {
+        store
+            .create_table(&TableSchema::new(table).family(FamilySchema::new("other")))
+            .await
+            .unwrap();
+    }
+    let wrong_index = Index::new(Arc::clone(&store), "wrong_index", |p: &Person| p.name.clone());
+    let wrong_tree = Tree::new(Arc::clone(&store), "wrong_tree");
+    for err in [
+        wrong_index.check_schema().await.unwrap_err(),
+        wrong_index.create_if_missing().await.unwrap_err(),
+        wrong_tree.check_schema().await.unwrap_err(),
+        wrong_tree.create_if_missing().await.unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                &err,
+                Error::SchemaMismatch {
+                    table: "wrong_index" | "wrong_tree",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
 }
 
 /// Issue 11: links naming an entity that does not exist (either side) and
@@ -941,7 +1042,7 @@ fn account(id: u64, email: &str, city: &str) -> Account {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secondary_index_by_city() {
     let store = hmap_suite::test_store("secondary_index_by_city").await;
-    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone());
     by_city.table().create().await.unwrap();
     by_city.create().await.unwrap();
     by_city.put(&account(1, "a@x", "Hangzhou")).await.unwrap();
@@ -995,7 +1096,7 @@ async fn secondary_index_by_city() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn index_repair_removes_entries_of_deleted_rows() {
     let store = hmap_suite::test_store("index_repair_removes_entries_of_deleted_rows").await;
-    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone());
     by_city.table().create().await.unwrap();
     by_city.create().await.unwrap();
     by_city.put(&account(1, "a@x", "Hangzhou")).await.unwrap();
@@ -1028,7 +1129,7 @@ async fn an_index_checks_in_batches_and_resumes() {
     use hmap::relation::{CheckOptions, Checkpoint};
     use std::sync::Mutex;
     let store = hmap_suite::test_store("an_index_checks_in_batches_and_resumes").await;
-    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone());
     by_city.table().create().await.unwrap();
     by_city.create().await.unwrap();
     for id in 0..8u64 {
@@ -2111,7 +2212,7 @@ async fn a_linked_error_shows_the_key_parts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_index_reports_an_unreadable_row_and_goes_on() {
     let store = hmap_suite::test_store("an_index_reports_an_unreadable_row_and_goes_on").await;
-    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone()).unwrap();
+    let by_city = Index::new(Arc::clone(&store), "account_by_city", |a: &Account| a.city.clone());
     by_city.table().create().await.unwrap();
     by_city.create().await.unwrap();
     for (id, city) in [(1, "Hangzhou"), (2, "Beijing"), (3, "Hangzhou")] {

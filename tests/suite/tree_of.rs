@@ -13,7 +13,7 @@ use hmap::{Error, HTable, Table};
 
 #[derive(HTable, Debug, Clone, PartialEq)]
 #[hmap(table = "dept", text_key, family(name = "cf1"), family(name = "cf2"))]
-struct Dept {
+pub(crate) struct Dept {
     #[hmap(key, level)]
     level: u8,
     #[hmap(key)]
@@ -26,6 +26,11 @@ struct Dept {
     pid: Option<String>,
     #[hmap(family = "cf2", dynamic, children)]
     children: BTreeMap<String, String>,
+}
+
+/// A department's label on its parent's list: its name.
+pub(crate) fn dept_label(d: &Dept) -> String {
+    d.name.clone()
 }
 
 fn dept(id: &str, name: &str) -> Dept {

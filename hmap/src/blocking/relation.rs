@@ -8,10 +8,11 @@ use bytes::Bytes;
 
 use super::{Table, block_on, blocking_methods};
 use crate::error::Result;
-use crate::key::{FromKeyPart, KeyArg, KeyPart, KeyTuple};
+use crate::key::{FromKeyPart, KeyArg, KeyPart, KeyTuple, PartArg};
 use crate::relation::{
-    CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, Report, TreeMapped, TreeNode,
+    CheckOptions, Checked, DeleteMode, Delivery, Emptied, FanOutConfig, IndexOf, Report, TreeMapped, TreeNode,
 };
+use crate::schema::SchemaDiff;
 use crate::store::Store;
 use crate::table::HTable;
 use crate::value::CellValue;
@@ -68,6 +69,9 @@ where
     }
 
     blocking_methods! { "crate::relation::ManyToMany";
+        fn create(&self) -> Result<()>;
+        fn create_if_missing(&self) -> Result<bool>;
+        fn check_schema(&self) -> Result<(SchemaDiff, SchemaDiff)>;
         fn link(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()>;
         fn link_with(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>, value: &str) -> Result<()>;
         fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()>;
@@ -78,6 +82,8 @@ where
         fn load_lefts(&self, right: impl KeyArg<R::Key>) -> Result<Vec<L>>;
         fn delete_left(&self, left: impl KeyArg<L::Key>) -> Result<()>;
         fn delete_right(&self, right: impl KeyArg<R::Key>) -> Result<()>;
+        fn delete_left_indexed(&self, left: impl KeyArg<L::Key>, indexes: &[&dyn IndexOf<L>]) -> Result<()>;
+        fn delete_right_indexed(&self, right: impl KeyArg<R::Key>, indexes: &[&dyn IndexOf<R>]) -> Result<()>;
         fn relabel_left(&self, left: impl KeyArg<L::Key>) -> Result<()>;
         fn relabel_right(&self, right: impl KeyArg<R::Key>) -> Result<()>;
         fn verify(&self) -> Result<Report>;
@@ -120,6 +126,8 @@ impl<S: Store + 'static> Tree<S> {
 
     blocking_methods! { "crate::relation::Tree";
         fn create(&self) -> Result<()>;
+        fn create_if_missing(&self) -> Result<bool>;
+        fn check_schema(&self) -> Result<SchemaDiff>;
         fn get(&self, id: &str) -> Result<Option<TreeNode>>;
         fn insert(&self, id: &str, name: &str, parent: Option<&str>) -> Result<()>;
         fn top_level(&self) -> Result<Vec<TreeNode>>;
@@ -170,6 +178,8 @@ impl<T: TreeMapped, S: Store + Clone + 'static> TreeOf<T, S> {
 
     blocking_methods! { "crate::relation::TreeOf";
         fn create(&self) -> Result<()>;
+        fn create_if_missing(&self) -> Result<bool>;
+        fn check_schema(&self) -> Result<SchemaDiff>;
         fn get(&self, id: impl KeyArg<T::Id>) -> Result<Option<T>>;
         fn insert(&self, node: &T, parent: Option<&T::Id>) -> Result<()>;
         fn update(&self, node: &T) -> Result<()>;
@@ -204,10 +214,10 @@ where
     S: Store + Clone,
 {
     /// [`Index::new`](crate::relation::Index::new).
-    pub fn new(store: S, index_table: &'static str, value_of: fn(&T) -> V) -> Result<Self> {
-        Ok(Index {
-            inner: crate::relation::Index::new(store, index_table, value_of)?,
-        })
+    pub fn new(store: S, index_table: &'static str, value_of: fn(&T) -> V) -> Self {
+        Index {
+            inner: crate::relation::Index::new(store, index_table, value_of),
+        }
     }
 
     /// The async helper underneath.
@@ -222,10 +232,12 @@ where
 
     blocking_methods! { "crate::relation::Index";
         fn create(&self) -> Result<()>;
+        fn create_if_missing(&self) -> Result<bool>;
+        fn check_schema(&self) -> Result<SchemaDiff>;
         fn put(&self, row: &T) -> Result<()>;
         fn update(&self, row: &T, fields: &[crate::Field<T>]) -> Result<()>;
         fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()>;
-        fn lookup(&self, value: &V) -> Result<Vec<T>>;
+        fn lookup(&self, value: impl PartArg<V>) -> Result<Vec<T>>;
         fn verify(&self) -> Result<Report>;
         fn repair(&self) -> Result<Report>;
         fn rebuild(&self) -> Result<()>;
@@ -364,5 +376,20 @@ impl<C: Checked + ?Sized> BlockingChecked for C {
     }
     fn rebuild_with_blocking(&self, options: &CheckOptions) -> Option<Result<()>> {
         block_on(self.rebuild_with(options))
+    }
+}
+
+impl<T, V, S> IndexOf<T> for Index<T, V, S>
+where
+    T: HTable,
+    V: KeyPart + FromKeyPart + PartialEq + Send + Sync,
+    S: Store,
+{
+    fn index_table(&self) -> &'static str {
+        self.inner.index_table()
+    }
+
+    fn entry_of(&self, row: &T, primary: &[u8]) -> Result<Bytes> {
+        self.inner.entry_of(row, primary)
     }
 }

@@ -7,10 +7,12 @@ use bytes::Bytes;
 use super::{CheckOptions, Checkpoint, Progress, Report};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
-use crate::key::{FromKeyPart, KeyFormat, KeyPart, KeySchema, PartKind, PartSpec, Printable, Segment};
-use crate::schema::{FamilySchema, TableSchema};
+use crate::key::{
+    FromKeyPart, KeyError, KeyFormat, KeyPart, KeySchema, PartArg, PartKind, PartSpec, Printable, Segment,
+};
+use crate::schema::{FamilySchema, SchemaDiff, TableSchema};
 use crate::store::{Get, Mutation, RowMutation, Scan, Store};
-use crate::table::{Cursor, HTable, Query, Table};
+use crate::table::{Cursor, HTable, Query, Table, lifecycle};
 
 const FAMILY: &str = "x";
 
@@ -30,7 +32,9 @@ pub struct Index<T: HTable, V, S> {
     table: Table<T, S>,
     index_table: &'static str,
     value_of: fn(&T) -> V,
-    key: KeySchema,
+    /// The entries' key layout: the value, then the row. (A value kind the
+    /// layout refuses is the error of the first call that needs it.)
+    key: std::result::Result<KeySchema, KeyError>,
 }
 
 impl<T: HTable, V, S> std::fmt::Debug for Index<T, V, S> {
@@ -48,24 +52,32 @@ where
     V: KeyPart + FromKeyPart + PartialEq + Send + Sync,
     S: Store,
 {
-    /// An index of `T` by `value_of`, stored in `index_table`.
-    pub fn new(store: S, index_table: &'static str, value_of: fn(&T) -> V) -> Result<Self> {
+    /// An index of `T` by `value_of`, stored in `index_table`. Nothing is
+    /// read or written until it is used: [`create`](Self::create),
+    /// [`create_if_missing`](Self::create_if_missing) or
+    /// [`check_schema`](Self::check_schema) the index table at startup, as
+    /// every helper's own tables.
+    pub fn new(store: S, index_table: &'static str, value_of: fn(&T) -> V) -> Self {
         let key = KeySchema::new(
             KeyFormat::Binary,
             vec![
                 Segment::Part(PartSpec::new("value", V::KIND)),
                 Segment::Part(PartSpec::new("row", PartKind::Bytes)),
             ],
-        )
-        .map_err(|source| Error::Key {
-            table: index_table,
-            source,
-        })?;
-        Ok(Index {
+        );
+        Index {
             table: Table::new(store),
             index_table,
             value_of,
             key,
+        }
+    }
+
+    /// The entries' key layout.
+    fn key(&self) -> Result<&KeySchema> {
+        self.key.as_ref().map_err(|source| Error::Key {
+            table: self.index_table,
+            source: source.clone(),
         })
     }
 
@@ -74,17 +86,36 @@ where
         &self.table
     }
 
-    /// Creates the index table.
+    /// The index table's schema: one family, `x`.
+    fn schema(&self) -> TableSchema {
+        TableSchema::new(self.index_table).family(FamilySchema::new(FAMILY))
+    }
+
+    /// Creates the index table (the indexed table is `T`'s: create it
+    /// through [`table`](Self::table)).
     pub async fn create(&self) -> Result<()> {
-        self.table
-            .store()
-            .create_table(&TableSchema::new(self.index_table).family(FamilySchema::new(FAMILY)))
-            .await?;
+        self.key()?;
+        self.table.store().create_table(&self.schema()).await?;
         Ok(())
     }
 
+    /// Creates the index table unless it exists, and returns whether it
+    /// did; one that exists is checked as [`check_schema`](Self::check_schema)
+    /// checks it.
+    pub async fn create_if_missing(&self) -> Result<bool> {
+        self.key()?;
+        lifecycle::create_if_missing(self.table.store(), self.index_table, &self.schema()).await
+    }
+
+    /// Checks that the index table has the index's family, reading only, as
+    /// [`Table::check_schema`] checks a table: [`Error::SchemaMismatch`] if
+    /// not, else the informational differences.
+    pub async fn check_schema(&self) -> Result<SchemaDiff> {
+        lifecycle::check_schema(self.table.store(), self.index_table, &self.schema()).await
+    }
+
     fn entry_key(&self, value: &V, row: &[u8]) -> Result<Bytes> {
-        self.key
+        self.key()?
             .encode(&(value, row))
             .map(Bytes::from)
             .map_err(|source| Error::Key {
@@ -195,7 +226,7 @@ where
 
     async fn entries(&self, value: Option<&V>) -> Result<Vec<(Bytes, V, Bytes)>> {
         let scan = match value {
-            Some(v) => Scan::prefix(self.key.encode_prefix(&(v,)).map_err(|source| Error::Key {
+            Some(v) => Scan::prefix(self.key()?.encode_prefix(&(v,)).map_err(|source| Error::Key {
                 table: self.index_table,
                 source,
             })?),
@@ -205,7 +236,7 @@ where
         let mut entries = Vec::new();
         while let Some(r) = scanned.next().await {
             let r = r?;
-            let (v, primary): (V, Bytes) = self.key.decode(&r.row).map_err(|source| Error::Key {
+            let (v, primary): (V, Bytes) = self.key()?.decode(&r.row).map_err(|source| Error::Key {
                 table: self.index_table,
                 source,
             })?;
@@ -214,11 +245,13 @@ where
         Ok(entries)
     }
 
-    /// The rows whose value is `value`, in primary key order within the
+    /// The rows whose value is `value` (a `&str` for a `String` value), in
+    /// primary key order within the
     /// index: one prefix scan and one batched get. Entries whose row no
     /// longer holds the value (left by a failed write) are skipped.
-    pub async fn lookup(&self, value: &V) -> Result<Vec<T>> {
-        let entries = self.entries(Some(value)).await?;
+    pub async fn lookup(&self, value: impl PartArg<V>) -> Result<Vec<T>> {
+        let value = value.into_part();
+        let entries = self.entries(Some(&value)).await?;
         let rows = self
             .table
             .get_many_rows(entries.into_iter().map(|(_, _, primary)| primary))
@@ -226,7 +259,7 @@ where
         let mut found = Vec::with_capacity(rows.len());
         for row in rows {
             if let Some(row) = row?
-                && (self.value_of)(&row) == *value
+                && (self.value_of)(&row) == value
             {
                 found.push(row);
             }
@@ -313,7 +346,7 @@ where
                 };
                 let mut named = Vec::with_capacity(batch.len());
                 for entry in &batch {
-                    let (_, primary): (V, Bytes) = self.key.decode(&entry.row).map_err(|source| Error::Key {
+                    let (_, primary): (V, Bytes) = self.key()?.decode(&entry.row).map_err(|source| Error::Key {
                         table: self.index_table,
                         source,
                     })?;
@@ -486,4 +519,71 @@ pub(super) fn progress(pass: &'static str, rows: u64, report: &Report, checkpoin
         found: report.len(),
         checkpoint,
     }
+}
+
+/// An index of `T`'s rows, as seen by a delete that keeps it current: the
+/// entry a row has. [`Index`] is one; a relation's
+/// [`delete_left_indexed`](super::ManyToMany::delete_left_indexed) takes
+/// several.
+pub trait IndexOf<T: HTable>: Send + Sync {
+    /// The index table.
+    fn index_table(&self) -> &'static str;
+
+    /// The rowkey of `row`'s entry in the index table; `primary` is the
+    /// row's key.
+    fn entry_of(&self, row: &T, primary: &[u8]) -> Result<Bytes>;
+}
+
+impl<T, V, S> IndexOf<T> for Index<T, V, S>
+where
+    T: HTable,
+    V: KeyPart + FromKeyPart + PartialEq + Send + Sync,
+    S: Store,
+{
+    fn index_table(&self) -> &'static str {
+        self.index_table
+    }
+
+    fn entry_of(&self, row: &T, primary: &[u8]) -> Result<Bytes> {
+        self.entry_key(&(self.value_of)(row), primary)
+    }
+}
+
+/// The entries the row at `primary` has in `indexes` (none when the row
+/// does not exist), each with its index table.
+pub(super) async fn index_entries<T: HTable, S: Store>(
+    table: &Table<T, S>,
+    primary: &Bytes,
+    indexes: &[&dyn IndexOf<T>],
+) -> Result<Vec<(&'static str, Bytes)>> {
+    if indexes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(row) = table.get_row(primary.clone()).await? else {
+        return Ok(Vec::new());
+    };
+    indexes
+        .iter()
+        .map(|index| Ok((index.index_table(), index.entry_of(&row, primary)?)))
+        .collect()
+}
+
+/// Deletes index entries up to `ts`, one call per index table.
+pub(super) async fn delete_index_entries<S: Store>(
+    store: &S,
+    entries: Vec<(&'static str, Bytes)>,
+    ts: i64,
+) -> Result<()> {
+    let mut by_table: Vec<(&'static str, Vec<RowMutation>)> = Vec::new();
+    for (table, entry) in entries {
+        let delete = RowMutation::new(entry).push(Mutation::DeleteRow { up_to: Some(ts) });
+        match by_table.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, rows)) => rows.push(delete),
+            None => by_table.push((table, vec![delete])),
+        }
+    }
+    for (table, rows) in by_table {
+        store.mutate(table, &rows).await?;
+    }
+    Ok(())
 }

@@ -4,10 +4,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
 
+use super::index::{IndexOf, delete_index_entries, index_entries};
 use super::{CheckOptions, Checkpoint, Progress, Report, Side, is_unreadable};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
 use crate::key::{KeyArg, KeyTuple};
+use crate::schema::SchemaDiff;
 use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
 use crate::table::{FieldRole, HTable, Table};
 use crate::value::CellValue;
@@ -104,6 +106,27 @@ where
 
     fn store(&self) -> &S {
         self.left.store()
+    }
+
+    /// Creates both tables, as `L` and `R` declare them (their families
+    /// hold the lists).
+    pub async fn create(&self) -> Result<()> {
+        self.left.create().await?;
+        self.right.create().await
+    }
+
+    /// Creates each table unless it exists, as
+    /// [`Table::create_if_missing`] does; returns whether it created one.
+    pub async fn create_if_missing(&self) -> Result<bool> {
+        let left = self.left.create_if_missing().await?;
+        let right = self.right.create_if_missing().await?;
+        Ok(left || right)
+    }
+
+    /// Checks both tables against `L` and `R`, as
+    /// [`Table::check_schema`] does; the left table's differences first.
+    pub async fn check_schema(&self) -> Result<(SchemaDiff, SchemaDiff)> {
+        Ok((self.left.check_schema().await?, self.right.check_schema().await?))
     }
 
     /// [`Error::Field`] if a family of this relation is a plain dynamic
@@ -334,14 +357,29 @@ where
         rows.into_iter().filter_map(Result::transpose).collect()
     }
 
-    /// Deletes a left entity and removes it from every right list that
-    /// names it: the left row first, then the lists.
+    /// Deletes a left entity and removes it from every right list that names
+    /// it: the left row first, then the lists.
     pub async fn delete_left(&self, left: impl KeyArg<L::Key>) -> Result<()> {
+        self.delete_left_indexed(left, &[]).await
+    }
+
+    /// Deletes a left entity that [`Index`](super::Index)es also list, as
+    /// [`delete_left`](Self::delete_left) does, and its entry in each of
+    /// `indexes`, at the same timestamp: one call that leaves the relation
+    /// and the indexes consistent (an index's own
+    /// [`delete`](super::Index::delete) refuses a linked row). The row goes
+    /// first, then the lists, then the entries: cut off half-way, what is
+    /// left is what the relation's and the indexes' `repair` remove.
+    pub async fn delete_left_indexed(&self, left: impl KeyArg<L::Key>, indexes: &[&dyn IndexOf<L>]) -> Result<()> {
         let left = &left.into_key();
         let left_row = self.left.row_key(left.clone())?;
+        let entries = index_entries(&self.left, &left_row, indexes).await?;
         let right_rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
         let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
         rows.insert(L::TABLE, &left_row);
+        for (table, entry) in &entries {
+            rows.insert(table, entry);
+        }
         let ts = next_timestamp(&rows);
         self.store()
             .mutate(
@@ -355,17 +393,29 @@ where
             .map(|r| RowMutation::new(r).delete_column_up_to(self.right_family, qualifier.clone(), ts))
             .collect();
         self.store().mutate(R::TABLE, &mirrors).await?;
-        Ok(())
+        delete_index_entries(self.store(), entries, ts).await
     }
 
     /// Deletes a right entity and removes it from every left list that names
     /// it: the lists first, then the row.
     pub async fn delete_right(&self, right: impl KeyArg<R::Key>) -> Result<()> {
+        self.delete_right_indexed(right, &[]).await
+    }
+
+    /// Deletes a right entity that indexes also list, as
+    /// [`delete_right`](Self::delete_right) does, and its entry in each of
+    /// `indexes`, as [`delete_left_indexed`](Self::delete_left_indexed)
+    /// does on the left: the lists first, then the row, then the entries.
+    pub async fn delete_right_indexed(&self, right: impl KeyArg<R::Key>, indexes: &[&dyn IndexOf<R>]) -> Result<()> {
         let right = &right.into_key();
         let right_row = self.right.row_key(right.clone())?;
+        let index_rows = index_entries(&self.right, &right_row, indexes).await?;
         let left_rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
         let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
         rows.insert(R::TABLE, &right_row);
+        for (table, entry) in &index_rows {
+            rows.insert(table, entry);
+        }
         let ts = next_timestamp(&rows);
         let qualifier = right.to_cell();
         let entries: Vec<RowMutation> = left_rows
@@ -379,7 +429,7 @@ where
                 &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
             )
             .await?;
-        Ok(())
+        delete_index_entries(self.store(), index_rows, ts).await
     }
 
     /// Rewrites a left entity's label in every right list that names it,

@@ -24,7 +24,7 @@ mod tree;
 use std::fmt;
 
 pub use fanout::{Delivery, FanOut, FanOutConfig};
-pub use index::Index;
+pub use index::{Index, IndexOf};
 pub use many::{Emptied, ManyToMany};
 pub use pass::{CheckOptions, Checkpoint, Progress};
 pub use tree::{DeleteMode, TREE_LOCKS_TABLE, Tree, TreeMapped, TreeNode, TreeOf};

@@ -2,6 +2,7 @@
 //! [`Table`], the typed API over any [`Store`].
 
 use futures_util::TryFutureExt;
+pub(crate) mod lifecycle;
 mod mapping;
 mod query;
 mod row;
@@ -23,7 +24,7 @@ use bytes::Bytes;
 use crate::clock::RowSet;
 use crate::error::{Error, Result};
 use crate::key::{KeyArg, KeyError, KeyInspection};
-use crate::schema::{SchemaDiff, SchemaDifference};
+use crate::schema::SchemaDiff;
 use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
 
 /// A typed table over a store.
@@ -112,16 +113,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// created for another key layout, the result is
     /// [`Error::SchemaMismatch`] listing every difference.
     pub async fn create_if_missing(&self) -> Result<bool> {
-        if !self.store.table_exists(T::TABLE).await? {
-            match self.create().await {
-                Ok(()) => return Ok(true),
-                // Created by someone else in between: check theirs.
-                Err(Error::Store(StoreError::TableExists { .. })) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        self.check_schema().await?;
-        Ok(false)
+        T::key_schema().validate().map_err(Self::key_error)?;
+        lifecycle::create_if_missing(&self.store, T::TABLE, &T::table_schema()).await
     }
 
     /// Plans the [`Migration`](crate::migrate::Migration) that brings the
@@ -158,8 +151,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// difference, errors and informational ones alike (see
     /// [`SchemaDiff`]). Fails only if the table cannot be described.
     pub async fn schema_diff(&self) -> Result<SchemaDiff> {
-        let live = self.store.describe_table(T::TABLE).await?;
-        Ok(SchemaDiff::between(&T::table_schema(), &live))
+        lifecycle::schema_diff(&self.store, T::TABLE, &T::table_schema()).await
     }
 
     /// Checks that the live table fits `T`, reading only, as an application
@@ -198,23 +190,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// # Ok(()) }
     /// ```
     pub async fn check_schema(&self) -> Result<SchemaDiff> {
-        let diff = self.schema_diff().await?;
-        if !diff.is_compatible() {
-            return Err(Error::SchemaMismatch {
-                table: T::TABLE,
-                diff: Box::new(diff),
-            });
-        }
-        for d in &diff.differences {
-            if let SchemaDifference::KeyLayoutNotRecorded { declared } = d {
-                tracing::warn!(
-                    table = T::TABLE,
-                    "table `{}` records no key layout (hmap did not create it); rows are read as `{declared}`",
-                    T::TABLE
-                );
-            }
-        }
-        Ok(diff)
+        lifecycle::check_schema(&self.store, T::TABLE, &T::table_schema()).await
     }
 
     /// Whether the table exists.

@@ -10,6 +10,7 @@ use super::lock::Lock;
 use super::{DEFAULT_LEASE, DeleteMode};
 use crate::error::{Error, Result};
 use crate::relation::Report;
+use crate::schema::SchemaDiff;
 use crate::store::{RowResult, Store};
 use crate::table::{HTable, RowReader, Table};
 use crate::value::ValueError;
@@ -233,6 +234,17 @@ where
     /// Creates the table, as `T` declares it.
     pub async fn create(&self) -> Result<()> {
         self.table.create().await
+    }
+
+    /// Creates the table unless it exists, as
+    /// [`Table::create_if_missing`] does.
+    pub async fn create_if_missing(&self) -> Result<bool> {
+        self.table.create_if_missing().await
+    }
+
+    /// Checks the table against `T`, as [`Table::check_schema`] does.
+    pub async fn check_schema(&self) -> Result<SchemaDiff> {
+        self.table.check_schema().await
     }
 
     fn qualifier(id: &T::Id) -> Result<Bytes> {

@@ -16,9 +16,9 @@ use self::lock::Lock;
 use super::Report;
 use crate::error::{Error, Result};
 use crate::key::{KeyFormat, KeySchema, PartKind, PartSpec, Segment, Width};
-use crate::schema::{FamilySchema, TableSchema};
+use crate::schema::{FamilySchema, SchemaDiff, TableSchema};
 use crate::store::{RowMutation, Store};
-use crate::table::RowReader;
+use crate::table::{RowReader, lifecycle};
 use crate::value::Native;
 
 pub use self::mapped::{TREE_LOCKS_TABLE, TreeMapped, TreeOf};
@@ -185,17 +185,29 @@ impl<S: Store + 'static> Tree<S> {
         self.engine.shape.table
     }
 
+    /// The tree's table: family `i` for names and parents, `c` for children.
+    fn schema(&self) -> TableSchema {
+        TableSchema::new(self.table())
+            .family(FamilySchema::new(INFO))
+            .family(FamilySchema::new(CHILDREN))
+    }
+
     /// Creates the table: family `i` for names and parents, `c` for children.
     pub async fn create(&self) -> Result<()> {
-        self.engine
-            .store
-            .create_table(
-                &TableSchema::new(self.table())
-                    .family(FamilySchema::new(INFO))
-                    .family(FamilySchema::new(CHILDREN)),
-            )
-            .await?;
+        self.engine.store.create_table(&self.schema()).await?;
         Ok(())
+    }
+
+    /// Creates the table unless it exists, and returns whether it did; one
+    /// that exists is checked as [`check_schema`](Self::check_schema) checks it.
+    pub async fn create_if_missing(&self) -> Result<bool> {
+        lifecycle::create_if_missing(&*self.engine.store, self.table(), &self.schema()).await
+    }
+
+    /// Checks that the table has the tree's families, reading only, as
+    /// [`Table::check_schema`](crate::Table::check_schema) checks a table.
+    pub async fn check_schema(&self) -> Result<SchemaDiff> {
+        lifecycle::check_schema(&*self.engine.store, self.table(), &self.schema()).await
     }
 
     fn node(&self, raw: RawNode) -> Result<TreeNode> {
