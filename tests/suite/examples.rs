@@ -57,7 +57,31 @@ fn section<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
 
 #[test]
 fn weibo_timelines_are_correct_and_newest_first() {
-    let out = output_async("weibo", weibo::run);
+    check_weibo(&output_async("weibo", weibo::run));
+}
+
+/// A second run on the tables of the first starts afresh and tells so,
+/// and reports what the first did (it read "removed 0 of u001's posts"
+/// when the first run's delete markers hid the posts delivered again).
+#[test]
+fn weibo_runs_again_on_its_own_tables() {
+    let mut first = Vec::new();
+    let mut second = Vec::new();
+    hmap::blocking::try_block_on(async {
+        let store = hmap_suite::test_store("weibo_runs_again_on_its_own_tables").await;
+        weibo::run(Arc::clone(&store), &mut first).await.expect("the first run");
+        weibo::run(store, &mut second).await.expect("the second run");
+    })
+    .expect("a plain #[test] can wait");
+    let (first, second) = (String::from_utf8(first).unwrap(), String::from_utf8(second).unwrap());
+    assert!(!first.contains("truncated"), "{first}");
+    assert!(second.contains("tables from an earlier run: truncated"), "{second}");
+    check_weibo(&first);
+    check_weibo(&second);
+}
+
+fn check_weibo(out: &str) {
+    let out = out.to_owned();
     assert!(out.contains("registered 300 users with "), "{out}");
     assert!(out.contains("posted 3000 posts"), "{out}");
     assert!(out.contains("(0 failed)"), "{out}");

@@ -408,6 +408,11 @@ impl FanOut {
     /// posts of a user just unfollowed): one get of all its versions, then
     /// one call deleting each picked version. Returns how many it removed.
     /// A delivery still queued for the inbox is not seen: flush first.
+    ///
+    /// On HBase a removed version leaves a delete marker for its timestamp
+    /// until the next major compaction, and a delivery made again at that
+    /// timestamp (the same post, re-posted with its old time) stays hidden
+    /// behind it, as with any HBase client: deliver at a new timestamp.
     pub async fn remove_from_inbox<S: Store + ?Sized>(
         store: &S,
         config: &FanOutConfig,
