@@ -21,3 +21,4 @@ mod schema_check;
 mod seed_designs;
 mod thrift_store;
 mod tree_of;
+mod typed_load;

@@ -85,7 +85,7 @@ impl LoadBatch {
         LoadRowWriter { batch: self }
     }
 
-    fn start_row(&mut self, key: &[u8]) {
+    pub(crate) fn start_row(&mut self, key: &[u8]) {
         let start = self.data.len();
         self.data.extend_from_slice(key);
         self.rows.push(RowSpan {
@@ -95,7 +95,7 @@ impl LoadBatch {
     }
 
     /// Adds a put to the last row started.
-    fn push_cell(&mut self, family: &[u8], qualifier: &[u8], timestamp: Option<i64>, value: &[u8]) {
+    pub(crate) fn push_cell(&mut self, family: &[u8], qualifier: &[u8], timestamp: Option<i64>, value: &[u8]) {
         let start = self.data.len();
         self.data.extend_from_slice(family);
         let family_end = self.data.len();
@@ -109,6 +109,14 @@ impl LoadBatch {
             value_end: self.data.len(),
             timestamp,
         });
+    }
+
+    /// Gives every cell added without a timestamp this one: a typed load
+    /// stamps its batch when it writes it, once, as `put_many` does.
+    pub(crate) fn stamp_unstamped(&mut self, timestamp: i64) {
+        for cell in &mut self.cells {
+            cell.timestamp.get_or_insert(timestamp);
+        }
     }
 
     /// The number of rows, those without puts included.

@@ -3,11 +3,13 @@
 
 use futures_util::TryFutureExt;
 pub(crate) mod lifecycle;
+mod loader;
 mod mapping;
 mod query;
 mod row;
 mod rows;
 
+pub use loader::TableLoader;
 pub use mapping::{Field, FieldInfo, FieldRole, HTable, salt_split_keys};
 pub use query::{Cursor, Page, Query};
 pub(crate) use row::show_typed_row;

@@ -1,0 +1,258 @@
+//! A typed bulk load: rows of `T` encoded by the derive's codecs into one
+//! buffer, written in batches, as [`Loader`](crate::store::Loader) writes
+//! raw bytes.
+
+use bytes::Bytes;
+
+use super::{HTable, RowWriter, Table};
+use crate::clock::{RowSet, next_timestamp};
+use crate::error::{Error, Result};
+use crate::store::{
+    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadError, Mutation, RowMutation, Store, StoreError,
+};
+use crate::table::FieldRole;
+
+/// The timestamp a row is encoded with until its batch is stamped: no
+/// version field can hold it (negative timestamps are refused).
+const UNSTAMPED: i64 = i64::MIN / 2;
+
+/// Loads many rows of `T` fast: from [`Table::loader`]. Each row is encoded
+/// by the derive's codecs straight into one buffer, and the buffer is
+/// written (by [`Store::load`]) when it reaches its budget of rows or
+/// bytes, at [`flush`](Self::flush) and at [`finish`](Self::finish).
+///
+/// What is written is what [`Table::put_many`] writes for the same rows:
+/// every cell of a batch at one timestamp, taken when the batch is written
+/// (later than any earlier write of those rows by this process, never
+/// ahead of the wall clock); a `None` field deletes its stored cell and a
+/// dynamic map replaces its family. Rows that delete as well as put (those
+/// `None` fields, dynamic maps) cannot go in a load batch of puts: they
+/// are gathered beside it and written with [`Store::mutate`] in the same
+/// flush, after it. Give each row once per batch, as for `put_many`. A type
+/// with a `version` field is written row by row, as [`Table::put`] checks
+/// each version.
+///
+/// A failed flush keeps its rows, to flush again; a failed
+/// [`finish`](Self::finish) hands the batch's rows of puts back in its
+/// [`LoadError`] (the rows that delete too are reported by count).
+///
+/// ```
+/// # use hmap::{HTable, Table};
+/// # use hmap::store::MemoryStore;
+/// #[derive(HTable, Debug, PartialEq)]
+/// #[hmap(table = "order", family(name = "p"))]
+/// struct Order { #[hmap(key)] id: u32, item: String, qty: u32 }
+///
+/// # #[tokio::main] async fn main() -> hmap::Result<()> {
+/// let orders = Table::<Order, _>::new(MemoryStore::new());
+/// orders.create().await?;
+/// let mut loader = orders.loader();
+/// for id in 0..1_000 {
+///     loader.add(&Order { id, item: format!("item-{id}"), qty: id % 9 }).await?;
+/// }
+/// assert_eq!(loader.finish().await?, 1_000);
+/// assert_eq!(orders.get(42u32).await?.map(|o| o.qty), Some(6));
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+#[must_use = "rows are written by `flush` or `finish`"]
+pub struct TableLoader<'t, T, S> {
+    table: &'t Table<T, S>,
+    /// The rows of puts only.
+    batch: LoadBatch,
+    /// The rows that delete too, unstamped.
+    mixed: Vec<RowMutation>,
+    /// The bytes `mixed` holds, for the budget.
+    mixed_bytes: usize,
+    max_rows: usize,
+    max_bytes: usize,
+    written: u64,
+    /// The key of the row being added, reused.
+    key: Vec<u8>,
+    /// Whether `T` has a version field (written row by row).
+    versioned: bool,
+}
+
+impl<T: HTable, S: Store> Table<T, S> {
+    /// A typed bulk loader into this table: see [`TableLoader`].
+    pub fn loader(&self) -> TableLoader<'_, T, S> {
+        TableLoader {
+            table: self,
+            batch: LoadBatch::new(),
+            mixed: Vec::new(),
+            mixed_bytes: 0,
+            max_rows: DEFAULT_LOAD_ROWS,
+            max_bytes: DEFAULT_LOAD_BYTES,
+            written: 0,
+            key: Vec::new(),
+            versioned: T::fields().iter().any(|f| f.role == FieldRole::Version),
+        }
+    }
+}
+
+impl<T: HTable, S: Store> TableLoader<'_, T, S> {
+    /// Writes a batch once it holds this many rows (at least 1; by default
+    /// [`DEFAULT_LOAD_ROWS`]).
+    pub fn max_rows(mut self, rows: usize) -> Self {
+        self.max_rows = rows.max(1);
+        self
+    }
+
+    /// Writes a batch once its keys, families, qualifiers and values come to
+    /// this many bytes (by default [`DEFAULT_LOAD_BYTES`]).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// The rows added and not written yet.
+    pub fn pending(&self) -> usize {
+        self.batch.len() + self.mixed.len()
+    }
+
+    /// The rows written so far, by every successful flush.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Adds a row, and writes the batch if it has reached its budget. A row
+    /// that does not encode (a key part, a cell) is the error naming it, and
+    /// nothing of it is added.
+    pub async fn add(&mut self, row: &T) -> Result<()> {
+        if self.versioned {
+            self.table.put(row).await?;
+            self.written += 1;
+            return Ok(());
+        }
+        self.key.clear();
+        row.encode_key(&mut self.key).map_err(|source| Error::Key {
+            table: T::TABLE,
+            source,
+        })?;
+        let mut writer = RowWriter::at(T::TABLE, &self.key, UNSTAMPED);
+        writer.key = Some(T::key_schema());
+        writer.reserve(T::fields().len());
+        row.write_cells(&mut writer)?;
+        let mutations = writer.into_mutations();
+        if mutations.iter().all(|m| matches!(m, Mutation::Put { .. })) {
+            self.batch.start_row(&self.key);
+            for m in &mutations {
+                if let Mutation::Put {
+                    family,
+                    qualifier,
+                    value,
+                    timestamp,
+                } = m
+                {
+                    let timestamp = timestamp.filter(|&ts| ts != UNSTAMPED);
+                    self.batch.push_cell(family, qualifier, timestamp, value);
+                }
+            }
+        } else {
+            self.mixed_bytes += self.key.len() + mutations.iter().map(mutation_bytes).sum::<usize>();
+            self.mixed.push(RowMutation {
+                row: Bytes::copy_from_slice(&self.key),
+                mutations,
+            });
+        }
+        if self.pending() >= self.max_rows || self.batch.byte_size() + self.mixed_bytes >= self.max_bytes {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows gathered, at one timestamp. On an error they stay in
+    /// the loader, to flush again (rows the server applied before the
+    /// failure are written again: the same cells at the same timestamp).
+    pub async fn flush(&mut self) -> Result<()> {
+        Ok(self.write().await?)
+    }
+
+    async fn write(&mut self) -> std::result::Result<(), StoreError> {
+        if self.batch.is_empty() && self.mixed.is_empty() {
+            return Ok(());
+        }
+        let mut rows = RowSet::of_rows(T::TABLE, self.batch.rows().map(|r| r.key()));
+        for m in &self.mixed {
+            rows.insert(T::TABLE, &m.row);
+        }
+        let ts = next_timestamp(&rows);
+        if !self.batch.is_empty() {
+            // Stamped once: a retry writes the same timestamp.
+            self.batch.stamp_unstamped(ts);
+            self.table.store().load(T::TABLE, &self.batch).await?;
+            self.written += self.batch.rows().filter(|r| r.cell_count() > 0).count() as u64;
+            self.batch.clear();
+        }
+        if !self.mixed.is_empty() {
+            for m in &mut self.mixed {
+                stamp(m, ts);
+            }
+            self.table.store().mutate(T::TABLE, &self.mixed).await?;
+            self.written += self.mixed.len() as u64;
+            self.mixed.clear();
+            self.mixed_bytes = 0;
+        }
+        Ok(())
+    }
+
+    /// Drops the rows gathered and not written; returns how many there were.
+    pub fn discard(&mut self) -> usize {
+        let rows = self.pending();
+        self.batch.clear();
+        self.mixed.clear();
+        self.mixed_bytes = 0;
+        rows
+    }
+
+    /// Writes the rows left and returns the number of rows written in all.
+    /// On an error the [`LoadError`] says how many were written and hands
+    /// back the batch's rows of puts (those that delete too are counted in
+    /// its message, not handed back).
+    pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
+        match self.write().await {
+            Ok(()) => Ok(self.written),
+            Err(source) => Err(LoadError {
+                table: T::TABLE.to_owned(),
+                written: self.written,
+                unwritten: std::mem::take(&mut self.batch),
+                source,
+            }),
+        }
+    }
+}
+
+/// The bytes a mutation carries, for the batch budget.
+fn mutation_bytes(m: &Mutation) -> usize {
+    match m {
+        Mutation::Put {
+            family,
+            qualifier,
+            value,
+            ..
+        } => family.len() + qualifier.len() + value.len(),
+        Mutation::DeleteCell { family, qualifier, .. } | Mutation::DeleteColumn { family, qualifier, .. } => {
+            family.len() + qualifier.len()
+        }
+        Mutation::DeleteFamily { family, .. } => family.len(),
+        _ => 0,
+    }
+}
+
+/// Stamps `m`'s unstamped timestamps with `ts`: puts and column deletes at
+/// `ts`, a dynamic family's replacement up to the millisecond before.
+/// (Stamped once: a retry writes the same timestamps.)
+fn stamp(m: &mut RowMutation, ts: i64) {
+    let at = |t: &mut Option<i64>| match *t {
+        Some(UNSTAMPED) => *t = Some(ts),
+        Some(before) if before == UNSTAMPED - 1 => *t = Some(ts - 1),
+        _ => {}
+    };
+    for mutation in &mut m.mutations {
+        match mutation {
+            Mutation::Put { timestamp, .. } => at(timestamp),
+            Mutation::DeleteColumn { up_to, .. } | Mutation::DeleteFamily { up_to, .. } => at(up_to),
+            Mutation::DeleteCell { .. } | Mutation::DeleteRow { .. } => {}
+        }
+    }
+}
