@@ -90,7 +90,7 @@ fn bulk_load(c: &mut Criterion) {
     group.bench_function("typed put_many", |b| {
         b.iter_batched(
             fresh,
-            |table| runtime.block_on(async { black_box(table.put_many(&rows).await.unwrap()) }),
+            |table| runtime.block_on(async { table.put_many(black_box(&rows)).await.unwrap() }),
             BatchSize::PerIteration,
         );
     });
