@@ -1653,7 +1653,9 @@ mod tests {
             r.enter().unwrap();
             let (k, _) = r.field().unwrap().unwrap();
             assert!(r.skip(k).is_err());
-            assert!(started.elapsed() < std::time::Duration::from_millis(100));
+            // Bounded work, not a speed check: a count taken from the bytes
+            // would loop for billions of elements (minutes).
+            assert!(started.elapsed() < std::time::Duration::from_secs(2));
         }
     }
 
@@ -1960,7 +1962,9 @@ mod tests {
             r.enter().unwrap();
             let (k, _) = r.field().unwrap().unwrap();
             assert!(r.skip(k).is_err());
-            assert!(started.elapsed() < std::time::Duration::from_millis(100));
+            // Bounded work, not a speed check: a count taken from the bytes
+            // would loop for billions of elements (minutes).
+            assert!(started.elapsed() < std::time::Duration::from_secs(2));
         }
     }
 
