@@ -1,8 +1,9 @@
-//! The blocking [`Loader`].
+//! The blocking [`Loader`] and [`TableLoader`].
 
+use crate::HTable;
 use crate::store::{LoadError, Result, Store as AsyncStore};
 
-use super::{Store, block_on};
+use super::{Store, Table, block_on};
 
 impl<S: AsyncStore> Store<S> {
     /// A [`Loader`] of rows into `table`: many rows of puts written fast,
@@ -129,5 +130,95 @@ impl<S: AsyncStore> LoaderRow<'_, '_, S> {
     /// Ends the row, and writes the batch if it has reached its budget.
     pub fn end(self) -> Result<()> {
         block_on(self.inner.end())
+    }
+}
+
+impl<T: HTable, S: AsyncStore> Table<T, S> {
+    /// A typed bulk loader into this table ([`crate::TableLoader`]), each
+    /// call waiting for its answer.
+    ///
+    /// ```
+    /// use hmap::blocking::Table;
+    /// use hmap::store::MemoryStore;
+    /// use hmap::HTable;
+    ///
+    /// #[derive(HTable)]
+    /// #[hmap(table = "order", family(name = "p"))]
+    /// struct Order { #[hmap(key)] id: u32, qty: u32 }
+    ///
+    /// let orders = Table::<Order, _>::new(MemoryStore::new());
+    /// orders.create()?;
+    /// let mut loader = orders.loader().max_rows(100);
+    /// for id in 0..250 {
+    ///     loader.add(&Order { id, qty: id % 9 })?;
+    /// }
+    /// assert_eq!(loader.finish()?, 250);
+    /// assert_eq!(orders.get(249u32)?.map(|o| o.qty), Some(6));
+    /// # Ok::<(), hmap::Error>(())
+    /// ```
+    pub fn loader(&self) -> TableLoader<'_, T, S> {
+        TableLoader {
+            inner: self.as_async().loader(),
+        }
+    }
+}
+
+/// Rows of `T` loaded in batches: [`crate::TableLoader`], each call waiting
+/// for its answer. From [`Table::loader`].
+#[derive(Debug)]
+#[must_use = "rows are written by `flush` or `finish`"]
+pub struct TableLoader<'t, T, S> {
+    inner: crate::TableLoader<'t, T, S>,
+}
+
+impl<T: HTable, S: AsyncStore> TableLoader<'_, T, S> {
+    /// [`crate::TableLoader::max_rows`].
+    pub fn max_rows(self, rows: usize) -> Self {
+        TableLoader {
+            inner: self.inner.max_rows(rows),
+        }
+    }
+
+    /// [`crate::TableLoader::max_bytes`].
+    pub fn max_bytes(self, bytes: usize) -> Self {
+        TableLoader {
+            inner: self.inner.max_bytes(bytes),
+        }
+    }
+
+    /// Adds a row, and writes the batch if it is full
+    /// ([`crate::TableLoader::add`]).
+    pub fn add(&mut self, row: &T) -> crate::Result<()> {
+        block_on(self.inner.add(row))
+    }
+
+    /// The rows added and not written yet.
+    pub fn pending(&self) -> usize {
+        self.inner.pending()
+    }
+
+    /// The rows written so far.
+    pub fn written(&self) -> u64 {
+        self.inner.written()
+    }
+
+    /// Writes the rows gathered ([`crate::TableLoader::flush`]).
+    pub fn flush(&mut self) -> crate::Result<()> {
+        block_on(self.inner.flush())
+    }
+
+    /// Drops the rows gathered and not written; returns how many there were.
+    pub fn discard(&mut self) -> usize {
+        self.inner.discard()
+    }
+
+    /// Writes the rows left and returns the rows written in all
+    /// ([`crate::TableLoader::finish`]).
+    #[allow(clippy::result_large_err)]
+    pub fn finish(self) -> std::result::Result<u64, LoadError> {
+        if let Some(refused) = super::cannot_wait() {
+            return Err(self.inner.refused(refused));
+        }
+        super::wait_allowed(self.inner.finish())
     }
 }

@@ -49,7 +49,7 @@ use std::sync::OnceLock;
 
 use crate::store::StoreError;
 
-pub use load::{Loader, LoaderRow};
+pub use load::{Loader, LoaderRow, TableLoader};
 pub use store::{RowIter, Store};
 
 pub use table::{Rows, Table};

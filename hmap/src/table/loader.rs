@@ -212,12 +212,17 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
     pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
         match self.write().await {
             Ok(()) => Ok(self.written),
-            Err(source) => Err(LoadError {
-                table: T::TABLE.to_owned(),
-                written: self.written,
-                unwritten: std::mem::take(&mut self.batch),
-                source,
-            }),
+            Err(source) => Err(self.refused(source)),
+        }
+    }
+
+    /// The loader's rows of puts handed back, with `source` as the reason.
+    pub(crate) fn refused(mut self, source: StoreError) -> LoadError {
+        LoadError {
+            table: T::TABLE.to_owned(),
+            written: self.written,
+            unwritten: std::mem::take(&mut self.batch),
+            source,
         }
     }
 }
