@@ -33,6 +33,7 @@ mod error;
 mod faulty;
 mod load;
 mod memory;
+pub mod metrics;
 #[cfg(feature = "native")]
 pub mod native;
 #[cfg(any(feature = "thrift", feature = "native"))]

@@ -1,14 +1,16 @@
 //! One `tracing` span per store call: `hmap.store`, with the backend, the
 //! operation, the table, the rows asked for, the cells returned, the time it
-//! took and its outcome. Free when no subscriber listens: the span is
-//! disabled and the call runs as it is.
+//! took and its outcome; and the same call's metrics (see
+//! [`metrics`](super::metrics)), so that every backend reports them from
+//! this one place. Free when no subscriber listens and the `metrics`
+//! feature is off: the span is disabled and the call runs as it is.
 
 use std::future::Future;
 
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::{Result, RowResult, RowStream};
+use super::{Result, RowResult, RowStream, metrics};
 use crate::schema::TableSchema;
 
 /// Runs `call` in its span, and records how it went.
@@ -29,15 +31,22 @@ pub(crate) async fn traced<T: Counted>(
         elapsed_us = Empty,
         outcome = Empty
     );
-    if span.is_disabled() {
+    let spanned = !span.is_disabled();
+    if !spanned && !metrics::ENABLED {
         return call.await;
     }
     let started = std::time::Instant::now();
-    let result = call.instrument(span.clone()).await;
-    span.record(
-        "elapsed_us",
-        u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
-    );
+    let result = if spanned {
+        call.instrument(span.clone()).await
+    } else {
+        call.await
+    };
+    let elapsed = started.elapsed();
+    metrics::call(backend, operation, elapsed, result.as_ref().err());
+    if !spanned {
+        return result;
+    }
+    span.record("elapsed_us", u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX));
     match &result {
         Ok(value) => {
             span.record("cells", value.cells());

@@ -21,7 +21,7 @@ use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
 use super::zookeeper::{self, ZooKeeperRegistry};
-use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
+use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, metrics};
 
 /// How a [`NativeStore`] reaches HBase.
 #[derive(Clone, Debug)]
@@ -230,6 +230,7 @@ impl Attempts {
         if left <= self.backoff {
             return Err(error);
         }
+        metrics::retry("native", retry_reason(&error));
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
         Ok(())
@@ -264,6 +265,28 @@ pub(super) enum Retry {
     Wait,
     /// Give up.
     No,
+}
+
+/// The `reason` label of a retry after `error` (see [`crate::store::metrics`]).
+fn retry_reason(error: &NativeError) -> &'static str {
+    match error {
+        NativeError::Remote(e) if e.kind.is_region_moved() => "region_moved",
+        NativeError::Remote(e) if e.kind.is_busy() => "server_busy",
+        NativeError::Remote(e)
+            if matches!(
+                e.kind,
+                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
+            ) =>
+        {
+            "scanner_lost"
+        }
+        NativeError::Remote(_) => "server",
+        NativeError::NoRegion { .. } => "no_region",
+        NativeError::Connect { .. } => "connect",
+        NativeError::Closed { .. } => "connection_closed",
+        NativeError::Timeout { .. } => "timeout",
+        _ => "other",
+    }
 }
 
 pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
@@ -495,8 +518,10 @@ impl NativeStore {
 
     pub(super) fn forget(&self, region: &RegionLocation) {
         let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(table) = regions.get_mut(&region.table) {
-            table.remove(&region.start);
+        if let Some(table) = regions.get_mut(&region.table)
+            && table.remove(&region.start).is_some()
+        {
+            metrics::region_relocation();
         }
         if region.table == locate::META_TABLE {
             *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -522,6 +547,7 @@ impl NativeStore {
         if let Some(region) = self.cached(table, target) {
             return Ok(region);
         }
+        metrics::region_cache_miss();
         let region = self
             .meta_lookup(table, target, attempts, |cells| {
                 locate::region_from_meta(table, target, cells)

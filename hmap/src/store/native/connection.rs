@@ -48,6 +48,7 @@ use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
 use super::error::NativeError;
 use super::proto::{ConnectionHeader, RequestHeader, UserInformation};
+use crate::store::metrics;
 
 /// The services a connection can be for (its `ConnectionHeader`'s service name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -552,6 +553,7 @@ async fn write_loop(
             break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
             return;
         }
+        metrics::bytes_sent("native", out.len());
     }
 }
 
@@ -613,7 +615,10 @@ async fn read_loop(
                     buf.len()
                 );
             }
-            Ok(_) => any_byte = true,
+            Ok(bytes) => {
+                metrics::bytes_received("native", bytes);
+                any_byte = true;
+            }
             Err(e) if !any_byte && e.kind() == std::io::ErrorKind::ConnectionReset => {
                 break wire.closed_before_any_reply("reset by the server");
             }
