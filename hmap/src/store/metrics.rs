@@ -355,3 +355,209 @@ mod on {
         });
     }
 }
+
+/// A recorder for tests: keeps what each metric was given, by name and
+/// labels, for the thread it is set on (`metrics::set_default_local_recorder`;
+/// a current-thread runtime runs the spawned tasks there too).
+#[cfg(all(test, feature = "metrics"))]
+pub(crate) mod testing {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex, PoisonError};
+
+    use ::metrics::{
+        Counter, CounterFn, Gauge, Histogram, HistogramFn, Key, KeyName, Metadata, Recorder, SharedString, Unit,
+    };
+
+    /// A metric's name and labels (sorted).
+    type Id = (String, Vec<(String, String)>);
+
+    #[derive(Debug, Default)]
+    struct Values {
+        counters: BTreeMap<Id, u64>,
+        histograms: BTreeMap<Id, Vec<f64>>,
+    }
+
+    /// What the metrics were given.
+    #[derive(Clone, Debug, Default)]
+    pub(crate) struct Captured(Arc<Mutex<Values>>);
+
+    struct Handle {
+        id: Id,
+        values: Arc<Mutex<Values>>,
+    }
+
+    impl CounterFn for Handle {
+        fn increment(&self, value: u64) {
+            let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
+            *values.counters.entry(self.id.clone()).or_default() += value;
+        }
+        fn absolute(&self, value: u64) {
+            let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
+            values.counters.insert(self.id.clone(), value);
+        }
+    }
+
+    impl HistogramFn for Handle {
+        fn record(&self, value: f64) {
+            let mut values = self.values.lock().unwrap_or_else(PoisonError::into_inner);
+            values.histograms.entry(self.id.clone()).or_default().push(value);
+        }
+    }
+
+    fn id(name: &str, labels: &[(&str, &str)]) -> Id {
+        let mut labels: Vec<(String, String)> = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        labels.sort();
+        (name.to_string(), labels)
+    }
+
+    impl Captured {
+        fn handle(&self, key: &Key) -> Arc<Handle> {
+            let labels: Vec<(&str, &str)> = key.labels().map(|l| (l.key(), l.value())).collect();
+            Arc::new(Handle {
+                id: id(key.name(), &labels),
+                values: self.0.clone(),
+            })
+        }
+
+        /// A counter's total (0 if it never counted).
+        pub(crate) fn counter(&self, name: &str, labels: &[(&str, &str)]) -> u64 {
+            let values = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            values.counters.get(&id(name, labels)).copied().unwrap_or(0)
+        }
+
+        /// A histogram's values.
+        pub(crate) fn histogram(&self, name: &str, labels: &[(&str, &str)]) -> Vec<f64> {
+            let values = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            values.histograms.get(&id(name, labels)).cloned().unwrap_or_default()
+        }
+
+        /// Every metric (name and labels) reported at least once.
+        pub(crate) fn reported(&self) -> Vec<Id> {
+            let values = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            values
+                .counters
+                .keys()
+                .chain(values.histograms.keys())
+                .cloned()
+                .collect()
+        }
+    }
+
+    impl Recorder for Captured {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+            Counter::from_arc(self.handle(key))
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            Gauge::noop()
+        }
+        fn register_histogram(&self, key: &Key, _: &Metadata<'_>) -> Histogram {
+            Histogram::from_arc(self.handle(key))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names and labels this module's table and docs/observability.md
+    /// document are the ones reported.
+    #[test]
+    fn the_documented_names_are_the_reported_ones() {
+        let guide = include_str!("../../docs/observability.md");
+        let module = include_str!("metrics.rs");
+        for (name, labels) in [
+            (CALLS, "`backend`, `operation`"),
+            (ERRORS, "`backend`, `operation`, `kind`"),
+            (CALL_DURATION, "`backend`, `operation`"),
+            (RETRIES, "`backend`, `reason`"),
+            (POOL_WAIT, "`backend`"),
+            (REGION_CACHE_MISSES, "—"),
+            (REGION_RELOCATIONS, "—"),
+            (BYTES_SENT, "`backend`"),
+            (BYTES_RECEIVED, "`backend`"),
+        ] {
+            for (doc, text) in [("docs/observability.md", guide), ("store/metrics.rs", module)] {
+                let row = text
+                    .lines()
+                    .find(|l| l.starts_with(&format!("| [`{name}`]")) || l.starts_with(&format!("| `{name}` |")))
+                    .unwrap_or_else(|| panic!("{doc} has no table row for {name}"));
+                assert!(row.contains(&format!("| {labels} |")), "{doc}: {name}'s labels: {row}");
+            }
+        }
+    }
+
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn every_error_has_a_kind_label() {
+        let kinds = [
+            StoreError::TableNotFound { table: "t".into() },
+            StoreError::BlockingInRuntime,
+            StoreError::Timeout {
+                table: "t".into(),
+                operation: "get",
+                elapsed: Duration::from_secs(1),
+            },
+        ]
+        .iter()
+        .map(error_kind)
+        .collect::<Vec<_>>();
+        assert_eq!(kinds, ["table_not_found", "blocking_in_runtime", "timeout"]);
+    }
+
+    /// MemoryStore's calls, through the `traced` every backend shares:
+    /// counted and timed per backend and operation, errors by kind.
+    #[cfg(feature = "metrics")]
+    #[tokio::test]
+    async fn a_memory_store_reports_its_calls() {
+        use crate::schema::{FamilySchema, TableSchema};
+        use crate::store::{Get, MemoryStore, RowMutation, Store};
+
+        let captured = testing::Captured::default();
+        let _recorder = ::metrics::set_default_local_recorder(&captured);
+        let store = MemoryStore::new();
+        store
+            .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
+            .await
+            .expect("created");
+        store
+            .mutate("t", &[RowMutation::new("r").put("f", "q", "v")])
+            .await
+            .expect("put");
+        store.get("t", &Get::new("r")).await.expect("got");
+        store.get("t", &Get::new("s")).await.expect("got none");
+        let missing = store.get("nope", &Get::new("r")).await;
+        assert!(matches!(missing, Err(StoreError::TableNotFound { .. })), "{missing:?}");
+
+        let get = [("backend", "memory"), ("operation", "get")];
+        assert_eq!(captured.counter(CALLS, &get), 3);
+        assert_eq!(
+            captured.counter(CALLS, &[("backend", "memory"), ("operation", "mutate")]),
+            1
+        );
+        assert_eq!(
+            captured.counter(CALLS, &[("backend", "memory"), ("operation", "create_table")]),
+            1
+        );
+        let durations = captured.histogram(CALL_DURATION, &get);
+        assert_eq!(durations.len(), 3);
+        assert!(durations.iter().all(|d| (0.0..10.0).contains(d)), "{durations:?}");
+        assert_eq!(
+            captured.counter(
+                ERRORS,
+                &[("backend", "memory"), ("operation", "get"), ("kind", "table_not_found")]
+            ),
+            1
+        );
+        // Nothing else: no error for the calls that worked, no bytes for
+        // a store in memory.
+        let names: std::collections::BTreeSet<String> = captured.reported().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [CALLS, CALL_DURATION, ERRORS].into_iter().map(String::from).collect()
+        );
+    }
+}

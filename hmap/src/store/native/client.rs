@@ -21,7 +21,9 @@ use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
 use super::zookeeper::{self, ZooKeeperRegistry};
-use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, metrics};
+use crate::store::{
+    CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource, metrics,
+};
 
 /// How a [`NativeStore`] reaches HBase.
 #[derive(Clone, Debug)]
@@ -131,6 +133,33 @@ impl NativeConfig {
     #[cfg(feature = "tls")]
     pub fn tls(mut self, tls: super::NativeTls) -> Self {
         self.connection.tls = Some(tls);
+        self
+    }
+
+    /// Gives each request the trace context `source` returns, asked as the
+    /// request is made (in the caller's task, inside hmap's `hmap.store`
+    /// span), unless the call runs in a [`TraceContext::scope`], whose
+    /// context wins. HBase (2.5 and later, with OpenTelemetry tracing on)
+    /// records its spans of the call under that context. A source that
+    /// reads the current `tracing` span's OpenTelemetry context is in
+    /// `docs/observability.md`.
+    ///
+    /// ```
+    /// use hmap::store::TraceContext;
+    /// use hmap::store::native::NativeConfig;
+    ///
+    /// // A fixed context, as a source of one's own might give.
+    /// let config = NativeConfig::new(["127.0.0.1:16000"]).trace_context(|| {
+    ///     TraceContext::from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    /// });
+    /// let source = config.connection.trace_context.as_ref().expect("set");
+    /// assert_eq!(
+    ///     source.get().map(|c| c.traceparent().to_string()).as_deref(),
+    ///     Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    /// );
+    /// ```
+    pub fn trace_context(mut self, source: impl Fn() -> Option<TraceContext> + Send + Sync + 'static) -> Self {
+        self.connection.trace_context = Some(TraceContextSource::new(source));
         self
     }
 
