@@ -483,6 +483,7 @@ mod tests {
             for (doc, text) in [("docs/observability.md", guide), ("store/metrics.rs", module)] {
                 let row = text
                     .lines()
+                    .map(|l| l.trim_start_matches("//! "))
                     .find(|l| l.starts_with(&format!("| [`{name}`]")) || l.starts_with(&format!("| `{name}` |")))
                     .unwrap_or_else(|| panic!("{doc} has no table row for {name}"));
                 assert!(row.contains(&format!("| {labels} |")), "{doc}: {name}'s labels: {row}");

@@ -1814,4 +1814,45 @@ mod tests {
         assert_eq!(reversed_locate_row(b"m\x00"), b"m");
         assert_eq!(reversed_locate_row(b"m"), b"l\xff\xff\xff\xff\xff\xff\xff\xff");
     }
+
+    /// The metrics a NativeStore reports on its own (the per-call ones
+    /// come from `traced`, as on every backend): retries by reason, region
+    /// cache misses and relocations, bytes each way.
+    #[cfg(feature = "metrics")]
+    #[tokio::test]
+    async fn retries_region_lookups_and_bytes_are_reported() {
+        use crate::store::metrics::{self, testing::Captured};
+
+        let captured = Captured::default();
+        // This test's thread; the current-thread runtime runs the fake
+        // server's and the connections' tasks here too.
+        let _recorder = ::metrics::set_default_local_recorder(&captured);
+        let script = script(vec![
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
+            "org.apache.hadoop.hbase.CallQueueTooBigException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        store
+            .get_unchecked("t", &Get::new("r"))
+            .await
+            .expect("answered in the end");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 4);
+
+        let native = [("backend", "native")];
+        let retries = |reason| captured.counter(metrics::RETRIES, &[("backend", "native"), ("reason", reason)]);
+        assert_eq!(retries("region_moved"), 2);
+        assert_eq!(retries("server_busy"), 1);
+        // The first lookup, and one after each move; the busy server kept
+        // its cached region.
+        assert_eq!(captured.counter(metrics::REGION_CACHE_MISSES, &[]), 3);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3);
+        assert_eq!(captured.counter(metrics::REGION_RELOCATIONS, &[]), 2);
+        // Every request and reply, the registry's included: more than the
+        // four gets' headers alone.
+        let sent = captured.counter(metrics::BYTES_SENT, &native);
+        let received = captured.counter(metrics::BYTES_RECEIVED, &native);
+        assert!(sent > 4 * 20, "{sent} bytes sent");
+        assert!(received > 4 * 20, "{received} bytes received");
+    }
 }
