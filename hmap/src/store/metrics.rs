@@ -206,8 +206,40 @@ mod on {
     static CALL_KEYS: [OnceLock<Key>; SLOTS] = [const { OnceLock::new() }; SLOTS];
     static DURATION_KEYS: [OnceLock<Key>; SLOTS] = [const { OnceLock::new() }; SLOTS];
 
-    fn position(names: &[&str], name: &str) -> Option<usize> {
-        names.iter().position(|n| *n == name)
+    /// A backend's place in [`BACKENDS`].
+    fn backend_index(backend: &str) -> Option<usize> {
+        match backend {
+            "memory" => Some(0),
+            "thrift" => Some(1),
+            "thrift1" => Some(2),
+            "native" => Some(3),
+            _ => None,
+        }
+    }
+
+    /// The place of a backend and operation in the key tables: a `match`,
+    /// which compiles to a switch on the length and one comparison, where a
+    /// search of the tables would compare up to 18 strings per call.
+    fn slot(backend: &str, operation: &str) -> Option<usize> {
+        let b = backend_index(backend)?;
+        let o = match operation {
+            "get" => 0,
+            "get_many" => 1,
+            "mutate" => 2,
+            "scan" => 3,
+            "check_and_mutate" => 4,
+            "increment" => 5,
+            "load" => 6,
+            "create_table" => 7,
+            "delete_table" => 8,
+            "truncate_table" => 9,
+            "alter_table" => 10,
+            "table_exists" => 11,
+            "list_tables" => 12,
+            "describe_table" => 13,
+            _ => return None,
+        };
+        Some(b * OPERATIONS.len() + o)
     }
 
     fn labels(backend: &'static str, operation: &'static str) -> Vec<Label> {
@@ -215,22 +247,6 @@ mod on {
             Label::from_static_parts("backend", backend),
             Label::from_static_parts("operation", operation),
         ]
-    }
-
-    /// The key of `name` for one backend and operation: from `slots` when
-    /// both are known (built on first use), else built now.
-    fn with_key<T>(
-        slots: &'static [OnceLock<Key>; SLOTS],
-        name: &'static str,
-        backend: &'static str,
-        operation: &'static str,
-        use_key: impl FnOnce(&Key) -> T,
-    ) -> T {
-        let build = || Key::from_parts(name, labels(backend, operation));
-        match (position(&BACKENDS, backend), position(&OPERATIONS, operation)) {
-            (Some(b), Some(o)) => use_key(slots[b * OPERATIONS.len() + o].get_or_init(build)),
-            _ => use_key(&build()),
-        }
     }
 
     #[cfg(any(feature = "thrift", feature = "native"))]
@@ -267,7 +283,7 @@ mod on {
 
     #[cfg(any(feature = "thrift", feature = "native"))]
     fn backend_key(keys: &'static [Key; 4], name: &'static str, backend: &'static str, use_key: impl FnOnce(&Key)) {
-        match position(&BACKENDS, backend) {
+        match backend_index(backend) {
             Some(b) => use_key(&keys[b]),
             None => use_key(&Key::from_parts(
                 name,
@@ -278,15 +294,24 @@ mod on {
 
     /// One store call: counted, timed, and its error counted by kind.
     pub(crate) fn call(backend: &'static str, operation: &'static str, elapsed: Duration, error: Option<&StoreError>) {
+        let seconds = elapsed.as_secs_f64();
         with_recorder(|recorder| {
-            with_key(&CALL_KEYS, CALLS, backend, operation, |key| {
-                recorder.register_counter(key, &METADATA).increment(1);
-            });
-            with_key(&DURATION_KEYS, CALL_DURATION, backend, operation, |key| {
-                recorder
-                    .register_histogram(key, &METADATA)
-                    .record(elapsed.as_secs_f64());
-            });
+            match slot(backend, operation) {
+                Some(i) => {
+                    let build = |name| move || Key::from_parts(name, labels(backend, operation));
+                    let calls = CALL_KEYS[i].get_or_init(build(CALLS));
+                    recorder.register_counter(calls, &METADATA).increment(1);
+                    let durations = DURATION_KEYS[i].get_or_init(build(CALL_DURATION));
+                    recorder.register_histogram(durations, &METADATA).record(seconds);
+                }
+                // A backend or operation the tables lack: its keys built now.
+                None => {
+                    let calls = Key::from_parts(CALLS, labels(backend, operation));
+                    recorder.register_counter(&calls, &METADATA).increment(1);
+                    let durations = Key::from_parts(CALL_DURATION, labels(backend, operation));
+                    recorder.register_histogram(&durations, &METADATA).record(seconds);
+                }
+            }
             if let Some(error) = error {
                 let mut labels = labels(backend, operation);
                 labels.push(Label::from_static_parts("kind", error_kind(error)));
@@ -295,6 +320,23 @@ mod on {
                     .increment(1);
             }
         });
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn the_slots_follow_the_tables() {
+        for (b, backend) in BACKENDS.iter().enumerate() {
+            assert_eq!(backend_index(backend), Some(b));
+            for (o, operation) in OPERATIONS.iter().enumerate() {
+                assert_eq!(
+                    slot(backend, operation),
+                    Some(b * OPERATIONS.len() + o),
+                    "{backend} {operation}"
+                );
+            }
+        }
+        assert_eq!(slot("memory", "no_such_call"), None);
+        assert_eq!(slot("other", "get"), None);
     }
 
     #[cfg(any(feature = "thrift", feature = "native"))]
