@@ -106,7 +106,9 @@
 //! The guides in the repository's `docs/` cover the design topics (rowkeys,
 //! families, dynamic columns, versions, scans, relations); their code is
 //! compiled and run as doctests of this crate; `docs/schemas.md` says what
-//! is checked when a table is opened.
+//! is checked when a table is opened; `docs/observability.md` lists the
+//! spans, the metrics ([`store::metrics`], feature `metrics`) and how a
+//! trace goes on into HBase ([`store::TraceContext`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -189,3 +191,6 @@ struct SchemasGuideDoctests;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/migrations.md")]
 struct MigrationsGuideDoctests;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/observability.md")]
+struct ObservabilityGuideDoctests;

@@ -33,6 +33,7 @@ mod error;
 mod faulty;
 mod load;
 mod memory;
+pub mod metrics;
 #[cfg(feature = "native")]
 pub mod native;
 #[cfg(any(feature = "thrift", feature = "native"))]
@@ -67,6 +68,7 @@ pub use thrift::{
     DEFAULT_MAX_REQUEST_BYTES, Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported,
 };
 pub(crate) use trace::traced;
+pub use trace::{TraceContext, TraceContextSource};
 // For the fuzz target only (`fuzz/fuzz_targets/decode_reply.rs`).
 #[cfg(feature = "thrift")]
 #[doc(hidden)]

@@ -4,6 +4,7 @@
 use std::future::Future;
 
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 use super::{Result, RowResult, RowStream, StoreError};
 
@@ -39,7 +40,10 @@ enum Fetched {
 /// [`StoreError::Interrupted`] naming `table`, never an early end.
 pub(crate) fn prefetched<S: BatchSource>(table: &str, mut source: S) -> RowStream<'static> {
     let (batches, received) = mpsc::channel::<Fetched>(1);
-    tokio::spawn(async move {
+    // The task's requests carry the caller's trace context and belong to
+    // its span (the `hmap.store` span of the scan).
+    let context = super::TraceContext::current();
+    let task = async move {
         loop {
             let sent = match source.next_batch().await {
                 Ok(Some(rows)) => batches.send(Fetched::Rows(Ok(rows))).await,
@@ -58,7 +62,8 @@ pub(crate) fn prefetched<S: BatchSource>(table: &str, mut source: S) -> RowStrea
         }
         drop(batches);
         source.close().await;
-    });
+    };
+    tokio::spawn(super::trace::in_scope(context, task).in_current_span());
     let table = table.to_string();
     let rows = futures_util::stream::unfold(Some((received, std::vec::IntoIter::default())), move |state| {
         let table = table.clone();

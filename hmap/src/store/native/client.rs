@@ -21,7 +21,9 @@ use super::error::{ExceptionKind, NativeError};
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
 use super::zookeeper::{self, ZooKeeperRegistry};
-use crate::store::{CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError};
+use crate::store::{
+    CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource, metrics,
+};
 
 /// How a [`NativeStore`] reaches HBase.
 #[derive(Clone, Debug)]
@@ -134,6 +136,33 @@ impl NativeConfig {
         self
     }
 
+    /// Gives each request the trace context `source` returns, asked as the
+    /// request is made (in the caller's task, inside hmap's `hmap.store`
+    /// span), unless the call runs in a [`TraceContext::scope`], whose
+    /// context wins. HBase (2.5 and later, with OpenTelemetry tracing on)
+    /// records its spans of the call under that context. A source that
+    /// reads the current `tracing` span's OpenTelemetry context is in
+    /// `docs/observability.md`.
+    ///
+    /// ```
+    /// use hmap::store::TraceContext;
+    /// use hmap::store::native::NativeConfig;
+    ///
+    /// // A fixed context, as a source of one's own might give.
+    /// let config = NativeConfig::new(["127.0.0.1:16000"]).trace_context(|| {
+    ///     TraceContext::from_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    /// });
+    /// let source = config.connection.trace_context.as_ref().expect("set");
+    /// assert_eq!(
+    ///     source.get().map(|c| c.traceparent().to_string()).as_deref(),
+    ///     Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    /// );
+    /// ```
+    pub fn trace_context(mut self, source: impl Fn() -> Option<TraceContext> + Send + Sync + 'static) -> Self {
+        self.connection.trace_context = Some(TraceContextSource::new(source));
+        self
+    }
+
     /// Plain TCP on every connection (the default): undoes
     /// [`tls`](Self::tls).
     #[cfg(feature = "tls")]
@@ -230,6 +259,7 @@ impl Attempts {
         if left <= self.backoff {
             return Err(error);
         }
+        metrics::retry("native", retry_reason(&error));
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
         Ok(())
@@ -264,6 +294,28 @@ pub(super) enum Retry {
     Wait,
     /// Give up.
     No,
+}
+
+/// The `reason` label of a retry after `error` (see [`crate::store::metrics`]).
+fn retry_reason(error: &NativeError) -> &'static str {
+    match error {
+        NativeError::Remote(e) if e.kind.is_region_moved() => "region_moved",
+        NativeError::Remote(e) if e.kind.is_busy() => "server_busy",
+        NativeError::Remote(e)
+            if matches!(
+                e.kind,
+                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
+            ) =>
+        {
+            "scanner_lost"
+        }
+        NativeError::Remote(_) => "server",
+        NativeError::NoRegion { .. } => "no_region",
+        NativeError::Connect { .. } => "connect",
+        NativeError::Closed { .. } => "connection_closed",
+        NativeError::Timeout { .. } => "timeout",
+        _ => "other",
+    }
 }
 
 pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
@@ -495,8 +547,10 @@ impl NativeStore {
 
     pub(super) fn forget(&self, region: &RegionLocation) {
         let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(table) = regions.get_mut(&region.table) {
-            table.remove(&region.start);
+        if let Some(table) = regions.get_mut(&region.table)
+            && table.remove(&region.start).is_some()
+        {
+            metrics::region_relocation();
         }
         if region.table == locate::META_TABLE {
             *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = None;
@@ -522,6 +576,7 @@ impl NativeStore {
         if let Some(region) = self.cached(table, target) {
             return Ok(region);
         }
+        metrics::region_cache_miss();
         let region = self
             .meta_lookup(table, target, attempts, |cells| {
                 locate::region_from_meta(table, target, cells)
@@ -1758,5 +1813,46 @@ mod tests {
     fn reversed_lookups_start_below_the_stop() {
         assert_eq!(reversed_locate_row(b"m\x00"), b"m");
         assert_eq!(reversed_locate_row(b"m"), b"l\xff\xff\xff\xff\xff\xff\xff\xff");
+    }
+
+    /// The metrics a NativeStore reports on its own (the per-call ones
+    /// come from `traced`, as on every backend): retries by reason, region
+    /// cache misses and relocations, bytes each way.
+    #[cfg(feature = "metrics")]
+    #[tokio::test]
+    async fn retries_region_lookups_and_bytes_are_reported() {
+        use crate::store::metrics::{self, testing::Captured};
+
+        let captured = Captured::default();
+        // This test's thread; the current-thread runtime runs the fake
+        // server's and the connections' tasks here too.
+        let _recorder = ::metrics::set_default_local_recorder(&captured);
+        let script = script(vec![
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.exceptions.RegionOpeningException",
+            "org.apache.hadoop.hbase.CallQueueTooBigException",
+        ]);
+        let store = store(&script, Duration::from_secs(10)).await;
+        store
+            .get_unchecked("t", &Get::new("r"))
+            .await
+            .expect("answered in the end");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 4);
+
+        let native = [("backend", "native")];
+        let retries = |reason| captured.counter(metrics::RETRIES, &[("backend", "native"), ("reason", reason)]);
+        assert_eq!(retries("region_moved"), 2);
+        assert_eq!(retries("server_busy"), 1);
+        // The first lookup, and one after each move; the busy server kept
+        // its cached region.
+        assert_eq!(captured.counter(metrics::REGION_CACHE_MISSES, &[]), 3);
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3);
+        assert_eq!(captured.counter(metrics::REGION_RELOCATIONS, &[]), 2);
+        // Every request and reply, the registry's included: more than the
+        // four gets' headers alone.
+        let sent = captured.counter(metrics::BYTES_SENT, &native);
+        let received = captured.counter(metrics::BYTES_RECEIVED, &native);
+        assert!(sent > 4 * 20, "{sent} bytes sent");
+        assert!(received > 4 * 20, "{received} bytes received");
     }
 }

@@ -47,7 +47,8 @@ use tokio::task::AbortHandle;
 use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
 use super::error::NativeError;
-use super::proto::{ConnectionHeader, RequestHeader, UserInformation};
+use super::proto::{ConnectionHeader, RPCTInfo, RequestHeader, UserInformation};
+use crate::store::{TraceContext, TraceContextSource, metrics};
 
 /// The services a connection can be for (its `ConnectionHeader`'s service name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -87,6 +88,10 @@ pub struct ConnectionConfig {
     /// or plain TCP (`None`).
     #[cfg(feature = "tls")]
     pub tls: Option<super::tls::NativeTls>,
+    /// Where each request's trace context comes from when the call runs
+    /// in no [`TraceContext::scope`] (see
+    /// [`NativeConfig::trace_context`](super::NativeConfig::trace_context)).
+    pub trace_context: Option<TraceContextSource>,
 }
 
 impl Default for ConnectionConfig {
@@ -97,6 +102,7 @@ impl Default for ConnectionConfig {
             connect_timeout: Duration::from_secs(10),
             #[cfg(feature = "tls")]
             tls: None,
+            trace_context: None,
         }
     }
 }
@@ -325,6 +331,7 @@ impl Connection {
         let id = self.shared.next_call_id.fetch_add(1, Ordering::Relaxed) & 0x7FFF_FFFF;
         let header = RequestHeader {
             call_id: Some(id),
+            trace_info: trace_info(self.shared.config.trace_context.as_ref()),
             method_name: Some(method.to_string()),
             request_param: Some(true),
             timeout: Some(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)),
@@ -552,6 +559,7 @@ async fn write_loop(
             break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
             return;
         }
+        metrics::bytes_sent("native", out.len());
     }
 }
 
@@ -613,7 +621,10 @@ async fn read_loop(
                     buf.len()
                 );
             }
-            Ok(_) => any_byte = true,
+            Ok(bytes) => {
+                metrics::bytes_received("native", bytes);
+                any_byte = true;
+            }
             Err(e) if !any_byte && e.kind() == std::io::ErrorKind::ConnectionReset => {
                 break wire.closed_before_any_reply("reset by the server");
             }
@@ -621,6 +632,21 @@ async fn read_loop(
         }
     };
     break_all(&calls, &endpoint, reason);
+}
+
+/// The trace context a request carries: the current
+/// [`TraceContext::scope`]'s, else `source`'s, as the W3C headers HBase's
+/// propagator reads (`RPCTInfo.headers`); none when neither gives one.
+fn trace_info(source: Option<&TraceContextSource>) -> Option<RPCTInfo> {
+    let info = |context: &TraceContext| {
+        let mut headers = std::collections::BTreeMap::new();
+        headers.insert("traceparent".to_string(), context.traceparent().to_string());
+        if let Some(state) = context.tracestate() {
+            headers.insert("tracestate".to_string(), state.to_string());
+        }
+        RPCTInfo { headers }
+    };
+    TraceContext::with_current(info).or_else(|| source?.get().as_ref().map(info))
 }
 
 /// Hands a reply to its call. An exception for no call in flight (HBase

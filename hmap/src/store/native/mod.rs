@@ -121,6 +121,8 @@ pub mod zookeeper;
 
 #[cfg(test)]
 mod proto_check;
+#[cfg(test)]
+mod trace_tests;
 
 pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, NativeError, RemoteError};

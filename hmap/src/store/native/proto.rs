@@ -69,6 +69,8 @@ pub struct ExceptionResponse {
 pub struct RequestHeader {
     #[prost(uint32, optional, tag = "1")]
     pub call_id: Option<u32>,
+    #[prost(message, optional, tag = "2")]
+    pub trace_info: Option<RPCTInfo>,
     #[prost(string, optional, tag = "3")]
     pub method_name: Option<String>,
     #[prost(bool, optional, tag = "4")]
@@ -81,6 +83,19 @@ pub struct RequestHeader {
     pub timeout: Option<u32>,
     #[prost(message, repeated, tag = "8")]
     pub attribute: Vec<NameBytesPair>,
+}
+
+/// `Tracing.proto`: the caller's trace context, as W3C Trace Context
+/// headers (`traceparent`, `tracestate`), which HBase 2.5 and later hand
+/// to OpenTelemetry's propagator (`RPCTInfoGetter` reads `headers`). The
+/// deprecated HTrace ids (fields 1 and 2) are left out. A `BTreeMap`, so
+/// that a header encodes the same bytes every time.
+#[derive(Clone, PartialEq, prost::Message)]
+// The name is HBase's: `proto_check` matches messages by name.
+#[allow(clippy::upper_case_acronyms)]
+pub struct RPCTInfo {
+    #[prost(btree_map = "string, string", tag = "3")]
+    pub headers: std::collections::BTreeMap<String, String>,
 }
 
 /// `RPC.proto`: heads every reply.

@@ -8,8 +8,10 @@
 use std::collections::BTreeMap;
 
 /// The files whose messages `proto.rs` mirrors.
-const FILES: [&str; 12] = [
+const FILES: [&str; 13] = [
     "RPC.proto",
+    // `RPCTInfo`, the trace context of `RequestHeader.trace_info`.
+    "Tracing.proto",
     "HBase.proto",
     "Client.proto",
     "Cell.proto",
@@ -347,6 +349,21 @@ fn rust_field(name: &str, ty: &str, attr: &str) -> Field {
         packed: None,
     };
     let unquote = |v: &str| v.trim_matches('"').to_string();
+    // `btree_map = "string, string", tag = "3"`: a map, which the `.proto`
+    // side reads as a `repeated` field of type `map`; its key and value
+    // types hold the ", " the other attributes are split on.
+    if let Some(rest) = attr.strip_prefix("btree_map = \"") {
+        let (_, rest) = rest.split_once("\", ").expect("a map's attributes after its types");
+        field.ty = "map".to_string();
+        field.label = "repeated".to_string();
+        for part in rest.split(", ") {
+            match part.split_once(" = ") {
+                Some(("tag", v)) => field.tag = unquote(v).parse().expect("tag"),
+                _ => panic!("unknown prost attribute {part} on map {name}"),
+            }
+        }
+        return field;
+    }
     field.ty = if let Some(e) = kind.strip_prefix("enumeration = ") {
         unquote(e).rsplit("::").next().expect("enum name").to_string()
     } else if kind == "message" {
@@ -430,7 +447,13 @@ fn proto_matches_hbase() {
                 .map(|d| if is_enum { camel(d) } else { d.to_string() });
             assert_eq!(ours.default, their_default, "{at}: default");
             let scalar = !is_enum && !hbase.messages.keys().any(|m| m.rsplit('.').next() == Some(their_type));
-            if theirs.label == "repeated" && scalar && their_type != "bytes" && their_type != "string" {
+            // (A map is a repeated message of entries: never packed.)
+            if theirs.label == "repeated"
+                && scalar
+                && their_type != "bytes"
+                && their_type != "string"
+                && their_type != "map"
+            {
                 // proto2: packed only when declared.
                 let want = theirs.packed.clone().unwrap_or_else(|| "false".to_string());
                 assert_eq!(ours.packed.as_deref(), Some(want.as_str()), "{at}: packed");
@@ -481,6 +504,13 @@ fn parser_reads_the_subset() {
     assert_eq!(rust.messages["MetaRegionServer"][&3].ty, "State");
     assert_eq!(rust.messages["Master"][&1].ty, "ServerName");
     assert_eq!(rust.enums["RegionState.State"].len(), 16);
+    // A map, whose attribute holds the ", " the others are split on.
+    let headers = &rust.messages["RPCTInfo"][&3];
+    assert_eq!(
+        (headers.name.as_str(), headers.label.as_str(), headers.ty.as_str()),
+        ("headers", "repeated", "map")
+    );
+    assert_eq!(rust.messages["RequestHeader"][&2].ty, "RPCTInfo");
     // An attribute rustfmt spread over lines.
     assert_eq!(
         rust.messages["MutationProto"][&6].default.as_deref(),

@@ -23,7 +23,7 @@ use super::transport::{Connection, Deadline, Failure, Wire};
 use super::{ThriftConfig, ThriftHttp, ThriftProtocol};
 use crate::schema::TableSchema;
 use crate::store::check::{SchemaCache, check_table_name};
-use crate::store::{Result, RowResult, RowStream, Scan, StoreError};
+use crate::store::{Result, RowResult, RowStream, Scan, StoreError, metrics};
 
 /// The connection pool: at most `pool_size` calls hold a connection at once
 /// (the semaphore's permits), and connections they return wait here for the
@@ -167,10 +167,12 @@ impl Client {
         &self,
         deadline: &Deadline,
     ) -> std::result::Result<(Connection, tokio::sync::SemaphorePermit<'_>), Failure> {
+        let waiting = metrics::Timer::start();
         let permit = tokio::time::timeout_at(deadline.end(), self.pool.permits.acquire())
             .await
             .map_err(|_| Failure::TimedOut)?
             .map_err(|_| Failure::TimedOut)?;
+        metrics::pool_wait(self.backend(), waiting);
         loop {
             let idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
             let Some(mut conn) = idle else { break };
@@ -211,6 +213,14 @@ impl Client {
         let mut idle = self.pool.idle.lock().unwrap_or_else(PoisonError::into_inner);
         if idle.len() < self.config.pool_size.max(1) {
             idle.push(conn);
+        }
+    }
+
+    /// The `backend` label of this client's metrics.
+    fn backend(&self) -> &'static str {
+        match self.gateway {
+            Gateway::One => "thrift1",
+            Gateway::Two => "thrift",
         }
     }
 
@@ -284,6 +294,7 @@ impl Client {
                     let Some(left) = deadline.remaining() else {
                         return Err(self.failure(spec.table, spec.name, Failure::TimedOut, &deadline));
                     };
+                    metrics::retry(self.backend(), "connection");
                     tokio::time::sleep(backoff.min(left)).await;
                     backoff *= 4;
                 }
@@ -326,9 +337,14 @@ impl Client {
                 ),
             );
         }
+        let request_len = request.len();
         conn.put_request_buffer(request);
         let reply = match sent {
-            Ok(reply) => reply,
+            Ok(reply) => {
+                metrics::bytes_sent(self.backend(), request_len);
+                metrics::bytes_received(self.backend(), reply.len());
+                reply
+            }
             Err(failure) => {
                 // The gateway went away or broke the stream: the other idle
                 // connections are suspect too.

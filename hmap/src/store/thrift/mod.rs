@@ -1223,6 +1223,58 @@ fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind], budget: usize) -> Vec
 mod tests {
     use super::*;
 
+    /// A Thrift store's own metrics (the per-call ones come from `traced`,
+    /// as on every backend): against a "gateway" that hangs up on every
+    /// connection, a read waits for the pool at each try, is tried again
+    /// on a new connection twice, and fails as a connection error.
+    #[cfg(feature = "metrics")]
+    #[tokio::test]
+    async fn pool_waits_retries_and_errors_are_reported() {
+        use crate::store::metrics::{self, testing::Captured};
+
+        let captured = Captured::default();
+        // This thread's; the current-thread runtime runs the listener here.
+        let _recorder = ::metrics::set_default_local_recorder(&captured);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                drop(stream);
+            }
+        });
+        let mut config = ThriftConfig::new(address);
+        config.call_timeout = Duration::from_secs(10);
+        let store = ThriftStore::with_config(config);
+        let error = store.table_exists("t").await.expect_err("no gateway");
+        assert!(matches!(error, StoreError::Connection { .. }), "{error:?}");
+
+        let thrift = [("backend", "thrift")];
+        assert_eq!(
+            captured.counter(metrics::RETRIES, &[("backend", "thrift"), ("reason", "connection")]),
+            2
+        );
+        assert_eq!(
+            captured.histogram(metrics::POOL_WAIT, &thrift).len(),
+            3,
+            "one checkout per try"
+        );
+        let call = [("backend", "thrift"), ("operation", "table_exists")];
+        assert_eq!(captured.counter(metrics::CALLS, &call), 1);
+        assert_eq!(
+            captured.counter(
+                metrics::ERRORS,
+                &[
+                    ("backend", "thrift"),
+                    ("operation", "table_exists"),
+                    ("kind", "connection")
+                ]
+            ),
+            1
+        );
+        // No round trip completed: no bytes counted.
+        assert_eq!(captured.counter(metrics::BYTES_RECEIVED, &thrift), 0);
+    }
+
     /// A dropped scanner is closed on the gateway: before the drop, reading
     /// no rows from its id works; after, the gateway no longer knows the id.
     #[tokio::test]
