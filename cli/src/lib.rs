@@ -46,9 +46,13 @@
 //!
 //! The store: exactly one of `--native host:port`, `--zookeeper quorum`,
 //! `--thrift host:port` or `--thrift1 host:port` (with `--framed`,
-//! `--compact`, `--http`, `--https`, `--ca` for the gateway's wire mode);
+//! `--compact`, `--http`, `--https`, `--ca` for the gateway's wire mode;
+//! `--tls`, `--ca`, `--tls-cert` and `--tls-key` for NativeStore over TLS
+//! and mutual TLS: built with the `tls` feature);
 //! without one, the one variable set among those
-//! [`hmap::store::backend`] reads (`HMAP_NATIVE`, `HMAP_THRIFT`, ...); or the
+//! [`hmap::store::backend`] reads (`HMAP_NATIVE`, `HMAP_THRIFT`, ...,
+//! with `HMAP_NATIVE_TLS_CA`, `HMAP_NATIVE_TLS_CERT`, `HMAP_NATIVE_TLS_KEY`
+//! for TLS); or the
 //! one given to [`Cli::store`]. `--table-prefix` (or `HMAP_TABLE_PREFIX`)
 //! prefixes the tables. Commands that need no store (`create --dry-run`,
 //! `inspect`) run without one.
@@ -120,6 +124,22 @@ pub enum CliError {
     /// without a Thrift gateway to apply to.
     #[error("{flag} applies to a Thrift gateway: give it with --thrift or --thrift1")]
     WireFlag {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// A NativeStore flag (`--tls`, `--tls-cert`) given with a Thrift gateway.
+    #[error("{flag} applies to NativeStore: give it with --native or --zookeeper")]
+    NativeFlag {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// A flag that sets up a store's connection given with no store named
+    /// by a flag (the environment's store takes its settings from the
+    /// environment).
+    #[error(
+        "{flag} sets up the store named by --native, --zookeeper, --thrift or --thrift1; with the store in the environment, use its variables (HMAP_THRIFT_CA, HMAP_NATIVE_TLS_CA ...)"
+    )]
+    StoreFlag {
         /// The flag.
         flag: &'static str,
     },
@@ -412,9 +432,30 @@ struct Connection {
     /// HTTPS: HTTP mode with `hbase.thrift.ssl.enabled`; needs the `tls` feature
     #[arg(long, global = true, help_heading = "Store")]
     https: bool,
-    /// HTTPS, the gateway's certificate checked against this CA (PEM) rather than the platform's roots
+    /// HTTPS (a Thrift gateway) or TLS (NativeStore), the server's certificate checked against this CA (PEM) rather than the platform's roots [env: HMAP_THRIFT_CA, HMAP_NATIVE_TLS_CA]
     #[arg(long, value_name = "PEM", global = true, help_heading = "Store")]
     ca: Option<std::path::PathBuf>,
+    /// NativeStore over TLS (HBase 2.6's RPC TLS), the servers' certificates checked against the platform's roots, or --ca's; needs the `tls` feature
+    #[arg(long, global = true, help_heading = "Store")]
+    tls: bool,
+    /// NativeStore over mutual TLS: the client's certificate chain (PEM), with --tls-key [env: HMAP_NATIVE_TLS_CERT]
+    #[arg(
+        long,
+        value_name = "PEM",
+        global = true,
+        help_heading = "Store",
+        requires = "tls_key"
+    )]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The key of --tls-cert's certificate (PEM) [env: HMAP_NATIVE_TLS_KEY]
+    #[arg(
+        long,
+        value_name = "PEM",
+        global = true,
+        help_heading = "Store",
+        requires = "tls_cert"
+    )]
+    tls_key: Option<std::path::PathBuf>,
     /// Put before every table name in HBase.
     #[arg(long, env = "HMAP_TABLE_PREFIX", global = true, default_value = "")]
     table_prefix: String,
@@ -441,11 +482,14 @@ impl Connection {
             ("--compact", self.compact),
             ("--http", self.http),
             ("--https", self.https),
-            ("--ca", self.ca.is_some()),
         ]
         .into_iter()
         .filter_map(|(flag, given)| given.then_some(flag))
         .collect();
+        let native_tls: Vec<&'static str> = [("--tls", self.tls), ("--tls-cert", self.tls_cert.is_some())]
+            .into_iter()
+            .filter_map(|(flag, given)| given.then_some(flag))
+            .collect();
         let (flag, mut backend) = match <[_; 1]>::try_from(flags) {
             Ok([one]) => one,
             Err(flags) if !flags.is_empty() => {
@@ -458,10 +502,19 @@ impl Connection {
                 if let Some(flag) = wire.first() {
                     return Err(CliError::WireFlag { flag });
                 }
+                if let Some(flag) = native_tls.first() {
+                    return Err(CliError::NativeFlag { flag });
+                }
+                if self.ca.is_some() {
+                    return Err(CliError::StoreFlag { flag: "--ca" });
+                }
                 return self.env_backend();
             }
         };
         if let Some(config) = backend.thrift_config_mut() {
+            if let Some(flag) = native_tls.first() {
+                return Err(CliError::NativeFlag { flag });
+            }
             config.framed = self.framed;
             if self.compact {
                 config.protocol = ThriftProtocol::Compact;
@@ -474,6 +527,18 @@ impl Connection {
             }
         } else if let Some(flag) = wire.first() {
             return Err(CliError::WireFlag { flag });
+        } else if self.tls || self.ca.is_some() || self.tls_cert.is_some() {
+            let named_by = [
+                ("--tls", self.tls),
+                ("--ca", self.ca.is_some()),
+                ("--tls-cert", self.tls_cert.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(f, given)| given.then_some(f))
+            .collect::<Vec<_>>()
+            .join(" ");
+            let client = self.tls_cert.as_deref().zip(self.tls_key.as_deref());
+            backend.set_native_tls(self.ca.as_deref(), client, &named_by)?;
         }
         Ok((backend, flag.to_string()))
     }

@@ -350,7 +350,7 @@ fn half_link(store: &Arc<dyn Store>, shops: &Table<shop_item::Shop, Arc<dyn Stor
 }
 
 /// The variables that name a store (and the CA's), which `.ci/run` sets.
-const STORE_VARIABLES: [&str; 10] = [
+const STORE_VARIABLES: [&str; 13] = [
     "HMAP_THRIFT",
     "HMAP_NATIVE",
     "HMAP_ZOOKEEPER",
@@ -360,6 +360,9 @@ const STORE_VARIABLES: [&str; 10] = [
     "HMAP_THRIFT_CA",
     "HMAP_THRIFT1",
     "HMAP_THRIFT1_COMPACT",
+    "HMAP_NATIVE_TLS_CA",
+    "HMAP_NATIVE_TLS_CERT",
+    "HMAP_NATIVE_TLS_KEY",
     "HMAP_TABLE_PREFIX",
 ];
 
@@ -460,6 +463,22 @@ fn the_binary_without_a_store() {
         (
             &["--thrift", "127.0.0.1:1", "--ca", "/nonexistent/ca.pem", "tables"][..],
             "error: --ca: ",
+        ),
+        (
+            &["--native", "127.0.0.1:1", "--ca", "/nonexistent/ca.pem", "tables"][..],
+            "error: --ca: ",
+        ),
+        (
+            &["--thrift", "127.0.0.1:1", "--tls", "tables"][..],
+            "error: --tls applies to NativeStore: give it with --native or --zookeeper",
+        ),
+        (
+            &["--tls", "tables"][..],
+            "error: --tls applies to NativeStore: give it with --native or --zookeeper",
+        ),
+        (
+            &["--ca", "/nonexistent/ca.pem", "tables"][..],
+            "error: --ca sets up the store named by --native, --zookeeper, --thrift or --thrift1",
         ),
     ] {
         let (code, stdout, stderr) = status_of(binary().args(args));
@@ -709,4 +728,39 @@ fn the_binary_on_native_and_thrift1() {
         }
     }
     drop_tables(&prefix);
+}
+
+/// The binary on an HBase whose RPC demands TLS (and, after `start --mtls`,
+/// a client certificate): by flags (`--native`, `--ca`, `--tls-cert`,
+/// `--tls-key`) and by the environment (`HMAP_NATIVE_TLS_*`); a plain
+/// client is refused with status 2.
+#[cfg(feature = "tls")]
+#[test]
+#[ignore = "needs a real HBase over TLS: scripts/hbase/hbase start --tls (or --mtls), then HMAP_NATIVE and \
+            HMAP_NATIVE_TLS_CA (and HMAP_NATIVE_TLS_CERT, HMAP_NATIVE_TLS_KEY)"]
+fn the_binary_over_tls() {
+    let address = hmap_suite::required_env("HMAP_NATIVE");
+    let ca = hmap_suite::required_env("HMAP_NATIVE_TLS_CA");
+    let client = std::env::var("HMAP_NATIVE_TLS_CERT")
+        .ok()
+        .zip(std::env::var("HMAP_NATIVE_TLS_KEY").ok());
+    let mut by_flags = binary();
+    by_flags.args(["--native", &address, "--ca", &ca, "--timeout", "20"]);
+    if let Some((cert, key)) = &client {
+        by_flags.args(["--tls-cert", cert, "--tls-key", key]);
+    }
+    let (code, stdout, stderr) = status_of(by_flags.arg("tables"));
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let mut by_env = binary();
+    by_env
+        .env("HMAP_NATIVE", &address)
+        .env("HMAP_NATIVE_TLS_CA", &ca)
+        .args(["--timeout", "20"]);
+    if let Some((cert, key)) = &client {
+        by_env.env("HMAP_NATIVE_TLS_CERT", cert).env("HMAP_NATIVE_TLS_KEY", key);
+    }
+    let (code, stdout, stderr) = status_of(by_env.arg("tables"));
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (code, _, stderr) = status_of(binary().args(["--native", &address, "--timeout", "5", "tables"]));
+    assert_eq!(code, Some(2), "a plain client: {stderr}");
 }

@@ -12,6 +12,8 @@
 //! | `HMAP_THRIFT_FRAMED=host:port` | `ThriftStore`, framed transport ([`ThriftConfig::framed`]) |
 //! | `HMAP_THRIFT_COMPACT=host:port` | `ThriftStore`, compact protocol ([`ThriftProtocol::Compact`]) |
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
+//! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA ([`NativeConfig::tls`]); feature `tls` |
+//! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //!
@@ -31,9 +33,7 @@
 //! ```
 
 use std::fmt;
-#[cfg(feature = "thrift")]
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +59,14 @@ pub const ENV_VARIABLES: [&str; 8] = [
 /// The variable naming the CA of `HMAP_THRIFT_HTTPS`'s gateway (a PEM file).
 pub const CA_VARIABLE: &str = "HMAP_THRIFT_CA";
 
+/// The variable naming the CA (a PEM file) that a `NativeStore`'s TLS checks
+/// the servers' certificates against; set, `HMAP_NATIVE` and
+/// `HMAP_ZOOKEEPER` connect over TLS.
+pub const NATIVE_TLS_CA_VARIABLE: &str = "HMAP_NATIVE_TLS_CA";
+/// The variables naming a `NativeStore`'s client certificate chain and its
+/// key (PEM files), for mutual TLS.
+pub const NATIVE_TLS_CLIENT_VARIABLES: [&str; 2] = ["HMAP_NATIVE_TLS_CERT", "HMAP_NATIVE_TLS_KEY"];
+
 /// Why a backend cannot be set up from what names it. Each names the
 /// variable or flag that named it.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +91,22 @@ pub enum BackendError {
         path: PathBuf,
         /// What went wrong.
         source: std::io::Error,
+    },
+    /// Settings that go together were given in part.
+    #[error("{named_by}: {reason}")]
+    Incomplete {
+        /// The variables or flags.
+        named_by: String,
+        /// What is missing.
+        reason: &'static str,
+    },
+    /// A NativeStore setting (its TLS) given for a Thrift gateway.
+    #[error(
+        "{named_by} applies to NativeStore (HMAP_NATIVE, HMAP_ZOOKEEPER, --native, --zookeeper), not to a Thrift gateway"
+    )]
+    NotNative {
+        /// The variable or flag.
+        named_by: String,
     },
     /// The variable is not one of [`ENV_VARIABLES`].
     #[error("{0} names no backend (the variables that do: {vars})", vars = ENV_VARIABLES.join(", "))]
@@ -144,10 +168,73 @@ impl Backend {
         if !ENV_VARIABLES.contains(&variable) {
             return Err(BackendError::UnknownVariable(variable.to_string()));
         }
-        match env_value(variable) {
-            Some(address) => Self::named(variable, &address, env_value(CA_VARIABLE).as_deref()).map(Some),
-            None => Ok(None),
+        let Some(address) = env_value(variable) else {
+            return Ok(None);
+        };
+        let mut backend = Self::named(variable, &address, env_value(CA_VARIABLE).as_deref())?;
+        if matches!(variable, "HMAP_NATIVE" | "HMAP_ZOOKEEPER")
+            && let Some(ca) = env_value(NATIVE_TLS_CA_VARIABLE)
+        {
+            let [cert, key] = NATIVE_TLS_CLIENT_VARIABLES.map(env_value);
+            let client = match (cert, key) {
+                (Some(cert), Some(key)) => Some((PathBuf::from(cert), PathBuf::from(key))),
+                (None, None) => None,
+                _ => {
+                    return Err(BackendError::Incomplete {
+                        named_by: NATIVE_TLS_CLIENT_VARIABLES.join(" and "),
+                        reason: "a client certificate needs both the chain and its key",
+                    });
+                }
+            };
+            let client = client.as_ref().map(|(c, k)| (c.as_path(), k.as_path()));
+            backend.set_native_tls(Some(Path::new(&ca)), client, &format!("{NATIVE_TLS_CA_VARIABLE}={ca}"))?;
         }
+        Ok(Some(backend))
+    }
+
+    /// Makes a `NativeStore` connect over TLS (HBase 2.6's RPC TLS), the
+    /// servers' certificates checked against the CA certificates in the PEM
+    /// file `ca` (the platform's roots without one), with a client
+    /// certificate (`(chain, key)` PEM files) for servers that demand one.
+    /// Needs hmap's `tls` feature ([`BackendError::Feature`] without it);
+    /// a Thrift backend is [`BackendError::NotNative`]. `named_by` is the
+    /// variable or flag that asked, for the errors.
+    pub fn set_native_tls(
+        &mut self,
+        ca: Option<&Path>,
+        client: Option<(&Path, &Path)>,
+        named_by: &str,
+    ) -> Result<(), BackendError> {
+        #[cfg(all(feature = "native", feature = "tls"))]
+        if let Backend::Native(config) = self {
+            let fail = |path: &Path, source| BackendError::Ca {
+                named_by: named_by.to_string(),
+                path: path.to_path_buf(),
+                source,
+            };
+            let mut tls = match ca {
+                Some(path) => crate::store::native::NativeTls::with_ca_file(path).map_err(|e| fail(path, e))?,
+                None => crate::store::native::NativeTls::with_platform_roots()
+                    .map_err(|e| fail(Path::new("(the platform's roots)"), e))?,
+            };
+            if let Some((chain, key)) = client {
+                tls = tls.client_auth_files(chain, key).map_err(|e| fail(chain, e))?;
+            }
+            config.connection.tls = Some(tls);
+            return Ok(());
+        }
+        let _ = (ca, client);
+        #[cfg(feature = "native")]
+        if matches!(self, Backend::Native(_)) {
+            return Err(BackendError::Feature {
+                named_by: named_by.to_string(),
+                what: "NativeStore over TLS",
+                feature: "tls",
+            });
+        }
+        Err(BackendError::NotNative {
+            named_by: named_by.to_string(),
+        })
     }
 
     /// The backend `variable` names when its value is `address` (and
@@ -385,6 +472,29 @@ fn env_value(variable: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NativeStore's TLS applies to NativeStore only; a CA that cannot be
+    /// read, or a build without TLS, is the error naming what asked.
+    #[cfg(all(feature = "thrift", feature = "native"))]
+    #[test]
+    fn native_tls_is_refused_where_it_cannot_apply() {
+        let ca = Path::new("/nonexistent/ca.pem");
+        let err = Backend::thrift("10.0.0.1:9")
+            .set_native_tls(Some(ca), None, "--ca")
+            .unwrap_err();
+        assert!(matches!(err, BackendError::NotNative { .. }), "{err}");
+        let err = Backend::native("10.0.0.1:9")
+            .set_native_tls(Some(ca), None, "--ca")
+            .unwrap_err();
+        #[cfg(feature = "tls")]
+        assert!(
+            matches!(&err, BackendError::Ca { named_by, path, .. } if named_by == "--ca" && path == ca),
+            "{err}"
+        );
+        #[cfg(not(feature = "tls"))]
+        assert!(matches!(&err, BackendError::Feature { feature: "tls", .. }), "{err}");
+        assert!(err.to_string().starts_with("--ca: "), "{err}");
+    }
 
     #[cfg(all(feature = "thrift", feature = "native"))]
     #[test]
