@@ -12,6 +12,9 @@
 //!   over TCP or TLS;
 //! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS,
 //!   through rustls ([`NativeConfig::tls`](client::NativeConfig));
+//! - `sasl` and `kerberos` (feature `kerberos`): HBase's SASL GSSAPI
+//!   handshake and its protection levels, through MIT Kerberos
+//!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos));
 //! - [`locate`]: where `hbase:meta` and a row's region are;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
 //!   (where `hbase:meta` and the master are, from HBase's znodes);
@@ -112,8 +115,12 @@ pub mod codec;
 pub mod connection;
 pub mod convert;
 pub mod error;
+#[cfg(feature = "kerberos")]
+mod kerberos;
 pub mod locate;
 pub mod proto;
+#[cfg(feature = "kerberos")]
+pub mod sasl;
 mod store;
 #[cfg(feature = "tls")]
 mod tls;
@@ -123,7 +130,11 @@ pub mod zookeeper;
 mod proto_check;
 
 pub use client::{NativeConfig, NativeStore};
-pub use error::{ExceptionKind, NativeError, RemoteError};
+pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError};
+#[cfg(feature = "kerberos")]
+pub use kerberos::NativeKerberos;
+#[cfg(feature = "kerberos")]
+pub use sasl::Protection;
 #[cfg(feature = "tls")]
 pub use tls::NativeTls;
 pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};
