@@ -241,4 +241,78 @@ mod native_kerberos_cluster {
         }
         store.delete_table(&table).await.expect("deleted");
     }
+
+    /// A fake server on a free port that reads the Kerberos preamble and
+    /// the client's first token (a real one: the KDC is the script's),
+    /// then answers `reply` and waits for the client to hang up.
+    async fn fake_server(reply: Vec<u8>) -> (String, tokio::task::JoinHandle<()>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut preamble = [0; 6];
+            stream.read_exact(&mut preamble).await.expect("preamble");
+            assert_eq!(&preamble, b"HBas\x00\x51", "the Kerberos preamble (auth 81)");
+            let length = stream.read_u32().await.expect("token length");
+            assert!(length > 0, "an initial GSSAPI token");
+            let mut token = vec![0; length as usize];
+            stream.read_exact(&mut token).await.expect("token");
+            // An AP-REQ in a GSSAPI initial context token (RFC 2743 3.1).
+            assert_eq!(token[0], 0x60, "a GSSAPI initial context token");
+            stream.write_all(&reply).await.expect("reply");
+            let _ = stream.read(&mut [0; 1]).await;
+        });
+        (address, server)
+    }
+
+    /// `connect` to a fake server answering `reply` fails with `failure`,
+    /// saying `hint`.
+    async fn fake_refuses(reply: Vec<u8>, failure: KerberosFailure, hint: &str) {
+        let (address, server) = fake_server(reply).await;
+        let config = NativeConfig::new([address]).kerberos(kerberos());
+        refused(config, failure, hint).await;
+        server.await.expect("fake server");
+    }
+
+    /// What HBase without Kerberos (hbase.security.authentication simple)
+    /// answers a Kerberos preamble (ServerRpcConnection.processPreamble:
+    /// status 0, then SaslUtil.SWITCH_TO_SIMPLE_AUTH, -88).
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_server_without_kerberos_is_named() {
+        fake_refuses(
+            b"\x00\x00\x00\x00\xff\xff\xff\xa8".to_vec(),
+            KerberosFailure::ServerNotKerberos,
+            "connect without `NativeConfig::kerberos`",
+        )
+        .await;
+    }
+
+    /// A SASL error reply (status 1, class and message) is the server's
+    /// refusal, with its exception.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_sasl_error_reply_is_the_servers_refusal() {
+        let mut reply = b"\x00\x00\x00\x01".to_vec();
+        for text in ["javax.security.sasl.SaslException", "GSS initiate failed"] {
+            reply.extend_from_slice(&(text.len() as u32).to_be_bytes());
+            reply.extend_from_slice(text.as_bytes());
+        }
+        fake_refuses(reply, KerberosFailure::Refused, "SaslException: GSS initiate failed").await;
+    }
+
+    /// Bytes that are no SASL reply (a status HBase never sends, a token
+    /// longer than any) are refused before anything is allocated for them.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn bytes_that_are_no_sasl_reply_are_refused() {
+        fake_refuses(b"\x00\x00\x00\x07".to_vec(), KerberosFailure::Gssapi, "status 7").await;
+        fake_refuses(
+            b"\x00\x00\x00\x00\x7f\xff\xff\xff".to_vec(),
+            KerberosFailure::Gssapi,
+            "beyond the 1048576-byte limit",
+        )
+        .await;
+    }
 }

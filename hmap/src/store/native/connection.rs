@@ -1088,6 +1088,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_kerberos_servers_refusal_of_a_simple_client_is_typed() {
+        // What HBase with hbase.security.authentication=kerberos answers a
+        // SIMPLE preamble: call id -1, AccessDeniedException, then it
+        // closes. Every call waiting, and the next one on the same socket,
+        // fails with the typed error that says to use Kerberos.
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            peer.request().await;
+            let header = ResponseHeader {
+                call_id: Some(u32::MAX),
+                exception: Some(ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.security.AccessDeniedException".into()),
+                    stack_trace: Some(
+                        "org.apache.hadoop.hbase.security.AccessDeniedException: Authentication is required".into(),
+                    ),
+                    do_not_retry: Some(true),
+                    ..Default::default()
+                }),
+                cell_block_meta: None,
+            };
+            peer.stream
+                .write_all(&encode_response(&header, None, &[]))
+                .await
+                .expect("write");
+        });
+        let err = cluster_id(&connection, LONG).await.expect_err("refused");
+        match &err {
+            NativeError::Kerberos { failure, reason, .. } => {
+                assert_eq!(*failure, KerberosFailure::AuthenticationRequired);
+                assert!(
+                    reason.contains("NativeConfig::kerberos") && reason.contains("Authentication is required"),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected a Kerberos refusal, got {other:?}"),
+        }
+        server.await.expect("server");
+        drop(connection);
+    }
+
+    #[tokio::test]
     async fn hostile_replies_break_the_connection_with_a_typed_error() {
         for (garbage, reason) in [
             (&[0xFF, 0xFF, 0xFF, 0xFF][..], "exceeds"),

@@ -411,6 +411,13 @@ const KRB5_KT_NOTFOUND: i32 = -1765328203;
 const KRB5_FCC_NOFILE: i32 = -1765328189;
 const KRB5_CC_NOTFOUND: i32 = -1765328243;
 
+/// The routine error of a major status: a number in bits 16 to 23 (RFC
+/// 2744), not a set of flags (`GSS_S_FAILURE`, 13, shares bits with
+/// `GSS_S_NO_CRED`, 7).
+fn routine_error(major: MajorFlags) -> u32 {
+    major.bits() & 0x00FF_0000
+}
+
 /// What a GSSAPI error means for the user, and its text.
 fn classify(e: &GssError) -> (KerberosFailure, String) {
     let text = e.to_string();
@@ -419,9 +426,9 @@ fn classify(e: &GssError) -> (KerberosFailure, String) {
         KDC_ERR_C_PRINCIPAL_UNKNOWN | KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
         KRB5_KDC_UNREACH | KRB5_REALM_UNKNOWN => KerberosFailure::KdcUnreachable,
         KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | AP_ERR_TKT_EXPIRED => KerberosFailure::NoCredentials,
-        _ if e
-            .major
-            .intersects(MajorFlags::GSS_S_NO_CRED | MajorFlags::GSS_S_CREDENTIALS_EXPIRED) =>
+        _ if [MajorFlags::GSS_S_NO_CRED, MajorFlags::GSS_S_CREDENTIALS_EXPIRED]
+            .iter()
+            .any(|flag| routine_error(e.major) == flag.bits()) =>
         {
             KerberosFailure::NoCredentials
         }
@@ -736,5 +743,7 @@ mod tests {
             minor: 0,
         };
         assert_eq!(classify(&no_cred).0, KerberosFailure::NoCredentials);
+        // GSS_S_FAILURE (13) shares bits with GSS_S_NO_CRED (7), and is not it.
+        assert_eq!(classify(&e(0)).0, KerberosFailure::Gssapi);
     }
 }
