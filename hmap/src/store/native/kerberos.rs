@@ -6,25 +6,27 @@
 //!
 //! # Why MIT Kerberos through `libgssapi`
 //! GSSAPI is what HBase's Java client uses (through the JDK), and MIT
-//! Kerberos' `libgssapi_krb5` is what every Linux machine that talks to a
-//! Kerberized cluster already has: it reads the machine's `krb5.conf`, its
-//! ticket caches (`kinit`), its keytabs, and refreshes credentials from a
-//! client keytab on its own. `libgssapi` (with `libgssapi-sys`) is the
-//! maintained safe binding to it (0.11, releases through 2025; the binding
-//! behind `cross-krb5`), small on its own (bitflags and bytes) but its
-//! `-sys` crate generates its bindings with bindgen when built: 19 more
-//! crates (bindgen, clang-sys, regex, nom, ...) and libclang plus MIT's
-//! headers on the build machine (Debian: `libkrb5-dev`, `libclang-dev`,
-//! `pkg-config`; `scripts/krb5-deps` installs them), about 50 s more of a
-//! first build on a 2-core machine. That is why Kerberos is a feature of
-//! its own, off by default. The pure-Rust alternatives were weighed and
-//! left: `sspi` (Devolutions) implements Kerberos itself but is a large
-//! dependency tree aimed at Windows' SSPI, reads no `krb5.conf` or ticket
-//! cache the way MIT does, and has no `gss_acquire_cred_from`-like keytab
-//! login; a hand-written FFI to `libgssapi_krb5` would avoid bindgen but
-//! put a dozen `unsafe` declarations of C structs in hmap for a 50 s build
-//! saving. One call `libgssapi` does not wrap, `gss_acquire_cred_from`
-//! (the keytab login), is made here through `libgssapi-sys`.
+//! Kerberos' `libgssapi_krb5` is what Linux machines that talk to a
+//! Kerberized cluster already have: it reads the machine's `krb5.conf`,
+//! its ticket caches (`kinit`) and keytabs, and refreshes credentials from
+//! a client keytab on its own. `libgssapi` 0.11 (with `libgssapi-sys` 0.3)
+//! is the safe Rust binding to it on crates.io: small itself (bitflags,
+//! bytes), but its `-sys` crate generates its bindings with bindgen at
+//! build time, so the feature brings 17 crates into the build (libgssapi,
+//! libgssapi-sys, bindgen, clang-sys, regex, nom, ...) and needs libclang
+//! and MIT's headers on the build machine (Debian: `libkrb5-dev`,
+//! `libclang-dev`, `pkg-config`; `scripts/krb5-deps` installs them): 44 s
+//! more of a build with `-j 1` after a default one (hmap rebuilt
+//! included), measured on a 2-core machine. That is why Kerberos is a
+//! feature of its own, off by default. A pure-Rust Kerberos (such as the
+//! `sspi` crate) would avoid the C library and bindgen, but would not be
+//! the implementation the cluster's own tooling (`kinit`, `krb5.conf`,
+//! keytabs, ticket caches) is tested with, and it is a larger crate to
+//! audit than a binding; a hand-written FFI to `libgssapi_krb5` would
+//! avoid bindgen but put a dozen `unsafe` C declarations in hmap. One
+//! call `libgssapi` does not wrap, `gss_acquire_cred_from` (the keytab
+//! login), is made here through `libgssapi-sys`: the crate's only
+//! `unsafe` code.
 //!
 //! # Credentials and relogin
 //! From a keytab ([`NativeKerberos::keytab`]): `gss_acquire_cred_from`
@@ -709,7 +711,7 @@ mod tests {
             principal: "app@R".to_string(),
             keytab: PathBuf::from("/nonexistent/app.keytab"),
         };
-        let (kind, reason) = acquire(&source).err().expect("no keytab");
+        let (kind, reason) = acquire(&source).expect_err("no keytab");
         assert_eq!(kind, KerberosFailure::KeytabUnreadable);
         assert!(reason.contains("/nonexistent/app.keytab"), "{reason}");
     }

@@ -1,5 +1,5 @@
 //! HBase's SASL exchange on the wire, sans IO (feature `kerberos`): the
-//! bytes of the handshake that [`super::kerberos`] runs before the
+//! bytes of the handshake that `kerberos.rs` ([`NativeKerberos`](super::NativeKerberos)) runs before the
 //! connection header, and the security layer that follows it.
 //!
 //! 1. The preamble asks for Kerberos: `HBas`, version 0, auth code 81.
