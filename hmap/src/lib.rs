@@ -109,7 +109,7 @@
 //! is checked when a table is opened.
 
 // No unsafe code, but for one function of the `kerberos` feature
-// (`store::native::kerberos::acquire_from_keytab`, an FFI call libgssapi
+// (`store::native::kerberos::acquire_from_store`, an FFI call libgssapi
 // does not wrap): there `deny`, which that function alone allows.
 #![cfg_attr(not(feature = "kerberos"), forbid(unsafe_code))]
 #![cfg_attr(feature = "kerberos", deny(unsafe_code))]

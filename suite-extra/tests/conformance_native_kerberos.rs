@@ -315,4 +315,53 @@ mod native_kerberos_cluster {
         )
         .await;
     }
+
+    /// A server that takes the first token and never answers: `connect`
+    /// ends at its deadline, the handshake within it.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_server_silent_in_the_handshake_meets_the_deadline() {
+        let (address, server) = fake_server(Vec::new()).await;
+        let started = Instant::now();
+        let err = NativeStore::connect(
+            NativeConfig::new([address])
+                .kerberos(kerberos())
+                .call_timeout(Duration::from_secs(3)),
+        )
+        .await
+        .expect_err("no answer");
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(6),
+            "{elapsed:?}: {err}"
+        );
+        assert!(err.to_string().contains("timed out"), "{err}");
+        server.abort();
+    }
+
+    /// The tickets of a ticket cache that `kinit` filled (MIT's own kinit,
+    /// from the client keytab) serve as well as the keytab; a cache
+    /// without tickets is named, with what to do.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_ticket_cache_filled_by_kinit_serves() {
+        let keytab = hmap_suite::required_env("HMAP_KEYTAB");
+        let principal = hmap_suite::required_env("HMAP_PRINCIPAL");
+        let ccache = format!("FILE:{keytab}.kinit-ccache");
+        let status = std::process::Command::new("kinit")
+            .args(["-kt", &keytab, "-c", &ccache, &principal])
+            .status()
+            .expect("kinit (scripts/krb5-deps installs krb5-user)");
+        assert!(status.success(), "kinit -kt {keytab} -c {ccache} {principal}: {status}");
+        let cache = NativeKerberos::ticket_cache_at(&ccache)
+            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
+            .protection([protection()]);
+        let store = NativeStore::connect(config(cache))
+            .await
+            .expect("connected with kinit's tickets");
+        store.list_tables().await.expect("listed");
+        let empty = NativeKerberos::ticket_cache_at("FILE:/nonexistent/hmap-ccache")
+            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        refused(config(empty), KerberosFailure::NoCredentials, "run kinit").await;
+    }
 }

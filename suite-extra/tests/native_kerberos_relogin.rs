@@ -58,6 +58,9 @@ mod native_kerberos_relogin_cluster {
             .create_table(&TableSchema::new(&table).family(FamilySchema::new("f")))
             .await
             .expect("created");
+        let first_end = kerberos
+            .ticket_ends()
+            .expect("the login's ticket end, known after a handshake");
         let started = Instant::now();
         let end = started + Duration::from_secs(lifetime * 5 / 2);
         let (mut calls, mut dials) = (0, 0);
@@ -86,6 +89,15 @@ mod native_kerberos_relogin_cluster {
             tokio::time::sleep(Duration::from_secs(3)).await;
         }
         store.delete_table(&table).await.expect("deleted");
+        // hmap logged in again (not only MIT's own refresh): the login's
+        // ticket now ends well after the first one did.
+        let last_end = kerberos.ticket_ends().expect("a ticket end");
+        assert!(
+            last_end > first_end + Duration::from_secs(lifetime),
+            "no relogin: the first ticket ended {:?} after the start, the last {:?}",
+            first_end.saturating_duration_since(started),
+            last_end.saturating_duration_since(started)
+        );
         assert!(
             dials as u64 >= lifetime * 5 / 2 / 6,
             "{dials} new stores in {:?}",

@@ -100,8 +100,14 @@ impl std::fmt::Debug for NativeKerberos {
 
 #[derive(Clone, Debug)]
 enum Source {
-    Keytab { principal: String, keytab: PathBuf },
-    TicketCache,
+    Keytab {
+        principal: String,
+        keytab: PathBuf,
+    },
+    /// The default ticket cache (`KRB5CCNAME`), or the one named.
+    TicketCache {
+        ccache: Option<String>,
+    },
 }
 
 /// Credentials acquired, and what is known of their lifetime.
@@ -147,7 +153,26 @@ impl NativeKerberos {
     /// by `kinit`), as the Java client does without a keytab. Whoever
     /// fills the cache renews it.
     pub fn ticket_cache() -> Self {
-        Self::with_source(Source::TicketCache)
+        Self::with_source(Source::TicketCache { ccache: None })
+    }
+
+    /// Uses the tickets in the ticket cache `ccache` (`FILE:/tmp/krb5cc_app`,
+    /// `KEYRING:persistent:1000`, ... as `KRB5CCNAME` would name it),
+    /// whatever the process's `KRB5CCNAME` says.
+    pub fn ticket_cache_at(ccache: impl Into<String>) -> Self {
+        Self::with_source(Source::TicketCache {
+            ccache: Some(ccache.into()),
+        })
+    }
+
+    /// When the ticket of the current login ends, once a handshake has
+    /// used it (`None` before): a relogin moves it on.
+    pub fn ticket_ends(&self) -> Option<Instant> {
+        self.login
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(|login| login.expires)
     }
 
     fn with_source(source: Source) -> Self {
@@ -259,20 +284,30 @@ fn failure(endpoint: &str, kind: KerberosFailure, reason: String) -> NativeError
 /// Acquires credentials (blocking: reads the keytab or the ticket cache).
 fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
     match source {
-        Source::TicketCache => {
-            let mechs = OidSet::singleton(GSS_MECH_KRB5)
-                .map_err(|e| (KerberosFailure::Gssapi, format!("GSSAPI failed: {e}")))?;
-            Cred::acquire(None, None, CredUsage::Initiate, Some(&mechs)).map_err(|e| {
+        Source::TicketCache { ccache } => {
+            let acquired = match ccache {
+                None => OidSet::singleton(GSS_MECH_KRB5)
+                    .and_then(|mechs| Cred::acquire(None, None, CredUsage::Initiate, Some(&mechs))),
+                Some(ccache) => match CString::new(ccache.as_str()) {
+                    Ok(name) => acquire_from_store(None, &[(c"ccache", name)]),
+                    Err(_) => Err(GssError {
+                        major: MajorFlags::GSS_S_BAD_NAME,
+                        minor: 0,
+                    }),
+                },
+            };
+            acquired.map_err(|e| {
                 let (kind, text) = classify(&e);
                 let kind = if kind == KerberosFailure::Gssapi {
                     KerberosFailure::NoCredentials
                 } else {
                     kind
                 };
+                let cache = ccache.as_deref().unwrap_or("the default one, KRB5CCNAME");
                 (
                     kind,
                     format!(
-                        "no usable ticket in the ticket cache (KRB5CCNAME): run kinit, or log in from a keytab \
+                        "no usable ticket in the ticket cache ({cache}): run kinit, or log in from a keytab \
                          with `NativeKerberos::keytab` ({text})"
                     ),
                 )
@@ -309,11 +344,8 @@ const KRB5_MECH: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02";
 const KRB5_NT_PRINCIPAL: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02\x01";
 
 /// `gss_acquire_cred_from` with `client_keytab` and a fresh `MEMORY:`
-/// ccache (MIT's credential store extension, which `libgssapi` does not
-/// wrap).
-#[allow(unsafe_code)] // FFI to MIT Kerberos: the crate's one unsafe function (see lib.rs).
+/// ccache.
 fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError> {
-    use libgssapi_sys as sys;
     use std::os::unix::ffi::OsStrExt;
 
     let bad_name = || GssError {
@@ -330,18 +362,25 @@ fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError>
         NEXT_CCACHE.fetch_add(1, Ordering::Relaxed)
     ))
     .map_err(|_| bad_name())?;
-    let mut elements = [
-        sys::gss_key_value_element_desc {
-            key: c"client_keytab".as_ptr(),
-            value: keytab.as_ptr(),
-        },
-        sys::gss_key_value_element_desc {
-            key: c"ccache".as_ptr(),
-            value: ccache.as_ptr(),
-        },
-    ];
+    acquire_from_store(Some(principal), &[(c"client_keytab", keytab), (c"ccache", ccache)])
+}
+
+/// `gss_acquire_cred_from` (MIT's credential store extension, which
+/// `libgssapi` does not wrap): initiator credentials for `principal` (or
+/// the store's default) from the credential store `store`.
+#[allow(unsafe_code)] // FFI to MIT Kerberos: the crate's one unsafe function (see lib.rs).
+fn acquire_from_store(principal: Option<&str>, store: &[(&std::ffi::CStr, CString)]) -> Result<Cred, GssError> {
+    use libgssapi_sys as sys;
+
+    let mut elements: Vec<sys::gss_key_value_element_desc> = store
+        .iter()
+        .map(|(key, value)| sys::gss_key_value_element_desc {
+            key: key.as_ptr(),
+            value: value.as_ptr(),
+        })
+        .collect();
     let store = sys::gss_key_value_set_desc {
-        count: 2,
+        count: elements.len() as u32,
         elements: elements.as_mut_ptr(),
     };
     let mut name_type = sys::gss_OID_desc {
@@ -356,21 +395,23 @@ fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError>
         count: 1,
         elements: &mut mech,
     };
-    let mut name_buffer = sys::gss_buffer_desc {
-        length: principal.len(),
-        value: principal.as_ptr() as *mut _,
-    };
     let mut minor = 0;
     let mut name: sys::gss_name_t = std::ptr::null_mut();
-    // SAFETY: every pointer passed points to a live local of the right
-    // type for the call's duration; GSSAPI copies the name and the store's
-    // strings and does not keep these pointers.
-    let major = unsafe { sys::gss_import_name(&mut minor, &mut name_buffer, &mut name_type, &mut name) };
-    if major != sys::GSS_S_COMPLETE {
-        return Err(GssError {
-            major: MajorFlags::from_bits_retain(major),
-            minor,
-        });
+    if let Some(principal) = principal {
+        let mut name_buffer = sys::gss_buffer_desc {
+            length: principal.len(),
+            value: principal.as_ptr() as *mut _,
+        };
+        // SAFETY: every pointer passed points to a live local of the right
+        // type for the call's duration; GSSAPI copies the name and the
+        // store's strings and does not keep these pointers.
+        let major = unsafe { sys::gss_import_name(&mut minor, &mut name_buffer, &mut name_type, &mut name) };
+        if major != sys::GSS_S_COMPLETE {
+            return Err(GssError {
+                major: MajorFlags::from_bits_retain(major),
+                minor,
+            });
+        }
     }
     let mut cred: sys::gss_cred_id_t = std::ptr::null_mut();
     // SAFETY: as above; `name` is the one just imported, released below.
@@ -387,9 +428,11 @@ fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError>
             std::ptr::null_mut(),
         )
     };
-    let mut release_minor = 0;
-    // SAFETY: `name` came from gss_import_name and is released once.
-    unsafe { sys::gss_release_name(&mut release_minor, &mut name) };
+    if !name.is_null() {
+        let mut release_minor = 0;
+        // SAFETY: `name` came from gss_import_name and is released once.
+        unsafe { sys::gss_release_name(&mut release_minor, &mut name) };
+    }
     if major != sys::GSS_S_COMPLETE {
         return Err(GssError {
             major: MajorFlags::from_bits_retain(major),
@@ -444,7 +487,7 @@ fn step_failure(e: &GssError, server: &str, source: &Source) -> (KerberosFailure
     let (kind, text) = classify(e);
     let client = match source {
         Source::Keytab { principal, keytab } => format!("{principal} (keytab {})", keytab.display()),
-        Source::TicketCache => "the ticket cache's principal".to_string(),
+        Source::TicketCache { .. } => "the ticket cache's principal".to_string(),
     };
     let reason = match kind {
         KerberosFailure::ServerPrincipalUnknown => format!(
@@ -723,7 +766,7 @@ mod tests {
             minor: minor as u32,
         };
         let server = "hbase/x@R";
-        let source = Source::TicketCache;
+        let source = Source::TicketCache { ccache: None };
         let (kind, reason) = step_failure(&e(KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source);
         assert_eq!(kind, KerberosFailure::ServerPrincipalUnknown);
         assert!(reason.contains("NativeKerberos::server_principal"), "{reason}");
