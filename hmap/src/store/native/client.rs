@@ -170,6 +170,40 @@ impl NativeConfig {
         self.connection.tls = None;
         self
     }
+
+    /// Authenticates every connection to the masters and region servers
+    /// with Kerberos (feature `kerberos`), as the Java client does on a
+    /// cluster with `hbase.security.authentication=kerberos`: HBase's SASL
+    /// GSSAPI handshake, then the protection level the server's
+    /// `hbase.rpc.protection` and [`NativeKerberos::protection`](super::NativeKerberos::protection)
+    /// agree on (integrity and privacy wrap every message). Inside TLS
+    /// too, with [`tls`](Self::tls). The handshake is part of each call's
+    /// deadline; the calls run as the client's principal.
+    ///
+    /// ```no_run
+    /// use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// // `scripts/hbase/hbase start --kerberos` prints these as HMAP_PRINCIPAL,
+    /// // HMAP_KEYTAB and HMAP_SERVER_PRINCIPAL (and HMAP_KRB5_CONFIG, for KRB5_CONFIG).
+    /// let kerberos = NativeKerberos::keytab("hmap@HMAP.TEST", "target/hbase/krb/hmap.keytab")
+    ///     .server_principal("hbase/localhost@HMAP.TEST");
+    /// let store = NativeStore::connect(NativeConfig::new(["127.0.0.1:16000"]).kerberos(kerberos)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "kerberos")]
+    pub fn kerberos(mut self, kerberos: super::NativeKerberos) -> Self {
+        self.connection.kerberos = Some(kerberos);
+        self
+    }
+
+    /// SIMPLE authentication (the default): undoes [`kerberos`](Self::kerberos).
+    #[cfg(feature = "kerberos")]
+    pub fn without_kerberos(mut self) -> Self {
+        self.connection.kerberos = None;
+        self
+    }
 }
 
 /// A client of HBase's RPC protocol; cheap to clone (clones share the
@@ -461,6 +495,8 @@ impl NativeStore {
                 Err(NativeError::Connect { source, .. }) => {
                     tried.push((server.clone(), format!("cannot connect: {source}")))
                 }
+                // Settings that every server refuses alike: said at once, typed.
+                Err(e @ NativeError::Kerberos { .. }) => return Err(e),
                 Err(e) => tried.push((server.clone(), e.to_string())),
             }
         }

@@ -46,7 +46,7 @@ use tokio::task::AbortHandle;
 
 use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
-use super::error::NativeError;
+use super::error::{KerberosFailure, NativeError};
 use super::proto::{ConnectionHeader, RPCTInfo, RequestHeader, UserInformation};
 use crate::store::{TraceContext, TraceContextSource, metrics};
 
@@ -92,6 +92,10 @@ pub struct ConnectionConfig {
     /// in no [`TraceContext::scope`] (see
     /// [`NativeConfig::trace_context`](super::NativeConfig::trace_context)).
     pub trace_context: Option<TraceContextSource>,
+    /// Kerberos on every connection (HBase's `hbase.security.authentication=kerberos`),
+    /// or SIMPLE authentication as [`user`](Self::user) (`None`).
+    #[cfg(feature = "kerberos")]
+    pub kerberos: Option<super::kerberos::NativeKerberos>,
 }
 
 impl Default for ConnectionConfig {
@@ -103,6 +107,8 @@ impl Default for ConnectionConfig {
             #[cfg(feature = "tls")]
             tls: None,
             trace_context: None,
+            #[cfg(feature = "kerberos")]
+            kerberos: None,
         }
     }
 }
@@ -139,6 +145,9 @@ type Waiter = oneshot::Sender<Result<Reply, NativeError>>;
 struct Calls {
     waiting: HashMap<u32, Waiter>,
     broken: Option<String>,
+    /// The server refused this client's authentication (it broke the
+    /// socket so): the calls fail with [`NativeError::Kerberos`].
+    refused: Option<KerberosFailure>,
     /// The reader holds part of a frame and waits for the rest.
     partial: Option<Partial>,
 }
@@ -230,16 +239,38 @@ fn lock(calls: &SharedCalls) -> std::sync::MutexGuard<'_, Calls> {
 
 /// Marks the socket broken and fails every waiting call.
 fn break_all(calls: &SharedCalls, endpoint: &str, reason: String) {
-    let waiting = {
+    break_refused(calls, endpoint, reason, None);
+}
+
+/// [`break_all`], for a refusal of this client's authentication when
+/// `refused` says which.
+fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: Option<KerberosFailure>) {
+    let (waiting, reason, refused) = {
         let mut calls = lock(calls);
-        calls.broken.get_or_insert(reason.clone());
-        std::mem::take(&mut calls.waiting)
+        if calls.broken.is_none() {
+            calls.broken = Some(reason);
+            calls.refused = refused;
+        }
+        let reason = calls.broken.clone().unwrap_or_default();
+        (std::mem::take(&mut calls.waiting), reason, calls.refused)
     };
     for (_, waiter) in waiting {
-        let _ = waiter.send(Err(NativeError::Closed {
+        let _ = waiter.send(Err(broken_error(endpoint, &reason, refused)));
+    }
+}
+
+/// The error of a call on a broken socket.
+fn broken_error(endpoint: &str, reason: &str, refused: Option<KerberosFailure>) -> NativeError {
+    match refused {
+        Some(failure) => NativeError::Kerberos {
             endpoint: endpoint.to_string(),
-            reason: reason.clone(),
-        }));
+            failure,
+            reason: reason.to_string(),
+        },
+        None => NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: reason.to_string(),
+        },
     }
 }
 
@@ -347,7 +378,7 @@ impl Connection {
         let _registration = {
             let mut calls = lock(&live.calls);
             if let Some(reason) = &calls.broken {
-                return Err(closed(reason.clone()));
+                return Err(broken_error(&self.shared.endpoint, reason, calls.refused));
             }
             calls.waiting.insert(id, sender);
             Registration {
@@ -415,21 +446,32 @@ impl Shared {
         stream.set_nodelay(true).map_err(connect_error)?;
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.config.tls {
-            let stream = tls.handshake(endpoint, stream).await?;
+            let mut stream = tls.handshake(endpoint, stream).await?;
             let wire = Wire::Tls {
                 client_auth: tls.has_client_auth(),
             };
-            let (reader, writer) = tokio::io::split(self.start(stream, wire).await?);
-            return Ok(self.spawn(reader, writer, wire));
+            let layer = self.start(&mut stream, wire).await?;
+            let (reader, writer) = tokio::io::split(stream);
+            return Ok(self.spawn(reader, writer, wire, layer));
         }
-        let (reader, writer) = self.start(stream, Wire::Plain).await?.into_split();
-        Ok(self.spawn(reader, writer, Wire::Plain))
+        let mut stream = stream;
+        let layer = self.start(&mut stream, Wire::Plain).await?;
+        let (reader, writer) = stream.into_split();
+        Ok(self.spawn(reader, writer, Wire::Plain, layer))
     }
 
-    /// Sends the preamble and the connection header on a new stream.
-    async fn start<S: AsyncWrite + Unpin>(&self, mut stream: S, wire: Wire) -> Result<S, NativeError> {
+    /// Sends the preamble and the connection header on a new stream, after
+    /// the SASL handshake with Kerberos; returns the security layer the
+    /// messages go through.
+    async fn start<S: AsyncRead + AsyncWrite + Unpin>(&self, stream: &mut S, wire: Wire) -> Result<Layer, NativeError> {
+        // With Kerberos the calls run as the client's principal: no
+        // effective user (any other name would ask for impersonation).
+        #[cfg(feature = "kerberos")]
+        let kerberos = self.config.kerberos.as_ref();
+        #[cfg(not(feature = "kerberos"))]
+        let kerberos: Option<&()> = None;
         let header = ConnectionHeader {
-            user_info: Some(UserInformation {
+            user_info: kerberos.is_none().then(|| UserInformation {
                 effective_user: self.config.user.clone(),
                 real_user: None,
             }),
@@ -437,8 +479,15 @@ impl Shared {
             cell_block_codec_class: Some(KEY_VALUE_CODEC.to_string()),
             cell_block_compressor_class: None,
         };
-        match stream.write_all(&codec::encode_connection_start(&header)).await {
-            Ok(()) => Ok(stream),
+        let start = codec::encode_connection_start(&header);
+        #[cfg(feature = "kerberos")]
+        if let Some(kerberos) = kerberos {
+            let header = &start[codec::PREAMBLE.len()..];
+            let sasl = super::kerberos::handshake(kerberos, &self.endpoint, stream, header).await?;
+            return Ok(Layer { sasl });
+        }
+        match stream.write_all(&start).await {
+            Ok(()) => Ok(Layer::default()),
             Err(source) => Err(match wire {
                 Wire::Plain => NativeError::Connect {
                     endpoint: self.endpoint.clone(),
@@ -454,7 +503,7 @@ impl Shared {
     }
 
     /// Starts the reader and writer tasks of a new stream.
-    fn spawn<R, W>(&self, reader: R, writer: W, wire: Wire) -> Live
+    fn spawn<R, W>(&self, reader: R, writer: W, wire: Wire, layer: Layer) -> Live
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -468,13 +517,68 @@ impl Shared {
             endpoint.clone(),
             self.config.max_frame,
             wire,
+            layer.clone(),
         ));
-        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone(), wire));
+        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone(), wire, layer));
         Live {
             frames,
             calls,
             tasks: [read.abort_handle(), write.abort_handle()],
         }
+    }
+}
+
+/// The security layer of a connection: with Kerberos at integrity or
+/// privacy, every message both ways is wrapped (see [`super::sasl`]);
+/// otherwise bytes go as they are.
+#[derive(Clone, Debug, Default)]
+struct Layer {
+    #[cfg(feature = "kerberos")]
+    sasl: Option<Arc<super::kerberos::SaslWrap>>,
+}
+
+/// Room for a wrapped message beyond the frame it carries (a GSSAPI
+/// wrap token's header, checksum and padding are well under 1 KiB).
+#[cfg(feature = "kerberos")]
+const WRAP_OVERHEAD: usize = 64 * 1024;
+
+impl Layer {
+    /// Appends `plain` to `out` as it goes on the wire.
+    fn put(&self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        #[cfg(feature = "kerberos")]
+        if let Some(sasl) = &self.sasl {
+            return sasl.wrap(plain, out);
+        }
+        out.extend_from_slice(plain);
+        Ok(())
+    }
+
+    /// A buffer for the wrapped messages as they arrive, when messages are
+    /// wrapped.
+    fn wrapped_buffer(&self, max_frame: usize) -> Option<ReadBuffer> {
+        #[cfg(feature = "kerberos")]
+        if self.sasl.is_some() {
+            return Some(ReadBuffer::new(max_frame.saturating_add(WRAP_OVERHEAD)));
+        }
+        let _ = max_frame;
+        None
+    }
+
+    /// Moves every whole wrapped message of `wrapped` into `plain`,
+    /// unwrapped.
+    fn unwrap_into(&self, wrapped: &mut ReadBuffer, plain: &mut ReadBuffer) -> Result<(), String> {
+        while let Some(message) = wrapped
+            .next_frame()
+            .map_err(|e| format!("invalid wrapped reply: {e}"))?
+        {
+            #[cfg(feature = "kerberos")]
+            if let Some(sasl) = &self.sasl {
+                plain.buf_mut().extend_from_slice(&sasl.unwrap(&message)?);
+                continue;
+            }
+            plain.buf_mut().extend_from_slice(&message);
+        }
+        Ok(())
     }
 }
 
@@ -542,6 +646,7 @@ async fn write_loop(
     calls: SharedCalls,
     endpoint: String,
     wire: Wire,
+    layer: Layer,
 ) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
@@ -549,11 +654,19 @@ async fn write_loop(
         task: "writer",
     };
     let mut batch = Vec::new();
+    let mut plain = Vec::new();
     let mut out = Vec::new();
     while queue.recv_many(&mut batch, 64).await > 0 {
+        plain.clear();
         out.clear();
         for frame in batch.drain(..) {
-            out.extend_from_slice(&frame);
+            plain.extend_from_slice(&frame);
+        }
+        // Wrapped as one message when wrapped: HBase reads every request
+        // a wrapped message holds, as the bytes of one stream.
+        if let Err(e) = layer.put(&plain, &mut out) {
+            break_all(&calls, &endpoint, format!("the security layer failed: {e}"));
+            return;
         }
         if let Err(e) = writer.write_all(&out).await {
             break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
@@ -570,6 +683,7 @@ async fn read_loop(
     endpoint: String,
     max_frame: usize,
     wire: Wire,
+    layer: Layer,
 ) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
@@ -577,11 +691,20 @@ async fn read_loop(
         task: "reader",
     };
     let mut buf = ReadBuffer::new(max_frame);
+    // With a wrapping layer the socket's bytes go here first, and come
+    // out unwrapped into `buf`.
+    let mut wrapped = layer.wrapped_buffer(max_frame);
     let mut last_byte = Instant::now();
     let mut any_byte = false;
     // Whether the connection's first bytes were checked for a TLS record.
     let mut first_checked = false;
+    let mut refused = None;
     let reason = 'read: loop {
+        if let Some(wrapped) = wrapped.as_mut()
+            && let Err(e) = layer.unwrap_into(wrapped, &mut buf)
+        {
+            break e;
+        }
         if !first_checked && buf.len() >= 3 {
             first_checked = true;
             if wire.speaks_tls_unasked(buf.bytes()) {
@@ -594,7 +717,8 @@ async fn read_loop(
             match buf.next_frame() {
                 Ok(Some(frame)) => match codec::decode_response(frame) {
                     Ok(response) => {
-                        if let Err(reason) = dispatch(&calls, response) {
+                        if let Err((reason, kind)) = dispatch(&calls, response) {
+                            refused = kind;
                             break 'read reason;
                         }
                     }
@@ -606,21 +730,18 @@ async fn read_loop(
         }
         // What a timed-out call looks at to tell a stalled reply (see
         // `Live::retire_if_stalled`).
-        lock(&calls).partial = (!buf.is_empty()).then_some(Partial {
-            bytes: buf.len(),
-            last_byte,
-        });
-        let read = reader.read_buf(buf.buf_mut()).await;
+        let held = buf.len() + wrapped.as_ref().map_or(0, ReadBuffer::len);
+        lock(&calls).partial = (held > 0).then_some(Partial { bytes: held, last_byte });
+        let target = match wrapped.as_mut() {
+            Some(wrapped) => wrapped.buf_mut(),
+            None => buf.buf_mut(),
+        };
+        let read = reader.read_buf(target).await;
         last_byte = Instant::now();
         match read {
             Ok(0) if !any_byte => break wire.closed_before_any_reply("closed by the server"),
-            Ok(0) if buf.is_empty() => break "closed by the server".to_string(),
-            Ok(0) => {
-                break format!(
-                    "closed by the server in the middle of a reply ({} bytes of it read)",
-                    buf.len()
-                );
-            }
+            Ok(0) if held == 0 => break "closed by the server".to_string(),
+            Ok(0) => break format!("closed by the server in the middle of a reply ({held} bytes of it read)"),
             Ok(bytes) => {
                 metrics::bytes_received("native", bytes);
                 any_byte = true;
@@ -631,7 +752,7 @@ async fn read_loop(
             Err(e) => break format!("read failed: {}", wire.io_reason(&e)),
         }
     };
-    break_all(&calls, &endpoint, reason);
+    break_refused(&calls, &endpoint, reason, refused);
 }
 
 /// The trace context a request carries: the current
@@ -650,16 +771,25 @@ fn trace_info(source: Option<&TraceContextSource>) -> Option<RPCTInfo> {
 }
 
 /// Hands a reply to its call. An exception for no call in flight (HBase
-/// answers a bad connection header with call id -1) breaks the connection;
-/// a reply for a call no longer waiting (cancelled) is dropped.
-fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), String> {
+/// answers a bad connection header with call id -1) breaks the connection,
+/// typed when it is a Kerberos server's refusal of a client without
+/// Kerberos; a reply for a call no longer waiting (cancelled) is dropped.
+fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), (String, Option<KerberosFailure>)> {
     let waiter = lock(calls).waiting.remove(&response.call_id);
     match (waiter, response.result) {
         (Some(waiter), result) => {
             let _ = waiter.send(result.map_err(NativeError::Remote));
             Ok(())
         }
-        (None, Err(e)) if response.call_id > 0x7FFF_FFFF => Err(format!("the server refused the connection: {e}")),
+        (None, Err(e)) if response.call_id > 0x7FFF_FFFF && e.message.contains("Authentication is required") => Err((
+            format!(
+                "the server demands Kerberos (hbase.security.authentication=kerberos) and refused this client's                  SIMPLE authentication ({e}): connect with `NativeConfig::kerberos` (hmap's feature `kerberos`)"
+            ),
+            Some(KerberosFailure::AuthenticationRequired),
+        )),
+        (None, Err(e)) if response.call_id > 0x7FFF_FFFF => {
+            Err((format!("the server refused the connection: {e}"), None))
+        }
         (None, _) => Ok(()),
     }
 }
@@ -981,6 +1111,48 @@ mod tests {
         }
         drop(connection);
         server.await.expect("server");
+    }
+
+    #[tokio::test]
+    async fn a_kerberos_servers_refusal_of_a_simple_client_is_typed() {
+        // What HBase with hbase.security.authentication=kerberos answers a
+        // SIMPLE preamble: call id -1, AccessDeniedException, then it
+        // closes. Every call waiting, and the next one on the same socket,
+        // fails with the typed error that says to use Kerberos.
+        let (listener, connection) = fake_server().await;
+        let server = tokio::spawn(async move {
+            let mut peer = Peer::accept(&listener).await;
+            peer.request().await;
+            let header = ResponseHeader {
+                call_id: Some(u32::MAX),
+                exception: Some(ExceptionResponse {
+                    exception_class_name: Some("org.apache.hadoop.hbase.security.AccessDeniedException".into()),
+                    stack_trace: Some(
+                        "org.apache.hadoop.hbase.security.AccessDeniedException: Authentication is required".into(),
+                    ),
+                    do_not_retry: Some(true),
+                    ..Default::default()
+                }),
+                cell_block_meta: None,
+            };
+            peer.stream
+                .write_all(&encode_response(&header, None, &[]))
+                .await
+                .expect("write");
+        });
+        let err = cluster_id(&connection, LONG).await.expect_err("refused");
+        match &err {
+            NativeError::Kerberos { failure, reason, .. } => {
+                assert_eq!(*failure, KerberosFailure::AuthenticationRequired);
+                assert!(
+                    reason.contains("NativeConfig::kerberos") && reason.contains("Authentication is required"),
+                    "{reason}"
+                );
+            }
+            other => panic!("expected a Kerberos refusal, got {other:?}"),
+        }
+        server.await.expect("server");
+        drop(connection);
     }
 
     #[tokio::test]

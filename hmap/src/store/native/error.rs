@@ -126,6 +126,19 @@ pub enum NativeError {
         /// What failed, and what to change.
         reason: String,
     },
+    /// Kerberos with the server failed (feature `kerberos`), or the server
+    /// demands Kerberos of a client without it: see [`KerberosFailure`]
+    /// for what to change. Not retried: the same settings fail the same
+    /// way.
+    #[error("Kerberos with {endpoint} failed: {reason}")]
+    Kerberos {
+        /// The server's address.
+        endpoint: String,
+        /// What kind of failure.
+        failure: KerberosFailure,
+        /// What failed, and what to change.
+        reason: String,
+    },
     /// The connection broke (or the server closed it) before the reply came.
     /// Whether the call was applied is unknown.
     #[error("the connection to {endpoint} broke: {reason}")]
@@ -165,6 +178,41 @@ pub enum NativeError {
         /// How long the call waited.
         elapsed: Duration,
     },
+}
+
+/// What went wrong with Kerberos ([`NativeError::Kerberos`]), each kind
+/// with a setting to change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KerberosFailure {
+    /// The KDC does not know the servers' principal: set the cluster's
+    /// `hbase.regionserver.kerberos.principal` (`NativeKerberos::server_principal`,
+    /// and the host `_HOST` stands for, `NativeKerberos::hostname`).
+    ServerPrincipalUnknown,
+    /// The KDC does not know the client's principal, or refused its key (a
+    /// keytab with an old key).
+    ClientPrincipalUnknown,
+    /// No usable credentials: no ticket in the ticket cache (run `kinit`),
+    /// an expired one, or a keytab without the principal's key.
+    NoCredentials,
+    /// The keytab file cannot be read.
+    KeytabUnreadable,
+    /// The KDC cannot be reached (the `krb5.conf` that `KRB5_CONFIG` names).
+    KdcUnreachable,
+    /// No protection level in common: the server's `hbase.rpc.protection`
+    /// against the levels the client accepts (`NativeKerberos::protection`).
+    ProtectionRefused,
+    /// The server demands Kerberos (`hbase.security.authentication=kerberos`)
+    /// and this client connected without it: use `NativeConfig::kerberos`
+    /// (feature `kerberos`).
+    AuthenticationRequired,
+    /// The server does not use Kerberos (`hbase.security.authentication`
+    /// simple): connect without `NativeConfig::kerberos`.
+    ServerNotKerberos,
+    /// The server refused the SASL handshake (its exception in the reason).
+    Refused,
+    /// Another GSSAPI failure, or SASL bytes that are not HBase's.
+    Gssapi,
 }
 
 /// What kind of exception a server answered with, from its Java class.
@@ -431,11 +479,13 @@ impl NativeError {
                     source: Some(Box::new(self)),
                 }
             }
-            e @ (NativeError::Connect { .. } | NativeError::Tls { .. }) => StoreError::Connection {
-                endpoint: endpoint.to_string(),
-                message: e.to_string(),
-                source: Some(Box::new(e)),
-            },
+            e @ (NativeError::Connect { .. } | NativeError::Tls { .. } | NativeError::Kerberos { .. }) => {
+                StoreError::Connection {
+                    endpoint: endpoint.to_string(),
+                    message: e.to_string(),
+                    source: Some(Box::new(e)),
+                }
+            }
             NativeError::ZooKeeper(ZooKeeperError::Quorum {
                 ref servers,
                 ref znode,

@@ -12,6 +12,9 @@
 //!   over TCP or TLS;
 //! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS,
 //!   through rustls ([`NativeConfig::tls`](client::NativeConfig));
+//! - `sasl` and `kerberos` (feature `kerberos`): HBase's SASL GSSAPI
+//!   handshake and its protection levels, through MIT Kerberos
+//!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos));
 //! - [`locate`]: where `hbase:meta` and a row's region are;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
 //!   (where `hbase:meta` and the master are, from HBase's znodes);
@@ -90,6 +93,36 @@
 //! # }
 //! ```
 //!
+//! # Kerberos
+//! With the feature `kerberos`, [`NativeConfig::kerberos`](client::NativeConfig)
+//! authenticates every connection as HBase's Java client does on a cluster
+//! with `hbase.security.authentication=kerberos`: the preamble asks for
+//! Kerberos (auth code 81), GSSAPI tokens are exchanged (`sasl` has the
+//! bytes), then the security layer the server's `hbase.rpc.protection` and
+//! `NativeKerberos::protection` agree on: `authentication` leaves messages
+//! as they are, `integrity` and `privacy` wrap every message in both
+//! directions (signed, and encrypted for privacy), the connection header
+//! included. Inside TLS too. The handshake counts against the call's
+//! deadline like the dial; credentials come from a keytab (re-acquired
+//! before the ticket ends) or the ticket cache; every refusal is a
+//! [`NativeError::Kerberos`] with a [`KerberosFailure`] that names what to
+//! change. GSSAPI is MIT Kerberos' `libgssapi_krb5` through the
+//! `libgssapi` crate: why, and what it costs to build, is in the docs of
+//! `kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
+//!
+//! ```no_run
+//! # #[cfg(feature = "kerberos")]
+//! # async fn run() -> Result<(), hmap::store::StoreError> {
+//! use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, Protection};
+//!
+//! let kerberos = NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+//!     .server_principal("hbase/_HOST@EXAMPLE.COM")
+//!     .protection([Protection::Privacy, Protection::Integrity]);
+//! let store = NativeStore::connect(NativeConfig::new(["master.example.com:16000"]).kerberos(kerberos)).await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! A cluster older than HBase 2.5 (no `ClientMetaService`) is found
 //! through its ZooKeeper quorum instead, as the Java client's
 //! `ZKConnectionRegistry` finds it:
@@ -112,8 +145,12 @@ pub mod codec;
 pub mod connection;
 pub mod convert;
 pub mod error;
+#[cfg(feature = "kerberos")]
+mod kerberos;
 pub mod locate;
 pub mod proto;
+#[cfg(feature = "kerberos")]
+pub mod sasl;
 mod store;
 #[cfg(feature = "tls")]
 mod tls;
@@ -125,7 +162,11 @@ mod proto_check;
 mod trace_tests;
 
 pub use client::{NativeConfig, NativeStore};
-pub use error::{ExceptionKind, NativeError, RemoteError};
+pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError};
+#[cfg(feature = "kerberos")]
+pub use kerberos::NativeKerberos;
+#[cfg(feature = "kerberos")]
+pub use sasl::Protection;
 #[cfg(feature = "tls")]
 pub use tls::NativeTls;
 pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};

@@ -1,0 +1,794 @@
+//! Kerberos for NativeStore (feature `kerberos`): HBase's SASL GSSAPI
+//! handshake (`hbase.security.authentication=kerberos`) and its three
+//! protection levels (`hbase.rpc.protection`), as the Java client speaks
+//! them. The bytes are [`super::sasl`]'s; this file holds the credentials
+//! and the GSSAPI calls.
+//!
+//! # Why MIT Kerberos through `libgssapi`
+//! GSSAPI is what HBase's Java client uses (through the JDK), and MIT
+//! Kerberos' `libgssapi_krb5` is what Linux machines that talk to a
+//! Kerberized cluster already have: it reads the machine's `krb5.conf`,
+//! its ticket caches (`kinit`) and keytabs, and refreshes credentials from
+//! a client keytab on its own. `libgssapi` 0.11 (with `libgssapi-sys` 0.3)
+//! is the safe Rust binding to it on crates.io: small itself (bitflags,
+//! bytes), but its `-sys` crate generates its bindings with bindgen at
+//! build time, so the feature brings 17 crates into the build (libgssapi,
+//! libgssapi-sys, bindgen, clang-sys, regex, nom, ...) and needs libclang
+//! and MIT's headers on the build machine (Debian: `libkrb5-dev`,
+//! `libclang-dev`, `pkg-config`; `scripts/krb5-deps` installs them): 44 s
+//! more of a build with `-j 1` after a default one (hmap rebuilt
+//! included), measured on a 2-core machine. That is why Kerberos is a
+//! feature of its own, off by default. A pure-Rust Kerberos (such as the
+//! `sspi` crate) would avoid the C library and bindgen, but would not be
+//! the implementation the cluster's own tooling (`kinit`, `krb5.conf`,
+//! keytabs, ticket caches) is tested with, and it is a larger crate to
+//! audit than a binding; a hand-written FFI to `libgssapi_krb5` would
+//! avoid bindgen but put a dozen `unsafe` C declarations in hmap. One
+//! call `libgssapi` does not wrap, `gss_acquire_cred_from` (the keytab
+//! login), is made here through `libgssapi-sys`: the crate's only
+//! `unsafe` code.
+//!
+//! # Credentials and relogin
+//! From a keytab ([`NativeKerberos::keytab`]): `gss_acquire_cred_from`
+//! with the credential store `client_keytab=<keytab>` and a fresh
+//! `MEMORY:` ccache, so nothing is written to disk and no other program's
+//! ticket cache is touched; MIT Kerberos gets the ticket-granting ticket
+//! from the keytab at the first handshake. Before that ticket expires
+//! (once less than a fifth of its lifetime is left) the next connection
+//! re-acquires credentials from the keytab, so a long-running store never
+//! meets the ticket's end; a connection already established keeps its
+//! context (HBase does not re-authenticate an open connection). From the
+//! ticket cache ([`NativeKerberos::ticket_cache`]): the default cache
+//! (`KRB5CCNAME`), renewed by whoever filled it (`kinit`, `k5start`).
+//!
+//! `KRB5_CONFIG` (the `krb5.conf` to read) is MIT Kerberos' own setting,
+//! read from the process environment.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use libgssapi::context::{ClientCtx, CtxFlags, SecurityContext};
+use libgssapi::credential::{Cred, CredUsage};
+use libgssapi::error::{Error as GssError, MajorFlags};
+use libgssapi::name::Name;
+use libgssapi::oid::{GSS_MECH_KRB5, GSS_NT_KRB5_PRINCIPAL, OidSet};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::error::{KerberosFailure, NativeError};
+use super::sasl::{self, Protection, ServerReply};
+
+/// Kerberos settings of a [`NativeStore`](super::NativeStore)
+/// ([`NativeConfig::kerberos`](super::NativeConfig::kerberos)): whose
+/// credentials, the servers' principal, the protection levels accepted.
+/// Cheap to clone; clones share the credentials (and their relogin).
+///
+/// ```no_run
+/// use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, Protection};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// // HBase's hbase.regionserver.kerberos.principal, and a keytab of the client's.
+/// let kerberos = NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+///     .server_principal("hbase/_HOST@EXAMPLE.COM")
+///     .protection([Protection::Privacy]);
+/// let store = NativeStore::connect(NativeConfig::new(["hbase-master.example.com:16000"]).kerberos(kerberos)).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct NativeKerberos {
+    source: Source,
+    server_principal: String,
+    hostname: Option<String>,
+    protection: Vec<Protection>,
+    login: Arc<Mutex<Option<Login>>>,
+}
+
+impl std::fmt::Debug for NativeKerberos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeKerberos")
+            .field("source", &self.source)
+            .field("server_principal", &self.server_principal)
+            .field("hostname", &self.hostname)
+            .field("protection", &self.protection)
+            .finish()
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Source {
+    Keytab {
+        principal: String,
+        keytab: PathBuf,
+    },
+    /// The default ticket cache (`KRB5CCNAME`), or the one named.
+    TicketCache {
+        ccache: Option<String>,
+    },
+}
+
+/// Credentials acquired, and what is known of their lifetime.
+struct Login {
+    cred: Cred,
+    /// When they were acquired.
+    acquired: Instant,
+    /// When the ticket-granting ticket ends, once a handshake has used
+    /// them (MIT Kerberos gets it from the keytab at the first one).
+    expires: Option<Instant>,
+}
+
+/// Whether credentials acquired at `acquired`, whose ticket ends at
+/// `expires`, should be acquired afresh at `now`: once less than a fifth
+/// of their lifetime is left (at least 10 s before the end).
+fn relogin_due(acquired: Instant, expires: Option<Instant>, now: Instant) -> bool {
+    let Some(expires) = expires else {
+        return false;
+    };
+    let lifetime = expires.saturating_duration_since(acquired);
+    let margin = (lifetime / 5).max(Duration::from_secs(10));
+    expires.saturating_duration_since(now) <= margin
+}
+
+/// A distinct `MEMORY:` ccache for each keytab login in this process.
+static NEXT_CCACHE: AtomicU64 = AtomicU64::new(0);
+
+impl NativeKerberos {
+    /// Logs in as `principal` (`app@EXAMPLE.COM`) from the keytab file
+    /// `keytab`, as HBase's `hbase.client.keytab.principal` and
+    /// `hbase.client.keytab.file` do, and logs in again before the ticket
+    /// expires. The servers' principal is `hbase/_HOST` in the default
+    /// realm unless [`server_principal`](Self::server_principal) says
+    /// otherwise; every protection level is accepted, privacy first.
+    pub fn keytab(principal: impl Into<String>, keytab: impl Into<PathBuf>) -> Self {
+        Self::with_source(Source::Keytab {
+            principal: principal.into(),
+            keytab: keytab.into(),
+        })
+    }
+
+    /// Uses the tickets in the default ticket cache (`KRB5CCNAME`, filled
+    /// by `kinit`), as the Java client does without a keytab. Whoever
+    /// fills the cache renews it.
+    pub fn ticket_cache() -> Self {
+        Self::with_source(Source::TicketCache { ccache: None })
+    }
+
+    /// Uses the tickets in the ticket cache `ccache` (`FILE:/tmp/krb5cc_app`,
+    /// `KEYRING:persistent:1000`, ... as `KRB5CCNAME` would name it),
+    /// whatever the process's `KRB5CCNAME` says.
+    pub fn ticket_cache_at(ccache: impl Into<String>) -> Self {
+        Self::with_source(Source::TicketCache {
+            ccache: Some(ccache.into()),
+        })
+    }
+
+    /// When the ticket of the current login ends, once a handshake has
+    /// used it (`None` before): a relogin moves it on.
+    pub fn ticket_ends(&self) -> Option<Instant> {
+        self.login
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(|login| login.expires)
+    }
+
+    fn with_source(source: Source) -> Self {
+        NativeKerberos {
+            source,
+            server_principal: "hbase/_HOST".to_string(),
+            hostname: None,
+            protection: Protection::ALL.to_vec(),
+            login: Arc::default(),
+        }
+    }
+
+    /// The servers' principal: HBase's `hbase.regionserver.kerberos.principal`
+    /// (and `hbase.master.kerberos.principal`), `hbase/_HOST@EXAMPLE.COM`
+    /// or a fixed one (`hbase/node1.example.com@EXAMPLE.COM`). `_HOST`
+    /// becomes [`hostname`](Self::hostname) if set, else the host each
+    /// connection dials, lower-cased. (The Java client asks reverse DNS
+    /// for the name of the server's address; hmap does not: servers
+    /// registered by IP address need `hostname` or a fixed principal.)
+    pub fn server_principal(mut self, principal: impl Into<String>) -> Self {
+        self.server_principal = principal.into();
+        self
+    }
+
+    /// What `_HOST` in the servers' principal becomes, for every server.
+    pub fn hostname(mut self, hostname: impl Into<String>) -> Self {
+        self.hostname = Some(hostname.into());
+        self
+    }
+
+    /// The protection levels accepted, most wanted first (all three,
+    /// privacy first, by default): the first one the server's
+    /// `hbase.rpc.protection` offers is chosen; none in common fails the
+    /// connection with [`KerberosFailure::ProtectionRefused`].
+    pub fn protection(mut self, levels: impl IntoIterator<Item = Protection>) -> Self {
+        self.protection = levels.into_iter().collect();
+        self
+    }
+
+    /// The servers' principal for a connection to `endpoint`.
+    pub fn server_principal_for(&self, endpoint: &str) -> String {
+        let host = match &self.hostname {
+            Some(host) => host.clone(),
+            None => {
+                let host = endpoint.rsplit_once(':').map_or(endpoint, |(host, _)| host);
+                host.trim_start_matches('[').trim_end_matches(']').to_lowercase()
+            }
+        };
+        self.server_principal.replace("_HOST", &host)
+    }
+
+    /// The credentials for the next handshake: the ones held, or fresh
+    /// ones when none are held or their relogin is due. Acquiring reads
+    /// the keytab (blocking), so it runs off the runtime's threads.
+    async fn credentials(&self, endpoint: &str) -> Result<Cred, NativeError> {
+        {
+            let login = self.login.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(login) = login.as_ref()
+                && !relogin_due(login.acquired, login.expires, Instant::now())
+            {
+                return Ok(login.cred.clone());
+            }
+        }
+        let source = self.source.clone();
+        let cred = tokio::task::spawn_blocking(move || acquire(&source))
+            .await
+            .map_err(|e| {
+                failure(
+                    endpoint,
+                    KerberosFailure::Gssapi,
+                    format!("acquiring credentials failed: {e}"),
+                )
+            })?
+            .map_err(|(kind, reason)| failure(endpoint, kind, reason))?;
+        tracing::debug!(endpoint, "hmap native: Kerberos credentials acquired");
+        *self.login.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Login {
+            cred: cred.clone(),
+            acquired: Instant::now(),
+            expires: None,
+        });
+        Ok(cred)
+    }
+
+    /// After a handshake with `cred` (which got the ticket-granting ticket
+    /// if there was none): when that ticket ends.
+    fn note_lifetime(&self, cred: &Cred) {
+        let Ok(left) = cred.lifetime() else {
+            return;
+        };
+        let mut login = self.login.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A relogin between this handshake and now would get the older
+        // ticket's end: an earlier relogin, never a later one.
+        if let Some(login) = login.as_mut()
+            && login.expires.is_none()
+        {
+            login.expires = Some(Instant::now() + left);
+        }
+    }
+}
+
+fn failure(endpoint: &str, kind: KerberosFailure, reason: String) -> NativeError {
+    NativeError::Kerberos {
+        endpoint: endpoint.to_string(),
+        failure: kind,
+        reason,
+    }
+}
+
+/// Acquires credentials (blocking: reads the keytab or the ticket cache).
+fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
+    match source {
+        Source::TicketCache { ccache } => {
+            let acquired = match ccache {
+                None => OidSet::singleton(GSS_MECH_KRB5)
+                    .and_then(|mechs| Cred::acquire(None, None, CredUsage::Initiate, Some(&mechs))),
+                Some(ccache) => match CString::new(ccache.as_str()) {
+                    Ok(name) => acquire_from_store(None, &[(c"ccache", name)]),
+                    Err(_) => Err(GssError {
+                        major: MajorFlags::GSS_S_BAD_NAME,
+                        minor: 0,
+                    }),
+                },
+            };
+            acquired.map_err(|e| {
+                let (kind, text) = classify(&e);
+                let kind = if kind == KerberosFailure::Gssapi {
+                    KerberosFailure::NoCredentials
+                } else {
+                    kind
+                };
+                let cache = ccache.as_deref().unwrap_or("the default one, KRB5CCNAME");
+                (
+                    kind,
+                    format!(
+                        "no usable ticket in the ticket cache ({cache}): run kinit, or log in from a keytab \
+                         with `NativeKerberos::keytab` ({text})"
+                    ),
+                )
+            })
+        }
+        Source::Keytab { principal, keytab } => {
+            if let Err(e) = std::fs::File::open(keytab) {
+                return Err((
+                    KerberosFailure::KeytabUnreadable,
+                    format!(
+                        "the keytab {} cannot be read: {e} (`NativeKerberos::keytab`'s file must exist and be \
+                         readable by this process)",
+                        keytab.display()
+                    ),
+                ));
+            }
+            acquire_from_keytab(principal, keytab).map_err(|e| {
+                let (kind, text) = classify(&e);
+                (
+                    kind,
+                    format!(
+                        "logging in as {principal} from the keytab {} failed: {text}",
+                        keytab.display()
+                    ),
+                )
+            })
+        }
+    }
+}
+
+/// `1.2.840.113554.1.2.2`, the Kerberos 5 mechanism.
+const KRB5_MECH: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02";
+/// `1.2.840.113554.1.2.2.1`, a Kerberos principal name.
+const KRB5_NT_PRINCIPAL: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02\x01";
+
+/// `gss_acquire_cred_from` with `client_keytab` and a fresh `MEMORY:`
+/// ccache.
+fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError> {
+    use std::os::unix::ffi::OsStrExt;
+
+    let bad_name = || GssError {
+        major: MajorFlags::GSS_S_BAD_NAME,
+        minor: 0,
+    };
+    let keytab = CString::new(keytab.as_os_str().as_bytes()).map_err(|_| bad_name())?;
+    // Each login its own cache: a new login must not find the old ticket.
+    // (An in-memory cache lives as long as the process: a few KiB a
+    // relogin, once per ticket lifetime.)
+    let ccache = CString::new(format!(
+        "MEMORY:hmap-{}-{}",
+        std::process::id(),
+        NEXT_CCACHE.fetch_add(1, Ordering::Relaxed)
+    ))
+    .map_err(|_| bad_name())?;
+    acquire_from_store(Some(principal), &[(c"client_keytab", keytab), (c"ccache", ccache)])
+}
+
+/// `gss_acquire_cred_from` (MIT's credential store extension, which
+/// `libgssapi` does not wrap): initiator credentials for `principal` (or
+/// the store's default) from the credential store `store`.
+#[allow(unsafe_code)] // FFI to MIT Kerberos: the crate's one unsafe function (see lib.rs).
+fn acquire_from_store(principal: Option<&str>, store: &[(&std::ffi::CStr, CString)]) -> Result<Cred, GssError> {
+    use libgssapi_sys as sys;
+
+    let mut elements: Vec<sys::gss_key_value_element_desc> = store
+        .iter()
+        .map(|(key, value)| sys::gss_key_value_element_desc {
+            key: key.as_ptr(),
+            value: value.as_ptr(),
+        })
+        .collect();
+    let store = sys::gss_key_value_set_desc {
+        count: elements.len() as u32,
+        elements: elements.as_mut_ptr(),
+    };
+    let mut name_type = sys::gss_OID_desc {
+        length: KRB5_NT_PRINCIPAL.len() as u32,
+        elements: KRB5_NT_PRINCIPAL.as_ptr() as *mut _,
+    };
+    let mut mech = sys::gss_OID_desc {
+        length: KRB5_MECH.len() as u32,
+        elements: KRB5_MECH.as_ptr() as *mut _,
+    };
+    let mut mechs = sys::gss_OID_set_desc {
+        count: 1,
+        elements: &mut mech,
+    };
+    let mut minor = 0;
+    let mut name: sys::gss_name_t = std::ptr::null_mut();
+    if let Some(principal) = principal {
+        let mut name_buffer = sys::gss_buffer_desc {
+            length: principal.len(),
+            value: principal.as_ptr() as *mut _,
+        };
+        // SAFETY: every pointer passed points to a live local of the right
+        // type for the call's duration; GSSAPI copies the name and the
+        // store's strings and does not keep these pointers.
+        let major = unsafe { sys::gss_import_name(&mut minor, &mut name_buffer, &mut name_type, &mut name) };
+        if major != sys::GSS_S_COMPLETE {
+            return Err(GssError {
+                major: MajorFlags::from_bits_retain(major),
+                minor,
+            });
+        }
+    }
+    let mut cred: sys::gss_cred_id_t = std::ptr::null_mut();
+    // SAFETY: as above; `name` is the one just imported, released below.
+    let major = unsafe {
+        sys::gss_acquire_cred_from(
+            &mut minor,
+            name,
+            sys::_GSS_C_INDEFINITE,
+            &mut mechs,
+            sys::GSS_C_INITIATE as sys::gss_cred_usage_t,
+            &store,
+            &mut cred,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    if !name.is_null() {
+        let mut release_minor = 0;
+        // SAFETY: `name` came from gss_import_name and is released once.
+        unsafe { sys::gss_release_name(&mut release_minor, &mut name) };
+    }
+    if major != sys::GSS_S_COMPLETE {
+        return Err(GssError {
+            major: MajorFlags::from_bits_retain(major),
+            minor,
+        });
+    }
+    // SAFETY: `cred` is a fresh handle this code owns alone; the `Cred`
+    // releases it when its last clone is dropped.
+    Ok(unsafe { Cred::from_c(cred) })
+}
+
+// MIT Kerberos' error codes (com_err table krb5, base -1765328384) that
+// say what to change.
+const KDC_ERR_C_PRINCIPAL_UNKNOWN: i32 = -1765328378;
+const KDC_ERR_S_PRINCIPAL_UNKNOWN: i32 = -1765328377;
+const KDC_ERR_PREAUTH_FAILED: i32 = -1765328360;
+const AP_ERR_TKT_EXPIRED: i32 = -1765328352;
+const KRB5_KDC_UNREACH: i32 = -1765328228;
+const KRB5_REALM_UNKNOWN: i32 = -1765328230;
+const KRB5_KT_NOTFOUND: i32 = -1765328203;
+const KRB5_FCC_NOFILE: i32 = -1765328189;
+const KRB5_CC_NOTFOUND: i32 = -1765328243;
+
+/// The routine error of a major status: a number in bits 16 to 23 (RFC
+/// 2744), not a set of flags (`GSS_S_FAILURE`, 13, shares bits with
+/// `GSS_S_NO_CRED`, 7).
+fn routine_error(major: MajorFlags) -> u32 {
+    major.bits() & 0x00FF_0000
+}
+
+/// What a GSSAPI error means for the user, and its text.
+fn classify(e: &GssError) -> (KerberosFailure, String) {
+    let text = e.to_string();
+    let kind = match e.minor as i32 {
+        KDC_ERR_S_PRINCIPAL_UNKNOWN => KerberosFailure::ServerPrincipalUnknown,
+        KDC_ERR_C_PRINCIPAL_UNKNOWN | KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
+        KRB5_KDC_UNREACH | KRB5_REALM_UNKNOWN => KerberosFailure::KdcUnreachable,
+        KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | AP_ERR_TKT_EXPIRED => KerberosFailure::NoCredentials,
+        _ if [MajorFlags::GSS_S_NO_CRED, MajorFlags::GSS_S_CREDENTIALS_EXPIRED]
+            .iter()
+            .any(|flag| routine_error(e.major) == flag.bits()) =>
+        {
+            KerberosFailure::NoCredentials
+        }
+        _ => KerberosFailure::Gssapi,
+    };
+    (kind, text)
+}
+
+/// The reason to give for a failed context step, with what to change.
+fn step_failure(e: &GssError, server: &str, source: &Source) -> (KerberosFailure, String) {
+    let (kind, text) = classify(e);
+    let client = match source {
+        Source::Keytab { principal, keytab } => format!("{principal} (keytab {})", keytab.display()),
+        Source::TicketCache { .. } => "the ticket cache's principal".to_string(),
+    };
+    let reason = match kind {
+        KerberosFailure::ServerPrincipalUnknown => format!(
+            "the KDC does not know the server principal {server} ({text}): set the cluster's \
+             hbase.regionserver.kerberos.principal with `NativeKerberos::server_principal`, and the host `_HOST` \
+             stands for with `NativeKerberos::hostname`"
+        ),
+        KerberosFailure::ClientPrincipalUnknown => format!(
+            "the KDC refused the client {client} ({text}): the principal must exist in the KDC and the keytab \
+             hold its current key"
+        ),
+        KerberosFailure::NoCredentials => format!(
+            "no usable credentials for {client} ({text}): for a keytab, it must hold the principal's key; for \
+             the ticket cache, run kinit (the ticket may have expired)"
+        ),
+        KerberosFailure::KdcUnreachable => {
+            format!("the KDC cannot be reached ({text}): check the realm's kdc in the krb5.conf that KRB5_CONFIG names")
+        }
+        _ => format!("the GSSAPI context for {server} failed: {text}"),
+    };
+    (kind, reason)
+}
+
+/// The security layer of an established connection, for integrity or
+/// privacy: every message is `gss_wrap`ped (and encrypted for privacy)
+/// and sent as `[u32 length][wrapped]`; every reply unwrapped.
+pub(super) struct SaslWrap {
+    context: Mutex<ClientCtx>,
+    encrypt: bool,
+}
+
+impl std::fmt::Debug for SaslWrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SaslWrap").field("encrypt", &self.encrypt).finish()
+    }
+}
+
+impl SaslWrap {
+    /// Wraps `plain` and appends it to `out`, length first.
+    pub(super) fn wrap(&self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let wrapped = self
+            .context
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .wrap(self.encrypt, plain)
+            .map_err(|e| format!("gss_wrap failed: {e}"))?;
+        sasl::encode_wrapped(&wrapped, out)
+    }
+
+    /// Unwraps one wrapped message (without its length).
+    pub(super) fn unwrap(&self, wrapped: &[u8]) -> Result<Vec<u8>, String> {
+        let plain = self
+            .context
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap(wrapped)
+            .map_err(|e| format!("gss_unwrap failed: {e}"))?;
+        Ok(plain.to_vec())
+    }
+}
+
+/// The most rounds of tokens a handshake may take (Kerberos takes two).
+const MAX_ROUNDS: usize = 8;
+
+/// HBase's SASL GSSAPI handshake on a new `stream` (plain TCP or inside
+/// TLS) to `endpoint`: the Kerberos preamble, the tokens, the security
+/// layer, then `header` (the connection header with its length prefix),
+/// wrapped when the layer wraps. Returns the layer the reader and writer
+/// use, `None` for authentication only.
+pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    kerberos: &NativeKerberos,
+    endpoint: &str,
+    stream: &mut S,
+    header: &[u8],
+) -> Result<Option<Arc<SaslWrap>>, NativeError> {
+    let fail = |kind, reason| failure(endpoint, kind, reason);
+    let cred = kerberos.credentials(endpoint).await?;
+    let server = kerberos.server_principal_for(endpoint);
+    let target = Name::new(server.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL)).map_err(|e| {
+        fail(
+            KerberosFailure::ServerPrincipalUnknown,
+            format!("`{server}` is not a Kerberos principal name ({e}): see `NativeKerberos::server_principal`"),
+        )
+    })?;
+    let flags = CtxFlags::GSS_C_MUTUAL_FLAG | CtxFlags::GSS_C_INTEG_FLAG | CtxFlags::GSS_C_CONF_FLAG;
+    let mut context = ClientCtx::new(Some(cred.clone()), target, flags, Some(GSS_MECH_KRB5));
+    // The first step asks the KDC for the server's ticket (and, the first
+    // time, the keytab's ticket-granting ticket): blocking network calls.
+    let (returned, first) = tokio::task::spawn_blocking(move || {
+        let token = context.step(None, None).map(|t| t.map(|t| t.to_vec()));
+        (context, token)
+    })
+    .await
+    .map_err(|e| fail(KerberosFailure::Gssapi, format!("the GSSAPI step failed: {e}")))?;
+    let mut context = returned;
+    let first = first.map_err(|e| {
+        let (kind, reason) = step_failure(&e, &server, &kerberos.source);
+        fail(kind, reason)
+    })?;
+    let mut out = sasl::KERBEROS_PREAMBLE.to_vec();
+    sasl::encode_token(first.as_deref().unwrap_or_default(), &mut out);
+    write(stream, &out, endpoint).await?;
+
+    let mut buf = BytesMut::with_capacity(4096);
+    for _ in 0..MAX_ROUNDS {
+        let token = match read_reply(stream, &mut buf, endpoint).await? {
+            ServerReply::Token(token) => token,
+            ServerReply::SwitchToSimple => {
+                return Err(fail(
+                    KerberosFailure::ServerNotKerberos,
+                    "the server does not use Kerberos (its hbase.security.authentication is simple): connect \
+                     without `NativeConfig::kerberos`"
+                        .to_string(),
+                ));
+            }
+            ServerReply::Error { class, message } => {
+                return Err(fail(
+                    KerberosFailure::Refused,
+                    format!(
+                        "the server refused the SASL handshake: {class}: {message} (is {server} the servers' \
+                         hbase.regionserver.kerberos.principal, and are the clocks in step?)"
+                    ),
+                ));
+            }
+        };
+        if !context.is_complete() {
+            let next = context.step(Some(&token), None).map_err(|e| {
+                let (kind, reason) = step_failure(&e, &server, &kerberos.source);
+                fail(kind, reason)
+            })?;
+            let mut out = Vec::new();
+            // Once complete with nothing more to say, the empty token asks
+            // for the server's security layer offer.
+            sasl::encode_token(next.as_deref().unwrap_or_default(), &mut out);
+            write(stream, &out, endpoint).await?;
+            continue;
+        }
+        let offer = context.unwrap(&token).map_err(|e| {
+            fail(
+                KerberosFailure::Gssapi,
+                format!("the security layer offer does not unwrap: {e}"),
+            )
+        })?;
+        let offer = sasl::parse_offer(&offer).map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
+        let chosen = sasl::choose(offer, &kerberos.protection)
+            .map_err(|refused| fail(KerberosFailure::ProtectionRefused, refused.to_string()))?;
+        let answer = context
+            .wrap(false, &sasl::encode_answer(chosen))
+            .map_err(|e| fail(KerberosFailure::Gssapi, format!("gss_wrap failed: {e}")))?;
+        let mut out = Vec::new();
+        sasl::encode_token(&answer, &mut out);
+        if !buf.is_empty() {
+            return Err(fail(
+                KerberosFailure::Gssapi,
+                format!("{} unexpected bytes after the security layer offer", buf.len()),
+            ));
+        }
+        kerberos.note_lifetime(&cred);
+        tracing::debug!(endpoint, protection = %chosen, "hmap native: Kerberos handshake done");
+        if !chosen.wraps() {
+            out.extend_from_slice(header);
+            write(stream, &out, endpoint).await?;
+            return Ok(None);
+        }
+        let layer = Arc::new(SaslWrap {
+            context: Mutex::new(context),
+            encrypt: chosen == Protection::Privacy,
+        });
+        layer
+            .wrap(header, &mut out)
+            .map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
+        write(stream, &out, endpoint).await?;
+        return Ok(Some(layer));
+    }
+    Err(fail(
+        KerberosFailure::Gssapi,
+        format!("the SASL handshake took more than {MAX_ROUNDS} rounds"),
+    ))
+}
+
+async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &str) -> Result<(), NativeError> {
+    stream.write_all(bytes).await.map_err(|e| NativeError::Closed {
+        endpoint: endpoint.to_string(),
+        reason: format!("writing the SASL handshake failed: {e}"),
+    })
+}
+
+/// Reads until one whole server reply is in `buf`, and takes it off.
+async fn read_reply<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    endpoint: &str,
+) -> Result<ServerReply, NativeError> {
+    loop {
+        match sasl::parse_reply(buf) {
+            Ok(Some((reply, used))) => {
+                let _ = buf.split_to(used);
+                return Ok(reply);
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                return Err(failure(
+                    endpoint,
+                    KerberosFailure::Gssapi,
+                    format!("the server's SASL reply is invalid: {reason}: is it HBase's RPC, with Kerberos?"),
+                ));
+            }
+        }
+        let read = stream.read_buf(buf).await.map_err(|e| NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: format!("reading the SASL handshake failed: {e}"),
+        })?;
+        if read == 0 {
+            return Err(NativeError::Closed {
+                endpoint: endpoint.to_string(),
+                reason: format!(
+                    "closed by the server during the SASL handshake ({} bytes of a reply read): a server that \
+                     serves TLS only closes a plaintext client so (`NativeConfig::tls`)",
+                    buf.len()
+                ),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_is_substituted_lower_cased() {
+        let k = NativeKerberos::keytab("a@R", "/k").server_principal("hbase/_HOST@R");
+        assert_eq!(
+            k.server_principal_for("Node1.Example.com:16020"),
+            "hbase/node1.example.com@R"
+        );
+        assert_eq!(k.server_principal_for("[::1]:16020"), "hbase/::1@R");
+        let k = k.hostname("localhost");
+        assert_eq!(k.server_principal_for("127.0.0.1:16020"), "hbase/localhost@R");
+        let fixed = NativeKerberos::ticket_cache().server_principal("hbase/fixed@R");
+        assert_eq!(fixed.server_principal_for("127.0.0.1:1"), "hbase/fixed@R");
+        // The default: hbase/_HOST in the default realm.
+        assert_eq!(NativeKerberos::ticket_cache().server_principal_for("h:1"), "hbase/h");
+    }
+
+    #[test]
+    fn relogin_is_due_in_the_last_fifth_of_the_lifetime() {
+        let t0 = Instant::now();
+        let hour = Duration::from_secs(3600);
+        assert!(!relogin_due(t0, None, t0 + 10 * hour), "unknown lifetime: keep");
+        assert!(!relogin_due(t0, Some(t0 + hour), t0));
+        assert!(!relogin_due(t0, Some(t0 + hour), t0 + hour * 3 / 4));
+        assert!(relogin_due(t0, Some(t0 + hour), t0 + hour * 81 / 100));
+        assert!(relogin_due(t0, Some(t0 + hour), t0 + 2 * hour), "expired");
+        // A short ticket is renewed at least 10 s before its end.
+        let short = Duration::from_secs(30);
+        assert!(!relogin_due(t0, Some(t0 + short), t0 + Duration::from_secs(19)));
+        assert!(relogin_due(t0, Some(t0 + short), t0 + Duration::from_secs(21)));
+    }
+
+    #[test]
+    fn an_unreadable_keytab_is_named() {
+        let source = Source::Keytab {
+            principal: "app@R".to_string(),
+            keytab: PathBuf::from("/nonexistent/app.keytab"),
+        };
+        let (kind, reason) = acquire(&source).expect_err("no keytab");
+        assert_eq!(kind, KerberosFailure::KeytabUnreadable);
+        assert!(reason.contains("/nonexistent/app.keytab"), "{reason}");
+    }
+
+    #[test]
+    fn errors_are_classified_by_mit_codes() {
+        let e = |minor: i32| GssError {
+            major: MajorFlags::GSS_S_FAILURE,
+            minor: minor as u32,
+        };
+        let server = "hbase/x@R";
+        let source = Source::TicketCache { ccache: None };
+        let (kind, reason) = step_failure(&e(KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source);
+        assert_eq!(kind, KerberosFailure::ServerPrincipalUnknown);
+        assert!(reason.contains("NativeKerberos::server_principal"), "{reason}");
+        assert_eq!(
+            step_failure(&e(KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source).0,
+            KerberosFailure::ClientPrincipalUnknown
+        );
+        assert_eq!(
+            step_failure(&e(KRB5_FCC_NOFILE), server, &source).0,
+            KerberosFailure::NoCredentials
+        );
+        assert_eq!(
+            step_failure(&e(KRB5_KDC_UNREACH), server, &source).0,
+            KerberosFailure::KdcUnreachable
+        );
+        assert_eq!(step_failure(&e(0), server, &source).0, KerberosFailure::Gssapi);
+        let no_cred = GssError {
+            major: MajorFlags::GSS_S_NO_CRED,
+            minor: 0,
+        };
+        assert_eq!(classify(&no_cred).0, KerberosFailure::NoCredentials);
+        // GSS_S_FAILURE (13) shares bits with GSS_S_NO_CRED (7), and is not it.
+        assert_eq!(classify(&e(0)).0, KerberosFailure::Gssapi);
+    }
+}
