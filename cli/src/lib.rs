@@ -82,7 +82,7 @@ use hmap::key::{KeyError, KeySchema, PartKind, PartValue, parse_printable};
 use hmap::migrate::{MigrateOptions, Migration};
 use hmap::relation::{CheckOptions, Checked, Progress, Report};
 use hmap::schema::{SchemaDiff, TableSchema};
-use hmap::store::backend::{ENV_VARIABLES, https};
+use hmap::store::backend::{ENV_VARIABLES, KerberosSettings, https};
 use hmap::store::{Backend, BackendError, Store, StoreError, ThriftHttp, ThriftProtocol};
 use hmap::{Error, HTable, Query};
 
@@ -127,7 +127,14 @@ pub enum CliError {
         /// The flag.
         flag: &'static str,
     },
-    /// A NativeStore flag (`--tls`, `--tls-cert`) given with a Thrift gateway.
+    /// A Kerberos setting (`--server-principal`, `--protection`) given with
+    /// no Kerberos login (`--principal` and `--keytab`, or `--kerberos`).
+    #[error("{flag} sets up a Kerberos login: give it with --principal and --keytab, or --kerberos")]
+    KerberosFlag {
+        /// The flag.
+        flag: &'static str,
+    },
+    /// A NativeStore flag (`--tls`, `--tls-cert`, `--principal` ...) given with a Thrift gateway.
     #[error("{flag} applies to NativeStore: give it with --native or --zookeeper")]
     NativeFlag {
         /// The flag.
@@ -456,6 +463,33 @@ struct Connection {
         requires = "tls_cert"
     )]
     tls_key: Option<std::path::PathBuf>,
+    /// NativeStore with Kerberos, logged in as this principal from --keytab; needs the `kerberos` feature [env: HMAP_PRINCIPAL]
+    #[arg(
+        long,
+        value_name = "PRINCIPAL",
+        global = true,
+        help_heading = "Store",
+        requires = "keytab"
+    )]
+    principal: Option<String>,
+    /// The keytab file of --principal [env: HMAP_KEYTAB]
+    #[arg(
+        long,
+        value_name = "FILE",
+        global = true,
+        help_heading = "Store",
+        requires = "principal"
+    )]
+    keytab: Option<std::path::PathBuf>,
+    /// NativeStore with Kerberos, from the ticket cache (kinit) [env: HMAP_KERBEROS=ticket-cache]
+    #[arg(long, global = true, help_heading = "Store", conflicts_with = "principal")]
+    kerberos: bool,
+    /// The servers' Kerberos principal, as hbase.regionserver.kerberos.principal (hbase/_HOST@REALM) [env: HMAP_SERVER_PRINCIPAL]
+    #[arg(long, value_name = "PRINCIPAL", global = true, help_heading = "Store")]
+    server_principal: Option<String>,
+    /// The protection levels accepted, as hbase.rpc.protection: privacy, integrity, authentication (several separated by commas, the first preferred) [env: HMAP_KRB_PROTECTION]
+    #[arg(long, value_name = "LEVELS", global = true, help_heading = "Store")]
+    protection: Option<String>,
     /// Put before every table name in HBase.
     #[arg(long, env = "HMAP_TABLE_PREFIX", global = true, default_value = "")]
     table_prefix: String,
@@ -486,10 +520,17 @@ impl Connection {
         .into_iter()
         .filter_map(|(flag, given)| given.then_some(flag))
         .collect();
-        let native_tls: Vec<&'static str> = [("--tls", self.tls), ("--tls-cert", self.tls_cert.is_some())]
-            .into_iter()
-            .filter_map(|(flag, given)| given.then_some(flag))
-            .collect();
+        let native_tls: Vec<&'static str> = [
+            ("--tls", self.tls),
+            ("--tls-cert", self.tls_cert.is_some()),
+            ("--principal", self.principal.is_some()),
+            ("--kerberos", self.kerberos),
+            ("--server-principal", self.server_principal.is_some()),
+            ("--protection", self.protection.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect();
         let (flag, mut backend) = match <[_; 1]>::try_from(flags) {
             Ok([one]) => one,
             Err(flags) if !flags.is_empty() => {
@@ -539,6 +580,28 @@ impl Connection {
             .join(" ");
             let client = self.tls_cert.as_deref().zip(self.tls_key.as_deref());
             backend.set_native_tls(self.ca.as_deref(), client, &named_by)?;
+        }
+        if self.principal.is_some() || self.kerberos {
+            let mut settings = match self.principal.clone().zip(self.keytab.clone()) {
+                Some((principal, keytab)) => KerberosSettings::keytab(principal, keytab),
+                None => KerberosSettings::ticket_cache(),
+            };
+            if let Some(principal) = &self.server_principal {
+                settings = settings.server_principal(principal);
+            }
+            if let Some(levels) = &self.protection {
+                settings = settings.protection(levels);
+            }
+            let named_by = if self.kerberos { "--kerberos" } else { "--principal" };
+            backend.set_native_kerberos(&settings, named_by)?;
+        } else if let Some(flag) = [
+            ("--server-principal", self.server_principal.is_some()),
+            ("--protection", self.protection.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+        {
+            return Err(CliError::KerberosFlag { flag });
         }
         Ok((backend, flag.to_string()))
     }

@@ -14,6 +14,7 @@
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA ([`NativeConfig::tls`]); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
+//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` with Kerberos, logged in from the keytab ([`NativeConfig::kerberos`]); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //!
@@ -67,6 +68,89 @@ pub const NATIVE_TLS_CA_VARIABLE: &str = "HMAP_NATIVE_TLS_CA";
 /// key (PEM files), for mutual TLS.
 pub const NATIVE_TLS_CLIENT_VARIABLES: [&str; 2] = ["HMAP_NATIVE_TLS_CERT", "HMAP_NATIVE_TLS_KEY"];
 
+/// The variables of a `NativeStore`'s Kerberos login: the client's
+/// principal and keytab, `HMAP_KERBEROS=ticket-cache` for the ticket cache
+/// instead, the servers' principal, and the protection levels accepted.
+pub const KERBEROS_VARIABLES: [&str; 5] = [
+    "HMAP_PRINCIPAL",
+    "HMAP_KEYTAB",
+    "HMAP_KERBEROS",
+    "HMAP_SERVER_PRINCIPAL",
+    "HMAP_KRB_PROTECTION",
+];
+
+/// How a `NativeStore` logs in with Kerberos: the client's credentials,
+/// the servers' principal, the protection levels accepted, as the
+/// environment ([`KERBEROS_VARIABLES`]) and the CLI's flags give them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KerberosSettings {
+    /// The client's principal and keytab file; `None`: the ticket cache.
+    pub keytab: Option<(String, PathBuf)>,
+    /// The servers' principal (`hbase/_HOST@REALM`); `None`: `hbase/_HOST`
+    /// in the default realm.
+    pub server_principal: Option<String>,
+    /// The levels accepted, `privacy,integrity,authentication` (the first
+    /// preferred); `None`: all three, privacy first.
+    pub protection: Option<String>,
+}
+
+impl KerberosSettings {
+    /// A login as `principal` from the keytab file `keytab`.
+    pub fn keytab(principal: impl Into<String>, keytab: impl Into<PathBuf>) -> Self {
+        KerberosSettings {
+            keytab: Some((principal.into(), keytab.into())),
+            ..KerberosSettings::default()
+        }
+    }
+
+    /// A login from the ticket cache (`kinit`).
+    pub fn ticket_cache() -> Self {
+        KerberosSettings::default()
+    }
+
+    /// The servers' principal (`hbase/_HOST@REALM`).
+    pub fn server_principal(mut self, principal: impl Into<String>) -> Self {
+        self.server_principal = Some(principal.into());
+        self
+    }
+
+    /// The protection levels accepted (`privacy,integrity`), as
+    /// `hbase.rpc.protection` names them.
+    pub fn protection(mut self, levels: impl Into<String>) -> Self {
+        self.protection = Some(levels.into());
+        self
+    }
+
+    /// The settings the environment gives, `None` when it names no
+    /// Kerberos login (neither `HMAP_PRINCIPAL` nor `HMAP_KERBEROS`).
+    pub fn from_env() -> Result<Option<Self>, BackendError> {
+        let [principal, keytab, kerberos, server_principal, protection] = KERBEROS_VARIABLES.map(env_value);
+        let keytab = match (principal, keytab, kerberos.as_deref()) {
+            (Some(principal), Some(keytab), None) => Some((principal, PathBuf::from(keytab))),
+            (None, None, Some("ticket-cache")) => None,
+            (None, None, None) => return Ok(None),
+            (_, _, Some(other)) if other != "ticket-cache" => {
+                return Err(BackendError::Incomplete {
+                    named_by: format!("HMAP_KERBEROS={other}"),
+                    reason: "the one value it takes is `ticket-cache` (HMAP_PRINCIPAL and HMAP_KEYTAB name a keytab login)",
+                });
+            }
+            _ => {
+                return Err(BackendError::Incomplete {
+                    named_by: "HMAP_PRINCIPAL, HMAP_KEYTAB and HMAP_KERBEROS".into(),
+                    reason: "a keytab login needs HMAP_PRINCIPAL and HMAP_KEYTAB, the ticket cache HMAP_KERBEROS=ticket-cache alone",
+                });
+            }
+        };
+        Ok(Some(KerberosSettings {
+            keytab,
+            server_principal,
+            protection,
+        }))
+    }
+}
+
 /// Why a backend cannot be set up from what names it. Each names the
 /// variable or flag that named it.
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +184,7 @@ pub enum BackendError {
         /// What is missing.
         reason: &'static str,
     },
-    /// A NativeStore setting (its TLS) given for a Thrift gateway.
+    /// A NativeStore setting (its TLS, Kerberos) given for a Thrift gateway.
     #[error(
         "{named_by} applies to NativeStore (HMAP_NATIVE, HMAP_ZOOKEEPER, --native, --zookeeper), not to a Thrift gateway"
     )]
@@ -189,7 +273,60 @@ impl Backend {
             let client = client.as_ref().map(|(c, k)| (c.as_path(), k.as_path()));
             backend.set_native_tls(Some(Path::new(&ca)), client, &format!("{NATIVE_TLS_CA_VARIABLE}={ca}"))?;
         }
+        if matches!(variable, "HMAP_NATIVE" | "HMAP_ZOOKEEPER")
+            && let Some(kerberos) = KerberosSettings::from_env()?
+        {
+            backend.set_native_kerberos(&kerberos, "HMAP_PRINCIPAL/HMAP_KERBEROS")?;
+        }
         Ok(Some(backend))
+    }
+
+    /// Makes a `NativeStore` log in with Kerberos as `settings` say (see
+    /// [`NativeKerberos`](crate::store::native::NativeKerberos)). Needs
+    /// hmap's `kerberos` feature ([`BackendError::Feature`] without it); a
+    /// Thrift backend is [`BackendError::NotNative`]; a protection level
+    /// that is none of the three is [`BackendError::Incomplete`].
+    pub fn set_native_kerberos(&mut self, settings: &KerberosSettings, named_by: &str) -> Result<(), BackendError> {
+        #[cfg(all(feature = "native", feature = "kerberos"))]
+        if let Backend::Native(config) = self {
+            use crate::store::native::{NativeKerberos, Protection};
+            let mut kerberos = match &settings.keytab {
+                Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
+                None => NativeKerberos::ticket_cache(),
+            };
+            if let Some(principal) = &settings.server_principal {
+                kerberos = kerberos.server_principal(principal);
+            }
+            if let Some(levels) = &settings.protection {
+                let levels = levels
+                    .split(',')
+                    .map(|level| match level.trim() {
+                        "privacy" | "auth-conf" => Ok(Protection::Privacy),
+                        "integrity" | "auth-int" => Ok(Protection::Integrity),
+                        "authentication" | "auth" => Ok(Protection::Authentication),
+                        _ => Err(BackendError::Incomplete {
+                            named_by: format!("{named_by}: protection {levels}"),
+                            reason: "each level is privacy, integrity or authentication (hbase.rpc.protection's values)",
+                        }),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                kerberos = kerberos.protection(levels);
+            }
+            config.connection.kerberos = Some(kerberos);
+            return Ok(());
+        }
+        let _ = settings;
+        #[cfg(feature = "native")]
+        if matches!(self, Backend::Native(_)) {
+            return Err(BackendError::Feature {
+                named_by: named_by.to_string(),
+                what: "NativeStore with Kerberos",
+                feature: "kerberos",
+            });
+        }
+        Err(BackendError::NotNative {
+            named_by: named_by.to_string(),
+        })
     }
 
     /// Makes a `NativeStore` connect over TLS (HBase 2.6's RPC TLS), the

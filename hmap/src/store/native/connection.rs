@@ -783,7 +783,7 @@ fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), (String, Opti
         }
         (None, Err(e)) if response.call_id > 0x7FFF_FFFF && e.message.contains("Authentication is required") => Err((
             format!(
-                "the server demands Kerberos (hbase.security.authentication=kerberos) and refused this client's                  SIMPLE authentication ({e}): connect with `NativeConfig::kerberos` (hmap's feature `kerberos`)"
+                "the server demands Kerberos (hbase.security.authentication=kerberos) and refused this client's SIMPLE authentication ({e}): connect with `NativeConfig::kerberos` (hmap's feature `kerberos`)"
             ),
             Some(KerberosFailure::AuthenticationRequired),
         )),

@@ -479,13 +479,15 @@ impl NativeError {
                     source: Some(Box::new(self)),
                 }
             }
-            e @ (NativeError::Connect { .. } | NativeError::Tls { .. } | NativeError::Kerberos { .. }) => {
-                StoreError::Connection {
-                    endpoint: endpoint.to_string(),
-                    message: e.to_string(),
-                    source: Some(Box::new(e)),
-                }
-            }
+            NativeError::Connect { endpoint: ref own, .. }
+            | NativeError::Tls { endpoint: ref own, .. }
+            | NativeError::Kerberos { endpoint: ref own, .. } => StoreError::Connection {
+                // A failure while bootstrapping has no call's endpoint: the
+                // server's own.
+                endpoint: if endpoint.is_empty() { own.clone() } else { endpoint.to_string() },
+                message: self.to_string(),
+                source: Some(Box::new(self)),
+            },
             NativeError::ZooKeeper(ZooKeeperError::Quorum {
                 ref servers,
                 ref znode,
