@@ -60,6 +60,36 @@ pub trait Target: Send + Sync {
     }
 }
 
+/// A [`NativeStore`](hmap::store::native::NativeStore) under test, however
+/// it connects (plain, TLS, Kerberos), with its table prefix and a second
+/// client of the same cluster.
+pub struct NativeTarget {
+    /// The store under test.
+    pub store: hmap::store::native::NativeStore,
+    /// Its tables' prefix.
+    pub prefix: String,
+    /// Another client of the same cluster.
+    pub other: hmap::store::native::NativeStore,
+}
+
+impl Target for NativeTarget {
+    fn store(&self) -> &dyn Store {
+        &self.store
+    }
+
+    fn table_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    fn open_scanners(&self) -> Option<usize> {
+        Some(self.store.open_scanners())
+    }
+
+    fn other_client(&self) -> Option<&dyn Store> {
+        Some(&self.other)
+    }
+}
+
 /// A [`ThriftStore`](hmap::store::ThriftStore) under test, through a
 /// gateway in any mode: the same target for every mode, with what the mode
 /// changes (framed gateways' quirks, a smaller frame for values).

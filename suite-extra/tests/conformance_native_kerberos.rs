@@ -22,31 +22,11 @@ mod native_kerberos_cluster {
     use hmap::schema::{FamilySchema, TableSchema};
     use hmap::store::native::{KerberosFailure, NativeConfig, NativeError, NativeKerberos, NativeStore, Protection};
     use hmap::store::{Get, RowMutation, Store, StoreError};
-    use hmap_suite::conformance::Target;
 
     const NEEDS: &str = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables \
                          of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG";
 
-    /// The store under test, its table prefix, and another client.
-    struct Native(NativeStore, String, NativeStore);
-
-    impl Target for Native {
-        fn store(&self) -> &dyn Store {
-            &self.0
-        }
-
-        fn table_prefix(&self) -> &str {
-            &self.1
-        }
-
-        fn open_scanners(&self) -> Option<usize> {
-            Some(self.0.open_scanners())
-        }
-
-        fn other_client(&self) -> Option<&dyn Store> {
-            Some(&self.2)
-        }
-    }
+    use hmap_suite::conformance::NativeTarget as Native;
 
     /// The level the cluster demands (`HMAP_KRB_PROTECTION`).
     fn protection() -> Protection {
@@ -97,11 +77,11 @@ mod native_kerberos_cluster {
                 .unwrap_or_else(|e| panic!("HMAP_NATIVE is set but HBase does not answer with Kerberos: {e}"))
         };
         let store = connect().await;
-        Native(
+        Native {
             store,
-            hmap_suite::test_table_prefix("hmap_native_krb_conformance_"),
-            connect().await,
-        )
+            prefix: hmap_suite::test_table_prefix("hmap_native_krb_conformance_"),
+            other: connect().await,
+        }
     }
 
     hmap_suite::for_each_case!(

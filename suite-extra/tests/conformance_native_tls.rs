@@ -14,30 +14,10 @@
 mod native_tls_cluster {
     use std::time::{Duration, Instant};
 
+    use hmap::store::StoreError;
     use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
-    use hmap::store::{Store, StoreError};
-    use hmap_suite::conformance::Target;
 
-    /// The store under test, its table prefix, and another client.
-    struct Native(NativeStore, String, NativeStore);
-
-    impl Target for Native {
-        fn store(&self) -> &dyn Store {
-            &self.0
-        }
-
-        fn table_prefix(&self) -> &str {
-            &self.1
-        }
-
-        fn open_scanners(&self) -> Option<usize> {
-            Some(self.0.open_scanners())
-        }
-
-        fn other_client(&self) -> Option<&dyn Store> {
-            Some(&self.2)
-        }
-    }
+    use hmap_suite::conformance::NativeTarget as Native;
 
     /// The TLS settings the environment names: the CA, and a client
     /// certificate when the cluster demands one.
@@ -65,11 +45,11 @@ mod native_tls_cluster {
                 .unwrap_or_else(|e| panic!("HMAP_NATIVE={address} is set but HBase does not answer over TLS: {e}"))
         };
         let store = connect().await;
-        Native(
+        Native {
             store,
-            hmap_suite::test_table_prefix("hmap_native_tls_conformance_"),
-            connect().await,
-        )
+            prefix: hmap_suite::test_table_prefix("hmap_native_tls_conformance_"),
+            other: connect().await,
+        }
     }
 
     hmap_suite::for_each_case!(

@@ -6,30 +6,9 @@
 //! master (`host:port`), as `scripts/hbase/hbase address` prints it, and
 //! fails when it is unset.
 
-use hmap::store::Store;
 use hmap::store::native::{NativeConfig, NativeStore};
-use hmap_suite::conformance::Target;
 
-/// The store under test, its table prefix, and another client.
-struct Native(NativeStore, String, NativeStore);
-
-impl Target for Native {
-    fn store(&self) -> &dyn Store {
-        &self.0
-    }
-
-    fn table_prefix(&self) -> &str {
-        &self.1
-    }
-
-    fn open_scanners(&self) -> Option<usize> {
-        Some(self.0.open_scanners())
-    }
-
-    fn other_client(&self) -> Option<&dyn Store> {
-        Some(&self.2)
-    }
-}
+use hmap_suite::conformance::NativeTarget as Native;
 
 /// The cluster under test; panics without one.
 async fn target() -> Native {
@@ -40,11 +19,11 @@ async fn target() -> Native {
             .unwrap_or_else(|e| panic!("HMAP_NATIVE={address} is set but HBase does not answer: {e}"))
     };
     let store = connect().await;
-    Native(
+    Native {
         store,
-        hmap_suite::test_table_prefix("hmap_native_conformance_"),
-        connect().await,
-    )
+        prefix: hmap_suite::test_table_prefix("hmap_native_conformance_"),
+        other: connect().await,
+    }
 }
 
 hmap_suite::for_each_case!(

@@ -1076,10 +1076,14 @@ mod tests {
         server.await.expect("server");
     }
 
-    #[tokio::test]
-    async fn a_connection_level_exception_fails_the_pending_calls() {
-        // HBase answers a connection it refuses (bad header, failed
-        // authorisation) with call id -1.
+    /// A fake server that answers the first request with a connection-level
+    /// exception (call id -1, as HBase refuses a connection), then waits for
+    /// the client to go.
+    async fn refusing_server(
+        class: &'static str,
+        message: &'static str,
+        do_not_retry: bool,
+    ) -> (Connection, tokio::task::JoinHandle<()>) {
         let (listener, connection) = fake_server().await;
         let server = tokio::spawn(async move {
             let mut peer = Peer::accept(&listener).await;
@@ -1087,8 +1091,9 @@ mod tests {
             let header = ResponseHeader {
                 call_id: Some(u32::MAX),
                 exception: Some(ExceptionResponse {
-                    exception_class_name: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException".into()),
-                    stack_trace: Some("org.apache.hadoop.hbase.ipc.FatalConnectionException: bad header".into()),
+                    exception_class_name: Some(class.into()),
+                    stack_trace: Some(format!("{class}: {message}")),
+                    do_not_retry: do_not_retry.then_some(true),
                     ..Default::default()
                 }),
                 cell_block_meta: None,
@@ -1099,6 +1104,19 @@ mod tests {
                 .expect("write");
             let _ = peer.stream.read(&mut [0; 1]).await;
         });
+        (connection, server)
+    }
+
+    #[tokio::test]
+    async fn a_connection_level_exception_fails_the_pending_calls() {
+        // HBase answers a connection it refuses (bad header, failed
+        // authorisation) with call id -1.
+        let (connection, server) = refusing_server(
+            "org.apache.hadoop.hbase.ipc.FatalConnectionException",
+            "bad header",
+            false,
+        )
+        .await;
         let err = cluster_id(&connection, LONG).await.expect_err("refused");
         match &err {
             NativeError::Closed { reason, .. } => {
@@ -1119,27 +1137,12 @@ mod tests {
         // SIMPLE preamble: call id -1, AccessDeniedException, then it
         // closes. Every call waiting, and the next one on the same socket,
         // fails with the typed error that says to use Kerberos.
-        let (listener, connection) = fake_server().await;
-        let server = tokio::spawn(async move {
-            let mut peer = Peer::accept(&listener).await;
-            peer.request().await;
-            let header = ResponseHeader {
-                call_id: Some(u32::MAX),
-                exception: Some(ExceptionResponse {
-                    exception_class_name: Some("org.apache.hadoop.hbase.security.AccessDeniedException".into()),
-                    stack_trace: Some(
-                        "org.apache.hadoop.hbase.security.AccessDeniedException: Authentication is required".into(),
-                    ),
-                    do_not_retry: Some(true),
-                    ..Default::default()
-                }),
-                cell_block_meta: None,
-            };
-            peer.stream
-                .write_all(&encode_response(&header, None, &[]))
-                .await
-                .expect("write");
-        });
+        let (connection, server) = refusing_server(
+            "org.apache.hadoop.hbase.security.AccessDeniedException",
+            "Authentication is required",
+            true,
+        )
+        .await;
         let err = cluster_id(&connection, LONG).await.expect_err("refused");
         match &err {
             NativeError::Kerberos { failure, reason, .. } => {
@@ -1151,8 +1154,8 @@ mod tests {
             }
             other => panic!("expected a Kerberos refusal, got {other:?}"),
         }
-        server.await.expect("server");
         drop(connection);
+        server.await.expect("server");
     }
 
     #[tokio::test]

@@ -484,7 +484,11 @@ impl NativeError {
             | NativeError::Kerberos { endpoint: ref own, .. } => StoreError::Connection {
                 // A failure while bootstrapping has no call's endpoint: the
                 // server's own.
-                endpoint: if endpoint.is_empty() { own.clone() } else { endpoint.to_string() },
+                endpoint: if endpoint.is_empty() {
+                    own.clone()
+                } else {
+                    endpoint.to_string()
+                },
                 message: self.to_string(),
                 source: Some(Box::new(self)),
             },
