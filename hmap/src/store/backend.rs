@@ -287,46 +287,68 @@ impl Backend {
     /// Thrift backend is [`BackendError::NotNative`]; a protection level
     /// that is none of the three is [`BackendError::Incomplete`].
     pub fn set_native_kerberos(&mut self, settings: &KerberosSettings, named_by: &str) -> Result<(), BackendError> {
-        #[cfg(all(feature = "native", feature = "kerberos"))]
-        if let Backend::Native(config) = self {
-            use crate::store::native::{NativeKerberos, Protection};
-            let mut kerberos = match &settings.keytab {
-                Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
-                None => NativeKerberos::ticket_cache(),
-            };
-            if let Some(principal) = &settings.server_principal {
-                kerberos = kerberos.server_principal(principal);
-            }
-            if let Some(levels) = &settings.protection {
-                let levels = levels
-                    .split(',')
-                    .map(|level| match level.trim() {
-                        "privacy" | "auth-conf" => Ok(Protection::Privacy),
-                        "integrity" | "auth-int" => Ok(Protection::Integrity),
-                        "authentication" | "auth" => Ok(Protection::Authentication),
-                        _ => Err(BackendError::Incomplete {
-                            named_by: format!("{named_by}: protection {levels}"),
-                            reason: "each level is privacy, integrity or authentication (hbase.rpc.protection's values)",
-                        }),
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                kerberos = kerberos.protection(levels);
-            }
-            config.connection.kerberos = Some(kerberos);
-            return Ok(());
-        }
-        let _ = settings;
-        #[cfg(feature = "native")]
-        if matches!(self, Backend::Native(_)) {
-            return Err(BackendError::Feature {
+        #[cfg(not(feature = "native"))]
+        {
+            let _ = settings;
+            Err(BackendError::NotNative {
                 named_by: named_by.to_string(),
-                what: "NativeStore with Kerberos",
-                feature: "kerberos",
-            });
+            })
         }
-        Err(BackendError::NotNative {
-            named_by: named_by.to_string(),
-        })
+        #[cfg(feature = "native")]
+        {
+            let config = self.native_config(named_by)?;
+            #[cfg(feature = "kerberos")]
+            {
+                use crate::store::native::{NativeKerberos, Protection};
+                let mut kerberos = match &settings.keytab {
+                    Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
+                    None => NativeKerberos::ticket_cache(),
+                };
+                if let Some(principal) = &settings.server_principal {
+                    kerberos = kerberos.server_principal(principal);
+                }
+                if let Some(levels) = &settings.protection {
+                    let levels = levels
+                        .split(',')
+                        .map(|level| match level.trim() {
+                            "privacy" | "auth-conf" => Ok(Protection::Privacy),
+                            "integrity" | "auth-int" => Ok(Protection::Integrity),
+                            "authentication" | "auth" => Ok(Protection::Authentication),
+                            _ => Err(BackendError::Incomplete {
+                                named_by: format!("{named_by}: protection {levels}"),
+                                reason: "each level is privacy, integrity or authentication (hbase.rpc.protection's values)",
+                            }),
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    kerberos = kerberos.protection(levels);
+                }
+                config.connection.kerberos = Some(kerberos);
+                Ok(())
+            }
+            #[cfg(not(feature = "kerberos"))]
+            {
+                let _ = (config, settings);
+                Err(BackendError::Feature {
+                    named_by: named_by.to_string(),
+                    what: "NativeStore with Kerberos",
+                    feature: "kerberos",
+                })
+            }
+        }
+    }
+
+    /// The NativeStore's settings, or [`BackendError::NotNative`] naming
+    /// `named_by` for a Thrift backend.
+    #[cfg(feature = "native")]
+    fn native_config(&mut self, named_by: &str) -> Result<&mut NativeConfig, BackendError> {
+        match self {
+            Backend::Native(config) => Ok(config),
+            // Unreachable in a build without the Thrift backends.
+            #[allow(unreachable_patterns)]
+            _ => Err(BackendError::NotNative {
+                named_by: named_by.to_string(),
+            }),
+        }
     }
 
     /// Makes a `NativeStore` connect over TLS (HBase 2.6's RPC TLS), the
@@ -342,36 +364,44 @@ impl Backend {
         client: Option<(&Path, &Path)>,
         named_by: &str,
     ) -> Result<(), BackendError> {
-        #[cfg(all(feature = "native", feature = "tls"))]
-        if let Backend::Native(config) = self {
-            let fail = |path: &Path, source| BackendError::Ca {
+        #[cfg(not(feature = "native"))]
+        {
+            let _ = (ca, client);
+            Err(BackendError::NotNative {
                 named_by: named_by.to_string(),
-                path: path.to_path_buf(),
-                source,
-            };
-            let mut tls = match ca {
-                Some(path) => crate::store::native::NativeTls::with_ca_file(path).map_err(|e| fail(path, e))?,
-                None => crate::store::native::NativeTls::with_platform_roots()
-                    .map_err(|e| fail(Path::new("(the platform's roots)"), e))?,
-            };
-            if let Some((chain, key)) = client {
-                tls = tls.client_auth_files(chain, key).map_err(|e| fail(chain, e))?;
-            }
-            config.connection.tls = Some(tls);
-            return Ok(());
+            })
         }
-        let _ = (ca, client);
         #[cfg(feature = "native")]
-        if matches!(self, Backend::Native(_)) {
-            return Err(BackendError::Feature {
-                named_by: named_by.to_string(),
-                what: "NativeStore over TLS",
-                feature: "tls",
-            });
+        {
+            let config = self.native_config(named_by)?;
+            #[cfg(feature = "tls")]
+            {
+                let fail = |path: &Path, source| BackendError::Ca {
+                    named_by: named_by.to_string(),
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let mut tls = match ca {
+                    Some(path) => crate::store::native::NativeTls::with_ca_file(path).map_err(|e| fail(path, e))?,
+                    None => crate::store::native::NativeTls::with_platform_roots()
+                        .map_err(|e| fail(Path::new("(the platform's roots)"), e))?,
+                };
+                if let Some((chain, key)) = client {
+                    tls = tls.client_auth_files(chain, key).map_err(|e| fail(chain, e))?;
+                }
+                config.connection.tls = Some(tls);
+                Ok(())
+            }
+            #[cfg(not(feature = "tls"))]
+            {
+                let _ = (config, ca, client);
+                Err(BackendError::Feature {
+                    named_by: named_by.to_string(),
+                    what: "NativeStore over TLS",
+                    feature: "tls",
+                })
+            }
         }
-        Err(BackendError::NotNative {
-            named_by: named_by.to_string(),
-        })
     }
 
     /// The backend `variable` names when its value is `address` (and
