@@ -12,9 +12,9 @@
 //! | `HMAP_THRIFT_FRAMED=host:port` | `ThriftStore`, framed transport ([`ThriftConfig::framed`]) |
 //! | `HMAP_THRIFT_COMPACT=host:port` | `ThriftStore`, compact protocol ([`ThriftProtocol::Compact`]) |
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
-//! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA ([`NativeConfig::tls`]); feature `tls` |
+//! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA (`NativeConfig::tls`); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
-//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` with Kerberos, logged in from the keytab ([`NativeConfig::kerberos`]); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
+//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` with Kerberos, logged in from the keytab (`NativeConfig::kerberos`); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //!
@@ -282,7 +282,7 @@ impl Backend {
     }
 
     /// Makes a `NativeStore` log in with Kerberos as `settings` say (see
-    /// [`NativeKerberos`](crate::store::native::NativeKerberos)). Needs
+    /// `NativeKerberos`, feature `kerberos`). Needs
     /// hmap's `kerberos` feature ([`BackendError::Feature`] without it); a
     /// Thrift backend is [`BackendError::NotNative`]; a protection level
     /// that is none of the three is [`BackendError::Incomplete`].
