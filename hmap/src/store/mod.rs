@@ -27,6 +27,8 @@
 
 #[cfg(any(feature = "thrift", feature = "native"))]
 pub mod backend;
+#[cfg(feature = "bigtable")]
+pub mod bigtable;
 mod check;
 mod error;
 #[cfg(feature = "testing")]
