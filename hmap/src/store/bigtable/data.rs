@@ -83,7 +83,12 @@ impl BigtableStore {
             timeout: self.inner.config.call_timeout,
             store: self.clone(),
         };
-        Ok(Box::pin(futures_util::stream::unfold(state, RowsState::next)))
+        // Fused: a scanner polled again after its end keeps answering None
+        // (`unfold` would panic).
+        Ok(Box::pin(futures_util::StreamExt::fuse(futures_util::stream::unfold(
+            state,
+            RowsState::next,
+        ))))
     }
 
     fn read_request(&self, table: &str, rows: v2::RowSet, filter: v2::RowFilter) -> v2::ReadRowsRequest {
