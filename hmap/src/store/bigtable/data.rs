@@ -29,6 +29,12 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// [`now_ms`], for the tests' bounds.
+#[cfg(test)]
+pub(super) fn now_ms_for_tests() -> i64 {
+    now_ms()
+}
+
 /// Bigtable's 4 KiB limit on row keys, checked before a request is sent.
 fn check_key_length(table: &str, row: &[u8]) -> Result<()> {
     if row.len() > MAX_ROW_KEY {

@@ -39,6 +39,8 @@ mod convert;
 mod data;
 mod error;
 mod read;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
