@@ -314,10 +314,17 @@ impl BigtableStore {
     /// the changes go to `false_mutations`.
     pub(super) async fn check_and_mutate_impl(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let max = self.inner.config.max_value_size;
-        self.checked(table, |schema| check_conditional(schema, op, max)).await?;
+        let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
         check_key_length(table, &op.row)?;
-        let changes = mutations(table, &op.mutations, now_ms())?;
+        let now = now_ms();
+        let changes = mutations(table, &op.mutations, now)?;
         let family = family_name(table, &op.family)?;
+        // The newest cell HBase would see: one the family's TTL has not
+        // expired (Bigtable's GC is lazy).
+        let live = schema.find_family(&op.family).and_then(|f| f.ttl()).map(|ttl| {
+            now.saturating_sub(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+                .saturating_add(1)
+        });
         let expected = op.expected.clone().filter(|v| !v.is_empty());
         let value = match &expected {
             Some(v) => v2::ValueRange {
@@ -338,6 +345,10 @@ impl BigtableStore {
                     )),
                     end_qualifier: Some(v2::column_range::EndQualifier::EndQualifierClosed(op.qualifier.clone())),
                 })),
+                filter(match live {
+                    Some(min) => Filter::TimestampRangeFilter(super::convert::time_range(min, i64::MAX)),
+                    None => Filter::PassAllFilter(true),
+                }),
                 filter(Filter::CellsPerColumnLimitFilter(1)),
                 filter(Filter::ValueRangeFilter(value)),
             ],
