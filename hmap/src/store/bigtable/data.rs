@@ -20,6 +20,9 @@ use crate::store::check::{check_conditional, check_gets, check_increment, check_
 use crate::store::error::{show_column, show_row};
 use crate::store::{CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, StoreError};
 
+/// The most mutations Bigtable takes in one `MutateRows` request.
+const MAX_MUTATIONS: usize = 100_000;
+
 /// The client's clock in milliseconds: the timestamp of puts that name
 /// none (the Java adapter stamps them on the client, too).
 fn now_ms() -> i64 {
@@ -201,18 +204,30 @@ impl BigtableStore {
         }
         // Waves of distinct rows: a row's second entry waits for its first.
         let mut waves: Vec<Vec<v2::mutate_rows_request::Entry>> = Vec::new();
+        let mut last_wave: HashMap<Bytes, usize> = HashMap::new();
         for entry in entries {
-            let wave = waves
-                .iter()
-                .rposition(|w| w.iter().any(|e| e.row_key == entry.row_key))
-                .map_or(0, |i| i + 1);
+            let wave = last_wave.get(&entry.row_key).map_or(0, |w| w + 1);
+            last_wave.insert(entry.row_key.clone(), wave);
             if wave == waves.len() {
                 waves.push(Vec::new());
             }
             waves[wave].push(entry);
         }
         for wave in waves {
-            self.write_wave(table, wave).await?;
+            // Bigtable takes at most 100,000 mutations in one request.
+            let mut request = Vec::new();
+            let mut count = 0;
+            for entry in wave {
+                if count + entry.mutations.len() > MAX_MUTATIONS && !request.is_empty() {
+                    self.write_wave(table, std::mem::take(&mut request)).await?;
+                    count = 0;
+                }
+                count += entry.mutations.len();
+                request.push(entry);
+            }
+            if !request.is_empty() {
+                self.write_wave(table, request).await?;
+            }
         }
         Ok(())
     }

@@ -306,3 +306,32 @@ async fn a_server_of_another_protocol_is_a_typed_error() {
     );
     server.abort();
 }
+
+/// A batch over Bigtable's 100,000 mutations per request is sent in
+/// several requests, a row named twice in a later one, and all of it lands.
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn a_batch_over_the_request_limit_is_written_whole() {
+    use futures_util::TryStreamExt;
+    let store = emulator().await;
+    fresh(&store, "big_batch", vec![FamilySchema::new("f")]).await;
+    let mut rows: Vec<RowMutation> = (0..2_000)
+        .map(|i| {
+            (0..60).fold(RowMutation::new(format!("r{i:05}")), |r, q| {
+                r.put_at("f", format!("q{q}"), 1, "v")
+            })
+        })
+        .collect();
+    rows.push(RowMutation::new("r00000").put_at("f", "q0", 1, "again"));
+    store.mutate("big_batch", &rows).await.unwrap();
+    let read: Vec<_> = store
+        .scan("big_batch", &crate::store::Scan::all())
+        .await
+        .unwrap()
+        .try_collect()
+        .await
+        .unwrap();
+    assert_eq!(read.len(), 2_000);
+    assert!(read.iter().all(|r| r.cells.len() == 60));
+    assert_eq!(read[0].value("f", "q0").as_deref(), Some(&b"again"[..]));
+}
