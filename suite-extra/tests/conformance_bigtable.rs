@@ -58,13 +58,6 @@ mod bigtable_emulator {
         ("two_delete_latest_in_one_mutation", Refused(u::DELETE_LATEST)),
         ("repeated_row_in_one_batch_applies_in_order", Refused(u::DELETE_LATEST)),
         ("surplus_versions_survive_the_mutation", Refused(u::DELETE_LATEST)),
-        ("delete_family_up_to", Refused(u::DELETE_FAMILY_UP_TO)),
-        ("batch_applies_rows_in_order", Refused(u::DELETE_FAMILY_UP_TO)),
-        (
-            "family_delete_after_deletes_of_its_family",
-            Refused(u::DELETE_FAMILY_UP_TO),
-        ),
-        ("check_absent_guards_deletes", Refused(u::DELETE_FAMILY_UP_TO)),
         // Where Bigtable behaves otherwise.
         (
             "delete_masks_later_older_put",

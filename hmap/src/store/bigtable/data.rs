@@ -2,7 +2,7 @@
 //! writes (`MutateRow`, `MutateRows` with each entry's status),
 //! `CheckAndMutateRow` and `ReadModifyWriteRow`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -18,7 +18,9 @@ use super::{BigtableStore, MAX_MESSAGE, MAX_ROW_KEY};
 
 use crate::store::check::{check_conditional, check_gets, check_increment, check_rows};
 use crate::store::error::{show_column, show_row};
-use crate::store::{CheckAndMutate, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, StoreError};
+use crate::store::{
+    CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
+};
 
 /// The most mutations Bigtable takes in one `MutateRows` request.
 const MAX_MUTATIONS: usize = 100_000;
@@ -189,10 +191,14 @@ impl BigtableStore {
     pub(super) async fn mutate_impl(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let max = self.inner.config.max_value_size;
         self.checked(table, |schema| check_rows(schema, rows, max)).await?;
-        let now = now_ms();
-        let mut entries = Vec::with_capacity(rows.len());
         for row in rows {
             check_key_length(table, &row.row)?;
+            refuse_unexpressible(table, &row.mutations)?;
+        }
+        let now = now_ms();
+        let rows = self.expand_up_to_deletes(table, rows, now).await?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for row in rows.iter() {
             if row.mutations.is_empty() {
                 continue;
             }
@@ -331,8 +337,11 @@ impl BigtableStore {
         let max = self.inner.config.max_value_size;
         let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
         check_key_length(table, &op.row)?;
+        refuse_unexpressible(table, &op.mutations)?;
         let now = now_ms();
-        let changes = mutations(table, &op.mutations, now)?;
+        let row = [RowMutation::with(op.row.clone(), op.mutations.clone())];
+        let expanded = self.expand_up_to_deletes(table, &row, now).await?;
+        let changes = mutations(table, &expanded[0].mutations, now)?;
         let family = family_name(table, &op.family)?;
         // The newest cell HBase would see: one the family's TTL has not
         // expired (Bigtable's GC is lazy).
@@ -523,6 +532,112 @@ impl BigtableStore {
             }
         }
         fallback
+    }
+}
+
+/// What no expansion can express, refused before anything is sent: a
+/// delete of a column's newest version.
+fn refuse_unexpressible(table: &str, list: &[Mutation]) -> Result<()> {
+    match list
+        .iter()
+        .any(|m| matches!(m, Mutation::DeleteCell { timestamp: None, .. }))
+    {
+        true => Err(super::error::refuse(table, super::error::unsupported::DELETE_LATEST)),
+        false => Ok(()),
+    }
+}
+
+/// Whether Bigtable needs the row read to send this delete: a row's or a
+/// family's cells up to a timestamp.
+fn up_to_delete(m: &Mutation) -> bool {
+    matches!(
+        m,
+        Mutation::DeleteRow { up_to: Some(_) } | Mutation::DeleteFamily { up_to: Some(_), .. }
+    )
+}
+
+impl BigtableStore {
+    /// The rows with every delete of a row's or a family's cells up to `T`
+    /// (which `DeleteFromRow` and `DeleteFromFamily` cannot bound) replaced
+    /// by a `DeleteFromColumn [0, T]` of each column that holds a cell at
+    /// `T` or before: the columns stored (one `ReadRows` over those rows,
+    /// values stripped) and those that puts before the delete in the same
+    /// call write. The typed API deletes rows this way (up to the time of
+    /// the write, so that a later put survives).
+    ///
+    /// Not atomic with the read: a cell at `T` or before written by another
+    /// client to a column this read did not see, between the read and the
+    /// write, survives (HBase's delete marker would hide it).
+    async fn expand_up_to_deletes<'r>(
+        &self,
+        table: &str,
+        rows: &'r [RowMutation],
+        now: i64,
+    ) -> Result<std::borrow::Cow<'r, [RowMutation]>> {
+        let mut keys: Vec<Bytes> = rows
+            .iter()
+            .filter(|r| r.mutations.iter().any(up_to_delete))
+            .map(|r| r.row.clone())
+            .collect();
+        if keys.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(rows));
+        }
+        keys.sort();
+        keys.dedup();
+        // Each stored column's oldest timestamp, per row.
+        let mut oldest: HashMap<Bytes, BTreeMap<(Bytes, Bytes), i64>> = HashMap::new();
+        let set = v2::RowSet {
+            row_keys: keys,
+            row_ranges: Vec::new(),
+        };
+        let strip = filter(Filter::StripValueTransformer(true));
+        let mut stream = self.read_rows(table, self.read_request(table, set, strip)).await?;
+        while let Some(row) = futures_util::StreamExt::next(&mut stream).await {
+            let row = row?;
+            let columns = oldest.entry(row.row.clone()).or_default();
+            for cell in row.cells {
+                let at = columns.entry((cell.family, cell.qualifier)).or_insert(cell.timestamp);
+                *at = (*at).min(cell.timestamp);
+            }
+        }
+        let mut expanded = Vec::with_capacity(rows.len());
+        for row in rows {
+            let columns = oldest.entry(row.row.clone()).or_default();
+            let mut list = Vec::with_capacity(row.mutations.len());
+            for m in &row.mutations {
+                let (family, up_to) = match m {
+                    Mutation::DeleteRow { up_to: Some(t) } => (None, *t),
+                    Mutation::DeleteFamily { family, up_to: Some(t) } => (Some(family), *t),
+                    Mutation::Put {
+                        family,
+                        qualifier,
+                        timestamp,
+                        ..
+                    } => {
+                        let ts = timestamp.unwrap_or(now);
+                        let at = columns.entry((family.clone(), qualifier.clone())).or_insert(ts);
+                        *at = (*at).min(ts);
+                        list.push(m.clone());
+                        continue;
+                    }
+                    other => {
+                        list.push(other.clone());
+                        continue;
+                    }
+                };
+                for ((f, q), at) in columns.iter() {
+                    if *at <= up_to && family.is_none_or(|family| family == f) {
+                        list.push(Mutation::DeleteColumn {
+                            family: f.clone(),
+                            qualifier: q.clone(),
+                            up_to: Some(up_to),
+                        });
+                    }
+                }
+            }
+            expanded.push(RowMutation::with(row.row.clone(), list));
+        }
+        Ok(std::borrow::Cow::Owned(expanded))
     }
 }
 

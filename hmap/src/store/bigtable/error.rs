@@ -32,12 +32,6 @@ pub mod unsupported {
     /// by time range only (Google's HBase adapter refuses it too: "Cannot
     /// delete single latest cell").
     pub const DELETE_LATEST: &str = "a delete of the newest version of a column";
-    /// A delete of a family's cells up to a timestamp: `DeleteFromFamily`
-    /// has no time range.
-    pub const DELETE_FAMILY_UP_TO: &str = "a delete of a family's cells up to a timestamp";
-    /// A delete of a row's cells up to a timestamp: `DeleteFromRow` has no
-    /// time range.
-    pub const DELETE_ROW_UP_TO: &str = "a delete of a row's cells up to a timestamp";
 }
 
 /// A gRPC status as the store's error; `operation` is the RPC, `table` the

@@ -335,3 +335,74 @@ async fn a_batch_over_the_request_limit_is_written_whole() {
     assert!(read.iter().all(|r| r.cells.len() == 60));
     assert_eq!(read[0].value("f", "q0").as_deref(), Some(&b"again"[..]));
 }
+
+/// A delete of a row's or a family's cells up to `T` (how the typed API
+/// deletes) is sent as column deletes of what the row holds at `T` or
+/// before, and of what puts before it in the same call write: newer cells
+/// survive, as on HBase.
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn deletes_up_to_a_timestamp_are_column_deletes() {
+    use crate::store::Mutation;
+    let store = emulator().await;
+    fresh(
+        &store,
+        "up_to",
+        vec![FamilySchema::new("f").versions(5), FamilySchema::new("g").versions(5)],
+    )
+    .await;
+    store
+        .mutate(
+            "up_to",
+            &[RowMutation::new("r")
+                .put_at("f", "old", 5, "x")
+                .put_at("f", "both", 5, "x")
+                .put_at("f", "both", 20, "y")
+                .put_at("g", "q", 5, "z")],
+        )
+        .await
+        .unwrap();
+    store
+        .mutate(
+            "up_to",
+            &[RowMutation::new("r")
+                .put_at("f", "fresh", 7, "w")
+                .delete_family_up_to("f", 10)],
+        )
+        .await
+        .unwrap();
+    let cells = |row: crate::store::RowResult| -> Vec<(String, i64)> {
+        row.cells
+            .iter()
+            .map(|c| {
+                (
+                    format!(
+                        "{}:{}",
+                        crate::key::Printable(&c.family),
+                        crate::key::Printable(&c.qualifier)
+                    ),
+                    c.timestamp,
+                )
+            })
+            .collect()
+    };
+    let row = store
+        .get("up_to", &Get::new("r").max_versions(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cells(row), [("f:both".to_string(), 20), ("g:q".to_string(), 5)]);
+    store
+        .mutate(
+            "up_to",
+            &[RowMutation::new("r").push(Mutation::DeleteRow { up_to: Some(10) })],
+        )
+        .await
+        .unwrap();
+    let row = store
+        .get("up_to", &Get::new("r").max_versions(5))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cells(row), [("f:both".to_string(), 20)]);
+}
