@@ -20,11 +20,30 @@ const NAME_ONLY: i32 = admin::table::View::NameOnly as i32;
 const SCHEMA_VIEW: i32 = admin::table::View::SchemaView as i32;
 
 /// What of a family Bigtable cannot keep, refused by name before anything
-/// is sent: every option but VERSIONS and TTL at HBase's defaults.
-pub(crate) fn check_family_options(table: &str, family: &FamilySchema) -> Result<()> {
+/// is sent: every option but VERSIONS and TTL at HBase's defaults. With
+/// `ignore_storage_options`, the storage options (compression, bloom
+/// filter, block size, caching) are dropped instead, with a warning, as
+/// Google's Java HBase adapter drops them (its `IGNORED_OPTION_KEYS`);
+/// MIN_VERSIONS is refused either way.
+pub(crate) fn check_family_options(table: &str, family: &FamilySchema, ignore_storage_options: bool) -> Result<()> {
     let default = FamilySchema::new(family.name.clone());
     if family.min_versions != 0 {
         return Err(refuse(table, unsupported::MIN_VERSIONS));
+    }
+    if ignore_storage_options {
+        let dropped = family.compression != Compression::None
+            || family.bloom != BloomType::Row
+            || family.block_size != default.block_size
+            || family.in_memory != default.in_memory
+            || family.block_cache != default.block_cache;
+        if dropped {
+            tracing::warn!(
+                table = %table,
+                family = %family.name,
+                "Bigtable keeps no COMPRESSION, BLOOMFILTER, BLOCKSIZE, IN_MEMORY or BLOCKCACHE; dropped (ignore_storage_options)"
+            );
+        }
+        return Ok(());
     }
     if family.compression != Compression::None {
         return Err(refuse(table, unsupported::COMPRESSION));
@@ -122,7 +141,7 @@ impl BigtableStore {
         let table = &schema.name;
         check_schema(schema, &self.inner.config.table_prefix)?;
         for family in &schema.families {
-            check_family_options(table, family)?;
+            check_family_options(table, family, self.inner.config.ignore_storage_options)?;
         }
         if schema.metadata.keys().any(|key| key != KEY_LAYOUT_ATTRIBUTE) {
             return Err(refuse(table, unsupported::METADATA));
@@ -195,7 +214,7 @@ impl BigtableStore {
         check_family_change(&live, change)?;
         let (id, r#mod) = match change {
             FamilyChange::Add(family) | FamilyChange::Modify(family) => {
-                check_family_options(table, family)?;
+                check_family_options(table, family, self.inner.config.ignore_storage_options)?;
                 let cf = admin::ColumnFamily {
                     gc_rule: Some(gc_rule(family)),
                     ..Default::default()
@@ -326,7 +345,7 @@ mod tests {
 
     #[test]
     fn options_bigtable_lacks_are_refused_by_name() {
-        let refused = |f: FamilySchema| match check_family_options("t", &f) {
+        let refused = |f: FamilySchema| match check_family_options("t", &f, false) {
             Err(StoreError::Unsupported { feature, .. }) => feature,
             other => panic!("{other:?}"),
         };
@@ -347,6 +366,14 @@ mod tests {
             unsupported::BLOCK_SIZE
         );
         assert_eq!(refused(FamilySchema::new("f").in_memory(true)), unsupported::CACHING);
-        assert!(check_family_options("t", &FamilySchema::new("f").versions(9).ttl_secs(5)).is_ok());
+        assert!(check_family_options("t", &FamilySchema::new("f").versions(9).ttl_secs(5), false).is_ok());
+        // Dropped as the Java adapter drops them, when asked; MIN_VERSIONS never.
+        let tuned = FamilySchema::new("f")
+            .compression(Compression::Snappy)
+            .bloom(BloomType::RowCol)
+            .block_size(4096)
+            .in_memory(true);
+        assert!(check_family_options("t", &tuned, true).is_ok());
+        assert!(check_family_options("t", &FamilySchema::new("f").versions(3).min_versions(1), true).is_err());
     }
 }

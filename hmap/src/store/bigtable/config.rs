@@ -44,6 +44,13 @@ pub struct BigtableConfig {
     /// default `hbase.server.keyvalue.maxsize`; Bigtable's own limit is
     /// 100 MiB), so that an application gets the limits it has on HBase.
     pub max_value_size: usize,
+    /// Drop a family's COMPRESSION, BLOOMFILTER, BLOCKSIZE, IN_MEMORY and
+    /// BLOCKCACHE (Bigtable manages storage itself) with a warning, as
+    /// Google's Java HBase adapter does, instead of refusing them with
+    /// [`StoreError::Unsupported`] (the default: a schema tuned for HBase
+    /// is not silently created as something else). `describe_table` then
+    /// reports HBase's defaults for them.
+    pub ignore_storage_options: bool,
 }
 
 impl BigtableConfig {
@@ -61,6 +68,7 @@ impl BigtableConfig {
             connect_timeout: Duration::from_secs(10),
             table_prefix: String::new(),
             max_value_size: 10 * 1024 * 1024,
+            ignore_storage_options: false,
         }
     }
 
@@ -107,6 +115,13 @@ impl BigtableConfig {
     /// Sets the deadline of opening the connection.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// Drops the storage options Bigtable has no place for instead of
+    /// refusing them (see [`ignore_storage_options`](Self::ignore_storage_options)).
+    pub fn ignore_storage_options(mut self, ignore: bool) -> Self {
+        self.ignore_storage_options = ignore;
         self
     }
 

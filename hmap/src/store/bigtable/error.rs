@@ -14,10 +14,14 @@ pub(crate) const BACKEND: &str = "BigtableStore";
 /// `feature`), before anything is sent: what Bigtable cannot store or do as
 /// HBase does. `docs/bigtable.md` says why for each.
 pub mod unsupported {
-    /// A family's `MIN_VERSIONS`: Bigtable's garbage collection rules have no
-    /// minimum that outlives the age rule.
+    /// A family's `MIN_VERSIONS`: the Java adapter writes it as an
+    /// intersection GC rule, but reads would have to hide expired versions
+    /// beyond the minimum themselves (GC is lazy), which BigtableStore does
+    /// not do yet.
     pub const MIN_VERSIONS: &str = "MIN_VERSIONS";
-    /// A family's `COMPRESSION`: Bigtable compresses as it sees fit.
+    /// A family's `COMPRESSION`: Bigtable compresses as it sees fit. This
+    /// and the next three are dropped instead with
+    /// `BigtableConfig::ignore_storage_options`.
     pub const COMPRESSION: &str = "COMPRESSION";
     /// A family's `BLOOMFILTER` other than HBase's default (`ROW`).
     pub const BLOOM: &str = "BLOOMFILTER";
