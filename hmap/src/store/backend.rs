@@ -16,7 +16,7 @@
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //!
 //! With the `bigtable` feature, `HMAP_BIGTABLE=host:port` names
-//! `BigtableStore` on the Bigtable emulator ([`Backend::bigtable`],
+//! `BigtableStore` on the Bigtable emulator (`Backend::bigtable`,
 //! [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it). It is
 //! not yet one of [`ENV_VARIABLES`], which the CLI insists on exactly one
 //! of: [`Backend::from_env_var`] takes it all the same.
