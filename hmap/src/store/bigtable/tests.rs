@@ -406,3 +406,38 @@ async fn deletes_up_to_a_timestamp_are_column_deletes() {
         .unwrap();
     assert_eq!(cells(row), [("f:both".to_string(), 20)]);
 }
+
+/// A check-and-mutate compares the newest cell the family's TTL has not
+/// expired, as HBase sees it, though Bigtable's lazy GC still keeps the
+/// expired one.
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn check_and_mutate_does_not_see_expired_cells() {
+    use crate::store::CheckAndMutate;
+    let store = emulator().await;
+    fresh(&store, "check_ttl", vec![FamilySchema::new("f").ttl_secs(60)]).await;
+    let old = super::data::now_ms_for_tests() - 3_600_000;
+    store
+        .mutate("check_ttl", &[RowMutation::new("r").put_at("f", "q", old, "stale")])
+        .await
+        .unwrap();
+    assert!(store.get("check_ttl", &Get::new("r")).await.unwrap().is_none());
+    let put = || RowMutation::new("r").put("f", "w", "x");
+    let expect =
+        |v: Option<&'static str>| CheckAndMutate::new(put(), "f", "q", v.map(|v| Bytes::from_static(v.as_bytes())));
+    assert!(
+        !store
+            .check_and_mutate("check_ttl", &expect(Some("stale")))
+            .await
+            .unwrap()
+    );
+    assert!(store.check_and_mutate("check_ttl", &expect(None)).await.unwrap());
+    assert_eq!(
+        store
+            .get("check_ttl", &Get::new("r"))
+            .await
+            .unwrap()
+            .and_then(|r| r.value("f", "w")),
+        Some(Bytes::from_static(b"x"))
+    );
+}
