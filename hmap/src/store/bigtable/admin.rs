@@ -255,9 +255,12 @@ impl BigtableStore {
             name: self.table_name(table),
             view: NAME_ONLY,
         };
-        let mut admin = self.admin();
         match self
-            .admin_call(table, "GetTable", admin.get_table(self.request(request)))
+            .idempotent(table, "GetTable", self.inner.config.admin_timeout, || {
+                let mut admin = self.admin();
+                let request = self.request(request.clone());
+                async move { admin.get_table(request).await }
+            })
             .await
         {
             Ok(_) => Ok(true),
@@ -278,9 +281,12 @@ impl BigtableStore {
                 page_token: page_token.clone(),
                 ..Default::default()
             };
-            let mut admin = self.admin();
             let reply = self
-                .admin_call("", "ListTables", admin.list_tables(self.request(request)))
+                .idempotent("", "ListTables", self.inner.config.admin_timeout, || {
+                    let mut admin = self.admin();
+                    let request = self.request(request.clone());
+                    async move { admin.list_tables(request).await }
+                })
                 .await?;
             names.extend(
                 reply
@@ -303,9 +309,12 @@ impl BigtableStore {
             name: self.table_name(table),
             view: SCHEMA_VIEW,
         };
-        let mut admin = self.admin();
         let reply = self
-            .admin_call(table, "GetTable", admin.get_table(self.request(request)))
+            .idempotent(table, "GetTable", self.inner.config.admin_timeout, || {
+                let mut admin = self.admin();
+                let request = self.request(request.clone());
+                async move { admin.get_table(request).await }
+            })
             .await?;
         let mut families: Vec<FamilySchema> = reply
             .column_families

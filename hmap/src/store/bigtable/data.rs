@@ -80,9 +80,12 @@ impl BigtableStore {
     /// call deadline.
     async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
         let reversed = request.reversed;
-        let mut client = self.data();
         let streaming = self
-            .call(table, "ReadRows", client.read_rows(self.data_request(request)))
+            .idempotent(table, "ReadRows", self.inner.config.call_timeout, || {
+                let mut client = self.data();
+                let request = self.data_request(request.clone());
+                async move { client.read_rows(request).await }
+            })
             .await?;
         let state = RowsState {
             streaming,
@@ -239,7 +242,6 @@ impl BigtableStore {
     }
 
     async fn write_wave(&self, table: &str, mut entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {
-        let mut client = self.data();
         if entries.len() == 1 {
             let entry = entries.pop().unwrap_or_default();
             let row = entry.row_key.clone();
@@ -251,7 +253,11 @@ impl BigtableStore {
                 ..Default::default()
             };
             return self
-                .call(table, "MutateRow", client.mutate_row(self.data_request(request)))
+                .idempotent(table, "MutateRow", self.inner.config.call_timeout, || {
+                    let mut client = self.data();
+                    let request = self.data_request(request.clone());
+                    async move { client.mutate_row(request).await }
+                })
                 .await
                 .map(drop)
                 .map_err(|e| with_row(e, &row));
@@ -266,7 +272,11 @@ impl BigtableStore {
         let started = Instant::now();
         let timeout = self.inner.config.call_timeout;
         let mut stream = self
-            .call(table, "MutateRows", client.mutate_rows(self.data_request(request)))
+            .idempotent(table, "MutateRows", timeout, || {
+                let mut client = self.data();
+                let request = self.data_request(request.clone());
+                async move { client.mutate_rows(request).await }
+            })
             .await?;
         let mut reported = vec![false; keys.len()];
         let mut first_error = None;

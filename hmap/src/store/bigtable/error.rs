@@ -42,6 +42,13 @@ pub mod unsupported {
 /// table it was about (empty for none), `endpoint` the server.
 pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str, endpoint: &str) -> StoreError {
     let message = status.message().to_string();
+    if from_transport(status) {
+        return StoreError::Connection {
+            endpoint: endpoint.into(),
+            message: format!("{operation}: {message}"),
+            source: Some(Box::new(status.clone())),
+        };
+    }
     match status.code() {
         Code::NotFound if !table.is_empty() => StoreError::TableNotFound { table: table.into() },
         Code::AlreadyExists if !table.is_empty() => StoreError::TableExists { table: table.into() },
@@ -73,6 +80,14 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
             message: format!("{code:?}: {message}"),
         },
     }
+}
+
+/// Whether the status is the client's own transport failing (tonic wraps
+/// a connection that could not be made, or that closed under the call, as
+/// a status with the transport error as its source; a server's statuses
+/// have none): the call may not have reached the server.
+pub(crate) fn from_transport(status: &Status) -> bool {
+    std::error::Error::source(status).is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some())
 }
 
 /// The first double-quoted word of a message.

@@ -130,6 +130,51 @@ impl BigtableStore {
         Err(self.noted(table, result))
     }
 
+    /// The call `make` makes, retried while it cannot reach the server
+    /// (UNAVAILABLE, or an error of the client's own transport: no
+    /// connection could be made, or it closed under the call) and
+    /// `timeout` leaves room, after a backoff from 10 ms doubling to 1 s.
+    /// For idempotent calls only: reads, admin reads, and writes, whose
+    /// cells all carry their timestamps (BigtableStore stamps puts on the
+    /// client) and so apply alike twice.
+    async fn idempotent<T, F, Fut>(
+        &self,
+        table: &str,
+        operation: &'static str,
+        timeout: Duration,
+        mut make: F,
+    ) -> Result<T>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let left = timeout.saturating_sub(started.elapsed());
+            let status = match tokio::time::timeout(left, make()).await {
+                Ok(Ok(response)) => return Ok(response.into_inner()),
+                Ok(Err(status)) => status,
+                Err(_) => {
+                    return Err(StoreError::Timeout {
+                        table: table.into(),
+                        operation,
+                        elapsed: started.elapsed(),
+                    });
+                }
+            };
+            let unreachable = status.code() == tonic::Code::Unavailable || error::from_transport(&status);
+            if unreachable && started.elapsed() + backoff < timeout {
+                tracing::debug!(table, operation, ?backoff, message = status.message(), "retrying");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                continue;
+            }
+            let error = error::from_status(&status, operation, table, &self.inner.config.address);
+            return Err(self.noted(table, error));
+        }
+    }
+
     /// Forgets the table's schema when `error` says it changed.
     fn noted(&self, table: &str, error: StoreError) -> StoreError {
         match &error {

@@ -441,3 +441,79 @@ async fn check_and_mutate_does_not_see_expired_cells() {
         Some(Bytes::from_static(b"x"))
     );
 }
+
+/// A proxy to `target`: forwards each connection, but closes at once the
+/// next `reject` ones it accepts; a send on `cut` closes the live ones.
+async fn flaky_proxy(
+    target: String,
+) -> (
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    tokio::sync::watch::Sender<u64>,
+) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let reject = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (cut, cuts) = tokio::sync::watch::channel(0u64);
+    let rejecting = std::sync::Arc::clone(&reject);
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            if rejecting.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok() {
+                drop(inbound);
+                continue;
+            }
+            let target = target.clone();
+            let mut cuts = cuts.clone();
+            // Only a cut after this connection began closes it.
+            cuts.borrow_and_update();
+            tokio::spawn(async move {
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await else {
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                    _ = cuts.changed() => {}
+                }
+            });
+        }
+    });
+    (address, reject, cut)
+}
+
+/// Idempotent calls are retried, with backoff within their deadline, while
+/// the server cannot be reached: a read and a write whose connection was cut
+/// and whose first reconnections are refused still succeed.
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn idempotent_calls_are_retried_while_the_server_is_unreachable() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let target = std::env::var("HMAP_BIGTABLE").unwrap_or_else(|_| panic!("HMAP_BIGTABLE is not set: {NEEDS}"));
+    let (address, reject, cut) = flaky_proxy(target.trim().to_string()).await;
+    let config = BigtableConfig::emulator(address)
+        .table_prefix("hmap_bt_unit_")
+        .call_timeout(Duration::from_secs(10))
+        .admin_timeout(Duration::from_secs(10));
+    let store = BigtableStore::connect(config).await.unwrap();
+    fresh(&store, "flaky", vec![FamilySchema::new("f")]).await;
+    store
+        .mutate("flaky", &[RowMutation::new("r").put("f", "q", "v")])
+        .await
+        .unwrap();
+    for attempt in 0..2 {
+        reject.store(2, SeqCst);
+        cut.send_modify(|n| *n += 1);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let outcome = if attempt == 0 {
+            store.get("flaky", &Get::new("r")).await.map(|r| r.is_some())
+        } else {
+            store
+                .mutate("flaky", &[RowMutation::new("s").put("f", "q", "v")])
+                .await
+                .map(|()| true)
+        };
+        assert!(matches!(outcome, Ok(true)), "attempt {attempt}: {outcome:?}");
+        assert_eq!(reject.load(SeqCst), 0, "the refused connections were tried");
+    }
+    assert!(store.get("flaky", &Get::new("s")).await.unwrap().is_some());
+}
