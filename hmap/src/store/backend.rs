@@ -18,6 +18,12 @@
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //!
+//! With the `bigtable` feature, `HMAP_BIGTABLE=host:port` names
+//! `BigtableStore` on the Bigtable emulator (`Backend::bigtable`,
+//! [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it). It is
+//! not yet one of [`ENV_VARIABLES`], which the CLI insists on exactly one
+//! of: [`Backend::from_env_var`] takes it all the same.
+//!
 //! `scripts/hbase/hbase start` prints each of them for the gateways it
 //! runs. What to do when several are set is the caller's choice: the
 //! examples and tests take the first of `HMAP_THRIFT`, `HMAP_NATIVE`,
@@ -38,6 +44,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "bigtable")]
+use crate::store::bigtable::{BigtableConfig, BigtableStore};
 #[cfg(feature = "native")]
 use crate::store::native::{NativeConfig, NativeStore};
 use crate::store::{Store, StoreError};
@@ -56,6 +64,10 @@ pub const ENV_VARIABLES: [&str; 8] = [
     "HMAP_THRIFT1",
     "HMAP_THRIFT1_COMPACT",
 ];
+
+/// The variable naming the Bigtable emulator, `host:port`, for
+/// `BigtableStore` (feature `bigtable`).
+pub const BIGTABLE_VARIABLE: &str = "HMAP_BIGTABLE";
 
 /// The variable naming the CA of `HMAP_THRIFT_HTTPS`'s gateway (a PEM file).
 pub const CA_VARIABLE: &str = "HMAP_THRIFT_CA";
@@ -212,6 +224,9 @@ pub enum Backend {
     /// A [`Thrift1Store`] on a Thrift1 gateway (`hbase thrift`).
     #[cfg(feature = "thrift")]
     Thrift1(ThriftConfig),
+    /// A `BigtableStore` on the Bigtable emulator.
+    #[cfg(feature = "bigtable")]
+    Bigtable(BigtableConfig),
 }
 
 impl Backend {
@@ -245,11 +260,18 @@ impl Backend {
         Backend::Thrift1(ThriftConfig::new(address.trim()))
     }
 
+    /// A `BigtableStore` on the Bigtable emulator at `address`
+    /// (`host:port`), project and instance `hmap`.
+    #[cfg(feature = "bigtable")]
+    pub fn bigtable(address: &str) -> Self {
+        Backend::Bigtable(BigtableConfig::emulator(address.trim()))
+    }
+
     /// The backend the environment variable `variable` (one of
-    /// [`ENV_VARIABLES`]) names, as the [module docs](self) list them;
-    /// `None` when it is unset or blank.
+    /// [`ENV_VARIABLES`], or [`BIGTABLE_VARIABLE`]) names, as the
+    /// [module docs](self) list them; `None` when it is unset or blank.
     pub fn from_env_var(variable: &str) -> Result<Option<Self>, BackendError> {
-        if !ENV_VARIABLES.contains(&variable) {
+        if !ENV_VARIABLES.contains(&variable) && variable != BIGTABLE_VARIABLE {
             return Err(BackendError::UnknownVariable(variable.to_string()));
         }
         let Some(address) = env_value(variable) else {
@@ -462,6 +484,16 @@ impl Backend {
                     feature: "thrift",
                 });
             }
+            #[cfg(feature = "bigtable")]
+            BIGTABLE_VARIABLE => Self::bigtable(address),
+            #[cfg(not(feature = "bigtable"))]
+            BIGTABLE_VARIABLE => {
+                return Err(BackendError::Feature {
+                    named_by,
+                    what: "BigtableStore",
+                    feature: "bigtable",
+                });
+            }
             other => return Err(BackendError::UnknownVariable(other.to_string())),
         })
     }
@@ -486,6 +518,8 @@ impl Backend {
             },
             #[cfg(feature = "thrift")]
             Backend::Thrift(config) | Backend::Thrift1(config) => config.address.clone(),
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => config.address.clone(),
         }
     }
 
@@ -497,6 +531,8 @@ impl Backend {
             Backend::Native(config) => config.table_prefix = prefix.to_string(),
             #[cfg(feature = "thrift")]
             Backend::Thrift(config) | Backend::Thrift1(config) => config.table_prefix = prefix.to_string(),
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => config.table_prefix = prefix.to_string(),
         }
     }
 
@@ -516,6 +552,12 @@ impl Backend {
                 config.read_timeout = timeout;
                 config.connect_timeout = config.connect_timeout.min(timeout);
             }
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => {
+                config.call_timeout = timeout;
+                config.admin_timeout = timeout;
+                config.connect_timeout = config.connect_timeout.min(timeout);
+            }
         }
     }
 
@@ -527,6 +569,8 @@ impl Backend {
             Backend::Thrift(config) | Backend::Thrift1(config) => Some(config),
             #[cfg(feature = "native")]
             Backend::Native(_) => None,
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(_) => None,
         }
     }
 
@@ -550,6 +594,8 @@ impl Backend {
                 store.ping().await?;
                 Ok(Arc::new(store))
             }
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => Ok(Arc::new(BigtableStore::connect(config).await?)),
         }
     }
 }
@@ -591,6 +637,8 @@ impl fmt::Display for Backend {
                 }
                 Ok(())
             }
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => write!(f, "the Bigtable emulator at {} (BigtableStore)", config.address),
         }
     }
 }
@@ -661,6 +709,33 @@ mod tests {
         #[cfg(not(feature = "tls"))]
         assert!(matches!(&err, BackendError::Feature { feature: "tls", .. }), "{err}");
         assert!(err.to_string().starts_with("--ca: "), "{err}");
+    }
+
+    #[cfg(feature = "bigtable")]
+    #[test]
+    fn hmap_bigtable_names_the_emulator() {
+        let mut backend = Backend::named(BIGTABLE_VARIABLE, "127.0.0.1:8086", None).unwrap();
+        assert_eq!(
+            backend.to_string(),
+            "the Bigtable emulator at 127.0.0.1:8086 (BigtableStore)"
+        );
+        backend.set_table_prefix("p_");
+        backend.set_timeout(Duration::from_secs(2));
+        let Backend::Bigtable(config) = backend else {
+            panic!("{backend:?}")
+        };
+        assert_eq!(
+            (config.address.as_str(), config.table_prefix.as_str()),
+            ("127.0.0.1:8086", "p_")
+        );
+        assert_eq!(config.call_timeout, Duration::from_secs(2));
+    }
+
+    #[cfg(not(feature = "bigtable"))]
+    #[test]
+    fn hmap_bigtable_without_the_feature_says_so() {
+        let err = Backend::named(BIGTABLE_VARIABLE, "127.0.0.1:8086", None).unwrap_err();
+        assert!(err.to_string().contains("`bigtable` feature"), "{err}");
     }
 
     #[cfg(all(feature = "thrift", feature = "native"))]

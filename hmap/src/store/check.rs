@@ -2,7 +2,7 @@
 //! bad input gets the same typed error from each (HBase's client makes the
 //! same checks before it sends).
 
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 use std::{
     collections::HashMap,
     future::Future,
@@ -158,7 +158,7 @@ pub(crate) fn check_read(schema: &TableSchema, columns: &[Column], max_versions:
 /// The gets of a read ([`Store::get`](super::Store::get) or
 /// [`get_many`](super::Store::get_many)): each a valid row and a read of
 /// the table's families.
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 pub(crate) fn check_gets(schema: &TableSchema, gets: &[super::Get]) -> Result<()> {
     gets.iter().try_for_each(|g| {
         check_row(&schema.name, &g.row)?;
@@ -168,14 +168,14 @@ pub(crate) fn check_gets(schema: &TableSchema, gets: &[super::Get]) -> Result<()
 
 /// The rows of a [`Store::mutate`](super::Store::mutate), each checked as
 /// [`check_mutation`] checks one.
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 pub(crate) fn check_rows(schema: &TableSchema, rows: &[super::RowMutation], max_cell_size: usize) -> Result<()> {
     rows.iter()
         .try_for_each(|r| check_mutation(schema, &r.row, &r.mutations, max_cell_size))
 }
 
 /// A check-and-mutate: the checked column's family, and the row's changes.
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 pub(crate) fn check_conditional(schema: &TableSchema, op: &super::CheckAndMutate, max_cell_size: usize) -> Result<()> {
     check_family(schema, &op.family)?;
     check_mutation(schema, &op.row, &op.mutations, max_cell_size)
@@ -302,13 +302,13 @@ fn check_changes<'a>(
 /// requests are checked against a table's families without a round trip
 /// each time: a remote backend fills it on first use and forgets a table
 /// when hmap creates, alters or deletes it.
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 #[derive(Debug, Default)]
 pub(crate) struct SchemaCache {
     schemas: Mutex<HashMap<String, Arc<TableSchema>>>,
 }
 
-#[cfg(any(feature = "thrift", feature = "native"))]
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 impl SchemaCache {
     /// The table's schema from the cache, or from `fetch` (kept for next
     /// time when it succeeds; an error is not cached).
@@ -364,7 +364,7 @@ impl SchemaCache {
     }
 }
 
-#[cfg(all(test, any(feature = "thrift", feature = "native")))]
+#[cfg(all(test, any(feature = "thrift", feature = "native", feature = "bigtable")))]
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};

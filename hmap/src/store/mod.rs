@@ -8,7 +8,9 @@
 //! Thrift1 gateway (`Thrift1Store`, which refuses what Thrift1 cannot
 //! express with [`StoreError::Unsupported`]); and (with the `native`
 //! feature) `native::NativeStore`, which speaks HBase's own RPC to the
-//! master and the region servers. [`Backend`] names one of the real ones at
+//! master and the region servers; and (with the `bigtable` feature)
+//! `bigtable::BigtableStore`, on Cloud Bigtable's gRPC APIs (tested against
+//! its emulator). [`Backend`] names one of the real ones at
 //! run time, from a command line or the environment (`HMAP_THRIFT`,
 //! `HMAP_NATIVE`, ...).
 //!
@@ -27,6 +29,8 @@
 
 #[cfg(any(feature = "thrift", feature = "native"))]
 pub mod backend;
+#[cfg(feature = "bigtable")]
+pub mod bigtable;
 mod check;
 mod error;
 #[cfg(feature = "testing")]
@@ -55,6 +59,8 @@ use bytes::Bytes;
 
 #[cfg(any(feature = "thrift", feature = "native"))]
 pub use backend::{Backend, BackendError};
+#[cfg(feature = "bigtable")]
+pub use bigtable::BigtableStore;
 pub use error::StoreError;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]

@@ -1,0 +1,738 @@
+//! The Data API: reads (`ReadRows`, streamed through the chunk merger),
+//! writes (`MutateRow`, `MutateRows` with each entry's status),
+//! `CheckAndMutateRow` and `ReadModifyWriteRow`.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use googleapis_tonic_google_bigtable_v2::google::bigtable::v2;
+use tonic::transport::Channel;
+use v2::bigtable_client::BigtableClient;
+use v2::row_filter::{Chain, Filter};
+
+use super::convert::{family_name, mutations};
+use super::error::{from_status, protocol};
+use super::read::{ChunkMerger, filter, read_filter};
+use super::{BigtableStore, MAX_MESSAGE, MAX_ROW_KEY};
+
+use crate::store::check::{check_conditional, check_gets, check_increment, check_rows};
+use crate::store::error::{show_column, show_row};
+use crate::store::{
+    CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
+};
+
+/// The most mutations Bigtable takes in one `MutateRows` request.
+const MAX_MUTATIONS: usize = 100_000;
+
+/// The client's clock in milliseconds: the timestamp of puts that name
+/// none (the Java adapter stamps them on the client, too).
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// [`now_ms`], for the tests' bounds.
+#[cfg(test)]
+pub(super) fn now_ms_for_tests() -> i64 {
+    now_ms()
+}
+
+/// Bigtable's 4 KiB limit on row keys, checked before a request is sent.
+fn check_key_length(table: &str, row: &[u8]) -> Result<()> {
+    if row.len() > MAX_ROW_KEY {
+        return Err(StoreError::InvalidRow {
+            table: table.into(),
+            row: show_row(row),
+            reason: format!(
+                "{} bytes is longer than Bigtable's {MAX_ROW_KEY}-byte limit on row keys",
+                row.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl BigtableStore {
+    fn data(&self) -> BigtableClient<Channel> {
+        BigtableClient::new(self.inner.channel.clone()).max_decoding_message_size(MAX_MESSAGE)
+    }
+
+    fn data_request<T>(&self, message: T) -> tonic::Request<T> {
+        let mut request = tonic::Request::new(message);
+        request.set_timeout(self.inner.config.call_timeout);
+        request
+    }
+
+    async fn call<T>(
+        &self,
+        table: &str,
+        operation: &'static str,
+        call: impl Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Result<T> {
+        self.deadline(table, operation, self.inner.config.call_timeout, call)
+            .await
+    }
+
+    /// Starts `ReadRows`; its rows as a stream, each response within the
+    /// call deadline.
+    async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
+        let reversed = request.reversed;
+        let streaming = self
+            .idempotent(table, "ReadRows", self.inner.config.call_timeout, || {
+                let mut client = self.data();
+                let request = self.data_request(request.clone());
+                async move { client.read_rows(request).await }
+            })
+            .await?;
+        let state = RowsState {
+            streaming,
+            merger: ChunkMerger::new(reversed),
+            ready: VecDeque::new(),
+            done: false,
+            table: table.to_string(),
+            endpoint: self.inner.config.address.clone(),
+            timeout: self.inner.config.call_timeout,
+            store: self.clone(),
+        };
+        // Fused: a scanner polled again after its end keeps answering None
+        // (`unfold` would panic).
+        Ok(Box::pin(futures_util::StreamExt::fuse(futures_util::stream::unfold(
+            state,
+            RowsState::next,
+        ))))
+    }
+
+    fn read_request(&self, table: &str, rows: v2::RowSet, filter: v2::RowFilter) -> v2::ReadRowsRequest {
+        v2::ReadRowsRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            rows: Some(rows),
+            filter: Some(filter),
+            ..Default::default()
+        }
+    }
+
+    pub(super) async fn get_many_impl(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        let (schema, ()) = self.checked(table, |schema| check_gets(schema, gets)).await?;
+        for get in gets {
+            check_key_length(table, &get.row)?;
+        }
+        let now = now_ms();
+        // Gets that read alike share one ReadRows over their rows.
+        let mut groups: Vec<(&Get, Vec<Bytes>)> = Vec::new();
+        for get in gets {
+            let same = |g: &Get| {
+                g.columns == get.columns && g.max_versions == get.max_versions && g.time_range == get.time_range
+            };
+            match groups.iter_mut().find(|(g, _)| same(g)) {
+                Some((_, rows)) => rows.push(get.row.clone()),
+                None => groups.push((get, vec![get.row.clone()])),
+            }
+        }
+        let mut results: Vec<HashMap<Bytes, RowResult>> = Vec::with_capacity(groups.len());
+        for (get, mut rows) in groups.iter().cloned() {
+            rows.sort();
+            rows.dedup();
+            let filter = read_filter(&schema, &get.columns, get.max_versions, get.time_range, now)?;
+            let set = v2::RowSet {
+                row_keys: rows,
+                row_ranges: Vec::new(),
+            };
+            let mut stream = self.read_rows(table, self.read_request(table, set, filter)).await?;
+            let mut found = HashMap::new();
+            while let Some(row) = futures_util::StreamExt::next(&mut stream).await {
+                let row = row?;
+                found.insert(row.row.clone(), row);
+            }
+            results.push(found);
+        }
+        Ok(gets
+            .iter()
+            .map(|get| {
+                let group = groups.iter().position(|(g, _)| {
+                    g.columns == get.columns && g.max_versions == get.max_versions && g.time_range == get.time_range
+                })?;
+                results[group].get(&get.row).cloned()
+            })
+            .collect())
+    }
+
+    pub(super) async fn scan_impl(&self, table: &str, scan: &Scan) -> Result<RowStream<'static>> {
+        let (schema, ()) = self
+            .checked(table, |schema| {
+                crate::store::check::check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+            })
+            .await?;
+        if scan.is_empty_range() || scan.limit == Some(0) {
+            return Ok(Box::pin(futures_util::stream::empty()));
+        }
+        let range = v2::RowRange {
+            start_key: (!scan.start.is_empty()).then(|| v2::row_range::StartKey::StartKeyClosed(scan.start.clone())),
+            end_key: (!scan.stop.is_empty()).then(|| v2::row_range::EndKey::EndKeyOpen(scan.stop.clone())),
+        };
+        let filter = read_filter(&schema, &scan.columns, scan.max_versions, scan.time_range, now_ms())?;
+        let mut request = self.read_request(
+            table,
+            v2::RowSet {
+                row_keys: Vec::new(),
+                row_ranges: vec![range],
+            },
+            filter,
+        );
+        request.rows_limit = scan.limit.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        request.reversed = scan.reversed;
+        self.read_rows(table, request).await
+    }
+
+    /// Checks every row (HBase's checks, Bigtable's key limit, and what
+    /// Bigtable cannot express) before anything is sent, then writes: one
+    /// `MutateRow` for one row, else `MutateRows`, a row named again going
+    /// in a later call so that its changes apply in order.
+    pub(super) async fn mutate_impl(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
+        let max = self.inner.config.max_value_size;
+        self.checked(table, |schema| check_rows(schema, rows, max)).await?;
+        for row in rows {
+            check_key_length(table, &row.row)?;
+            refuse_unexpressible(table, &row.mutations)?;
+        }
+        let now = now_ms();
+        let rows = self.expand_up_to_deletes(table, rows, now).await?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for row in rows.iter() {
+            if row.mutations.is_empty() {
+                continue;
+            }
+            entries.push(v2::mutate_rows_request::Entry {
+                row_key: row.row.clone(),
+                mutations: mutations(table, &row.mutations, now)?,
+                ..Default::default()
+            });
+        }
+        // Waves of distinct rows: a row's second entry waits for its first.
+        let mut waves: Vec<Vec<v2::mutate_rows_request::Entry>> = Vec::new();
+        let mut last_wave: HashMap<Bytes, usize> = HashMap::new();
+        for entry in entries {
+            let wave = last_wave.get(&entry.row_key).map_or(0, |w| w + 1);
+            last_wave.insert(entry.row_key.clone(), wave);
+            if wave == waves.len() {
+                waves.push(Vec::new());
+            }
+            waves[wave].push(entry);
+        }
+        for wave in waves {
+            // Bigtable takes at most 100,000 mutations in one request.
+            let mut request = Vec::new();
+            let mut count = 0;
+            for entry in wave {
+                if count + entry.mutations.len() > MAX_MUTATIONS && !request.is_empty() {
+                    self.write_wave(table, std::mem::take(&mut request)).await?;
+                    count = 0;
+                }
+                count += entry.mutations.len();
+                request.push(entry);
+            }
+            if !request.is_empty() {
+                self.write_wave(table, request).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn write_wave(&self, table: &str, mut entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {
+        if entries.len() == 1 {
+            let entry = entries.pop().unwrap_or_default();
+            let row = entry.row_key.clone();
+            let request = v2::MutateRowRequest {
+                table_name: self.table_name(table),
+                app_profile_id: self.inner.config.app_profile.clone(),
+                row_key: entry.row_key,
+                mutations: entry.mutations,
+                ..Default::default()
+            };
+            return self
+                .idempotent(table, "MutateRow", self.inner.config.call_timeout, || {
+                    let mut client = self.data();
+                    let request = self.data_request(request.clone());
+                    async move { client.mutate_row(request).await }
+                })
+                .await
+                .map(drop)
+                .map_err(|e| with_row(e, &row));
+        }
+        let keys: Vec<Bytes> = entries.iter().map(|e| e.row_key.clone()).collect();
+        let request = v2::MutateRowsRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            entries,
+            ..Default::default()
+        };
+        let started = Instant::now();
+        let timeout = self.inner.config.call_timeout;
+        let mut stream = self
+            .idempotent(table, "MutateRows", timeout, || {
+                let mut client = self.data();
+                let request = self.data_request(request.clone());
+                async move { client.mutate_rows(request).await }
+            })
+            .await?;
+        let mut reported = vec![false; keys.len()];
+        let mut first_error = None;
+        loop {
+            let left = timeout.saturating_sub(started.elapsed());
+            let message = match tokio::time::timeout(left, stream.message()).await {
+                Err(_) => {
+                    return Err(StoreError::Timeout {
+                        table: table.into(),
+                        operation: "MutateRows",
+                        elapsed: started.elapsed(),
+                    });
+                }
+                Ok(Err(status)) => {
+                    return Err(self.noted(
+                        table,
+                        from_status(&status, "MutateRows", table, &self.inner.config.address),
+                    ));
+                }
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(message))) => message,
+            };
+            for entry in message.entries {
+                let index = usize::try_from(entry.index)
+                    .ok()
+                    .filter(|i| *i < keys.len())
+                    .ok_or_else(|| {
+                        protocol(
+                            &self.inner.config.address,
+                            table,
+                            "MutateRows",
+                            format!("an entry index {} of {} entries", entry.index, keys.len()),
+                        )
+                    })?;
+                reported[index] = true;
+                let Some(status) = entry.status.filter(|s| s.code != 0) else {
+                    continue;
+                };
+                if first_error.is_none() {
+                    let status = tonic::Status::new(tonic::Code::from_i32(status.code), status.message);
+                    let error = from_status(&status, "MutateRows", table, &self.inner.config.address);
+                    first_error = Some(with_row(self.noted(table, error), &keys[index]));
+                }
+            }
+        }
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        if let Some(missing) = reported.iter().position(|r| !r) {
+            return Err(protocol(
+                &self.inner.config.address,
+                table,
+                "MutateRows",
+                format!("no status for row {} (entry {missing})", show_row(&keys[missing])),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `CheckAndMutateRow`. Bigtable applies `true_mutations` when its
+    /// predicate filter yields a cell: for an expected value, the
+    /// predicate is "the column's newest cell holds exactly this value"
+    /// (a closed value range `[v, v]`, so no comparison runs the wrong way
+    /// round); for "absent or empty" (HBase's reading of `None` and of an
+    /// empty value) it is "the newest cell holds a non-empty value", and
+    /// the changes go to `false_mutations`.
+    pub(super) async fn check_and_mutate_impl(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
+        let max = self.inner.config.max_value_size;
+        let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
+        check_key_length(table, &op.row)?;
+        refuse_unexpressible(table, &op.mutations)?;
+        let now = now_ms();
+        let row = [RowMutation::with(op.row.clone(), op.mutations.clone())];
+        let expanded = self.expand_up_to_deletes(table, &row, now).await?;
+        let changes = mutations(table, &expanded[0].mutations, now)?;
+        let family = family_name(table, &op.family)?;
+        // The newest cell HBase would see: one the family's TTL has not
+        // expired (Bigtable's GC is lazy).
+        let live = schema.find_family(&op.family).and_then(|f| f.ttl()).map(|ttl| {
+            now.saturating_sub(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
+                .saturating_add(1)
+        });
+        let expected = op.expected.clone().filter(|v| !v.is_empty());
+        let value = match &expected {
+            Some(v) => v2::ValueRange {
+                start_value: Some(v2::value_range::StartValue::StartValueClosed(v.clone())),
+                end_value: Some(v2::value_range::EndValue::EndValueClosed(v.clone())),
+            },
+            None => v2::ValueRange {
+                start_value: Some(v2::value_range::StartValue::StartValueOpen(Bytes::new())),
+                end_value: None,
+            },
+        };
+        let predicate = filter(Filter::Chain(Chain {
+            filters: vec![
+                filter(Filter::ColumnRangeFilter(v2::ColumnRange {
+                    family_name: family,
+                    start_qualifier: Some(v2::column_range::StartQualifier::StartQualifierClosed(
+                        op.qualifier.clone(),
+                    )),
+                    end_qualifier: Some(v2::column_range::EndQualifier::EndQualifierClosed(op.qualifier.clone())),
+                })),
+                filter(match live {
+                    Some(min) => Filter::TimestampRangeFilter(super::convert::time_range(min, i64::MAX)),
+                    None => Filter::PassAllFilter(true),
+                }),
+                filter(Filter::CellsPerColumnLimitFilter(1)),
+                filter(Filter::ValueRangeFilter(value)),
+            ],
+        }));
+        if changes.is_empty() {
+            // Bigtable wants a mutation on one side: read the check instead.
+            let mut stream = self
+                .read_rows(
+                    table,
+                    self.read_request(
+                        table,
+                        v2::RowSet {
+                            row_keys: vec![op.row.clone()],
+                            row_ranges: Vec::new(),
+                        },
+                        predicate,
+                    ),
+                )
+                .await?;
+            let matched = futures_util::StreamExt::next(&mut stream).await.transpose()?.is_some();
+            return Ok(matched == expected.is_some());
+        }
+        let (true_mutations, false_mutations) = match expected {
+            Some(_) => (changes, Vec::new()),
+            None => (Vec::new(), changes),
+        };
+        let absent = false_mutations.len();
+        let request = v2::CheckAndMutateRowRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            row_key: op.row.clone(),
+            predicate_filter: Some(predicate),
+            true_mutations,
+            false_mutations,
+            ..Default::default()
+        };
+        let mut client = self.data();
+        let reply = self
+            .call(
+                table,
+                "CheckAndMutateRow",
+                client.check_and_mutate_row(self.data_request(request)),
+            )
+            .await
+            .map_err(|e| with_row(e, &op.row))?;
+        Ok(if absent > 0 {
+            !reply.predicate_matched
+        } else {
+            reply.predicate_matched
+        })
+    }
+
+    /// `ReadModifyWriteRow` with an `increment_amount` rule per column: a
+    /// counter is an 8-byte big-endian integer, as HBase's.
+    pub(super) async fn increment_impl(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        self.checked(table, |schema| check_increment(schema, &op.row, &op.columns))
+            .await?;
+        check_key_length(table, &op.row)?;
+        if op.columns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rules = op
+            .columns
+            .iter()
+            .map(|(family, qualifier, amount)| {
+                Ok(v2::ReadModifyWriteRule {
+                    family_name: family_name(table, family)?,
+                    column_qualifier: qualifier.clone(),
+                    rule: Some(v2::read_modify_write_rule::Rule::IncrementAmount(*amount)),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let request = v2::ReadModifyWriteRowRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            row_key: op.row.clone(),
+            rules,
+            ..Default::default()
+        };
+        let mut client = self.data();
+        let reply = match self
+            .call(
+                table,
+                "ReadModifyWriteRow",
+                client.read_modify_write_row(self.data_request(request)),
+            )
+            .await
+        {
+            Ok(reply) => reply,
+            // The emulator: UNKNOWN "increment on non-64-bit value".
+            Err(StoreError::Server { message, .. }) if message.contains("non-64-bit") => {
+                return Err(self.not_a_counter(table, op).await);
+            }
+            Err(e) => return Err(with_row(e, &op.row)),
+        };
+        let row = reply.row.unwrap_or_default();
+        op.columns
+            .iter()
+            .map(|(family, qualifier, _)| {
+                let cell = row
+                    .families
+                    .iter()
+                    .filter(|f| f.name.as_bytes() == &family[..])
+                    .flat_map(|f| &f.columns)
+                    .find(|c| c.qualifier == *qualifier)
+                    .and_then(|c| c.cells.iter().max_by_key(|c| c.timestamp_micros));
+                let bad = |message: String| protocol(&self.inner.config.address, table, "ReadModifyWriteRow", message);
+                let cell = cell.ok_or_else(|| {
+                    bad(format!(
+                        "no cell of {} in the reply for row {}",
+                        show_column(family, qualifier),
+                        show_row(&op.row)
+                    ))
+                })?;
+                let bytes: [u8; 8] = cell.value[..].try_into().map_err(|_| {
+                    bad(format!(
+                        "a {}-byte counter in {} of row {}",
+                        cell.value.len(),
+                        show_column(family, qualifier),
+                        show_row(&op.row)
+                    ))
+                })?;
+                Ok(i64::from_be_bytes(bytes))
+            })
+            .collect()
+    }
+
+    /// The error of an increment of a cell that is not a counter, naming
+    /// the first such column as the store reads it now.
+    async fn not_a_counter(&self, table: &str, op: &Increment) -> StoreError {
+        let get = op
+            .columns
+            .iter()
+            .fold(Get::new(op.row.clone()), |g, (f, q, _)| g.column(f.clone(), q.clone()));
+        let fallback = StoreError::InvalidRequest {
+            table: table.into(),
+            reason: format!(
+                "row {}: an incremented cell is not an 8-byte counter",
+                show_row(&op.row)
+            ),
+        };
+        let Ok(Some(row)) = self
+            .get_many_impl(table, std::slice::from_ref(&get))
+            .await
+            .map(|mut r| r.pop().flatten())
+        else {
+            return fallback;
+        };
+        for (family, qualifier, _) in &op.columns {
+            if let Some(cell) = row.latest(family, qualifier).filter(|c| c.value.len() != 8) {
+                return StoreError::NotACounter {
+                    table: table.into(),
+                    row: show_row(&op.row),
+                    column: show_column(family, qualifier),
+                    len: cell.value.len(),
+                };
+            }
+        }
+        fallback
+    }
+}
+
+/// What no expansion can express, refused before anything is sent: a
+/// delete of a column's newest version.
+fn refuse_unexpressible(table: &str, list: &[Mutation]) -> Result<()> {
+    match list
+        .iter()
+        .any(|m| matches!(m, Mutation::DeleteCell { timestamp: None, .. }))
+    {
+        true => Err(super::error::refuse(table, super::error::unsupported::DELETE_LATEST)),
+        false => Ok(()),
+    }
+}
+
+/// Whether Bigtable needs the row read to send this delete: a row's or a
+/// family's cells up to a timestamp.
+fn up_to_delete(m: &Mutation) -> bool {
+    matches!(
+        m,
+        Mutation::DeleteRow { up_to: Some(_) } | Mutation::DeleteFamily { up_to: Some(_), .. }
+    )
+}
+
+impl BigtableStore {
+    /// The rows with every delete of a row's or a family's cells up to `T`
+    /// (which `DeleteFromRow` and `DeleteFromFamily` cannot bound) replaced
+    /// by a `DeleteFromColumn [0, T]` of each column that holds a cell at
+    /// `T` or before: the columns stored (one `ReadRows` over those rows,
+    /// values stripped) and those that puts before the delete in the same
+    /// call write. The typed API deletes rows this way (up to the time of
+    /// the write, so that a later put survives).
+    ///
+    /// Not atomic with the read: a cell at `T` or before written by another
+    /// client to a column this read did not see, between the read and the
+    /// write, survives (HBase's delete marker would hide it).
+    async fn expand_up_to_deletes<'r>(
+        &self,
+        table: &str,
+        rows: &'r [RowMutation],
+        now: i64,
+    ) -> Result<std::borrow::Cow<'r, [RowMutation]>> {
+        let mut keys: Vec<Bytes> = rows
+            .iter()
+            .filter(|r| r.mutations.iter().any(up_to_delete))
+            .map(|r| r.row.clone())
+            .collect();
+        if keys.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(rows));
+        }
+        keys.sort();
+        keys.dedup();
+        // Each stored column's oldest timestamp, per row.
+        let mut oldest: HashMap<Bytes, BTreeMap<(Bytes, Bytes), i64>> = HashMap::new();
+        let set = v2::RowSet {
+            row_keys: keys,
+            row_ranges: Vec::new(),
+        };
+        let strip = filter(Filter::StripValueTransformer(true));
+        let mut stream = self.read_rows(table, self.read_request(table, set, strip)).await?;
+        while let Some(row) = futures_util::StreamExt::next(&mut stream).await {
+            let row = row?;
+            let columns = oldest.entry(row.row.clone()).or_default();
+            for cell in row.cells {
+                let at = columns.entry((cell.family, cell.qualifier)).or_insert(cell.timestamp);
+                *at = (*at).min(cell.timestamp);
+            }
+        }
+        let mut expanded = Vec::with_capacity(rows.len());
+        for row in rows {
+            let columns = oldest.entry(row.row.clone()).or_default();
+            let mut list = Vec::with_capacity(row.mutations.len());
+            for m in &row.mutations {
+                let (family, up_to) = match m {
+                    Mutation::DeleteRow { up_to: Some(t) } => (None, *t),
+                    Mutation::DeleteFamily { family, up_to: Some(t) } => (Some(family), *t),
+                    Mutation::Put {
+                        family,
+                        qualifier,
+                        timestamp,
+                        ..
+                    } => {
+                        let ts = timestamp.unwrap_or(now);
+                        let at = columns.entry((family.clone(), qualifier.clone())).or_insert(ts);
+                        *at = (*at).min(ts);
+                        list.push(m.clone());
+                        continue;
+                    }
+                    other => {
+                        list.push(other.clone());
+                        continue;
+                    }
+                };
+                for ((f, q), at) in columns.iter() {
+                    if *at <= up_to && family.is_none_or(|family| family == f) {
+                        list.push(Mutation::DeleteColumn {
+                            family: f.clone(),
+                            qualifier: q.clone(),
+                            up_to: Some(up_to),
+                        });
+                    }
+                }
+            }
+            expanded.push(RowMutation::with(row.row.clone(), list));
+        }
+        Ok(std::borrow::Cow::Owned(expanded))
+    }
+}
+
+/// An error of a write of one row, naming it where the error has room.
+fn with_row(error: StoreError, row: &[u8]) -> StoreError {
+    match error {
+        StoreError::Server {
+            table,
+            operation,
+            message,
+        } => StoreError::Server {
+            table,
+            operation,
+            message: format!("row {}: {message}", show_row(row)),
+        },
+        StoreError::InvalidRequest { table, reason } => StoreError::InvalidRequest {
+            table,
+            reason: format!("row {}: {reason}", show_row(row)),
+        },
+        other => other,
+    }
+}
+
+/// A `ReadRows` stream being merged into rows.
+struct RowsState {
+    streaming: tonic::Streaming<v2::ReadRowsResponse>,
+    merger: ChunkMerger,
+    ready: VecDeque<RowResult>,
+    done: bool,
+    table: String,
+    endpoint: String,
+    timeout: Duration,
+    store: BigtableStore,
+}
+
+impl RowsState {
+    async fn next(mut self) -> Option<(Result<RowResult>, Self)> {
+        loop {
+            if let Some(row) = self.ready.pop_front() {
+                return Some((Ok(row), self));
+            }
+            if self.done {
+                return None;
+            }
+            let started = Instant::now();
+            let error = match tokio::time::timeout(self.timeout, self.streaming.message()).await {
+                Ok(Ok(Some(response))) => {
+                    let mut failed = None;
+                    for chunk in response.chunks {
+                        match self.merger.push(chunk) {
+                            Ok(Some(row)) => self.ready.push_back(row),
+                            Ok(None) => {}
+                            Err(e) => {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    match failed {
+                        None => continue,
+                        Some(e) => protocol(&self.endpoint, &self.table, "ReadRows", e),
+                    }
+                }
+                Ok(Ok(None)) => match self.merger.finish() {
+                    Ok(()) => {
+                        self.done = true;
+                        continue;
+                    }
+                    Err(e) => protocol(&self.endpoint, &self.table, "ReadRows", e),
+                },
+                Ok(Err(status)) => self.store.noted(
+                    &self.table,
+                    from_status(&status, "ReadRows", &self.table, &self.endpoint),
+                ),
+                Err(_) => StoreError::Timeout {
+                    table: self.table.clone(),
+                    operation: "ReadRows",
+                    elapsed: started.elapsed(),
+                },
+            };
+            // The rows of a response that broke the protocol are dropped:
+            // the error ends the stream.
+            self.done = true;
+            self.ready.clear();
+            return Some((Err(error), self));
+        }
+    }
+}

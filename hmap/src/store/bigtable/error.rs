@@ -1,0 +1,147 @@
+//! Bigtable's gRPC statuses as [`StoreError`]s, and the features
+//! BigtableStore refuses with [`StoreError::Unsupported`].
+
+use std::time::Duration;
+
+use tonic::{Code, Status};
+
+use crate::store::StoreError;
+
+/// The backend name in [`StoreError::Unsupported`].
+pub(crate) const BACKEND: &str = "BigtableStore";
+
+/// What BigtableStore refuses with [`StoreError::Unsupported`] (its
+/// `feature`), before anything is sent: what Bigtable cannot store or do as
+/// HBase does. `docs/bigtable.md` says why for each.
+pub mod unsupported {
+    /// A family's `MIN_VERSIONS`: the Java adapter writes it as an
+    /// intersection GC rule, but reads would have to hide expired versions
+    /// beyond the minimum themselves (GC is lazy), which BigtableStore does
+    /// not do yet.
+    pub const MIN_VERSIONS: &str = "MIN_VERSIONS";
+    /// A family's `COMPRESSION`: Bigtable compresses as it sees fit. This
+    /// and the next three are dropped instead with
+    /// `BigtableConfig::ignore_storage_options`.
+    pub const COMPRESSION: &str = "COMPRESSION";
+    /// A family's `BLOOMFILTER` other than HBase's default (`ROW`).
+    pub const BLOOM: &str = "BLOOMFILTER";
+    /// A family's `BLOCKSIZE` other than HBase's default (64 KiB).
+    pub const BLOCK_SIZE: &str = "BLOCKSIZE";
+    /// A family's `IN_MEMORY` or `BLOCKCACHE` other than HBase's default.
+    pub const CACHING: &str = "IN_MEMORY or BLOCKCACHE";
+    /// Table metadata other than hmap's key layout: a Bigtable table has no
+    /// attributes.
+    pub const METADATA: &str = "table metadata";
+    /// A delete of a column's newest version (no timestamp): Bigtable deletes
+    /// by time range only (Google's HBase adapter refuses it too: "Cannot
+    /// delete single latest cell").
+    pub const DELETE_LATEST: &str = "a delete of the newest version of a column";
+}
+
+/// A gRPC status as the store's error; `operation` is the RPC, `table` the
+/// table it was about (empty for none), `endpoint` the server.
+pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str, endpoint: &str) -> StoreError {
+    let message = status.message().to_string();
+    if from_transport(status) {
+        return StoreError::Connection {
+            endpoint: endpoint.into(),
+            message: format!("{operation}: {message}"),
+            source: Some(Box::new(status.clone())),
+        };
+    }
+    match status.code() {
+        Code::NotFound if !table.is_empty() => StoreError::TableNotFound { table: table.into() },
+        Code::AlreadyExists if !table.is_empty() => StoreError::TableExists { table: table.into() },
+        // The emulator answers a write to a family the table lacks with
+        // UNKNOWN "unknown family \"x\"".
+        _ if message.contains("unknown family") => StoreError::NoSuchFamily {
+            table: table.into(),
+            family: quoted(&message).unwrap_or("?").to_string(),
+        },
+        Code::DeadlineExceeded => StoreError::Timeout {
+            table: table.into(),
+            operation,
+            elapsed: Duration::ZERO,
+        },
+        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => StoreError::InvalidRequest {
+            table: table.into(),
+            reason: format!("{operation}: {message}"),
+        },
+        Code::Unavailable | Code::Cancelled => StoreError::Connection {
+            endpoint: endpoint.into(),
+            message: format!("{operation}: {message}"),
+            source: Some(Box::new(status.clone())),
+        },
+        // tonic reports a reply it cannot decode as INTERNAL with its own
+        // message; the server's INTERNAL is a server error like the rest.
+        code => StoreError::Server {
+            table: table.into(),
+            operation,
+            message: format!("{code:?}: {message}"),
+        },
+    }
+}
+
+/// Whether the status is the client's own transport failing (tonic wraps
+/// a connection that could not be made, or that closed under the call, as
+/// a status with the transport error as its source; a server's statuses
+/// have none): the call may not have reached the server.
+pub(crate) fn from_transport(status: &Status) -> bool {
+    std::error::Error::source(status).is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some())
+}
+
+/// The first double-quoted word of a message.
+fn quoted(message: &str) -> Option<&str> {
+    let rest = message.split_once('"')?.1;
+    Some(rest.split_once('"')?.0)
+}
+
+/// The reply broke Bigtable's protocol (a bad chunk sequence, a response
+/// without what it must carry).
+pub(crate) fn protocol(endpoint: &str, table: &str, operation: &'static str, message: impl Into<String>) -> StoreError {
+    StoreError::Protocol {
+        endpoint: endpoint.into(),
+        table: table.into(),
+        operation,
+        message: message.into(),
+    }
+}
+
+/// Refused before anything was sent.
+pub(crate) fn refuse(table: &str, feature: &'static str) -> StoreError {
+    StoreError::Unsupported {
+        backend: BACKEND,
+        feature,
+        table: table.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_typed_errors() {
+        let e = |code, msg: &str| from_status(&Status::new(code, msg), "ReadRows", "t", "127.0.0.1:1");
+        assert!(
+            matches!(e(Code::NotFound, "table \"x\" not found"), StoreError::TableNotFound { table } if table == "t")
+        );
+        assert!(matches!(
+            e(Code::AlreadyExists, "exists"),
+            StoreError::TableExists { .. }
+        ));
+        assert!(
+            matches!(e(Code::Unknown, "unknown family \"zz\""), StoreError::NoSuchFamily { family, .. } if family == "zz")
+        );
+        assert!(matches!(
+            e(Code::InvalidArgument, "row key empty"),
+            StoreError::InvalidRequest { .. }
+        ));
+        assert!(matches!(e(Code::Unavailable, "down"), StoreError::Connection { .. }));
+        assert!(matches!(e(Code::DeadlineExceeded, "late"), StoreError::Timeout { .. }));
+        assert!(matches!(
+            e(Code::Unknown, "invalid timestamp 1"),
+            StoreError::Server { .. }
+        ));
+    }
+}
