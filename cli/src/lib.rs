@@ -498,6 +498,14 @@ struct Connection {
     timeout: u64,
 }
 
+/// The flags of `flags` that were given, in order.
+fn given<const N: usize>(flags: [(&'static str, bool); N]) -> Vec<&'static str> {
+    flags
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+}
+
 impl Connection {
     /// The store these flags name, else the one the environment names,
     /// and what named it.
@@ -511,26 +519,20 @@ impl Connection {
         .into_iter()
         .filter_map(|(flag, backend)| Some((flag, backend?)))
         .collect();
-        let wire: Vec<&'static str> = [
+        let wire = given([
             ("--framed", self.framed),
             ("--compact", self.compact),
             ("--http", self.http),
             ("--https", self.https),
-        ]
-        .into_iter()
-        .filter_map(|(flag, given)| given.then_some(flag))
-        .collect();
-        let native_tls: Vec<&'static str> = [
+        ]);
+        let native_only = given([
             ("--tls", self.tls),
             ("--tls-cert", self.tls_cert.is_some()),
             ("--principal", self.principal.is_some()),
             ("--kerberos", self.kerberos),
             ("--server-principal", self.server_principal.is_some()),
             ("--protection", self.protection.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(flag, given)| given.then_some(flag))
-        .collect();
+        ]);
         let (flag, mut backend) = match <[_; 1]>::try_from(flags) {
             Ok([one]) => one,
             Err(flags) if !flags.is_empty() => {
@@ -543,7 +545,7 @@ impl Connection {
                 if let Some(flag) = wire.first() {
                     return Err(CliError::WireFlag { flag });
                 }
-                if let Some(flag) = native_tls.first() {
+                if let Some(flag) = native_only.first() {
                     return Err(CliError::NativeFlag { flag });
                 }
                 if self.ca.is_some() {
@@ -553,7 +555,7 @@ impl Connection {
             }
         };
         if let Some(config) = backend.thrift_config_mut() {
-            if let Some(flag) = native_tls.first() {
+            if let Some(flag) = native_only.first() {
                 return Err(CliError::NativeFlag { flag });
             }
             config.framed = self.framed;
@@ -569,14 +571,11 @@ impl Connection {
         } else if let Some(flag) = wire.first() {
             return Err(CliError::WireFlag { flag });
         } else if self.tls || self.ca.is_some() || self.tls_cert.is_some() {
-            let named_by = [
+            let named_by = given([
                 ("--tls", self.tls),
                 ("--ca", self.ca.is_some()),
                 ("--tls-cert", self.tls_cert.is_some()),
-            ]
-            .into_iter()
-            .filter_map(|(f, given)| given.then_some(f))
-            .collect::<Vec<_>>()
+            ])
             .join(" ");
             let client = self.tls_cert.as_deref().zip(self.tls_key.as_deref());
             backend.set_native_tls(self.ca.as_deref(), client, &named_by)?;
@@ -594,12 +593,11 @@ impl Connection {
             }
             let named_by = if self.kerberos { "--kerberos" } else { "--principal" };
             backend.set_native_kerberos(&settings, named_by)?;
-        } else if let Some(flag) = [
+        } else if let Some(&flag) = given([
             ("--server-principal", self.server_principal.is_some()),
             ("--protection", self.protection.is_some()),
-        ]
-        .into_iter()
-        .find_map(|(flag, given)| given.then_some(flag))
+        ])
+        .first()
         {
             return Err(CliError::KerberosFlag { flag });
         }

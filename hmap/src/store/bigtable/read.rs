@@ -95,6 +95,10 @@ pub(crate) fn filter(f: Filter) -> v2::RowFilter {
 /// last; `reset_row` drops the row in progress, `commit_row` ends it. Rows
 /// come in key order (descending on a reversed read). Any other sequence is
 /// a typed error, never a panic.
+/// The most a split cell's buffer reserves beyond the bytes of its first
+/// chunk, whatever size the chunk announces.
+const MAX_PREALLOCATED: usize = 64 * 1024;
+
 #[derive(Debug, Default)]
 pub(crate) struct ChunkMerger {
     reversed: bool,
@@ -158,7 +162,11 @@ impl ChunkMerger {
         } else {
             self.start_cell(&chunk)?;
             if chunk.value_size > 0 {
-                let mut value = BytesMut::with_capacity(chunk.value_size as usize);
+                // `value_size` is the server's word: room for it is made as
+                // the bytes arrive, beyond a start bounded by what came.
+                let claimed = usize::try_from(chunk.value_size).unwrap_or(usize::MAX);
+                let mut value =
+                    BytesMut::with_capacity(claimed.min(chunk.value.len().saturating_add(MAX_PREALLOCATED)));
                 value.extend_from_slice(&chunk.value);
                 self.partial = Some((chunk.timestamp_micros, value));
             } else {
@@ -327,6 +335,19 @@ mod tests {
                 (b"g", b"a", 1, b"g1"),
             ]
         );
+    }
+
+    /// A chunk announcing a 2 GiB value with 3 bytes of it reserves room
+    /// in proportion to what came, not what it claims.
+    #[test]
+    fn an_announced_size_does_not_reserve_memory() {
+        let mut merger = ChunkMerger::default();
+        assert_eq!(
+            merger.push(split(chunk("r", Some("f"), Some("q"), 7000, "hel"), i32::MAX)),
+            Ok(None)
+        );
+        let (_, value) = merger.partial.as_ref().expect("a split cell in progress");
+        assert!(value.capacity() <= 3 + MAX_PREALLOCATED, "{}", value.capacity());
     }
 
     #[test]
