@@ -314,6 +314,7 @@ impl FanOut {
             table: self.config.table.into(),
             operation: "fan-out flush (the worker made no progress: is its runtime still driven?)",
             elapsed: started.elapsed(),
+            detail: String::new(),
         })
     }
 

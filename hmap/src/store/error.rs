@@ -122,7 +122,11 @@ pub enum StoreError {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// A call took longer than its timeout.
-    #[error("{operation}{} timed out after {elapsed:?}", on_table(table))]
+    #[error(
+        "{operation}{} timed out after {elapsed:?}{}",
+        on_table(table),
+        in_parentheses(detail)
+    )]
     Timeout {
         /// The table.
         table: String,
@@ -130,6 +134,11 @@ pub enum StoreError {
         operation: &'static str,
         /// How long it waited.
         elapsed: Duration,
+        /// What the call was waiting for when its time ran out, where the
+        /// backend knows (NativeStore: the server, the RPC, and whether
+        /// it was connecting, writing, or waiting for a reply or the rest
+        /// of one); empty otherwise.
+        detail: String,
     },
     /// The server reported an error.
     #[error("HBase failed {operation}{}: {message}", on_table(table))]
@@ -242,6 +251,15 @@ pub(crate) fn show_column(family: &[u8], qualifier: &[u8]) -> String {
 
 /// ` on table `t``, for a call's message; nothing for a call that names no
 /// table (a ping, a listing).
+/// ` (detail)`, or nothing for no detail.
+fn in_parentheses(detail: &str) -> String {
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({detail})")
+    }
+}
+
 pub(crate) fn on_table(table: &str) -> String {
     if table.is_empty() {
         String::new()
@@ -261,10 +279,21 @@ mod on_table_tests {
                 table: table.into(),
                 operation: "getThriftServerType",
                 elapsed: Duration::from_secs(1),
+                detail: String::new(),
             }
             .to_string()
         };
         assert_eq!(timeout(""), "getThriftServerType timed out after 1s");
         assert_eq!(timeout("t"), "getThriftServerType on table `t` timed out after 1s");
+        let detailed = StoreError::Timeout {
+            table: "t".into(),
+            operation: "mutate",
+            elapsed: Duration::from_secs(1),
+            detail: "Multi on rs:16020, connecting".into(),
+        };
+        assert_eq!(
+            detailed.to_string(),
+            "mutate on table `t` timed out after 1s (Multi on rs:16020, connecting)"
+        );
     }
 }

@@ -543,6 +543,7 @@ mod tests {
                 table: "t".into(),
                 operation: "get",
                 elapsed: Duration::from_secs(1),
+                detail: String::new(),
             },
         ]
         .iter()

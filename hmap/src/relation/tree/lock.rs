@@ -157,6 +157,7 @@ impl Lock {
             table: self.tree.into(),
             operation: "waiting for the tree's writer lock",
             elapsed: started.elapsed(),
+            detail: String::new(),
         })
     }
 
@@ -285,6 +286,7 @@ impl Lock {
                     table: self.tree.into(),
                     operation: "releasing the tree's writer lock",
                     elapsed: started.elapsed(),
+                    detail: String::new(),
                 }));
             }
             tokio::time::sleep(backoff).await;

@@ -288,6 +288,7 @@ impl BigtableStore {
                         table: table.into(),
                         operation: "MutateRows",
                         elapsed: started.elapsed(),
+                        detail: String::new(),
                     });
                 }
                 Ok(Err(status)) => {
@@ -726,6 +727,7 @@ impl RowsState {
                     table: self.table.clone(),
                     operation: "ReadRows",
                     elapsed: started.elapsed(),
+                    detail: String::new(),
                 },
             };
             // The rows of a response that broke the protocol are dropped:

@@ -62,6 +62,7 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
             table: table.into(),
             operation,
             elapsed: Duration::ZERO,
+            detail: String::new(),
         },
         Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => StoreError::InvalidRequest {
             table: table.into(),

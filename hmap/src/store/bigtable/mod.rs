@@ -125,6 +125,7 @@ impl BigtableStore {
                 table: table.into(),
                 operation,
                 elapsed: started.elapsed(),
+                detail: String::new(),
             },
         };
         Err(self.noted(table, result))
@@ -160,6 +161,7 @@ impl BigtableStore {
                         table: table.into(),
                         operation,
                         elapsed: started.elapsed(),
+                        detail: String::new(),
                     });
                 }
             };

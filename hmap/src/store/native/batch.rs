@@ -271,10 +271,12 @@ fn clone_error(e: &NativeError) -> NativeError {
             endpoint,
             method,
             elapsed,
+            waiting_for,
         } => NativeError::Timeout {
             endpoint: endpoint.clone(),
             method,
             elapsed: *elapsed,
+            waiting_for: waiting_for.clone(),
         },
         other => NativeError::Closed {
             endpoint: String::new(),

@@ -276,6 +276,8 @@ impl Attempts {
                 endpoint: endpoint.to_string(),
                 method,
                 elapsed: self.started.elapsed(),
+                waiting_for: "no time left to call it (earlier tries, region lookups and back-offs used it)"
+                    .to_string(),
             });
         }
         Ok(left)

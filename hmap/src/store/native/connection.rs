@@ -46,7 +46,7 @@ use tokio::task::AbortHandle;
 
 use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
-use super::error::{KerberosFailure, NativeError};
+use super::error::{KerberosFailure, NativeError, whole_ms};
 use super::proto::{ConnectionHeader, RPCTInfo, RequestHeader, UserInformation};
 use crate::store::{TraceContext, TraceContextSource, metrics};
 
@@ -136,6 +136,8 @@ struct Shared {
     config: ConnectionConfig,
     next_call_id: AtomicU32,
     live: Arc<tokio::sync::Mutex<Option<Arc<Live>>>>,
+    /// Where the latest dial got to, for what a timeout says.
+    dial_step: Mutex<&'static str>,
 }
 
 type Waiter = oneshot::Sender<Result<Reply, NativeError>>;
@@ -150,6 +152,8 @@ struct Calls {
     refused: Option<KerberosFailure>,
     /// The reader holds part of a frame and waits for the rest.
     partial: Option<Partial>,
+    /// The writer is writing these bytes, since then.
+    writing: Option<(usize, Instant)>,
 }
 
 /// Part of a reply frame, read and waiting for the rest.
@@ -187,6 +191,25 @@ impl Live {
     /// come one frame after another: every call behind a stalled frame would
     /// time out too. A call that timed out with no reply begun (a slow
     /// server) leaves the socket as it is.
+    /// What a call on this socket that has not had its reply waits for.
+    fn waiting_for(&self) -> String {
+        let calls = lock(&self.calls);
+        if let Some((bytes, since)) = calls.writing {
+            return format!(
+                "writing {bytes} bytes of requests, for {:?} (the server reads no more of them)",
+                whole_ms(since.elapsed())
+            );
+        }
+        match calls.partial {
+            Some(partial) => format!(
+                "the rest of a reply ({} bytes of it read, the last {:?} ago)",
+                partial.bytes,
+                whole_ms(partial.last_byte.elapsed())
+            ),
+            None => "the reply, nothing of it read".to_string(),
+        }
+    }
+
     fn retire_if_stalled(&self, endpoint: &str, waited: Duration) {
         let stalled = lock(&self.calls)
             .partial
@@ -297,6 +320,7 @@ impl Connection {
                 config,
                 next_call_id: AtomicU32::new(0),
                 live: Arc::default(),
+                dial_step: Mutex::new("not dialled"),
             }),
         }
     }
@@ -320,6 +344,10 @@ impl Connection {
             Ok(reply) => reply?,
             Err(_) => {
                 let elapsed = started.elapsed();
+                let waiting_for = match &used {
+                    Some(live) => live.waiting_for(),
+                    None => self.shared.dialling(),
+                };
                 if let Some(live) = used {
                     live.retire_if_stalled(&self.shared.endpoint, elapsed);
                 }
@@ -327,6 +355,7 @@ impl Connection {
                     endpoint: self.shared.endpoint.clone(),
                     method,
                     elapsed,
+                    waiting_for,
                 });
             }
         };
@@ -420,6 +449,7 @@ impl Connection {
                         endpoint: shared.endpoint.clone(),
                         method: "connect",
                         elapsed: started.elapsed(),
+                        waiting_for: shared.dialling(),
                     });
                 }
             };
@@ -434,6 +464,17 @@ impl Connection {
 }
 
 impl Shared {
+    /// Notes where a dial got to.
+    fn dial_step(&self, step: &'static str) {
+        *self.dial_step.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = step;
+    }
+
+    /// What a call still dialling waits for.
+    fn dialling(&self) -> String {
+        let step = *self.dial_step.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        format!("connecting: {step}")
+    }
+
     /// Dials, with the TLS handshake first when TLS is on, and sends the
     /// preamble and the connection header.
     async fn dial(&self) -> Result<Live, NativeError> {
@@ -442,10 +483,12 @@ impl Shared {
             endpoint: endpoint.clone(),
             source,
         };
+        self.dial_step("the TCP connection");
         let stream = TcpStream::connect(endpoint.as_str()).await.map_err(connect_error)?;
         stream.set_nodelay(true).map_err(connect_error)?;
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.config.tls {
+            self.dial_step("the TLS handshake");
             let mut stream = tls.handshake(endpoint, stream).await?;
             let wire = Wire::Tls {
                 client_auth: tls.has_client_auth(),
@@ -482,10 +525,12 @@ impl Shared {
         let start = codec::encode_connection_start(&header);
         #[cfg(feature = "kerberos")]
         if let Some(kerberos) = kerberos {
+            self.dial_step("the SASL handshake (tickets from the KDC, then tokens with the server)");
             let header = &start[codec::PREAMBLE.len()..];
             let sasl = super::kerberos::handshake(kerberos, &self.endpoint, stream, header).await?;
             return Ok(Layer { sasl });
         }
+        self.dial_step("writing the connection header");
         match stream.write_all(&start).await {
             Ok(()) => Ok(Layer::default()),
             Err(source) => Err(match wire {
@@ -668,7 +713,10 @@ async fn write_loop(
             break_all(&calls, &endpoint, format!("the security layer failed: {e}"));
             return;
         }
-        if let Err(e) = writer.write_all(&out).await {
+        lock(&calls).writing = Some((out.len(), Instant::now()));
+        let written = writer.write_all(&out).await;
+        lock(&calls).writing = None;
+        if let Err(e) = written {
             break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
             return;
         }
@@ -1343,7 +1391,13 @@ mod tests {
             let err = cluster_id(&connection, Duration::from_millis(300))
                 .await
                 .expect_err("stalled");
-            assert!(matches!(err, NativeError::Timeout { .. }), "{err}");
+            match &err {
+                NativeError::Timeout { waiting_for, .. } => assert!(
+                    waiting_for.starts_with(&format!("the rest of a reply ({} bytes of it read", stall.len())),
+                    "{err}"
+                ),
+                other => panic!("not a timeout: {other}"),
+            }
             let answer = cluster_id(&connection, Duration::from_secs(2)).await;
             assert_eq!(answer.expect("a fresh connection"), "fresh", "{stall:?}");
             drop(connection);
@@ -1367,6 +1421,38 @@ mod tests {
         let err = cluster_id(&connection, Duration::from_millis(150))
             .await
             .expect_err("silence");
-        assert!(matches!(err, NativeError::Timeout { .. }), "{err}");
+        match &err {
+            NativeError::Timeout { waiting_for, .. } => {
+                assert_eq!(waiting_for, "the reply, nothing of it read", "{err}")
+            }
+            other => panic!("not a timeout: {other}"),
+        }
+    }
+
+    /// A server that takes a request's first bytes and then reads no more:
+    /// the timeout says the request was being written.
+    #[tokio::test]
+    async fn a_server_that_stops_reading_times_the_call_out_while_writing() {
+        let (listener, connection) = fake_server().await;
+        let _server = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.expect("accept");
+            tokio::time::sleep(LONG).await;
+            drop(stream);
+        });
+        // Far more than the socket buffers on both sides take.
+        let big = super::super::proto::MutationProto {
+            row: Some(vec![7; 32 << 20].into()),
+            ..Default::default()
+        };
+        let err = connection
+            .call::<GetClusterIdResponse>("Mutate", &big, Duration::from_millis(500))
+            .await
+            .expect_err("never read");
+        match &err {
+            NativeError::Timeout { waiting_for, .. } => {
+                assert!(waiting_for.starts_with("writing "), "{err}")
+            }
+            other => panic!("not a timeout: {other}"),
+        }
     }
 }

@@ -169,7 +169,7 @@ pub enum NativeError {
     #[error(transparent)]
     ZooKeeper(#[from] super::zookeeper::ZooKeeperError),
     /// The call's deadline passed (connecting, writing, or waiting for the reply).
-    #[error("{method} on {endpoint} timed out after {elapsed:?}")]
+    #[error("{method} on {endpoint} timed out after {elapsed:?}, {waiting_for}")]
     Timeout {
         /// The server's address.
         endpoint: String,
@@ -177,6 +177,10 @@ pub enum NativeError {
         method: &'static str,
         /// How long the call waited.
         elapsed: Duration,
+        /// What it was waiting for when the time ran out: "connecting",
+        /// "writing 6291456 bytes of requests", "the reply, nothing of it
+        /// read", ...
+        waiting_for: String,
     },
 }
 
@@ -459,10 +463,16 @@ impl NativeError {
                 operation,
                 message: at_row(e.to_string()),
             },
-            NativeError::Timeout { elapsed, .. } => StoreError::Timeout {
+            NativeError::Timeout {
+                elapsed,
+                ref endpoint,
+                method,
+                ref waiting_for,
+            } => StoreError::Timeout {
                 table: table.to_string(),
                 operation,
                 elapsed,
+                detail: format!("{method} on {endpoint}, {waiting_for}"),
             },
             NativeError::Bootstrap {
                 elapsed,
@@ -667,8 +677,13 @@ mod tests {
             endpoint: "h:1".into(),
             method: "Get",
             elapsed: Duration::from_millis(5),
+            waiting_for: "the reply, nothing of it read".into(),
         }
         .into_store("t", None, "get", "h:1");
         assert!(matches!(e, StoreError::Timeout { .. }) && e.is_transient());
+        assert_eq!(
+            e.to_string(),
+            "get on table `t` timed out after 5ms (Get on h:1, the reply, nothing of it read)"
+        );
     }
 }

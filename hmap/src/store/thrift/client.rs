@@ -445,6 +445,7 @@ impl Client {
                 table: table.into(),
                 operation,
                 elapsed: deadline.elapsed(),
+                detail: String::new(),
             },
             Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
             Failure::Http {
