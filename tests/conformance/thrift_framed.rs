@@ -26,26 +26,55 @@ hmap_suite::for_each_case!(
 );
 
 /// Each kind of client against the other kind of gateway: the first call
-/// fails with an error that names the mismatch, not a hang.
+/// (a ping, or any other) fails at once with an error that names the
+/// mismatch, not at the end of its deadline.
 #[tokio::test]
-#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT and HMAP_THRIFT_FRAMED"]
+#[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_THRIFT, HMAP_THRIFT_FRAMED and HMAP_THRIFT1"]
 async fn a_mismatched_transport_is_a_clear_error() {
+    use hmap::store::Store;
+    use std::time::{Duration, Instant};
     let framed_gateway = hmap_suite::required_env("HMAP_THRIFT_FRAMED");
     let unframed_gateway = hmap_suite::required_env("HMAP_THRIFT");
     for (address, framed) in [(framed_gateway, false), (unframed_gateway, true)] {
-        let mut config = ThriftConfig::new(address.clone());
-        config.framed = framed;
-        config.call_timeout = std::time::Duration::from_secs(5);
-        let err = ThriftStore::with_config(config)
-            .ping()
-            .await
-            .expect_err("a mismatched transport fails");
-        let text = err.to_string();
-        assert!(
-            text.contains("framed transport (") && text.contains("hmap speaks"),
-            "framed={framed} against {address}: {text}"
-        );
+        for ping in [true, false] {
+            let mut config = ThriftConfig::new(address.clone());
+            config.framed = framed;
+            config.call_timeout = Duration::from_secs(30);
+            let store = ThriftStore::with_config(config);
+            let started = Instant::now();
+            let err = if ping {
+                store.ping().await.expect_err("a mismatched transport fails")
+            } else {
+                store.table_exists("t").await.expect_err("a mismatched transport fails")
+            };
+            let text = err.to_string();
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "framed={framed} against {address}: {:?}: {text}",
+                started.elapsed()
+            );
+            assert!(
+                text.contains("framed transport (") && text.contains("hmap speaks"),
+                "framed={framed} against {address}: {text}"
+            );
+        }
     }
+    // Thrift1Store shares the transport: framed on the unframed Thrift1
+    // gateway, the same.
+    let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT1"));
+    config.framed = true;
+    config.call_timeout = Duration::from_secs(30);
+    let started = Instant::now();
+    let err = hmap::store::Thrift1Store::with_config(config)
+        .list_tables()
+        .await
+        .expect_err("a mismatched transport fails");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}: {err}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("unframed transport ("), "{err}");
 }
 
 /// A request over the framed gateway's frame limit: the gateway drops the

@@ -387,6 +387,11 @@ impl Client {
                  `ThriftProtocol::Compact`"
                     .to_string()
             }
+            Some([0x80, 0x01, ..]) if config.framed && config.protocol == ThriftProtocol::Binary => {
+                "the gateway answered with an unframed message: it runs unframed transport (no `-f`, `-hsha` or \
+                 `-nonblocking`; unset `ThriftConfig::framed`)"
+                    .to_string()
+            }
             Some([0x80, 0x01, ..]) if config.protocol != ThriftProtocol::Binary => {
                 "the gateway answered in the binary protocol: set `ThriftConfig::protocol` to `ThriftProtocol::Binary`"
                     .to_string()
@@ -486,7 +491,9 @@ impl Client {
     /// A reply whose bytes are not what the protocol or the IDL allow.
     fn protocol_error(&self, table: &str, operation: &'static str, error: DecodeError, replied: bool) -> StoreError {
         let start = match &error {
-            DecodeError::NotBinary { start } | DecodeError::NotCompact { start } => Some(&start[..]),
+            DecodeError::NotBinary { start } | DecodeError::NotCompact { start } | DecodeError::Unframed { start } => {
+                Some(&start[..])
+            }
             _ => None,
         };
         let hint = self.hint(start, replied);

@@ -313,6 +313,13 @@ pub enum DecodeError {
         /// How many.
         extra: usize,
     },
+    /// A message where a frame's length should be (framed transport): the
+    /// gateway does not frame its replies.
+    #[error("an unframed message (it starts with {start:02x?}) where a frame's length was expected")]
+    Unframed {
+        /// Its first bytes.
+        start: Vec<u8>,
+    },
     /// A frame (framed transport) longer than a reply may be.
     #[error("a frame of {len} bytes, more than the {max} a reply may take")]
     FrameTooLarge {

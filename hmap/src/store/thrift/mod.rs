@@ -151,7 +151,10 @@ pub struct ThriftConfig {
     /// started with `-f` (or `-hsha`, `-nonblocking`,
     /// `-threadedselector`, which imply it) expects. Off: the gateway's
     /// default, unframed. A gateway of the other kind fails the first call
-    /// with an error that says so.
+    /// with an error that says so, within a round trip: a framed binary
+    /// connection's first call goes after a probe of two tiny
+    /// `getThriftServerType` calls, whose answers are skipped, that an
+    /// unframed gateway answers at once (see the transport's `PROBE`).
     pub framed: bool,
     /// The protocol: [`ThriftProtocol::Binary`], the gateway's default, or
     /// [`ThriftProtocol::Compact`] for a gateway started with `-c`

@@ -85,6 +85,29 @@ pub enum Failure {
 /// error before anything is read (a scan batch is far smaller).
 const MAX_FRAME: usize = 1 << 30;
 
+/// Two `getThriftServerType` calls, each in a frame, sent ahead of the
+/// first call of a framed binary connection so that an unframed gateway
+/// answers at once instead of waiting for bytes that never come. Each is
+/// an old-style message (no version: the name's length first, then the
+/// name, the type, the sequence number 0, no arguments), which HBase's
+/// gateways read (their binary protocol is not strict).
+///
+/// An unframed gateway reads a frame's length as the length of an
+/// old-style message's name. Given a lone framed call, it takes the whole
+/// frame as the name, then waits for the type, sequence number and
+/// arguments, which never come: the client waited out its deadline. Given
+/// these two frames, it takes the first as a name and the second's length
+/// and first byte as the type and sequence number, and the second's next
+/// byte (0, the high byte of the name's length) ends the arguments: a
+/// whole call, to a method it does not know. It answers "Invalid method
+/// name", unframed, and the client reads that answer's `80 01` where a
+/// frame's length should be: an error that names the gateway's transport,
+/// within a round trip. A framed gateway answers both calls, and the
+/// answers are skipped.
+pub const PROBE: &[u8] = b"\
+    \x00\x00\x00\x1d\x00\x00\x00\x13getThriftServerType\x01\x00\x00\x00\x00\x00\
+    \x00\x00\x00\x1d\x00\x00\x00\x13getThriftServerType\x01\x00\x00\x00\x00\x00";
+
 /// How messages go on the wire: the protocol, and whether each goes in a
 /// frame or an HTTP request.
 #[derive(Clone, Debug)]
@@ -219,6 +242,8 @@ pub struct Connection {
     seq: i32,
     /// Whether a reply has been read on this connection.
     replied: bool,
+    /// Whether the probe of an unframed gateway went first (see [`PROBE`]).
+    probed: bool,
     /// When the connection was last used, to check idle ones before reuse.
     pub last_used: Instant,
     /// The buffer calls are written into, kept between calls.
@@ -274,6 +299,7 @@ impl Connection {
             buf: BytesMut::new(),
             seq: 0,
             replied: false,
+            probed: false,
             last_used: Instant::now(),
             request: Vec::new(),
         }
@@ -325,7 +351,20 @@ impl Connection {
         deadline: &Deadline,
         read_timeout: Duration,
     ) -> Result<Bytes, Failure> {
+        let probe =
+            !self.probed && self.wire.framed && self.wire.http.is_none() && self.wire.protocol == Protocol::Binary;
+        if probe {
+            self.probed = true;
+            self.write_raw(PROBE, deadline).await?;
+        }
         self.send(request, deadline).await?;
+        if probe {
+            // The probe's own answers (replies or exceptions) are of no
+            // interest.
+            for _ in 0..2 {
+                let _ = self.receive(deadline, read_timeout).await?;
+            }
+        }
         let reply = self.receive(deadline, read_timeout).await?;
         self.replied = true;
         self.last_used = Instant::now();
@@ -365,6 +404,15 @@ impl Connection {
         let mut bytes = bytes::Buf::chain(prefix, request);
         match timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await {
             Ok(Ok(())) => self.flush(deadline).await,
+            Ok(Err(e)) => Err(self.io(e)),
+            Err(_) => Err(Failure::TimedOut),
+        }
+    }
+
+    /// Writes `bytes` as they are (framed already, if framed).
+    async fn write_raw(&mut self, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
+        match timeout_at(deadline.end, self.stream.write_all(bytes)).await {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.io(e)),
             Err(_) => Err(Failure::TimedOut),
         }
@@ -411,6 +459,14 @@ impl Connection {
         }
         let mut len = [0u8; 4];
         len.copy_from_slice(self.buf.get(..4).unwrap_or_default());
+        if let [0x80, 0x01, 0x00, 1..=4] = len {
+            return Err(Failure::Decode {
+                error: DecodeError::Unframed {
+                    start: self.buf.get(..4).unwrap_or_default().to_vec(),
+                },
+                replied: self.replied,
+            });
+        }
         let len = u32::from_be_bytes(len) as usize;
         if len > MAX_FRAME {
             return Err(Failure::Decode {
