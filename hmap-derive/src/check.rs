@@ -28,7 +28,7 @@ pub fn check(cx: &Ctxt, m: &Model<'_>) {
 /// and `.` (not first), each part at most 255 bytes, not `zookeeper`. The
 /// same rules as `hmap::schema::validate_table_name`, which checks at run
 /// time (with a backend's prefix, which only then is known); this crate
-/// cannot call it, and `tests/ui/table-name-hbase-refuses.rs` with the
+/// cannot call it, and `ui-tests/tests/ui/table-name-hbase-refuses.rs` with the
 /// schema tests keep the two in step.
 fn table_name(cx: &Ctxt, m: &Model<'_>) {
     let name = m.table.as_str();

@@ -763,7 +763,7 @@ mod tests {
 
     #[test]
     fn table_names_as_the_derive_checks_them() {
-        // The cases of hmap/tests/ui/table-name-hbase-refuses.rs, whose
+        // The cases of ui-tests/tests/ui/table-name-hbase-refuses.rs, whose
         // compile errors the derive gives by the same rules.
         for refused in ["my table!", "zookeeper", "ns-1:users", ".hidden"] {
             assert!(validate_table_name(refused).is_err(), "{refused}");

@@ -428,7 +428,7 @@ async fn weibo_users_and_fans() {
     assert_eq!(back.nickname, "Hong");
     assert_eq!(back.fans.len(), 2);
     // Key fields have no handle: `users.update(&rename, &[User::ID])` does
-    // not compile (tests/ui/update-key-field.rs).
+    // not compile (ui-tests/tests/ui/update-key-field.rs).
 }
 
 // ---------------------------------------------------------------------------

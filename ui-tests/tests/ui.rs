@@ -1,6 +1,6 @@
 //! Compile-time errors of `#[derive(HTable)]`: one case per mistake, each
 //! with the error it must show (`ui/*.stderr`, reviewed when changed;
-//! regenerate with `TRYBUILD=overwrite cargo test -p hmap-hbase --test ui`).
+//! regenerate with `TRYBUILD=overwrite cargo test -p hmap-ui-tests --test ui`).
 //!
 //! trybuild writes its progress and cargo's build output straight to the
 //! process's stderr, past the test harness's capture, so a passing run would
