@@ -427,6 +427,9 @@ impl<S: Store> Store for Refusals<S> {
     fn forget_schema(&self, table: &str) {
         self.store.forget_schema(table)
     }
+    fn kept_family_options(&self) -> &'static [hmap::schema::FamilyOption] {
+        self.store.kept_family_options()
+    }
 }
 
 /// The suite as tests that need a real HBase: one `#[ignore]`d test per

@@ -17,7 +17,9 @@ pub type ExampleResult = Result<(), Box<dyn Error>>;
 /// names an HBase Thrift2 gateway or, without it, `HMAP_NATIVE=host:port`
 /// names an HBase master (or region server) that hmap talks to natively
 /// (`NativeStore`), or, without either, `HMAP_ZOOKEEPER=host:port` names
-/// the ZooKeeper quorum `NativeStore` finds HBase through;
+/// the ZooKeeper quorum `NativeStore` finds HBase through, or, without
+/// any of them, `HMAP_BIGTABLE=host:port` names the Bigtable emulator
+/// (`BigtableStore`, with this package's feature `bigtable`);
 /// `HMAP_TABLE_PREFIX` then prefixes its table names. Each variable means
 /// what [`hmap::store::backend`] says, as it does to `hmap-cli`.
 pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
@@ -27,14 +29,21 @@ pub async fn store_from_env() -> Result<Arc<dyn Store>, String> {
 
 /// The variables an example or a test takes its store from, first set
 /// first.
-const STORE_VARIABLES: [&str; 3] = ["HMAP_THRIFT", "HMAP_NATIVE", "HMAP_ZOOKEEPER"];
+const STORE_VARIABLES: [&str; 4] = ["HMAP_THRIFT", "HMAP_NATIVE", "HMAP_ZOOKEEPER", "HMAP_BIGTABLE"];
 
 /// The store the environment names (see [`store_from_env`]), its tables
 /// named with `prefix`: `HMAP_THRIFT` first, then `HMAP_NATIVE`, then
-/// `HMAP_ZOOKEEPER`, else memory.
+/// `HMAP_ZOOKEEPER`, then `HMAP_BIGTABLE`, else memory.
 async fn env_store(prefix: &str) -> Result<Arc<dyn Store>, String> {
     for variable in STORE_VARIABLES {
-        if let Some(backend) = Backend::from_env_var(variable).map_err(|e| e.to_string())? {
+        let backend = Backend::from_env_var(variable).map_err(|e| match variable {
+            "HMAP_BIGTABLE" if !cfg!(feature = "bigtable") => format!(
+                "{e}: the examples and tests reach Bigtable with this package's feature `bigtable` \
+                 (cargo run --features bigtable --example weibo)"
+            ),
+            _ => e.to_string(),
+        })?;
+        if let Some(backend) = backend {
             return connect(variable, backend, prefix).await;
         }
     }
@@ -46,13 +55,26 @@ async fn env_store(prefix: &str) -> Result<Arc<dyn Store>, String> {
 async fn connect(variable: &str, mut backend: Backend, prefix: &str) -> Result<Arc<dyn Store>, String> {
     let address = backend.address();
     backend.set_table_prefix(prefix);
+    // The examples declare HBase's storage options (compression, bloom
+    // filters), which Bigtable has no setting for: on Bigtable they run
+    // as Google's HBase adapter runs them, without.
+    #[cfg(feature = "bigtable")]
+    if let Backend::Bigtable(config) = &mut backend {
+        config.ignore_storage_options = true;
+    }
     backend.connect().await.map_err(|e| {
         let start = match variable {
             "HMAP_NATIVE" => "scripts/hbase/hbase start (scripts/hbase/hbase address prints HMAP_NATIVE)",
             "HMAP_ZOOKEEPER" => "scripts/hbase/hbase start (which prints HMAP_ZOOKEEPER)",
+            "HMAP_BIGTABLE" => "scripts/bigtable/emulator start (which prints HMAP_BIGTABLE)",
             _ => "scripts/hbase/hbase start",
         };
-        format!("{variable}={address}: {e}\nstart HBase with {start}, or unset {variable} to run in memory")
+        let what = if variable == "HMAP_BIGTABLE" {
+            "the Bigtable emulator"
+        } else {
+            "HBase"
+        };
+        format!("{variable}={address}: {e}\nstart {what} with {start}, or unset {variable} to run in memory")
     })
 }
 

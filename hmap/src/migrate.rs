@@ -173,6 +173,17 @@ impl Migration {
     /// Plans the migration of `live` (`None`: the table does not exist) to
     /// `declared`.
     pub fn plan(declared: &TableSchema, live: Option<&TableSchema>, options: &MigrateOptions) -> Migration {
+        Self::plan_kept(declared, live, options, &crate::schema::FamilyOption::ALL)
+    }
+
+    /// [`plan`](Self::plan), bringing only the family options in `kept`
+    /// in line: those the store keeps (`Store::kept_family_options`).
+    pub fn plan_kept(
+        declared: &TableSchema,
+        live: Option<&TableSchema>,
+        options: &MigrateOptions,
+        kept: &[crate::schema::FamilyOption],
+    ) -> Migration {
         let mut migration = Migration {
             table: declared.name.clone(),
             steps: Vec::new(),
@@ -183,7 +194,7 @@ impl Migration {
             migration.steps.push(Step::CreateTable(declared.clone()));
             return migration;
         };
-        let diff = SchemaDiff::between(declared, live);
+        let diff = SchemaDiff::between_kept(declared, live, kept);
         let mut modified: Vec<(FamilySchema, Vec<OptionChange>)> = Vec::new();
         let mut blockers = Vec::new();
         for difference in diff.differences {

@@ -658,13 +658,19 @@ impl SchemaDiff {
     /// returns it): families, their options, and the declared metadata,
     /// including the key layout.
     pub fn between(declared: &TableSchema, live: &TableSchema) -> SchemaDiff {
+        Self::between_kept(declared, live, &FamilyOption::ALL)
+    }
+
+    /// [`between`](Self::between), comparing only the family options in
+    /// `kept`: those the store keeps (`Store::kept_family_options`).
+    pub fn between_kept(declared: &TableSchema, live: &TableSchema, kept: &[FamilyOption]) -> SchemaDiff {
         let mut differences = Vec::new();
         for fam in &declared.families {
             let Some(found) = live.find_family(fam.name.as_bytes()) else {
                 differences.push(SchemaDifference::MissingFamily(fam.clone()));
                 continue;
             };
-            for option in FamilyOption::ALL {
+            for &option in kept {
                 let (declared, live) = (option.value(fam), option.value(found));
                 if declared != live {
                     differences.push(SchemaDifference::FamilyOption {
@@ -800,6 +806,29 @@ mod tests {
         assert_eq!(
             schema.to_string(),
             r"create 't', {NAME => 'f', VERSIONS => 1}, METADATA => {'hmap.key' => 'text \'_\': id: string', 'note' => 'a\\b'}"
+        );
+    }
+
+    #[test]
+    fn only_the_options_a_store_keeps_are_compared() {
+        let declared =
+            TableSchema::new("t").family(FamilySchema::new("f").versions(3).compression(Compression::Snappy));
+        let live = TableSchema::new("t").family(FamilySchema::new("f").versions(1));
+        let kept = [FamilyOption::Versions, FamilyOption::MinVersions, FamilyOption::Ttl];
+        let diff = SchemaDiff::between_kept(&declared, &live, &kept);
+        assert_eq!(
+            diff.differences,
+            [SchemaDifference::FamilyOption {
+                family: "f".into(),
+                option: FamilyOption::Versions,
+                declared: "3".into(),
+                live: "1".into(),
+            }]
+        );
+        assert_eq!(
+            SchemaDiff::between(&declared, &live).differences.len(),
+            2,
+            "every option by default"
         );
     }
 

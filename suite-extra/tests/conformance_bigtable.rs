@@ -193,6 +193,9 @@ mod bigtable_emulator {
         fn forget_schema(&self, table: &str) {
             self.store.forget_schema(table)
         }
+        fn kept_family_options(&self) -> &'static [hmap::schema::FamilyOption] {
+            self.store.kept_family_options()
+        }
     }
 
     /// BigtableStore on the emulator, its refusals noted, and a second

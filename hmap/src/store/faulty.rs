@@ -245,4 +245,7 @@ impl<S: Store> Store for FaultyStore<S> {
     fn forget_schema(&self, table: &str) {
         self.inner.forget_schema(table);
     }
+    fn kept_family_options(&self) -> &'static [crate::schema::FamilyOption] {
+        self.inner.kept_family_options()
+    }
 }

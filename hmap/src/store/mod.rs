@@ -996,6 +996,17 @@ pub trait Store: Send + Sync {
     fn forget_schema(&self, table: &str) {
         let _ = table;
     }
+
+    /// The family options this store keeps, the ones a schema check
+    /// compares (`Table::check_schema`, `create_if_missing`, migrations):
+    /// every one by default. A store that drops some on purpose
+    /// (`BigtableStore` with `ignore_storage_options`, which has no
+    /// compression, bloom filter or block setting) leaves them out, so
+    /// that a table it created as declared does not differ from its
+    /// declaration in options it cannot keep.
+    fn kept_family_options(&self) -> &'static [crate::schema::FamilyOption] {
+        &crate::schema::FamilyOption::ALL
+    }
 }
 
 /// A change to one column family of a live table, for
@@ -1080,6 +1091,9 @@ macro_rules! forward_store {
             }
             fn forget_schema(&self, table: &str) {
                 (**self).forget_schema(table)
+            }
+            fn kept_family_options(&self) -> &'static [$crate::schema::FamilyOption] {
+                (**self).kept_family_options()
             }
         }
     };

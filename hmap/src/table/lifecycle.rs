@@ -14,7 +14,7 @@ pub(crate) async fn schema_diff<S: Store + ?Sized>(
     declared: &TableSchema,
 ) -> Result<SchemaDiff> {
     let live = store.describe_table(table).await?;
-    Ok(SchemaDiff::between(declared, &live))
+    Ok(SchemaDiff::between_kept(declared, &live, store.kept_family_options()))
 }
 
 /// [`Error::SchemaMismatch`] listing every difference if any is an error;

@@ -130,10 +130,11 @@ impl<T: HTable, S: Store> Table<T, S> {
             Err(StoreError::TableNotFound { .. }) => None,
             Err(e) => return Err(e.into()),
         };
-        Ok(crate::migrate::Migration::plan(
+        Ok(crate::migrate::Migration::plan_kept(
             &T::table_schema(),
             live.as_ref(),
             options,
+            self.store.kept_family_options(),
         ))
     }
 

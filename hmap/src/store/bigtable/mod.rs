@@ -55,7 +55,7 @@ use super::check::SchemaCache;
 use super::{
     CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
-use crate::schema::TableSchema;
+use crate::schema::{FamilyOption, TableSchema};
 
 /// The largest message tonic decodes: a row of Bigtable's (up to 256 MiB)
 /// may come in one response, where tonic's default stops at 4 MiB.
@@ -265,5 +265,16 @@ impl Store for BigtableStore {
 
     fn forget_schema(&self, table: &str) {
         self.inner.schemas.forget(table);
+    }
+
+    /// All of them, unless [`BigtableConfig::ignore_storage_options`]
+    /// drops the storage options: then `VERSIONS`, `MIN_VERSIONS` and
+    /// `TTL` (the GC rules; a `MIN_VERSIONS` other than 0 is refused).
+    fn kept_family_options(&self) -> &'static [FamilyOption] {
+        if self.inner.config.ignore_storage_options {
+            &[FamilyOption::Versions, FamilyOption::MinVersions, FamilyOption::Ttl]
+        } else {
+            &FamilyOption::ALL
+        }
     }
 }

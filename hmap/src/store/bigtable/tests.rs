@@ -517,3 +517,46 @@ async fn idempotent_calls_are_retried_while_the_server_is_unreachable() {
     }
     assert!(store.get("flaky", &Get::new("s")).await.unwrap().is_some());
 }
+
+/// With `ignore_storage_options`, a table created with a compression and a
+/// bloom filter (dropped: Bigtable has no such settings) checks as
+/// declared, and its migration has nothing to do; its versions are still
+/// compared.
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn dropped_storage_options_are_not_schema_differences() {
+    use crate::schema::{BloomType, Compression};
+    let address = std::env::var("HMAP_BIGTABLE").unwrap_or_else(|_| panic!("HMAP_BIGTABLE is not set: {NEEDS}"));
+    let config = BigtableConfig::emulator(address.trim())
+        .table_prefix("hmap_bt_unit_")
+        .ignore_storage_options(true);
+    let store = BigtableStore::connect(config).await.expect(NEEDS);
+    let declared = TableSchema::new("kept_options").family(
+        FamilySchema::new("f")
+            .versions(2)
+            .compression(Compression::Snappy)
+            .bloom(BloomType::RowCol),
+    );
+    if store.table_exists("kept_options").await.unwrap() {
+        store.delete_table("kept_options").await.unwrap();
+    }
+    store.create_table(&declared).await.unwrap();
+    let diff = crate::table::lifecycle::check_schema(&store, "kept_options", &declared)
+        .await
+        .expect("the table is as declared, in what Bigtable keeps");
+    assert!(diff.is_empty(), "{diff}");
+    let plan = crate::migrate::Migration::plan_kept(
+        &declared,
+        Some(&store.describe_table("kept_options").await.unwrap()),
+        &crate::migrate::MigrateOptions::new(),
+        store.kept_family_options(),
+    );
+    assert!(plan.is_empty(), "{plan}");
+    // VERSIONS is still compared.
+    let more = TableSchema::new("kept_options").family(FamilySchema::new("f").versions(5));
+    let err = crate::table::lifecycle::check_schema(&store, "kept_options", &more)
+        .await
+        .expect_err("VERSIONS differ");
+    assert!(err.to_string().contains("VERSIONS"), "{err}");
+    store.delete_table("kept_options").await.unwrap();
+}
