@@ -50,6 +50,8 @@ use tonic::transport::Channel;
 
 pub use config::{BigtableConfig, EMULATOR_HOST_VARIABLE};
 pub use error::unsupported;
+#[doc(hidden)]
+pub use read::fuzz_read_rows as __fuzz_read_rows;
 
 use super::check::SchemaCache;
 use super::{
