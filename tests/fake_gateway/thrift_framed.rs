@@ -5,7 +5,7 @@
 //! tests/conformance/thrift_framed.rs).
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
 use crate::fake::{BOOL, Msg};
@@ -14,39 +14,46 @@ use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
 /// A framed gateway that answers each `tableExists` with `reply(seq)`,
 /// after checking that the call came framed.
 fn framed_gateway(reply: fn(i32) -> Vec<u8>) -> SocketAddr {
+    serve(move |mut stream| {
+        loop {
+            let mut len = [0u8; 4];
+            if stream.read_exact(&mut len).is_err() {
+                return;
+            }
+            let mut call = vec![0u8; u32::from_be_bytes(len) as usize];
+            if stream.read_exact(&mut call).is_err() {
+                return;
+            }
+            // A framed call is a whole message: the strict binary
+            // header first, the sequence number after the name;
+            // or, for the probe that goes first on a connection,
+            // an old-style one (the name's length, the name, the
+            // type, the sequence number).
+            let seq = if call.starts_with(&[0x80, 0x01, 0x00, 0x01]) {
+                let name_len = u32::from_be_bytes(call[4..8].try_into().unwrap()) as usize;
+                i32::from_be_bytes(call[8 + name_len..12 + name_len].try_into().unwrap())
+            } else {
+                let name_len = u32::from_be_bytes(call[..4].try_into().unwrap()) as usize;
+                assert_eq!(&call[4..4 + name_len], b"getThriftServerType", "the probe");
+                i32::from_be_bytes(call[5 + name_len..9 + name_len].try_into().unwrap())
+            };
+            if stream.write_all(&reply(seq)).is_err() {
+                return;
+            }
+        }
+    })
+}
+
+/// A gateway on a free port that runs `each` on every connection, on a
+/// thread of its own.
+fn serve(each: impl Fn(TcpStream) + Clone + Send + 'static) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("address");
     std::thread::spawn(move || {
         for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                loop {
-                    let mut len = [0u8; 4];
-                    if stream.read_exact(&mut len).is_err() {
-                        return;
-                    }
-                    let mut call = vec![0u8; u32::from_be_bytes(len) as usize];
-                    if stream.read_exact(&mut call).is_err() {
-                        return;
-                    }
-                    // A framed call is a whole message: the strict binary
-                    // header first, the sequence number after the name;
-                    // or, for the probe that goes first on a connection,
-                    // an old-style one (the name's length, the name, the
-                    // type, the sequence number).
-                    let seq = if call.starts_with(&[0x80, 0x01, 0x00, 0x01]) {
-                        let name_len = u32::from_be_bytes(call[4..8].try_into().unwrap()) as usize;
-                        i32::from_be_bytes(call[8 + name_len..12 + name_len].try_into().unwrap())
-                    } else {
-                        let name_len = u32::from_be_bytes(call[..4].try_into().unwrap()) as usize;
-                        assert_eq!(&call[4..4 + name_len], b"getThriftServerType", "the probe");
-                        i32::from_be_bytes(call[5 + name_len..9 + name_len].try_into().unwrap())
-                    };
-                    if stream.write_all(&reply(seq)).is_err() {
-                        return;
-                    }
-                }
-            });
+            let Ok(stream) = stream else { return };
+            let each = each.clone();
+            std::thread::spawn(move || each(stream));
         }
     });
     addr
@@ -146,47 +153,39 @@ fn unframed_gateway() -> SocketAddr {
         }
         Some(())
     }
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("address");
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            std::thread::spawn(move || {
-                while let Some(first) = read::<4>(&mut stream) {
-                    let size = i32::from_be_bytes(first);
-                    let name = if size < 0 {
-                        let len = u32::from_be_bytes(read::<4>(&mut stream).unwrap_or_default()) as usize;
-                        let mut name = vec![0; len];
-                        let _ = stream.read_exact(&mut name);
-                        name
-                    } else {
-                        let mut name = vec![0; size as usize];
-                        let _ = stream.read_exact(&mut name);
-                        let _type = read::<1>(&mut stream);
-                        name
-                    };
-                    let Some(seq) = read::<4>(&mut stream) else { return };
-                    if skip(&mut stream, 12).is_none() {
-                        return;
-                    }
-                    let name = String::from_utf8_lossy(&name).into_owned();
-                    let text = format!("Invalid method name: '{name}'");
-                    let mut reply = vec![0x80, 0x01, 0x00, 0x03];
-                    reply.extend((name.len() as u32).to_be_bytes());
-                    reply.extend(name.as_bytes());
-                    reply.extend(seq);
-                    reply.extend([11, 0, 1]);
-                    reply.extend((text.len() as u32).to_be_bytes());
-                    reply.extend(text.as_bytes());
-                    reply.extend([8, 0, 2, 0, 0, 0, 1, 0]);
-                    if stream.write_all(&reply).is_err() {
-                        return;
-                    }
-                }
-            });
+    serve(|mut stream| {
+        while let Some(first) = read::<4>(&mut stream) {
+            let size = i32::from_be_bytes(first);
+            let name = if size < 0 {
+                let len = u32::from_be_bytes(read::<4>(&mut stream).unwrap_or_default()) as usize;
+                let mut name = vec![0; len];
+                let _ = stream.read_exact(&mut name);
+                name
+            } else {
+                let mut name = vec![0; size as usize];
+                let _ = stream.read_exact(&mut name);
+                let _type = read::<1>(&mut stream);
+                name
+            };
+            let Some(seq) = read::<4>(&mut stream) else { return };
+            if skip(&mut stream, 12).is_none() {
+                return;
+            }
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let text = format!("Invalid method name: '{name}'");
+            let mut reply = vec![0x80, 0x01, 0x00, 0x03];
+            reply.extend((name.len() as u32).to_be_bytes());
+            reply.extend(name.as_bytes());
+            reply.extend(seq);
+            reply.extend([11, 0, 1]);
+            reply.extend((text.len() as u32).to_be_bytes());
+            reply.extend(text.as_bytes());
+            reply.extend([8, 0, 2, 0, 0, 0, 1, 0]);
+            if stream.write_all(&reply).is_err() {
+                return;
+            }
         }
-    });
-    addr
+    })
 }
 
 /// A framed client on an unframed gateway fails on its first call, within
