@@ -56,6 +56,20 @@ enum LinkOp {
 type Links = BTreeMap<(String, String), String>;
 
 impl LinkOp {
+    /// Runs the operation on `rel`, with `value` for a link's.
+    fn run<L, R>(&self, rel: &ManyToMany<L, R, Faulty>, value: &str) -> hmap::Result<()>
+    where
+        L: HTable<Key = String>,
+        R: HTable<Key = String>,
+    {
+        match self {
+            LinkOp::Link(l, r) => rel.link_with(shop(*l), item(*r), value),
+            LinkOp::Unlink(l, r) => rel.unlink(shop(*l), item(*r)),
+            LinkOp::DeleteShop(l) => rel.delete_left(shop(*l)),
+            LinkOp::DeleteItem(r) => rel.delete_right(item(*r)),
+        }
+    }
+
     /// Whether the operation writes this pair's link.
     fn touches(&self, pair: &(String, String)) -> bool {
         match self {
@@ -199,12 +213,7 @@ fn many_to_many_survives_faults() {
             let mut model = Links::new();
             for (n, op) in ops.iter().enumerate() {
                 let value = format!("v{n}");
-                let result = match op {
-                    LinkOp::Link(l, r) => rel.link_with(shop(*l), item(*r), &value),
-                    LinkOp::Unlink(l, r) => rel.unlink(shop(*l), item(*r)),
-                    LinkOp::DeleteShop(l) => rel.delete_left(shop(*l)),
-                    LinkOp::DeleteItem(r) => rel.delete_right(item(*r)),
-                };
+                let result = op.run(&rel, &value);
                 match result {
                     Ok(()) => op.took_effect(&mut model, value),
                     Err(_) => {
@@ -304,12 +313,7 @@ fn many_to_many_of_entities_survives_faults() {
             let mut model = Links::new();
             for (n, op) in ops.iter().enumerate() {
                 let value = format!("v{n}");
-                let result = match op {
-                    LinkOp::Link(l, r) => rel.link_with(shop(*l), item(*r), &value),
-                    LinkOp::Unlink(l, r) => rel.unlink(shop(*l), item(*r)),
-                    LinkOp::DeleteShop(l) => rel.delete_left(shop(*l)),
-                    LinkOp::DeleteItem(r) => rel.delete_right(item(*r)),
-                };
+                let result = op.run(&rel, &value);
                 match result {
                     Ok(()) => op.took_effect(&mut model, value),
                     Err(_) => {
