@@ -262,27 +262,75 @@ impl BigtableStore {
                 .map(drop)
                 .map_err(|e| with_row(e, &row));
         }
-        let keys: Vec<Bytes> = entries.iter().map(|e| e.row_key.clone()).collect();
+        self.mutate_rows(table, entries).await
+    }
+
+    /// `MutateRows` of `entries` (rows all distinct), each entry's status
+    /// read from the reply stream. Entries that failed with a status worth
+    /// another try (`UNAVAILABLE`, `DEADLINE_EXCEEDED`, as Google's clients
+    /// retry them; every write here is idempotent: its cells carry their
+    /// timestamps), or that the stream never reported because it broke
+    /// with such a status, are sent again, alone, after a backoff from
+    /// 10 ms doubling to 1 s, while the call's deadline leaves room. Any
+    /// other failure is the call's error, naming its row; so is a retried
+    /// entry's last failure when the time runs out.
+    async fn mutate_rows(&self, table: &str, entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {
+        let started = Instant::now();
+        let timeout = self.inner.config.call_timeout;
+        let mut pending = entries;
+        let mut backoff = Duration::from_millis(10);
+        loop {
+            let outcome = self
+                .mutate_rows_once(table, &pending, timeout.saturating_sub(started.elapsed()))
+                .await?;
+            let Some(retry) = outcome.retry else {
+                return Ok(());
+            };
+            if started.elapsed() + backoff >= timeout {
+                return Err(retry.error);
+            }
+            tracing::debug!(
+                table,
+                rows = retry.entries.len(),
+                ?backoff,
+                "MutateRows: entries retried"
+            );
+            crate::store::metrics::retry("bigtable", "entry");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(1));
+            pending = retry.entries.into_iter().map(|i| pending[i].clone()).collect();
+        }
+    }
+
+    /// One `MutateRows` call of `entries`, within `left`: which entries to
+    /// try again, if any; any other failure is the error.
+    async fn mutate_rows_once(
+        &self,
+        table: &str,
+        entries: &[v2::mutate_rows_request::Entry],
+        left: Duration,
+    ) -> Result<MutateRowsOutcome> {
+        let keys: Vec<&Bytes> = entries.iter().map(|e| &e.row_key).collect();
         let request = v2::MutateRowsRequest {
             table_name: self.table_name(table),
             app_profile_id: self.inner.config.app_profile.clone(),
-            entries,
+            entries: entries.to_vec(),
             ..Default::default()
         };
         let started = Instant::now();
-        let timeout = self.inner.config.call_timeout;
         let mut stream = self
-            .idempotent(table, "MutateRows", timeout, || {
+            .idempotent(table, "MutateRows", left, || {
                 let mut client = self.data();
                 let request = self.data_request(request.clone());
                 async move { client.mutate_rows(request).await }
             })
             .await?;
         let mut reported = vec![false; keys.len()];
-        let mut first_error = None;
+        let mut retry = Vec::new();
+        let mut retry_error = None;
+        let mut broke_retryably = false;
         loop {
-            let left = timeout.saturating_sub(started.elapsed());
-            let message = match tokio::time::timeout(left, stream.message()).await {
+            let message = match tokio::time::timeout(left.saturating_sub(started.elapsed()), stream.message()).await {
                 Err(_) => {
                     return Err(StoreError::Timeout {
                         table: table.into(),
@@ -290,6 +338,13 @@ impl BigtableStore {
                         elapsed: started.elapsed(),
                         detail: String::new(),
                     });
+                }
+                Ok(Err(status)) if retryable(status.code()) => {
+                    // The entries it did not report are tried again.
+                    retry_error
+                        .get_or_insert_with(|| from_status(&status, "MutateRows", table, &self.inner.config.address));
+                    broke_retryably = true;
+                    break;
                 }
                 Ok(Err(status)) => {
                     return Err(self.noted(
@@ -316,25 +371,39 @@ impl BigtableStore {
                 let Some(status) = entry.status.filter(|s| s.code != 0) else {
                     continue;
                 };
-                if first_error.is_none() {
-                    let status = tonic::Status::new(tonic::Code::from_i32(status.code), status.message);
-                    let error = from_status(&status, "MutateRows", table, &self.inner.config.address);
-                    first_error = Some(with_row(self.noted(table, error), &keys[index]));
+                let code = tonic::Code::from_i32(status.code);
+                let status = tonic::Status::new(code, status.message);
+                let error = with_row(
+                    self.noted(
+                        table,
+                        from_status(&status, "MutateRows", table, &self.inner.config.address),
+                    ),
+                    keys[index],
+                );
+                if !retryable(code) {
+                    return Err(error);
                 }
+                retry.push(index);
+                retry_error.get_or_insert(error);
             }
         }
-        if let Some(error) = first_error {
-            return Err(error);
+        for (index, reported) in reported.iter().enumerate() {
+            if *reported {
+                continue;
+            }
+            if !broke_retryably {
+                return Err(protocol(
+                    &self.inner.config.address,
+                    table,
+                    "MutateRows",
+                    format!("no status for row {} (entry {index})", show_row(keys[index])),
+                ));
+            }
+            retry.push(index);
         }
-        if let Some(missing) = reported.iter().position(|r| !r) {
-            return Err(protocol(
-                &self.inner.config.address,
-                table,
-                "MutateRows",
-                format!("no status for row {} (entry {missing})", show_row(&keys[missing])),
-            ));
-        }
-        Ok(())
+        Ok(MutateRowsOutcome {
+            retry: retry_error.map(|error| Retry { entries: retry, error }),
+        })
     }
 
     /// `CheckAndMutateRow`. Bigtable applies `true_mutations` when its
@@ -653,6 +722,25 @@ impl BigtableStore {
 }
 
 /// An error of a write of one row, naming it where the error has room.
+/// What one `MutateRows` call left to do.
+struct MutateRowsOutcome {
+    /// The entries to send again, and the error to give if they cannot be.
+    retry: Option<Retry>,
+}
+
+struct Retry {
+    /// Indexes into the call's entries.
+    entries: Vec<usize>,
+    /// The first of their failures.
+    error: StoreError,
+}
+
+/// Whether an entry that failed with `code` is sent again: the codes
+/// Google's clients retry a mutation on.
+fn retryable(code: tonic::Code) -> bool {
+    matches!(code, tonic::Code::Unavailable | tonic::Code::DeadlineExceeded)
+}
+
 fn with_row(error: StoreError, row: &[u8]) -> StoreError {
     match error {
         StoreError::Server {
@@ -667,6 +755,30 @@ fn with_row(error: StoreError, row: &[u8]) -> StoreError {
         StoreError::InvalidRequest { table, reason } => StoreError::InvalidRequest {
             table,
             reason: format!("row {}: {reason}", show_row(row)),
+        },
+        // An entry of a batch that stayed unavailable, or out of time.
+        StoreError::Connection {
+            endpoint,
+            message,
+            source,
+        } => StoreError::Connection {
+            endpoint,
+            message: format!("row {}: {message}", show_row(row)),
+            source,
+        },
+        StoreError::Timeout {
+            table,
+            operation,
+            elapsed,
+            detail,
+        } => StoreError::Timeout {
+            table,
+            operation,
+            elapsed,
+            detail: match detail.as_str() {
+                "" => format!("row {}", show_row(row)),
+                _ => format!("row {}: {detail}", show_row(row)),
+            },
         },
         other => other,
     }

@@ -170,6 +170,7 @@ impl BigtableStore {
             let unreachable = status.code() == tonic::Code::Unavailable || error::from_transport(&status);
             if unreachable && started.elapsed() + backoff < timeout {
                 tracing::debug!(table, operation, ?backoff, message = status.message(), "retrying");
+                crate::store::metrics::retry("bigtable", "connection");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
                 continue;
