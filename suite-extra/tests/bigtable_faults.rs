@@ -1,8 +1,10 @@
 //! `BigtableStore` against a fake Bigtable server (tonic's server, the
-//! `MutateRows` service written by hand): the entries of a batch that fail
-//! with a status worth another try are sent again, alone, within the
-//! call's deadline; any other failure, or a retried entry that keeps
-//! failing, is the call's error naming its row.
+//! services written by hand): the entries of a `MutateRows` that fail with
+//! a status worth another try are sent again, alone, within the call's
+//! deadline; any other failure, or a retried entry that keeps failing, is
+//! the call's error naming its row. A `ReadRows` stream that stalls, breaks
+//! or breaks the chunk protocol ends a scan with a typed error, never as
+//! if the rows ran out.
 //!
 //! Built with `--features bigtable` only (see Cargo.toml).
 
@@ -29,6 +31,48 @@ type Calls = Arc<Mutex<Vec<Vec<Vec<u8>>>>>;
 struct Fake {
     calls: Calls,
     answer: Answer,
+    /// What every `ReadRows` streams.
+    reads: Reads,
+}
+
+/// A `ReadRows` reply: its messages, then how the stream ends.
+type Reads = fn() -> (Vec<v2::ReadRowsResponse>, End);
+
+/// How a fake `ReadRows` stream ends.
+#[derive(Clone, Copy)]
+enum End {
+    /// With OK.
+    Ok,
+    /// It never does: the server stalls, the stream open.
+    Stall,
+    /// With this status.
+    Status(tonic::Code),
+}
+
+type Rows = Pin<Box<dyn futures_util::Stream<Item = Result<v2::ReadRowsResponse, tonic::Status>> + Send>>;
+
+/// The `ReadRows` side of [`Fake`].
+struct Reader(Reads);
+
+impl tonic::server::ServerStreamingService<v2::ReadRowsRequest> for Reader {
+    type Response = v2::ReadRowsResponse;
+    type ResponseStream = Rows;
+    type Future = Pin<Box<dyn Future<Output = Result<tonic::Response<Rows>, tonic::Status>> + Send>>;
+
+    fn call(&mut self, _: tonic::Request<v2::ReadRowsRequest>) -> Self::Future {
+        use futures_util::StreamExt;
+        let (messages, end) = (self.0)();
+        let head = futures_util::stream::iter(messages.into_iter().map(Ok));
+        let rows: Rows = match end {
+            End::Ok => Box::pin(head),
+            End::Stall => Box::pin(head.chain(futures_util::stream::pending())),
+            End::Status(code) => Box::pin(head.chain(futures_util::stream::iter([Err(tonic::Status::new(
+                code,
+                "the fake's stream broke",
+            ))]))),
+        };
+        Box::pin(async move { Ok(tonic::Response::new(rows)) })
+    }
 }
 
 type Entries = futures_util::stream::Iter<std::vec::IntoIter<Result<v2::MutateRowsResponse, tonic::Status>>>;
@@ -81,6 +125,10 @@ impl tower_service::Service<http::Request<tonic::body::Body>> for Fake {
             use tonic::server::Grpc;
             use tonic_prost::ProstCodec;
             match request.uri().path() {
+                "/google.bigtable.v2.Bigtable/ReadRows" => {
+                    let mut grpc = Grpc::new(ProstCodec::<v2::ReadRowsResponse, v2::ReadRowsRequest>::default());
+                    Ok(grpc.server_streaming(Reader(fake.reads), request).await)
+                }
                 "/google.bigtable.v2.Bigtable/MutateRows" => {
                     let mut grpc = Grpc::new(ProstCodec::<v2::MutateRowsResponse, v2::MutateRowsRequest>::default());
                     Ok(grpc.server_streaming(fake, request).await)
@@ -115,12 +163,18 @@ impl tonic::server::UnaryService<admin::GetTableRequest> for Admin {
 
 /// A store on a fake server answering `answer`, and the calls it records.
 async fn store(answer: Answer, timeout: Duration) -> (BigtableStore, Calls) {
+    store_reading(answer, || (Vec::new(), End::Ok), timeout).await
+}
+
+/// [`store`], its server streaming `reads` for every `ReadRows`.
+async fn store_reading(answer: Answer, reads: Reads, timeout: Duration) -> (BigtableStore, Calls) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let calls = Calls::default();
     let fake = Fake {
         calls: calls.clone(),
         answer,
+        reads,
     };
     tokio::spawn(async move {
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
@@ -190,4 +244,102 @@ async fn an_entry_refused_for_good_is_not_sent_again() {
     assert!(err.to_string().contains("row a"), "{err}");
     assert!(!matches!(err, StoreError::Timeout { .. }), "{err:?}");
     assert_eq!(calls.lock().unwrap().len(), 1);
+}
+
+/// One cell's chunk, committing its row.
+fn row(key: &str) -> v2::read_rows_response::CellChunk {
+    use v2::read_rows_response::cell_chunk::RowStatus;
+    v2::read_rows_response::CellChunk {
+        row_key: key.as_bytes().to_vec().into(),
+        family_name: Some("f".into()),
+        qualifier: Some(b"q".to_vec().into()),
+        timestamp_micros: 1000,
+        value: b"v".to_vec().into(),
+        row_status: Some(RowStatus::CommitRow(true)),
+        ..Default::default()
+    }
+}
+
+fn message(chunks: Vec<v2::read_rows_response::CellChunk>) -> v2::ReadRowsResponse {
+    v2::ReadRowsResponse {
+        chunks,
+        ..Default::default()
+    }
+}
+
+/// Every row of a scan, or the first error with the rows before it.
+async fn scan_all(store: &BigtableStore) -> (Vec<String>, Option<StoreError>) {
+    use futures_util::StreamExt;
+    let mut rows = Vec::new();
+    let mut stream = store
+        .scan("t", &hmap::store::Scan::all())
+        .await
+        .expect("the scan opens");
+    while let Some(row) = stream.next().await {
+        match row {
+            Ok(row) => rows.push(String::from_utf8_lossy(&row.row).into_owned()),
+            Err(e) => return (rows, Some(e)),
+        }
+    }
+    (rows, None)
+}
+
+#[tokio::test]
+async fn a_stream_that_stalls_after_a_row_ends_the_scan_with_a_timeout_not_an_end() {
+    let (store, _) = store_reading(
+        |_, _| 0,
+        || (vec![message(vec![row("a")])], End::Stall),
+        Duration::from_millis(300),
+    )
+    .await;
+    let started = Instant::now();
+    let (rows, error) = scan_all(&store).await;
+    assert_eq!(rows, ["a"]);
+    assert!(matches!(error, Some(StoreError::Timeout { .. })), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_stream_broken_with_a_status_is_an_error_not_an_end() {
+    let (store, _) = store_reading(
+        |_, _| 0,
+        || (vec![message(vec![row("a")])], End::Status(tonic::Code::Internal)),
+        Duration::from_secs(10),
+    )
+    .await;
+    let (rows, error) = scan_all(&store).await;
+    assert_eq!(rows, ["a"]);
+    assert!(matches!(error, Some(StoreError::Server { .. })), "{error:?}");
+}
+
+#[tokio::test]
+async fn chunks_that_break_the_protocol_are_a_typed_error() {
+    // Row b before row a (rows come in key order), then a row committed
+    // with no cell in progress.
+    let (store, _) = store_reading(
+        |_, _| 0,
+        || (vec![message(vec![row("b"), row("a")])], End::Ok),
+        Duration::from_secs(10),
+    )
+    .await;
+    let (rows, error) = scan_all(&store).await;
+    assert!(rows.is_empty(), "{rows:?}: the response's rows are dropped with it");
+    match error {
+        Some(e @ StoreError::Protocol { .. }) => assert!(e.to_string().contains("out of order"), "{e}"),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+    // A stream that ends inside a row.
+    let (store, _) = store_reading(
+        |_, _| 0,
+        || {
+            let mut open = row("a");
+            open.row_status = None;
+            (vec![message(vec![open])], End::Ok)
+        },
+        Duration::from_secs(10),
+    )
+    .await;
+    let (rows, error) = scan_all(&store).await;
+    assert!(rows.is_empty());
+    assert!(matches!(error, Some(StoreError::Protocol { .. })), "{error:?}");
 }
