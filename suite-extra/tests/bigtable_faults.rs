@@ -252,7 +252,7 @@ fn row(key: &str) -> v2::read_rows_response::CellChunk {
     v2::read_rows_response::CellChunk {
         row_key: key.as_bytes().to_vec().into(),
         family_name: Some("f".into()),
-        qualifier: Some(b"q".to_vec().into()),
+        qualifier: Some(b"q".to_vec()),
         timestamp_micros: 1000,
         value: b"v".to_vec().into(),
         row_status: Some(RowStatus::CommitRow(true)),
