@@ -259,7 +259,7 @@ impl Status {
 
 /// The flags that name a store: exactly one is given, or none and one of
 /// [`ENV_VARIABLES`] is set.
-pub const STORE_FLAGS: [&str; 4] = ["--native", "--zookeeper", "--thrift", "--thrift1"];
+pub const STORE_FLAGS: [&str; 5] = ["--native", "--zookeeper", "--thrift", "--thrift1", "--bigtable"];
 
 impl From<Error> for CliError {
     fn from(e: Error) -> Self {
@@ -394,10 +394,11 @@ impl Cli {
 /// What `--help` says after the options: where the store comes from, and
 /// the exit status.
 const AFTER_HELP: &str = "\
-The store: exactly one of --native, --zookeeper, --thrift, --thrift1; without one,
-the one environment variable set among HMAP_THRIFT, HMAP_NATIVE, HMAP_ZOOKEEPER,
-HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS (with HMAP_THRIFT_CA),
-HMAP_THRIFT1, HMAP_THRIFT1_COMPACT (as `scripts/hbase/hbase start` prints them).
+The store: exactly one of --native, --zookeeper, --thrift, --thrift1, --bigtable;
+without one, the one environment variable set among HMAP_THRIFT, HMAP_NATIVE,
+HMAP_ZOOKEEPER, HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS (with
+HMAP_THRIFT_CA), HMAP_THRIFT1, HMAP_THRIFT1_COMPACT (as `scripts/hbase/hbase
+start` prints them), HMAP_BIGTABLE (as `scripts/bigtable/emulator start` does).
 
 Exit status: 0 done, nothing wrong found; 1 problems found (verify, repair);
 2 the command could not run (a bad command line, no store, HBase unreachable, an error).";
@@ -427,6 +428,9 @@ struct Connection {
     /// A Thrift1 gateway (`hbase thrift`), host:port [env: HMAP_THRIFT1, HMAP_THRIFT1_COMPACT]
     #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     thrift1: Option<String>,
+    /// The Bigtable emulator (BigtableStore; the CLI's feature `bigtable`), host:port [env: HMAP_BIGTABLE]
+    #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
+    bigtable: Option<String>,
     /// The gateway's transport is framed (`-f`, `-hsha`, `-nonblocking`, `-threadedselector`)
     #[arg(long, global = true, help_heading = "Store")]
     framed: bool,
@@ -498,6 +502,23 @@ struct Connection {
     timeout: u64,
 }
 
+/// BigtableStore on the emulator at `address`, for `--bigtable`.
+fn bigtable(address: &str) -> std::result::Result<Backend, CliError> {
+    #[cfg(feature = "bigtable")]
+    {
+        Ok(Backend::bigtable(address))
+    }
+    #[cfg(not(feature = "bigtable"))]
+    {
+        Err(hmap::store::BackendError::Feature {
+            named_by: format!("--bigtable {address}"),
+            what: "BigtableStore",
+            feature: "bigtable (build hmap-cli with --features bigtable)",
+        }
+        .into())
+    }
+}
+
 /// The flags of `flags` that were given, in order.
 fn given<const N: usize>(flags: [(&'static str, bool); N]) -> Vec<&'static str> {
     flags
@@ -515,6 +536,7 @@ impl Connection {
             ("--zookeeper", self.zookeeper.as_deref().map(Backend::zookeeper)),
             ("--thrift", self.thrift.as_deref().map(Backend::thrift)),
             ("--thrift1", self.thrift1.as_deref().map(Backend::thrift1)),
+            ("--bigtable", self.bigtable.as_deref().map(bigtable).transpose()?),
         ]
         .into_iter()
         .filter_map(|(flag, backend)| Some((flag, backend?)))

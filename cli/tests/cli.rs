@@ -350,7 +350,7 @@ fn half_link(store: &Arc<dyn Store>, shops: &Table<shop_item::Shop, Arc<dyn Stor
 }
 
 /// The variables that name a store (and the CA's), which `.ci/run` sets.
-const STORE_VARIABLES: [&str; 18] = [
+const STORE_VARIABLES: [&str; 19] = [
     "HMAP_THRIFT",
     "HMAP_NATIVE",
     "HMAP_ZOOKEEPER",
@@ -369,6 +369,7 @@ const STORE_VARIABLES: [&str; 18] = [
     "HMAP_SERVER_PRINCIPAL",
     "HMAP_KRB_PROTECTION",
     "HMAP_TABLE_PREFIX",
+    "HMAP_BIGTABLE",
 ];
 
 /// The binary, without a store: none of the variables set.
@@ -414,13 +415,13 @@ fn the_binary_without_a_store() {
         ),
         (
             &["describe", "nope"][..],
-            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1 (or set one of HMAP_THRIFT, \
-             HMAP_NATIVE, HMAP_ZOOKEEPER, HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS, HMAP_THRIFT1, \
-             HMAP_THRIFT1_COMPACT)",
+            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1, --bigtable (or set one of \
+             HMAP_THRIFT, HMAP_NATIVE, HMAP_ZOOKEEPER, HMAP_THRIFT_FRAMED, HMAP_THRIFT_COMPACT, HMAP_THRIFT_HTTPS, \
+             HMAP_THRIFT1, HMAP_THRIFT1_COMPACT, HMAP_BIGTABLE)",
         ),
         (
             &["verify", "follows"][..],
-            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1",
+            "error: no store: pass one of --native, --zookeeper, --thrift, --thrift1, --bigtable",
         ),
         (
             &["create", "nope", "--dry-run"][..],
@@ -580,7 +581,8 @@ fn the_binary_takes_exactly_one_store_from_the_environment() {
     assert_eq!(
         stderr,
         "error: the environment's variables name several stores (HMAP_THRIFT, HMAP_THRIFT1): pass one of \
-         --native, --zookeeper, --thrift, --thrift1 (a flag overrides the environment), or leave one variable set\n"
+         --native, --zookeeper, --thrift, --thrift1, --bigtable (a flag overrides the environment), or leave one \
+         variable set\n"
     );
     let (code, _, stderr) = status_of(
         binary()
@@ -852,4 +854,63 @@ fn the_binary_with_kerberos() {
     let (code, _, stderr) = status_of(binary().args(["--native", &address, "--timeout", "10", "tables"]));
     assert_eq!(code, Some(2), "no login: {stderr}");
     assert!(stderr.contains("Kerberos"), "{stderr}");
+}
+
+/// The binary on the Bigtable emulator, by `--bigtable` and by
+/// `HMAP_BIGTABLE`: the tables created and listed as fitting, a row read,
+/// a relation verified (status 0, then 1 with a link cut in half),
+/// repaired, and verified again.
+#[cfg(feature = "bigtable")]
+#[test]
+#[ignore = "needs the Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+fn the_binary_on_bigtable() {
+    let address = hmap_suite::required_env("HMAP_BIGTABLE");
+    let prefix = hmap_suite::test_table_prefix("hmap_test_cli_bigtable__");
+    let mut backend = hmap::store::Backend::bigtable(&address);
+    backend.set_table_prefix(&prefix);
+    let store = hmap::blocking::block_on(backend.connect()).expect("the emulator answers");
+    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
+        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
+    }
+    let by_flag = |args: &[&str]| {
+        let mut cmd = binary();
+        cmd.args(["--bigtable", &address, "--table-prefix", &prefix]).args(args);
+        status_of(&mut cmd)
+    };
+    let (code, _, stderr) = by_flag(&["migrate"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, tables, stderr) = by_flag(&["tables"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for table in ["wb_user", "wb_post", "wb_inbox", "shop", "item"] {
+        assert!(
+            tables.lines().any(|l| l.starts_with(table) && l.ends_with("  ok")),
+            "{tables}"
+        );
+    }
+    let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
+    users.put(&user("u7", "Dee")).unwrap();
+    let mut by_env = binary();
+    by_env
+        .env("HMAP_BIGTABLE", &address)
+        .args(["--table-prefix", &prefix, "get", "wb_user", "u7", "--format", "json"]);
+    let (code, stdout, stderr) = status_of(&mut by_env);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "{\"uid\":\"u7\",\"name\":\"Dee\",\"posts\":0,\"follows\":{},\"fans\":{}}\n"
+    );
+    let shops: Table<shop_item::Shop, _> = Table::new(Arc::clone(&store));
+    assert_eq!(by_flag(&["verify", "shop_items"]).0, Some(0));
+    half_link(&store, &shops, "s1", "i1");
+    assert_eq!(by_flag(&["verify", "shop_items"]).0, Some(1));
+    assert_eq!(by_flag(&["repair", "shop_items"]).0, Some(1));
+    let (code, stdout, stderr) = by_flag(&["verify", "shop_items"]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (Some(0), "shop_items: verified: consistent\n"),
+        "{stderr}"
+    );
+    for table in hmap::blocking::block_on(store.list_tables()).unwrap() {
+        hmap::blocking::block_on(store.delete_table(&table)).unwrap();
+    }
 }

@@ -17,17 +17,12 @@
 //! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` with Kerberos, logged in from the keytab (`NativeConfig::kerberos`); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
-//!
-//! With the `bigtable` feature, `HMAP_BIGTABLE=host:port` names
-//! `BigtableStore` on the Bigtable emulator (`Backend::bigtable`,
-//! [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it). It is
-//! not yet one of [`ENV_VARIABLES`], which the CLI insists on exactly one
-//! of: [`Backend::from_env_var`] takes it all the same.
+//! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
 //!
 //! `scripts/hbase/hbase start` prints each of them for the gateways it
 //! runs. What to do when several are set is the caller's choice: the
 //! examples and tests take the first of `HMAP_THRIFT`, `HMAP_NATIVE`,
-//! `HMAP_ZOOKEEPER`; the CLI insists on exactly one.
+//! `HMAP_ZOOKEEPER`, `HMAP_BIGTABLE`; the CLI insists on exactly one.
 //!
 //! ```no_run
 //! use hmap::store::Backend;
@@ -54,7 +49,7 @@ use crate::store::{Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, Thrif
 
 /// The variables that name a backend, in the order the module docs list
 /// them (the order [`Backend::env_variables_set`] reports them in).
-pub const ENV_VARIABLES: [&str; 8] = [
+pub const ENV_VARIABLES: [&str; 9] = [
     "HMAP_THRIFT",
     "HMAP_NATIVE",
     "HMAP_ZOOKEEPER",
@@ -63,6 +58,7 @@ pub const ENV_VARIABLES: [&str; 8] = [
     "HMAP_THRIFT_HTTPS",
     "HMAP_THRIFT1",
     "HMAP_THRIFT1_COMPACT",
+    BIGTABLE_VARIABLE,
 ];
 
 /// The variable naming the Bigtable emulator, `host:port`, for
@@ -268,10 +264,10 @@ impl Backend {
     }
 
     /// The backend the environment variable `variable` (one of
-    /// [`ENV_VARIABLES`], or [`BIGTABLE_VARIABLE`]) names, as the
+    /// [`ENV_VARIABLES`]) names, as the
     /// [module docs](self) list them; `None` when it is unset or blank.
     pub fn from_env_var(variable: &str) -> Result<Option<Self>, BackendError> {
-        if !ENV_VARIABLES.contains(&variable) && variable != BIGTABLE_VARIABLE {
+        if !ENV_VARIABLES.contains(&variable) {
             return Err(BackendError::UnknownVariable(variable.to_string()));
         }
         let Some(address) = env_value(variable) else {
