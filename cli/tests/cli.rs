@@ -597,6 +597,16 @@ fn the_binary_takes_exactly_one_store_from_the_environment() {
     );
 }
 
+/// Checks that `tables`' output lists every registered table as fitting.
+fn every_table_fits(tables: &str) {
+    for table in ["wb_user", "wb_post", "wb_inbox", "shop", "item"] {
+        assert!(
+            tables.lines().any(|l| l.starts_with(table) && l.ends_with("  ok")),
+            "{tables}"
+        );
+    }
+}
+
 /// The tables under `prefix` on the HBase of `HMAP_NATIVE`, deleted: a
 /// clean start, and a clean end.
 fn drop_tables(prefix: &str) -> Arc<dyn Store> {
@@ -623,13 +633,7 @@ fn the_binary_on_hbase() {
     let store = drop_tables(&prefix);
     on_hbase(&["migrate"]).assert().success();
     let out = on_hbase(&["tables"]).assert().success();
-    let tables = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    for table in ["wb_user", "wb_post", "wb_inbox", "shop", "item"] {
-        assert!(
-            tables.lines().any(|l| l.starts_with(table) && l.ends_with("  ok")),
-            "{tables}"
-        );
-    }
+    every_table_fits(&String::from_utf8_lossy(&out.get_output().stdout));
     let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
     users.put(&user("u7", "Dee")).unwrap();
     let out = on_hbase(&["get", "wb_user", "u7", "--format", "json"])
@@ -881,12 +885,7 @@ fn the_binary_on_bigtable() {
     assert_eq!(code, Some(0), "{stderr}");
     let (code, tables, stderr) = by_flag(&["tables"]);
     assert_eq!(code, Some(0), "{stderr}");
-    for table in ["wb_user", "wb_post", "wb_inbox", "shop", "item"] {
-        assert!(
-            tables.lines().any(|l| l.starts_with(table) && l.ends_with("  ok")),
-            "{tables}"
-        );
-    }
+    every_table_fits(&tables);
     let users: Table<weibo::User, _> = Table::new(Arc::clone(&store));
     users.put(&user("u7", "Dee")).unwrap();
     let mut by_env = binary();
