@@ -38,6 +38,8 @@ mod config;
 mod convert;
 mod data;
 mod error;
+#[cfg(test)]
+mod proto_check;
 mod read;
 #[cfg(test)]
 mod tests;
