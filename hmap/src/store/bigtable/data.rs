@@ -277,13 +277,16 @@ impl BigtableStore {
     async fn mutate_rows(&self, table: &str, entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {
         let started = Instant::now();
         let timeout = self.inner.config.call_timeout;
-        let mut pending = entries;
+        let mut request = v2::MutateRowsRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            entries,
+            ..Default::default()
+        };
         let mut backoff = Duration::from_millis(10);
         loop {
-            let outcome = self
-                .mutate_rows_once(table, &pending, timeout.saturating_sub(started.elapsed()))
-                .await?;
-            let Some(retry) = outcome.retry else {
+            let left = timeout.saturating_sub(started.elapsed());
+            let Some(retry) = self.mutate_rows_once(table, &request, left).await? else {
                 return Ok(());
             };
             if started.elapsed() + backoff >= timeout {
@@ -298,25 +301,29 @@ impl BigtableStore {
             crate::store::metrics::retry("bigtable", "entry");
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_secs(1));
-            pending = retry.entries.into_iter().map(|i| pending[i].clone()).collect();
+            // The entries to send again, moved out of the request.
+            let mut again = vec![false; request.entries.len()];
+            for i in retry.entries {
+                again[i] = true;
+            }
+            let sent = std::mem::take(&mut request.entries);
+            request.entries = sent
+                .into_iter()
+                .zip(again)
+                .filter_map(|(e, again)| again.then_some(e))
+                .collect();
         }
     }
 
-    /// One `MutateRows` call of `entries`, within `left`: which entries to
-    /// try again, if any; any other failure is the error.
+    /// One `MutateRows` call of `request`, within `left`: which of its
+    /// entries to try again, if any; any other failure is the error.
     async fn mutate_rows_once(
         &self,
         table: &str,
-        entries: &[v2::mutate_rows_request::Entry],
+        request: &v2::MutateRowsRequest,
         left: Duration,
-    ) -> Result<MutateRowsOutcome> {
-        let keys: Vec<&Bytes> = entries.iter().map(|e| &e.row_key).collect();
-        let request = v2::MutateRowsRequest {
-            table_name: self.table_name(table),
-            app_profile_id: self.inner.config.app_profile.clone(),
-            entries: entries.to_vec(),
-            ..Default::default()
-        };
+    ) -> Result<Option<Retry>> {
+        let keys: Vec<&Bytes> = request.entries.iter().map(|e| &e.row_key).collect();
         let started = Instant::now();
         let mut stream = self
             .idempotent(table, "MutateRows", left, || {
@@ -401,9 +408,7 @@ impl BigtableStore {
             }
             retry.push(index);
         }
-        Ok(MutateRowsOutcome {
-            retry: retry_error.map(|error| Retry { entries: retry, error }),
-        })
+        Ok(retry_error.map(|error| Retry { entries: retry, error }))
     }
 
     /// `CheckAndMutateRow`. Bigtable applies `true_mutations` when its
@@ -722,12 +727,8 @@ impl BigtableStore {
 }
 
 /// An error of a write of one row, naming it where the error has room.
-/// What one `MutateRows` call left to do.
-struct MutateRowsOutcome {
-    /// The entries to send again, and the error to give if they cannot be.
-    retry: Option<Retry>,
-}
-
+/// What one `MutateRows` call left to do: the entries to send again, and
+/// the error to give if they cannot be.
 struct Retry {
     /// Indexes into the call's entries.
     entries: Vec<usize>,
