@@ -134,7 +134,7 @@ pub enum CliError {
         /// The flag.
         flag: &'static str,
     },
-    /// A NativeStore flag (`--tls`, `--tls-cert`, `--principal` ...) given with a Thrift gateway.
+    /// A NativeStore flag (`--tls`, `--tls-cert`) given with a Thrift gateway.
     #[error("{flag} applies to NativeStore: give it with --native or --zookeeper")]
     NativeFlag {
         /// The flag.
@@ -467,7 +467,7 @@ struct Connection {
         requires = "tls_cert"
     )]
     tls_key: Option<std::path::PathBuf>,
-    /// NativeStore with Kerberos, logged in as this principal from --keytab; needs the `kerberos` feature [env: HMAP_PRINCIPAL]
+    /// Kerberos, logged in as this principal from --keytab: NativeStore's SASL, or a Thrift gateway's (unframed, hbase.thrift.security.qop); needs the `kerberos` feature [env: HMAP_PRINCIPAL]
     #[arg(
         long,
         value_name = "PRINCIPAL",
@@ -485,10 +485,10 @@ struct Connection {
         requires = "principal"
     )]
     keytab: Option<std::path::PathBuf>,
-    /// NativeStore with Kerberos, from the ticket cache (kinit) [env: HMAP_KERBEROS=ticket-cache]
+    /// Kerberos from the ticket cache (kinit), as --principal [env: HMAP_KERBEROS=ticket-cache]
     #[arg(long, global = true, help_heading = "Store", conflicts_with = "principal")]
     kerberos: bool,
-    /// The servers' Kerberos principal, as hbase.regionserver.kerberos.principal (hbase/_HOST@REALM) [env: HMAP_SERVER_PRINCIPAL]
+    /// The servers' Kerberos principal, as hbase.regionserver.kerberos.principal or a gateway's hbase.thrift.kerberos.principal (hbase/_HOST@REALM) [env: HMAP_SERVER_PRINCIPAL]
     #[arg(long, value_name = "PRINCIPAL", global = true, help_heading = "Store")]
     server_principal: Option<String>,
     /// The protection levels accepted, as hbase.rpc.protection: privacy, integrity, authentication (several separated by commas, the first preferred) [env: HMAP_KRB_PROTECTION]
@@ -547,9 +547,8 @@ impl Connection {
             ("--http", self.http),
             ("--https", self.https),
         ]);
-        let native_only = given([
-            ("--tls", self.tls),
-            ("--tls-cert", self.tls_cert.is_some()),
+        let native_only = given([("--tls", self.tls), ("--tls-cert", self.tls_cert.is_some())]);
+        let kerberos = given([
             ("--principal", self.principal.is_some()),
             ("--kerberos", self.kerberos),
             ("--server-principal", self.server_principal.is_some()),
@@ -569,6 +568,9 @@ impl Connection {
                 }
                 if let Some(flag) = native_only.first() {
                     return Err(CliError::NativeFlag { flag });
+                }
+                if let Some(flag) = kerberos.first() {
+                    return Err(CliError::StoreFlag { flag });
                 }
                 if self.ca.is_some() {
                     return Err(CliError::StoreFlag { flag: "--ca" });
@@ -614,7 +616,7 @@ impl Connection {
                 settings = settings.protection(levels);
             }
             let named_by = if self.kerberos { "--kerberos" } else { "--principal" };
-            backend.set_native_kerberos(&settings, named_by)?;
+            backend.set_kerberos(&settings, named_by)?;
         } else if let Some(&flag) = given([
             ("--server-principal", self.server_principal.is_some()),
             ("--protection", self.protection.is_some()),

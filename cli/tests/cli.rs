@@ -486,6 +486,8 @@ fn the_binary_without_a_store() {
             &["--ca", "/nonexistent/ca.pem", "tables"][..],
             "error: --ca sets up the store named by --native, --zookeeper, --thrift or --thrift1",
         ),
+        // Kerberos applies to a Thrift gateway too (its SASL transport):
+        // refused without the `kerberos` feature, a bad level with it.
         (
             &[
                 "--thrift",
@@ -494,9 +496,11 @@ fn the_binary_without_a_store() {
                 "app@R",
                 "--keytab",
                 "/k",
+                "--protection",
+                "secret",
                 "tables",
             ][..],
-            "error: --principal applies to NativeStore: give it with --native or --zookeeper",
+            "error: --principal",
         ),
         (
             &["--native", "127.0.0.1:1", "--protection", "privacy", "tables"][..],

@@ -14,7 +14,7 @@
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA (`NativeConfig::tls`); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
-//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` with Kerberos, logged in from the keytab (`NativeConfig::kerberos`); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
+//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for a gateway with `hbase.thrift.security.qop`, unframed, not in HTTP mode); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
@@ -291,67 +291,64 @@ impl Backend {
             let client = client.as_ref().map(|(c, k)| (c.as_path(), k.as_path()));
             backend.set_native_tls(Some(Path::new(&ca)), client, &format!("{NATIVE_TLS_CA_VARIABLE}={ca}"))?;
         }
-        if matches!(variable, "HMAP_NATIVE" | "HMAP_ZOOKEEPER")
+        if variable != BIGTABLE_VARIABLE
             && let Some(kerberos) = KerberosSettings::from_env()?
         {
-            backend.set_native_kerberos(&kerberos, "HMAP_PRINCIPAL/HMAP_KERBEROS")?;
+            backend.set_kerberos(&kerberos, "HMAP_PRINCIPAL/HMAP_KERBEROS")?;
         }
         Ok(Some(backend))
     }
 
-    /// Makes a `NativeStore` log in with Kerberos as `settings` say (see
-    /// `NativeKerberos`, feature `kerberos`). Needs
-    /// hmap's `kerberos` feature ([`BackendError::Feature`] without it); a
-    /// Thrift backend is [`BackendError::NotNative`]; a protection level
-    /// that is none of the three is [`BackendError::Incomplete`].
-    pub fn set_native_kerberos(&mut self, settings: &KerberosSettings, named_by: &str) -> Result<(), BackendError> {
-        #[cfg(not(feature = "native"))]
+    /// Makes the store log in with Kerberos as `settings` say (see
+    /// `NativeKerberos`, feature `kerberos`): a `NativeStore` by HBase's
+    /// SASL handshake, a Thrift client by its gateway's SASL transport
+    /// (`ThriftConfig::kerberos`; the gateway must be unframed, not HTTP,
+    /// which the first call says). Needs hmap's `kerberos` feature
+    /// ([`BackendError::Feature`] without it); a Bigtable backend is
+    /// [`BackendError::NotNative`]; a protection level that is none of the
+    /// three is [`BackendError::Incomplete`].
+    pub fn set_kerberos(&mut self, settings: &KerberosSettings, named_by: &str) -> Result<(), BackendError> {
+        #[cfg(feature = "kerberos")]
+        {
+            use crate::store::native::{NativeKerberos, Protection};
+            let mut kerberos = match &settings.keytab {
+                Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
+                None => NativeKerberos::ticket_cache(),
+            };
+            if let Some(principal) = &settings.server_principal {
+                kerberos = kerberos.server_principal(principal);
+            }
+            if let Some(levels) = &settings.protection {
+                let levels = levels
+                    .split(',')
+                    .map(|level| match level.trim() {
+                        "privacy" | "auth-conf" => Ok(Protection::Privacy),
+                        "integrity" | "auth-int" => Ok(Protection::Integrity),
+                        "authentication" | "auth" => Ok(Protection::Authentication),
+                        _ => Err(BackendError::Incomplete {
+                            named_by: format!("{named_by}: protection {levels}"),
+                            reason: "each level is privacy, integrity or authentication (hbase.rpc.protection's values)",
+                        }),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                kerberos = kerberos.protection(levels);
+            }
+            #[cfg(feature = "thrift")]
+            if let Some(config) = self.thrift_config_mut() {
+                config.kerberos = Some(kerberos);
+                return Ok(());
+            }
+            self.native_config(named_by)?.connection.kerberos = Some(kerberos);
+            Ok(())
+        }
+        #[cfg(not(feature = "kerberos"))]
         {
             let _ = settings;
-            Err(BackendError::NotNative {
+            Err(BackendError::Feature {
                 named_by: named_by.to_string(),
+                what: "Kerberos",
+                feature: "kerberos",
             })
-        }
-        #[cfg(feature = "native")]
-        {
-            let config = self.native_config(named_by)?;
-            #[cfg(feature = "kerberos")]
-            {
-                use crate::store::native::{NativeKerberos, Protection};
-                let mut kerberos = match &settings.keytab {
-                    Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
-                    None => NativeKerberos::ticket_cache(),
-                };
-                if let Some(principal) = &settings.server_principal {
-                    kerberos = kerberos.server_principal(principal);
-                }
-                if let Some(levels) = &settings.protection {
-                    let levels = levels
-                        .split(',')
-                        .map(|level| match level.trim() {
-                            "privacy" | "auth-conf" => Ok(Protection::Privacy),
-                            "integrity" | "auth-int" => Ok(Protection::Integrity),
-                            "authentication" | "auth" => Ok(Protection::Authentication),
-                            _ => Err(BackendError::Incomplete {
-                                named_by: format!("{named_by}: protection {levels}"),
-                                reason: "each level is privacy, integrity or authentication (hbase.rpc.protection's values)",
-                            }),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    kerberos = kerberos.protection(levels);
-                }
-                config.connection.kerberos = Some(kerberos);
-                Ok(())
-            }
-            #[cfg(not(feature = "kerberos"))]
-            {
-                let _ = (config, settings);
-                Err(BackendError::Feature {
-                    named_by: named_by.to_string(),
-                    what: "NativeStore with Kerberos",
-                    feature: "kerberos",
-                })
-            }
         }
     }
 

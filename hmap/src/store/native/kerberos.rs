@@ -514,7 +514,7 @@ fn step_failure(e: &GssError, server: &str, source: &Source) -> (KerberosFailure
 /// The security layer of an established connection, for integrity or
 /// privacy: every message is `gss_wrap`ped (and encrypted for privacy)
 /// and sent as `[u32 length][wrapped]`; every reply unwrapped.
-pub(super) struct SaslWrap {
+pub(crate) struct SaslWrap {
     context: Mutex<ClientCtx>,
     encrypt: bool,
 }
@@ -527,7 +527,7 @@ impl std::fmt::Debug for SaslWrap {
 
 impl SaslWrap {
     /// Wraps `plain` and appends it to `out`, length first.
-    pub(super) fn wrap(&self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    pub(crate) fn wrap(&self, plain: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let wrapped = self
             .context
             .lock()
@@ -538,7 +538,7 @@ impl SaslWrap {
     }
 
     /// Unwraps one wrapped message (without its length).
-    pub(super) fn unwrap(&self, wrapped: &[u8]) -> Result<Vec<u8>, String> {
+    pub(crate) fn unwrap(&self, wrapped: &[u8]) -> Result<Vec<u8>, String> {
         let plain = self
             .context
             .lock()
@@ -550,7 +550,126 @@ impl SaslWrap {
 }
 
 /// The most rounds of tokens a handshake may take (Kerberos takes two).
-const MAX_ROUNDS: usize = 8;
+pub(crate) const MAX_ROUNDS: usize = 8;
+
+/// The client's side of SASL GSSAPI (RFC 4752) on one new connection, token
+/// by token, whatever carries the tokens: HBase's RPC (its own framing,
+/// [`handshake`]) or a Thrift gateway's `TSaslClientTransport` (the Thrift
+/// backends' `sasl` module). [`start`](Self::start) gives the first token;
+/// each server token goes to [`step`](Self::step), which answers with the
+/// next token to send, then, once the GSSAPI context is complete and the
+/// server's security layer offer came, with the answer that ends the
+/// exchange and the layer chosen.
+pub(crate) struct GssapiSasl<'a> {
+    kerberos: &'a NativeKerberos,
+    endpoint: &'a str,
+    server: String,
+    cred: Cred,
+    /// `None` once the layer took it.
+    context: Option<ClientCtx>,
+}
+
+/// What to send after a server token.
+pub(crate) enum SaslStep {
+    /// A GSSAPI token (empty once the context is complete: it asks for the
+    /// server's security layer offer).
+    Token(Vec<u8>),
+    /// The answer to the security layer offer (`gss_wrap`ped), the last
+    /// message of the exchange, and the layer every later message goes
+    /// through.
+    Done {
+        answer: Vec<u8>,
+        /// `None` for authentication: messages travel as they are.
+        wrap: Option<Arc<SaslWrap>>,
+    },
+}
+
+impl<'a> GssapiSasl<'a> {
+    /// Credentials (a relogin if due), the servers' principal for
+    /// `endpoint`, and the first GSSAPI token, which asks the KDC for the
+    /// server's ticket (blocking network calls, run off the runtime's
+    /// threads).
+    pub(crate) async fn start(kerberos: &'a NativeKerberos, endpoint: &'a str) -> Result<(Self, Vec<u8>), NativeError> {
+        let fail = |kind, reason| failure(endpoint, kind, reason);
+        let cred = kerberos.credentials(endpoint).await?;
+        let server = kerberos.server_principal_for(endpoint);
+        let target = Name::new(server.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL)).map_err(|e| {
+            fail(
+                KerberosFailure::ServerPrincipalUnknown,
+                format!("`{server}` is not a Kerberos principal name ({e}): see `NativeKerberos::server_principal`"),
+            )
+        })?;
+        let flags = CtxFlags::GSS_C_MUTUAL_FLAG | CtxFlags::GSS_C_INTEG_FLAG | CtxFlags::GSS_C_CONF_FLAG;
+        let mut context = ClientCtx::new(Some(cred.clone()), target, flags, Some(GSS_MECH_KRB5));
+        // The first step asks the KDC for the server's ticket (and, the
+        // first time, the keytab's ticket-granting ticket).
+        let (context, first) = tokio::task::spawn_blocking(move || {
+            let token = context.step(None, None).map(|t| t.map(|t| t.to_vec()));
+            (context, token)
+        })
+        .await
+        .map_err(|e| fail(KerberosFailure::Gssapi, format!("the GSSAPI step failed: {e}")))?;
+        let first = first.map_err(|e| {
+            let (kind, reason) = step_failure(&e, &server, &kerberos.source);
+            fail(kind, reason)
+        })?;
+        let sasl = GssapiSasl {
+            kerberos,
+            endpoint,
+            server,
+            cred,
+            context: Some(context),
+        };
+        Ok((sasl, first.unwrap_or_default()))
+    }
+
+    /// The server principal asked for, for error messages.
+    pub(crate) fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// What to send after the server's `token`.
+    pub(crate) fn step(&mut self, token: &[u8]) -> Result<SaslStep, NativeError> {
+        let endpoint = self.endpoint;
+        let fail = |kind, reason| failure(endpoint, kind, reason);
+        let Some(context) = self.context.as_mut() else {
+            return Err(fail(
+                KerberosFailure::Gssapi,
+                "a server token after the security layer was chosen".to_string(),
+            ));
+        };
+        if !context.is_complete() {
+            let next = context.step(Some(token), None).map_err(|e| {
+                let (kind, reason) = step_failure(&e, &self.server, &self.kerberos.source);
+                fail(kind, reason)
+            })?;
+            return Ok(SaslStep::Token(next.map(|t| t.to_vec()).unwrap_or_default()));
+        }
+        let offer = context.unwrap(token).map_err(|e| {
+            fail(
+                KerberosFailure::Gssapi,
+                format!("the security layer offer does not unwrap: {e}"),
+            )
+        })?;
+        let offer = sasl::parse_offer(&offer).map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
+        let chosen = sasl::choose(offer, &self.kerberos.protection)
+            .map_err(|refused| fail(KerberosFailure::ProtectionRefused, refused.to_string()))?;
+        let answer = context
+            .wrap(false, &sasl::encode_answer(chosen))
+            .map_err(|e| fail(KerberosFailure::Gssapi, format!("gss_wrap failed: {e}")))?
+            .to_vec();
+        self.kerberos.note_lifetime(&self.cred);
+        tracing::debug!(endpoint, protection = %chosen, "hmap: Kerberos handshake done");
+        let wrap = match self.context.take() {
+            Some(context) if chosen.wraps() => Some(Arc::new(SaslWrap {
+                context: Mutex::new(context),
+                encrypt: chosen == Protection::Privacy,
+            })),
+            _ => None,
+        };
+        Ok(SaslStep::Done { answer, wrap })
+    }
+}
 
 /// HBase's SASL GSSAPI handshake on a new `stream` (plain TCP or inside
 /// TLS) to `endpoint`: the Kerberos preamble, the tokens, the security
@@ -564,31 +683,9 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     header: &[u8],
 ) -> Result<Option<Arc<SaslWrap>>, NativeError> {
     let fail = |kind, reason| failure(endpoint, kind, reason);
-    let cred = kerberos.credentials(endpoint).await?;
-    let server = kerberos.server_principal_for(endpoint);
-    let target = Name::new(server.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL)).map_err(|e| {
-        fail(
-            KerberosFailure::ServerPrincipalUnknown,
-            format!("`{server}` is not a Kerberos principal name ({e}): see `NativeKerberos::server_principal`"),
-        )
-    })?;
-    let flags = CtxFlags::GSS_C_MUTUAL_FLAG | CtxFlags::GSS_C_INTEG_FLAG | CtxFlags::GSS_C_CONF_FLAG;
-    let mut context = ClientCtx::new(Some(cred.clone()), target, flags, Some(GSS_MECH_KRB5));
-    // The first step asks the KDC for the server's ticket (and, the first
-    // time, the keytab's ticket-granting ticket): blocking network calls.
-    let (returned, first) = tokio::task::spawn_blocking(move || {
-        let token = context.step(None, None).map(|t| t.map(|t| t.to_vec()));
-        (context, token)
-    })
-    .await
-    .map_err(|e| fail(KerberosFailure::Gssapi, format!("the GSSAPI step failed: {e}")))?;
-    let mut context = returned;
-    let first = first.map_err(|e| {
-        let (kind, reason) = step_failure(&e, &server, &kerberos.source);
-        fail(kind, reason)
-    })?;
+    let (mut sasl, first) = GssapiSasl::start(kerberos, endpoint).await?;
     let mut out = sasl::KERBEROS_PREAMBLE.to_vec();
-    sasl::encode_token(first.as_deref().unwrap_or_default(), &mut out);
+    sasl::encode_token(&first, &mut out);
     write(stream, &out, endpoint).await?;
 
     let mut buf = BytesMut::with_capacity(4096);
@@ -607,60 +704,39 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
                 return Err(fail(
                     KerberosFailure::Refused,
                     format!(
-                        "the server refused the SASL handshake: {class}: {message} (is {server} the servers' \
-                         hbase.regionserver.kerberos.principal, and are the clocks in step?)"
+                        "the server refused the SASL handshake: {class}: {message} (is {} the servers' \
+                         hbase.regionserver.kerberos.principal, and are the clocks in step?)",
+                        sasl.server()
                     ),
                 ));
             }
         };
-        if !context.is_complete() {
-            let next = context.step(Some(&token), None).map_err(|e| {
-                let (kind, reason) = step_failure(&e, &server, &kerberos.source);
-                fail(kind, reason)
-            })?;
-            let mut out = Vec::new();
+        let mut out = Vec::new();
+        match sasl.step(&token)? {
             // Once complete with nothing more to say, the empty token asks
             // for the server's security layer offer.
-            sasl::encode_token(next.as_deref().unwrap_or_default(), &mut out);
-            write(stream, &out, endpoint).await?;
-            continue;
+            SaslStep::Token(next) => {
+                sasl::encode_token(&next, &mut out);
+                write(stream, &out, endpoint).await?;
+            }
+            SaslStep::Done { answer, wrap, .. } => {
+                if !buf.is_empty() {
+                    return Err(fail(
+                        KerberosFailure::Gssapi,
+                        format!("{} unexpected bytes after the security layer offer", buf.len()),
+                    ));
+                }
+                sasl::encode_token(&answer, &mut out);
+                match &wrap {
+                    None => out.extend_from_slice(header),
+                    Some(layer) => layer
+                        .wrap(header, &mut out)
+                        .map_err(|reason| fail(KerberosFailure::Gssapi, reason))?,
+                }
+                write(stream, &out, endpoint).await?;
+                return Ok(wrap);
+            }
         }
-        let offer = context.unwrap(&token).map_err(|e| {
-            fail(
-                KerberosFailure::Gssapi,
-                format!("the security layer offer does not unwrap: {e}"),
-            )
-        })?;
-        let offer = sasl::parse_offer(&offer).map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
-        let chosen = sasl::choose(offer, &kerberos.protection)
-            .map_err(|refused| fail(KerberosFailure::ProtectionRefused, refused.to_string()))?;
-        let answer = context
-            .wrap(false, &sasl::encode_answer(chosen))
-            .map_err(|e| fail(KerberosFailure::Gssapi, format!("gss_wrap failed: {e}")))?;
-        let mut out = Vec::new();
-        sasl::encode_token(&answer, &mut out);
-        if !buf.is_empty() {
-            return Err(fail(
-                KerberosFailure::Gssapi,
-                format!("{} unexpected bytes after the security layer offer", buf.len()),
-            ));
-        }
-        kerberos.note_lifetime(&cred);
-        tracing::debug!(endpoint, protection = %chosen, "hmap native: Kerberos handshake done");
-        if !chosen.wraps() {
-            out.extend_from_slice(header);
-            write(stream, &out, endpoint).await?;
-            return Ok(None);
-        }
-        let layer = Arc::new(SaslWrap {
-            context: Mutex::new(context),
-            encrypt: chosen == Protection::Privacy,
-        });
-        layer
-            .wrap(header, &mut out)
-            .map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
-        write(stream, &out, endpoint).await?;
-        return Ok(Some(layer));
     }
     Err(fail(
         KerberosFailure::Gssapi,

@@ -146,7 +146,7 @@ pub mod connection;
 pub mod convert;
 pub mod error;
 #[cfg(feature = "kerberos")]
-mod kerberos;
+pub(crate) mod kerberos;
 pub mod locate;
 pub mod proto;
 #[cfg(feature = "kerberos")]

@@ -105,10 +105,26 @@ impl Client {
             Some(http) => http.wire(&config.address).map(Some),
             None => Ok(None),
         };
-        let transport = http.map(|http| Wire {
-            framed: config.framed,
-            protocol: config.protocol,
-            http,
+        let transport = http.and_then(|http| {
+            #[cfg(feature = "kerberos")]
+            if config.kerberos.is_some() && (config.framed || http.is_some()) {
+                return Err(format!(
+                    "`ThriftConfig::kerberos` with {}: HBase's gateways serve SASL (hbase.thrift.security.qop) on \
+                     unframed sockets only (SPNEGO for HTTP mode is not supported yet)",
+                    if http.is_some() {
+                        "`ThriftConfig::http`"
+                    } else {
+                        "`ThriftConfig::framed`"
+                    }
+                ));
+            }
+            Ok(Wire {
+                framed: config.framed,
+                protocol: config.protocol,
+                http,
+                #[cfg(feature = "kerberos")]
+                kerberos: config.kerberos.clone(),
+            })
         });
         Client {
             config,
@@ -424,10 +440,22 @@ impl Client {
                     }
                     _ => "the compact protocol (`-c`; set `ThriftConfig::protocol` to `ThriftProtocol::Compact`)",
                 };
-                format!(
-                    "the gateway may run {transport}, {protocol}, or in HTTP mode \
-                     (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)"
-                )
+                #[cfg(feature = "kerberos")]
+                let sasl = config.kerberos.is_none();
+                #[cfg(not(feature = "kerberos"))]
+                let sasl = true;
+                // A gateway with SASL reads a plain call's first byte as a
+                // SASL status and closes the connection without a word.
+                let http = "in HTTP mode (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)";
+                if sasl && !config.framed {
+                    format!(
+                        "the gateway may run {transport}, {protocol}, {http}, or with Kerberos \
+                         (`hbase.thrift.security.qop`: it closes a client without SASL at once; set \
+                         `ThriftConfig::kerberos`, hmap's feature `kerberos`)"
+                    )
+                } else {
+                    format!("the gateway may run {transport}, {protocol}, or {http}")
+                }
             }
         };
         let protocol = match config.protocol {
@@ -453,6 +481,12 @@ impl Client {
                 detail: String::new(),
             },
             Failure::Decode { error, replied } => self.protocol_error(table, operation, error, replied),
+            #[cfg(feature = "kerberos")]
+            Failure::Kerberos(error) => StoreError::Connection {
+                endpoint: self.config.address.clone(),
+                message: format!("{operation}{}: {error}", crate::store::error::on_table(table)),
+                source: Some(Box::new(error)),
+            },
             Failure::Http {
                 error: error @ HttpError::Status { .. },
                 ..

@@ -30,6 +30,8 @@ mod codec;
 mod hbase;
 mod hbase1;
 mod http;
+#[cfg(feature = "kerberos")]
+mod sasl;
 mod thrift1;
 mod transport;
 
@@ -174,6 +176,35 @@ pub struct ThriftConfig {
     /// see names without it; [`Store::list_tables`] lists only the tables
     /// under it.
     pub table_prefix: String,
+    /// Kerberos (feature `kerberos`): each connection authenticates with
+    /// SASL GSSAPI before its first call, as HBase's gateways demand when
+    /// `hbase.thrift.security.qop` is set, at the protection level the
+    /// gateway demands (`auth`/`authentication`, `auth-int`/`integrity`,
+    /// `auth-conf`/`privacy`: messages as they are, signed, or signed and
+    /// encrypted). The servers' principal is the gateway's
+    /// `hbase.thrift.kerberos.principal`, with `_HOST` the host name the
+    /// gateway runs on (see [`NativeKerberos::server_principal`] and
+    /// [`NativeKerberos::hostname`]). HBase's gateways serve SASL on
+    /// unframed sockets only: [`framed`](Self::framed) and
+    /// [`http`](Self::http) must be unset (the first call says so).
+    ///
+    /// ```no_run
+    /// use hmap::store::native::NativeKerberos;
+    /// use hmap::store::{ThriftConfig, ThriftStore};
+    ///
+    /// let mut config = ThriftConfig::new("gateway.example.com:9090");
+    /// config.kerberos = Some(
+    ///     NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+    ///         .server_principal("hbase/_HOST@EXAMPLE.COM")
+    ///         .hostname("gateway.example.com"),
+    /// );
+    /// let store = ThriftStore::with_config(config);
+    /// ```
+    ///
+    /// [`NativeKerberos::server_principal`]: crate::store::native::NativeKerberos::server_principal
+    /// [`NativeKerberos::hostname`]: crate::store::native::NativeKerberos::hostname
+    #[cfg(feature = "kerberos")]
+    pub kerberos: Option<crate::store::native::NativeKerberos>,
 }
 
 impl ThriftConfig {
@@ -193,6 +224,8 @@ impl ThriftConfig {
             protocol: ThriftProtocol::Binary,
             http: None,
             table_prefix: String::new(),
+            #[cfg(feature = "kerberos")]
+            kerberos: None,
         }
     }
 }

@@ -79,6 +79,13 @@ pub enum Failure {
     Decode { error: DecodeError, replied: bool },
     /// The HTTP response is not one hmap can read (HTTP transport).
     Http { error: HttpError, replied: bool },
+    /// The SASL GSSAPI handshake failed (feature `kerberos`): a
+    /// [`NativeError::Kerberos`](crate::store::native::NativeError::Kerberos)
+    /// whose [`KerberosFailure`](crate::store::native::KerberosFailure)
+    /// names what to change. Not retried: the same settings fail the same
+    /// way.
+    #[cfg(feature = "kerberos")]
+    Kerberos(crate::store::native::NativeError),
 }
 
 /// The largest framed reply accepted: a length beyond it is a protocol
@@ -118,6 +125,9 @@ pub struct Wire {
     pub protocol: Protocol,
     /// HTTP transport: each message the body of a `POST`.
     pub http: Option<HttpWire>,
+    /// SASL GSSAPI (Kerberos) on the socket, before the first message.
+    #[cfg(feature = "kerberos")]
+    pub kerberos: Option<crate::store::native::NativeKerberos>,
 }
 
 /// Where HTTP requests go, and over what.
@@ -248,6 +258,10 @@ pub struct Connection {
     pub last_used: Instant,
     /// The buffer calls are written into, kept between calls.
     request: Vec<u8>,
+    /// The SASL layer every message goes through, after a Kerberos
+    /// handshake ([`Wire::kerberos`]).
+    #[cfg(feature = "kerberos")]
+    sasl: Option<super::sasl::SaslLayer>,
 }
 
 /// The largest request buffer a connection keeps between calls: one batch
@@ -288,6 +302,14 @@ impl Connection {
                 })?;
             return Ok(Connection::new(Stream::Tls(Box::new(tls)), wire));
         }
+        #[cfg(feature = "kerberos")]
+        if let Some(kerberos) = wire.kerberos.clone() {
+            let mut stream = Stream::Tcp(stream);
+            let layer = super::sasl::handshake(&kerberos, address, &mut stream, deadline).await?;
+            let mut conn = Connection::new(stream, wire);
+            conn.sasl = Some(layer);
+            return Ok(conn);
+        }
         Ok(Connection::new(Stream::Tcp(stream), wire))
     }
 
@@ -302,6 +324,8 @@ impl Connection {
             probed: false,
             last_used: Instant::now(),
             request: Vec::new(),
+            #[cfg(feature = "kerberos")]
+            sasl: None,
         }
     }
 
@@ -330,6 +354,10 @@ impl Connection {
     /// open and quiet.
     pub fn peer_closed(&mut self) -> bool {
         if !self.buf.is_empty() || self.closing {
+            return true;
+        }
+        #[cfg(feature = "kerberos")]
+        if self.sasl.as_ref().is_some_and(|layer| !layer.plain.is_empty()) {
             return true;
         }
         let mut byte = [0u8; 1];
@@ -394,6 +422,20 @@ impl Connection {
                 Err(_) => Err(Failure::TimedOut),
             };
         }
+        #[cfg(feature = "kerberos")]
+        if let Some(layer) = &self.sasl {
+            // One SASL frame: the length, then the request (wrapped).
+            let mut frame = Vec::with_capacity(request.len() + 64);
+            layer.frame(request, &mut frame).map_err(|reason| Failure::Io {
+                error: io::Error::new(io::ErrorKind::InvalidInput, reason),
+                replied: self.replied,
+            })?;
+            return match timeout_at(deadline.end, self.stream.write_all(&frame)).await {
+                Ok(Ok(())) => self.flush(deadline).await,
+                Ok(Err(e)) => Err(self.io(e)),
+                Err(_) => Err(Failure::TimedOut),
+            };
+        }
         // Framed: the length, then the request, in one vectored write.
         let length = u32::try_from(request.len()).map_err(|_| Failure::Io {
             error: io::Error::new(io::ErrorKind::InvalidInput, "a request of 4 GiB or more cannot be sent"),
@@ -432,6 +474,10 @@ impl Connection {
     async fn receive(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
         if self.wire.http.is_some() {
             return self.receive_http(deadline, read_timeout).await;
+        }
+        #[cfg(feature = "kerberos")]
+        if self.sasl.is_some() {
+            return self.receive_sasl(deadline, read_timeout).await;
         }
         if self.wire.framed {
             return self.receive_frame(deadline, read_timeout).await;
@@ -480,6 +526,58 @@ impl Connection {
         let _ = self.buf.split_to(4);
         let frame = self.buf.split_to(len).freeze();
         self.one_message(frame)
+    }
+
+    /// Reads SASL frames, unwrapping each, until the bytes unwrapped hold
+    /// a whole message (the gateway sends each reply as one frame, but a
+    /// message in several would be read as well), and splits it off.
+    #[cfg(feature = "kerberos")]
+    async fn receive_sasl(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        let mut skim = Skim::of(self.wire.protocol);
+        loop {
+            let plain = self.sasl.as_ref().map_or(&[][..], |layer| &layer.plain[..]);
+            match skim.advance(plain) {
+                Ok(Skimmed::Done(len)) => {
+                    return Ok(self
+                        .sasl
+                        .as_mut()
+                        .map(|layer| layer.plain.split_to(len).freeze())
+                        .unwrap_or_default());
+                }
+                Ok(Skimmed::NeedMore(_)) => {}
+                Err(error) => {
+                    return Err(Failure::Decode {
+                        error,
+                        replied: self.replied,
+                    });
+                }
+            }
+            while self.buf.len() < 4 {
+                self.fill(deadline, read_timeout).await?;
+            }
+            let mut len = [0u8; 4];
+            len.copy_from_slice(self.buf.get(..4).unwrap_or_default());
+            let len = u32::from_be_bytes(len) as usize;
+            if len > MAX_FRAME {
+                return Err(Failure::Decode {
+                    error: DecodeError::FrameTooLarge { len, max: MAX_FRAME },
+                    replied: self.replied,
+                });
+            }
+            while self.buf.len() < 4 + len {
+                self.fill(deadline, read_timeout).await?;
+            }
+            let _ = self.buf.split_to(4);
+            let frame = self.buf.split_to(len);
+            let Some(layer) = self.sasl.as_mut() else {
+                continue;
+            };
+            let opened = layer.open(&frame).map_err(|reason| Failure::Io {
+                error: io::Error::new(io::ErrorKind::InvalidData, reason),
+                replied: self.replied,
+            })?;
+            layer.plain.extend_from_slice(&opened);
+        }
     }
 
     /// Reads one HTTP response: its head, then its body, delimited by its
