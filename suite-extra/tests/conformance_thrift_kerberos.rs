@@ -206,7 +206,7 @@ mod thrift_kerberos_refusals {
         refused_by_kerberos(
             config(Some(kerberos().protection(others))),
             KerberosFailure::ProtectionRefused,
-            &theirs,
+            &format!("hbase.thrift.security.qop is {theirs}"),
         )
         .await;
     }

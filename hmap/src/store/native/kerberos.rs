@@ -562,6 +562,9 @@ pub(crate) const MAX_ROUNDS: usize = 8;
 /// exchange and the layer chosen.
 pub(crate) struct GssapiSasl<'a> {
     kerberos: &'a NativeKerberos,
+    /// The server's setting of its protection levels, for the error when
+    /// none is accepted.
+    setting: &'static str,
     endpoint: &'a str,
     server: String,
     cred: Cred,
@@ -588,8 +591,13 @@ impl<'a> GssapiSasl<'a> {
     /// Credentials (a relogin if due), the servers' principal for
     /// `endpoint`, and the first GSSAPI token, which asks the KDC for the
     /// server's ticket (blocking network calls, run off the runtime's
-    /// threads).
-    pub(crate) async fn start(kerberos: &'a NativeKerberos, endpoint: &'a str) -> Result<(Self, Vec<u8>), NativeError> {
+    /// threads). `setting` is the server's setting of its protection levels
+    /// (`hbase.rpc.protection`), for the error when none is accepted.
+    pub(crate) async fn start(
+        kerberos: &'a NativeKerberos,
+        endpoint: &'a str,
+        setting: &'static str,
+    ) -> Result<(Self, Vec<u8>), NativeError> {
         let fail = |kind, reason| failure(endpoint, kind, reason);
         let cred = kerberos.credentials(endpoint).await?;
         let server = kerberos.server_principal_for(endpoint);
@@ -615,6 +623,7 @@ impl<'a> GssapiSasl<'a> {
         })?;
         let sasl = GssapiSasl {
             kerberos,
+            setting,
             endpoint,
             server,
             cred,
@@ -652,7 +661,7 @@ impl<'a> GssapiSasl<'a> {
             )
         })?;
         let offer = sasl::parse_offer(&offer).map_err(|reason| fail(KerberosFailure::Gssapi, reason))?;
-        let chosen = sasl::choose(offer, &self.kerberos.protection)
+        let chosen = sasl::choose(offer, &self.kerberos.protection, self.setting)
             .map_err(|refused| fail(KerberosFailure::ProtectionRefused, refused.to_string()))?;
         let answer = context
             .wrap(false, &sasl::encode_answer(chosen))
@@ -683,7 +692,7 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     header: &[u8],
 ) -> Result<Option<Arc<SaslWrap>>, NativeError> {
     let fail = |kind, reason| failure(endpoint, kind, reason);
-    let (mut sasl, first) = GssapiSasl::start(kerberos, endpoint).await?;
+    let (mut sasl, first) = GssapiSasl::start(kerberos, endpoint, "hbase.rpc.protection").await?;
     let mut out = sasl::KERBEROS_PREAMBLE.to_vec();
     sasl::encode_token(&first, &mut out);
     write(stream, &out, endpoint).await?;

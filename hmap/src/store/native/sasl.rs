@@ -219,6 +219,9 @@ pub struct NoCommonLevel {
     pub offered: Vec<Protection>,
     /// What the client accepts.
     pub accepted: Vec<Protection>,
+    /// The server's setting that offers the levels: `hbase.rpc.protection`
+    /// for HBase's RPC, `hbase.thrift.security.qop` for a gateway.
+    pub setting: &'static str,
 }
 
 impl fmt::Display for NoCommonLevel {
@@ -232,16 +235,18 @@ impl fmt::Display for NoCommonLevel {
         };
         write!(
             f,
-            "the server's hbase.rpc.protection is {}, and this client accepts only {}: accept the server's \
-             level (`NativeKerberos::protection`) or change hbase.rpc.protection on the cluster",
+            "the server's {setting} is {}, and this client accepts only {}: accept the server's level \
+             (`NativeKerberos::protection`) or change {setting} on the cluster",
             names(&self.offered),
-            names(&self.accepted)
+            names(&self.accepted),
+            setting = self.setting
         )
     }
 }
 
-/// The first level of the client's `preference` that the server offers.
-pub fn choose(offer: Offer, preference: &[Protection]) -> Result<Protection, NoCommonLevel> {
+/// The first level of the client's `preference` that the server offers
+/// (by its `setting`, for the error).
+pub fn choose(offer: Offer, preference: &[Protection], setting: &'static str) -> Result<Protection, NoCommonLevel> {
     preference
         .iter()
         .copied()
@@ -249,6 +254,7 @@ pub fn choose(offer: Offer, preference: &[Protection]) -> Result<Protection, NoC
         .ok_or_else(|| NoCommonLevel {
             offered: Protection::in_mask(offer.mask),
             accepted: preference.to_vec(),
+            setting,
         })
 }
 
@@ -381,14 +387,27 @@ mod tests {
             mask,
             max_buffer: 65536,
         };
-        assert_eq!(choose(offer(7), &Protection::ALL), Ok(Protection::Privacy));
-        assert_eq!(choose(offer(1), &Protection::ALL), Ok(Protection::Authentication));
-        assert_eq!(choose(offer(2), &Protection::ALL), Ok(Protection::Integrity));
         assert_eq!(
-            choose(offer(7), &[Protection::Authentication, Protection::Privacy]),
+            choose(offer(7), &Protection::ALL, "hbase.rpc.protection"),
+            Ok(Protection::Privacy)
+        );
+        assert_eq!(
+            choose(offer(1), &Protection::ALL, "hbase.rpc.protection"),
             Ok(Protection::Authentication)
         );
-        let refused = choose(offer(1), &[Protection::Privacy]).unwrap_err();
+        assert_eq!(
+            choose(offer(2), &Protection::ALL, "hbase.rpc.protection"),
+            Ok(Protection::Integrity)
+        );
+        assert_eq!(
+            choose(
+                offer(7),
+                &[Protection::Authentication, Protection::Privacy],
+                "hbase.rpc.protection"
+            ),
+            Ok(Protection::Authentication)
+        );
+        let refused = choose(offer(1), &[Protection::Privacy], "hbase.rpc.protection").unwrap_err();
         assert_eq!(refused.offered, vec![Protection::Authentication]);
         let text = refused.to_string();
         assert!(
@@ -396,7 +415,7 @@ mod tests {
             "{text}"
         );
         // A mask with no known bit offers nothing.
-        let refused = choose(offer(0x80), &Protection::ALL).unwrap_err();
+        let refused = choose(offer(0x80), &Protection::ALL, "hbase.rpc.protection").unwrap_err();
         assert!(refused.to_string().contains("is none"), "{refused}");
     }
 

@@ -149,10 +149,13 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
     stream: &mut S,
     deadline: &Deadline,
 ) -> Result<SaslLayer, Failure> {
-    let (mut sasl, first) = timeout_at(deadline.end(), GssapiSasl::start(kerberos, endpoint))
-        .await
-        .map_err(|_| Failure::TimedOut)?
-        .map_err(Failure::Kerberos)?;
+    let (mut sasl, first) = timeout_at(
+        deadline.end(),
+        GssapiSasl::start(kerberos, endpoint, "hbase.thrift.security.qop"),
+    )
+    .await
+    .map_err(|_| Failure::TimedOut)?
+    .map_err(Failure::Kerberos)?;
     let mut out = Vec::new();
     encode_message(Status::Start, MECHANISM, &mut out);
     encode_message(Status::Ok, &first, &mut out);
