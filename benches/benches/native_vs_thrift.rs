@@ -9,42 +9,14 @@
 //! `HMAP_THRIFT=127.0.0.1:9091 HMAP_NATIVE=... cargo bench -p hmap-bench --bench native_vs_thrift`.
 //! Without both variables it says so and measures nothing.
 
+mod side_by_side;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime};
-use futures_util::{StreamExt, TryStreamExt};
-use hmap::schema::{FamilySchema, TableSchema};
+use criterion::{Criterion, criterion_group, criterion_main};
 use hmap::store::native::{NativeConfig, NativeStore};
-use hmap::store::{Get, RowMutation, Scan, Store, ThriftConfig, ThriftStore};
-use tokio::runtime::Runtime;
-
-const ROWS: usize = 100_000;
-const LOAD_BATCH: usize = 1_000;
-const GETS: usize = 10_000;
-const IN_FLIGHT: usize = 64;
-
-fn key(i: usize) -> String {
-    format!("row{:06}", i % ROWS)
-}
-
-/// The rows every load writes (the same each time: a load overwrites).
-fn rows() -> Vec<RowMutation> {
-    (0..ROWS)
-        .map(|i| RowMutation::new(key(i)).put_at("f", "q", 1, format!("{i:032}")))
-        .collect()
-}
-
-/// The keys of the point gets: spread over the table, in a fixed order.
-fn get_keys() -> Vec<String> {
-    (0..GETS).map(|i| key(i.wrapping_mul(7_919) % ROWS)).collect()
-}
-
-struct Stores {
-    runtime: Runtime,
-    /// (name, store), ThriftStore first.
-    stores: Vec<(&'static str, Arc<dyn Store>)>,
-}
+use hmap::store::{Store, ThriftConfig, ThriftStore};
+use side_by_side::{IN_FLIGHT, Stores};
 
 fn setup() -> Option<Stores> {
     let (Ok(thrift), Ok(native)) = (std::env::var("HMAP_THRIFT"), std::env::var("HMAP_NATIVE")) else {
@@ -75,117 +47,15 @@ fn setup() -> Option<Stores> {
             ))
             .expect("NativeStore connects"),
     );
-    let stores = vec![("thrift", thrift), ("native", native)];
-    let rows = rows();
-    runtime.block_on(async {
-        for (_, store) in &stores {
-            if store.table_exists("t").await.unwrap() {
-                store.delete_table("t").await.unwrap();
-            }
-            store
-                .create_table(&TableSchema::new("t").family(FamilySchema::new("f")))
-                .await
-                .unwrap();
-            for chunk in rows.chunks(LOAD_BATCH) {
-                store.mutate("t", chunk).await.unwrap();
-            }
-        }
-    });
-    Some(Stores { runtime, stores })
-}
-
-/// Times `run` on each store, `iterations` times per sample.
-fn each_store<F, Fut>(group: &mut BenchmarkGroup<'_, WallTime>, stores: &Stores, run: F)
-where
-    F: Fn(Arc<dyn Store>) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    for (name, store) in &stores.stores {
-        group.bench_function(*name, |b| {
-            b.iter_custom(|iterations| {
-                let started = Instant::now();
-                for _ in 0..iterations {
-                    stores.runtime.block_on(run(Arc::clone(store)));
-                }
-                started.elapsed()
-            })
-        });
-    }
+    Some(Stores::loaded(runtime, vec![("thrift", thrift), ("native", native)]))
 }
 
 fn native_vs_thrift(c: &mut Criterion) {
     let Some(stores) = setup() else {
         return;
     };
-    let rows = Arc::new(rows());
-    let keys = Arc::new(get_keys());
-
-    let mut group = c.benchmark_group("load_100000_rows");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
-    group.throughput(Throughput::Elements(ROWS as u64));
-    each_store(&mut group, &stores, |store| {
-        let rows = Arc::clone(&rows);
-        async move {
-            for chunk in rows.chunks(LOAD_BATCH) {
-                store.mutate("t", chunk).await.unwrap();
-            }
-        }
-    });
-    group.finish();
-
-    let mut group = c.benchmark_group("scan_100000_rows");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
-    group.throughput(Throughput::Elements(ROWS as u64));
-    each_store(&mut group, &stores, |store| async move {
-        let n = store
-            .scan("t", &Scan::all().batch_size(1_000))
-            .await
-            .unwrap()
-            .try_fold(0usize, |n, _| std::future::ready(Ok(n + 1)))
-            .await
-            .unwrap();
-        assert_eq!(n, ROWS);
-    });
-    group.finish();
-
-    let mut group = c.benchmark_group("get_10000_one_at_a_time");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
-    group.throughput(Throughput::Elements(GETS as u64));
-    each_store(&mut group, &stores, |store| {
-        let keys = Arc::clone(&keys);
-        async move {
-            for key in keys.iter() {
-                assert!(store.get("t", &Get::new(key.clone())).await.unwrap().is_some());
-            }
-        }
-    });
-    group.finish();
-
-    let mut group = c.benchmark_group("get_10000_64_in_flight");
-    group.sample_size(10).measurement_time(Duration::from_secs(20));
-    group.throughput(Throughput::Elements(GETS as u64));
-    each_store(&mut group, &stores, |store| {
-        let keys = Arc::clone(&keys);
-        async move {
-            let found = futures_util::stream::iter(0..GETS)
-                .map(|i| {
-                    let (store, keys) = (Arc::clone(&store), Arc::clone(&keys));
-                    async move { store.get("t", &Get::new(keys[i].clone())).await.unwrap().is_some() }
-                })
-                .buffer_unordered(IN_FLIGHT)
-                .filter(|found| std::future::ready(*found))
-                .count()
-                .await;
-            assert_eq!(found, GETS);
-        }
-    });
-    group.finish();
-
-    stores.runtime.block_on(async {
-        for (_, store) in &stores.stores {
-            store.delete_table("t").await.unwrap();
-        }
-    });
+    side_by_side::groups(c, &stores);
+    stores.drop_tables();
 }
 
 criterion_group!(benches, native_vs_thrift);
