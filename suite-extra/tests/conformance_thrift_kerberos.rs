@@ -95,6 +95,27 @@ mod thrift1_kerberos {
     );
 }
 
+mod thrift_https_spnego {
+    use super::*;
+
+    async fn target() -> ThriftTarget {
+        krb5_config_is_set();
+        let spnego = hmap_suite::required_env("HMAP_SPNEGO_PRINCIPAL");
+        ThriftTarget::from_env("HMAP_THRIFT_HTTPS", "hmap_https_krb_conformance_", |config| {
+            let login = config.kerberos.take().expect("HMAP_PRINCIPAL and HMAP_KEYTAB are set");
+            // The HTTP gateway's principal, not the servers'.
+            config.kerberos = Some(login.server_principal(spnego));
+        })
+        .await
+    }
+
+    hmap_suite::for_each_case!(
+        hmap_suite::hbase_cases,
+        target,
+        "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"
+    );
+}
+
 mod thrift_kerberos_refusals {
     use super::*;
 
@@ -228,14 +249,163 @@ mod thrift_kerberos_refusals {
         .await;
     }
 
+    /// A fake gateway on a free port that reads the client's `START`
+    /// (`GSSAPI`) and its first token (a real one: the KDC is the
+    /// script's), then answers `reply` and waits for the client to hang up
+    /// (or, with `close`, hangs up itself).
+    async fn fake_gateway(reply: Vec<u8>, close: bool) -> (String, tokio::task::JoinHandle<()>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await.expect("accept");
+            let mut start = [0; 11];
+            stream.read_exact(&mut start).await.expect("START");
+            assert_eq!(&start, b"\x01\x00\x00\x00\x06GSSAPI", "START with the mechanism");
+            assert_eq!(stream.read_u8().await.expect("status"), 2, "OK with the first token");
+            let length = stream.read_u32().await.expect("token length");
+            let mut token = vec![0; length as usize];
+            stream.read_exact(&mut token).await.expect("token");
+            // An AP-REQ in a GSSAPI initial context token (RFC 2743 3.1).
+            assert_eq!(token.first(), Some(&0x60), "a GSSAPI initial context token");
+            stream.write_all(&reply).await.expect("reply");
+            if !close {
+                let _ = stream.read(&mut [0; 1]).await;
+            }
+        });
+        (address, server)
+    }
+
+    /// A ping through a fake gateway answering `reply` fails within its
+    /// deadline with a `NativeError::Kerberos` of kind `failure`, saying `hint`.
+    async fn fake_refuses(reply: Vec<u8>, failure: KerberosFailure, hint: &str) {
+        let (address, server) = fake_gateway(reply, false).await;
+        let mut config = config(Some(kerberos()));
+        config.address = address;
+        refused_by_kerberos(config, failure, hint).await;
+        server.await.expect("the fake gateway");
+    }
+
+    /// `BAD` and `ERROR` (libthrift's statuses 3 and 4) end the handshake
+    /// with the gateway's reason; a status no SASL peer sends, a payload
+    /// longer than any token, or a close are refused at once, naming what
+    /// the gateway may be.
     #[tokio::test]
     #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
-    async fn kerberos_on_a_framed_or_http_wire_is_refused_before_sending() {
+    async fn hostile_gateways_in_the_handshake_are_refused_by_name() {
+        let mut bad = b"\x03\x00\x00\x00\x13GSS initiate failed".to_vec();
+        fake_refuses(bad.clone(), KerberosFailure::Refused, "GSS initiate failed").await;
+        bad[0] = 4;
+        fake_refuses(bad, KerberosFailure::Refused, "GSS initiate failed").await;
+        // A plain gateway's reply to what it took for a call.
+        fake_refuses(
+            b"\x80\x01\x00\x03\x00\x00\x00\x00".to_vec(),
+            KerberosFailure::Gssapi,
+            "no SASL negotiation status",
+        )
+        .await;
+        fake_refuses(
+            b"\x02\x7f\xff\xff\xff".to_vec(),
+            KerberosFailure::Gssapi,
+            "at most 1048576 accepted",
+        )
+        .await;
+        // A token that is no GSSAPI token.
+        fake_refuses(b"\x02\x00\x00\x00\x03abc".to_vec(), KerberosFailure::Gssapi, "").await;
+        // Half a message, then the connection closed: no SASL gateway.
+        let (address, server) = fake_gateway(b"\x02\x00".to_vec(), true).await;
+        let mut config = config(Some(kerberos()));
+        config.address = address;
+        refused_by_kerberos(
+            config,
+            KerberosFailure::ServerNotKerberos,
+            "closed the connection during the SASL handshake",
+        )
+        .await;
+        server.await.expect("the fake gateway");
+    }
+
+    /// A gateway that takes the first token and never answers: the ping
+    /// ends at its deadline, the handshake within it.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_gateway_silent_in_the_handshake_meets_the_deadline() {
+        let (address, server) = fake_gateway(Vec::new(), false).await;
+        let mut config = config(Some(kerberos()));
+        config.address = address;
+        config.call_timeout = Duration::from_secs(3);
+        let started = Instant::now();
+        let err = ThriftStore::with_config(config).ping().await.expect_err("no answer");
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(6),
+            "{elapsed:?}: {err}"
+        );
+        assert!(err.to_string().contains("no reply within"), "{err}");
+        server.abort();
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn kerberos_on_a_framed_wire_is_refused_before_sending() {
         let mut framed = config(Some(kerberos()));
         framed.framed = true;
         refused(framed, "unframed sockets only").await;
-        let mut http = config(Some(kerberos()));
-        http.http = Some(hmap::store::ThriftHttp::plain());
-        refused(http, "unframed sockets only").await;
+    }
+
+    /// The HTTPS gateway's settings (SPNEGO), with `kerberos`, acting for
+    /// `do_as` if given, and a 10 s deadline.
+    fn https_config(kerberos: Option<NativeKerberos>, do_as: Option<&str>) -> ThriftConfig {
+        let ca = std::fs::read(hmap_suite::required_env("HMAP_THRIFT_CA")).expect("HMAP_THRIFT_CA is readable");
+        let mut http = hmap::store::ThriftHttp::https_with_ca(&ca).expect("a CA");
+        if let Some(user) = do_as {
+            http = http.do_as(user);
+        }
+        let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT_HTTPS"));
+        config.call_timeout = Duration::from_secs(10);
+        config.http = Some(http);
+        config.kerberos = kerberos;
+        config
+    }
+
+    fn spnego() -> NativeKerberos {
+        kerberos().server_principal(hmap_suite::required_env("HMAP_SPNEGO_PRINCIPAL"))
+    }
+
+    /// The HTTPS gateway of a Kerberos cluster answers 401 to a request
+    /// without a token, and to one for another principal: each an error
+    /// that says what to set.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn the_http_gateway_refuses_requests_without_the_right_token() {
+        refused(https_config(None, None), "HTTP 401").await;
+        refused(https_config(None, None), "set `ThriftConfig::kerberos`").await;
+        // A ticket for the servers' principal, not the gateway's HTTP one.
+        refused(
+            https_config(Some(kerberos()), None),
+            "is `NativeKerberos::server_principal` its hbase.thrift.spnego.principal",
+        )
+        .await;
+        ThriftStore::with_config(https_config(Some(spnego()), None))
+            .ping()
+            .await
+            .expect("the right token");
+    }
+
+    /// `doAs`: the client's principal may act for the one user the
+    /// cluster's `hadoop.proxyuser.<client>.users` names
+    /// (`HMAP_PROXY_USER`), and for no other; the refusal says why it may be.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn the_http_gateway_acts_for_an_allowed_user_only() {
+        let allowed = hmap_suite::required_env("HMAP_PROXY_USER");
+        let store = ThriftStore::with_config(https_config(Some(spnego()), Some(&allowed)));
+        store.ping().await.expect("acting for the allowed user");
+        store.list_tables().await.expect("tables listed as that user");
+        refused(
+            https_config(Some(spnego()), Some("mallory-not-allowed")),
+            "hadoop.proxyuser.<caller>",
+        )
+        .await;
     }
 }

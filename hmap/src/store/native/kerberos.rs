@@ -680,6 +680,16 @@ impl<'a> GssapiSasl<'a> {
     }
 }
 
+/// The token of one HTTP request to `endpoint` by SPNEGO (RFC 4559's
+/// `Authorization: Negotiate`, as HBase's Thrift gateway in HTTP mode
+/// checks it on every request): a fresh Kerberos initial context token
+/// for the servers' principal (the gateway's `hbase.thrift.spnego.principal`,
+/// `HTTP/_HOST@REALM`), which the gateway accepts in one step.
+pub(crate) async fn negotiate_token(kerberos: &NativeKerberos, endpoint: &str) -> Result<Vec<u8>, NativeError> {
+    let (_, token) = GssapiSasl::start(kerberos, endpoint, "hbase.thrift.spnego.principal").await?;
+    Ok(token)
+}
+
 /// HBase's SASL GSSAPI handshake on a new `stream` (plain TCP or inside
 /// TLS) to `endpoint`: the Kerberos preamble, the tokens, the security
 /// layer, then `header` (the connection header with its length prefix),

@@ -19,7 +19,7 @@ use tracing::Instrument;
 use super::codec::{self, ApplicationException, DecodeError, Encoder, Reader, TType};
 use super::hbase::{self, Decoded, ServerException};
 use super::http::HttpError;
-use super::transport::{Connection, Deadline, Failure, Wire};
+use super::transport::{Connection, Deadline, Failure, HttpWire, Wire};
 use super::{ThriftConfig, ThriftHttp, ThriftProtocol};
 use crate::schema::TableSchema;
 use crate::store::check::{SchemaCache, check_table_name};
@@ -96,6 +96,26 @@ pub enum Gateway {
     Two,
 }
 
+/// How the messages of a client with `config` go on the wire (`http`: its
+/// HTTP transport, if any), or why they cannot.
+fn wire(config: &ThriftConfig, http: Option<HttpWire>) -> std::result::Result<Wire, String> {
+    #[cfg(feature = "kerberos")]
+    if config.kerberos.is_some() && config.framed && http.is_none() {
+        return Err(
+            "`ThriftConfig::kerberos` with `ThriftConfig::framed`: HBase's gateways serve SASL \
+             (hbase.thrift.security.qop) on unframed sockets only"
+                .to_string(),
+        );
+    }
+    Ok(Wire {
+        framed: config.framed,
+        protocol: config.protocol,
+        http,
+        #[cfg(feature = "kerberos")]
+        kerberos: config.kerberos.clone(),
+    })
+}
+
 impl Client {
     /// A client of the gateway `config` names, which should run
     /// `gateway`'s service; connects lazily.
@@ -105,27 +125,7 @@ impl Client {
             Some(http) => http.wire(&config.address).map(Some),
             None => Ok(None),
         };
-        let transport = http.and_then(|http| {
-            #[cfg(feature = "kerberos")]
-            if config.kerberos.is_some() && (config.framed || http.is_some()) {
-                return Err(format!(
-                    "`ThriftConfig::kerberos` with {}: HBase's gateways serve SASL (hbase.thrift.security.qop) on \
-                     unframed sockets only (SPNEGO for HTTP mode is not supported yet)",
-                    if http.is_some() {
-                        "`ThriftConfig::http`"
-                    } else {
-                        "`ThriftConfig::framed`"
-                    }
-                ));
-            }
-            Ok(Wire {
-                framed: config.framed,
-                protocol: config.protocol,
-                http,
-                #[cfg(feature = "kerberos")]
-                kerberos: config.kerberos.clone(),
-            })
-        });
+        let transport = http.and_then(|http| wire(&config, http));
         Client {
             config,
             transport,
@@ -492,7 +492,11 @@ impl Client {
                 ..
             } => StoreError::Connection {
                 endpoint: self.config.address.clone(),
-                message: format!("{operation}{}: {error}", crate::store::error::on_table(table)),
+                message: format!(
+                    "{operation}{}: {error}{}",
+                    crate::store::error::on_table(table),
+                    self.status_hint(&error)
+                ),
                 source: None,
             },
             Failure::Http { error, replied } => {
@@ -532,6 +536,31 @@ impl Client {
         };
         let hint = self.hint(start, replied);
         self.invalid_reply(table, operation, format!("{error}{hint}"))
+    }
+
+    /// ` (what an HTTP status other than 200 may mean)` for the statuses
+    /// HBase's gateway answers to a refused login (401) or `doAs` (500).
+    fn status_hint(&self, error: &HttpError) -> &'static str {
+        #[cfg(feature = "kerberos")]
+        let kerberos = self.config.kerberos.is_some();
+        #[cfg(not(feature = "kerberos"))]
+        let kerberos = false;
+        let do_as = self.config.http.as_ref().is_some_and(ThriftHttp::acts_for_another);
+        match error {
+            HttpError::Status { status: 401, .. } if kerberos => {
+                " (the gateway refused the Kerberos token: is `NativeKerberos::server_principal` its \
+                 hbase.thrift.spnego.principal, HTTP/_HOST@REALM, for the name it runs on?)"
+            }
+            HttpError::Status { status: 401, .. } => {
+                " (the gateway demands Kerberos by SPNEGO, hbase.security.authentication=kerberos: set \
+                 `ThriftConfig::kerberos`, hmap's feature `kerberos`)"
+            }
+            HttpError::Status { status: 500, .. } if do_as => {
+                " (a gateway refuses `doAs` so: it needs hbase.thrift.support.proxyuser, and Hadoop's \
+                 hadoop.proxyuser.<caller>.hosts and .users or .groups must allow the user)"
+            }
+            _ => "",
+        }
     }
 
     /// ` (why the gateway may not have answered as expected)`: from the

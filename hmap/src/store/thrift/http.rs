@@ -81,10 +81,10 @@ pub struct Head {
 }
 
 /// The request head for a `POST` of `len` bytes to `path` on `host`.
-pub fn request_head(host: &str, path: &str, len: usize) -> Vec<u8> {
+pub fn request_head(host: &str, path: &str, len: usize, extra_headers: &str) -> Vec<u8> {
     format!(
         "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-thrift\r\n\
-         Accept: application/x-thrift\r\nUser-Agent: hmap/{}\r\nContent-Length: {len}\r\n\r\n",
+         Accept: application/x-thrift\r\nUser-Agent: hmap/{}\r\n{extra_headers}Content-Length: {len}\r\n\r\n",
         env!("CARGO_PKG_VERSION")
     )
     .into_bytes()

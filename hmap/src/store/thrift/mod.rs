@@ -185,8 +185,13 @@ pub struct ThriftConfig {
     /// `hbase.thrift.kerberos.principal`, with `_HOST` the host name the
     /// gateway runs on (see [`NativeKerberos::server_principal`] and
     /// [`NativeKerberos::hostname`]). HBase's gateways serve SASL on
-    /// unframed sockets only: [`framed`](Self::framed) and
-    /// [`http`](Self::http) must be unset (the first call says so).
+    /// unframed sockets only: with [`framed`](Self::framed) the first call
+    /// fails saying so. With [`http`](Self::http) (a gateway in HTTP mode
+    /// on a Kerberos cluster) every request carries a Kerberos token by
+    /// SPNEGO instead (RFC 4559's `Authorization: Negotiate`), for the
+    /// gateway's `hbase.thrift.spnego.principal` (`HTTP/_HOST@REALM`) as
+    /// the servers' principal; the protection levels do not apply there
+    /// (use HTTPS).
     ///
     /// ```no_run
     /// use hmap::store::native::NativeKerberos;
@@ -258,6 +263,7 @@ let store = ThriftStore::with_config(config);
 pub struct ThriftHttp {
     path: String,
     server_name: Option<String>,
+    do_as: Option<String>,
     #[cfg(feature = "tls")]
     tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
 }
@@ -268,6 +274,7 @@ impl std::fmt::Debug for ThriftHttp {
             .field("tls", &self.is_https())
             .field("path", &self.path)
             .field("server_name", &self.server_name)
+            .field("do_as", &self.do_as)
             .finish()
     }
 }
@@ -278,6 +285,7 @@ impl ThriftHttp {
         ThriftHttp {
             path: "/".into(),
             server_name: None,
+            do_as: None,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -322,6 +330,24 @@ impl ThriftHttp {
         self
     }
 
+    /// Acts for `user`: each request asks the gateway to call HBase as
+    /// that user (the `doAs` header), as a gateway with
+    /// `hbase.thrift.support.proxyuser` allows the users that Hadoop's
+    /// `hadoop.proxyuser.<caller>.*` settings let the caller impersonate;
+    /// with Kerberos ([`ThriftConfig::kerberos`]) the caller is the
+    /// client's principal. A gateway that refuses answers HTTP 500, and the
+    /// error says why that may be.
+    pub fn do_as(mut self, user: impl Into<String>) -> Self {
+        self.do_as = Some(user.into());
+        self
+    }
+
+    /// Whether requests ask the gateway to act for another user
+    /// ([`do_as`](Self::do_as)).
+    pub fn acts_for_another(&self) -> bool {
+        self.do_as.is_some()
+    }
+
     /// Whether this is HTTPS.
     pub fn is_https(&self) -> bool {
         #[cfg(feature = "tls")]
@@ -351,6 +377,7 @@ impl ThriftHttp {
         Ok(HttpWire {
             host: address.to_string(),
             path: self.path.clone(),
+            do_as: self.do_as.clone(),
             #[cfg(feature = "tls")]
             tls,
         })

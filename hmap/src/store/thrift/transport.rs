@@ -137,6 +137,8 @@ pub struct HttpWire {
     pub host: String,
     /// The request path.
     pub path: String,
+    /// The user the gateway acts for (`doAs`), if not the caller.
+    pub do_as: Option<String>,
     /// TLS: the client's settings and the name the certificate must carry.
     #[cfg(feature = "tls")]
     pub tls: Option<(
@@ -413,7 +415,26 @@ impl Connection {
     async fn send(&mut self, request: &[u8], deadline: &Deadline) -> Result<(), Failure> {
         if let Some(http) = &self.wire.http {
             // The head, then the request, in one vectored write.
-            let head = http::request_head(&http.host, &http.path, request.len());
+            let mut headers = String::new();
+            if let Some(user) = &http.do_as {
+                headers.push_str(&format!("doAs: {user}\r\n"));
+            }
+            #[cfg(feature = "kerberos")]
+            if let Some(kerberos) = &self.wire.kerberos {
+                // SPNEGO (RFC 4559): a fresh Kerberos token on every
+                // request, as HBase's gateway checks each one.
+                use base64::Engine;
+                let token = timeout_at(
+                    deadline.end,
+                    crate::store::native::kerberos::negotiate_token(kerberos, &http.host),
+                )
+                .await
+                .map_err(|_| Failure::TimedOut)?
+                .map_err(Failure::Kerberos)?;
+                let token = base64::engine::general_purpose::STANDARD.encode(token);
+                headers.push_str(&format!("Authorization: Negotiate {token}\r\n"));
+            }
+            let head = http::request_head(&http.host, &http.path, request.len(), &headers);
             let mut bytes = bytes::Buf::chain(&head[..], request);
             let written = timeout_at(deadline.end, self.stream.write_all_buf(&mut bytes)).await;
             return match written {
