@@ -26,15 +26,8 @@ fn setup() -> Option<Stores> {
         );
         return None;
     };
-    let prefix = format!(
-        "{}hmap_bench_native_vs_thrift_",
-        std::env::var("HMAP_TEST_PREFIX").unwrap_or_default()
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let prefix = side_by_side::table_prefix("native_vs_thrift");
+    let runtime = side_by_side::runtime();
     let mut thrift_config = ThriftConfig::new(thrift);
     thrift_config.table_prefix = format!("{prefix}thrift_");
     // One pooled connection per call in flight, as benches/concurrency.rs.

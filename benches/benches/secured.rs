@@ -39,11 +39,8 @@ const VARIABLES: [&str; 5] = [
 ];
 
 fn setup() -> Option<Stores> {
-    let Ok([native, principal, keytab, server, ca]) = VARIABLES
-        .map(std::env::var)
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()
-        .map(|v| <[String; 5]>::try_from(v).expect("five"))
+    let [Some(native), Some(principal), Some(keytab), Some(server), Some(ca)] =
+        VARIABLES.map(|variable| std::env::var(variable).ok())
     else {
         eprintln!(
             "secured: {} must be set (see benches/benches/secured.rs)",
@@ -51,15 +48,8 @@ fn setup() -> Option<Stores> {
         );
         return None;
     };
-    let prefix = format!(
-        "{}hmap_bench_secured_",
-        std::env::var("HMAP_TEST_PREFIX").unwrap_or_default()
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let prefix = side_by_side::table_prefix("secured");
+    let runtime = side_by_side::runtime();
     let login = NativeKerberos::keytab(principal, keytab).server_principal(server);
     let tls = NativeTls::with_ca_file(&ca).expect("HMAP_NATIVE_TLS_CA holds the CA");
     let mut stores = Vec::new();

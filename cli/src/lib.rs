@@ -491,6 +491,9 @@ struct Connection {
     /// The servers' Kerberos principal, as hbase.regionserver.kerberos.principal or a gateway's hbase.thrift.kerberos.principal (hbase/_HOST@REALM) [env: HMAP_SERVER_PRINCIPAL]
     #[arg(long, value_name = "PRINCIPAL", global = true, help_heading = "Store")]
     server_principal: Option<String>,
+    /// The ZooKeeper quorum's Kerberos principal (zookeeper/_HOST@REALM), for a quorum that demands SASL, with --zookeeper [env: HMAP_ZOOKEEPER_PRINCIPAL]
+    #[arg(long, value_name = "PRINCIPAL", global = true, help_heading = "Store")]
+    zookeeper_principal: Option<String>,
     /// The protection levels accepted, as hbase.rpc.protection: privacy, integrity, authentication (several separated by commas, the first preferred) [env: HMAP_KRB_PROTECTION]
     #[arg(long, value_name = "LEVELS", global = true, help_heading = "Store")]
     protection: Option<String>,
@@ -553,6 +556,7 @@ impl Connection {
             ("--kerberos", self.kerberos),
             ("--server-principal", self.server_principal.is_some()),
             ("--protection", self.protection.is_some()),
+            ("--zookeeper-principal", self.zookeeper_principal.is_some()),
         ]);
         let (flag, mut backend) = match <[_; 1]>::try_from(flags) {
             Ok([one]) => one,
@@ -612,6 +616,9 @@ impl Connection {
             if let Some(principal) = &self.server_principal {
                 settings = settings.server_principal(principal);
             }
+            if let Some(principal) = &self.zookeeper_principal {
+                settings = settings.zookeeper_principal(principal);
+            }
             if let Some(levels) = &self.protection {
                 settings = settings.protection(levels);
             }
@@ -620,6 +627,7 @@ impl Connection {
         } else if let Some(&flag) = given([
             ("--server-principal", self.server_principal.is_some()),
             ("--protection", self.protection.is_some()),
+            ("--zookeeper-principal", self.zookeeper_principal.is_some()),
         ])
         .first()
         {

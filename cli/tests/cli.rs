@@ -896,6 +896,42 @@ fn the_binary_through_kerberos_gateways() {
     assert!(stderr.contains("ThriftConfig::kerberos"), "{stderr}");
 }
 
+/// The binary through a ZooKeeper that demands SASL (`--zk-sasl`):
+/// `--zookeeper-principal` authenticates there, and without it the refusal
+/// names that flag's setting, status 2.
+#[cfg(feature = "kerberos")]
+#[test]
+#[ignore = "needs a real HBase with Kerberos and a SASL ZooKeeper: scripts/hbase/hbase start --kerberos --zk-sasl, \
+            then HMAP_ZOOKEEPER, HMAP_ZOOKEEPER_PRINCIPAL, HMAP_PRINCIPAL, HMAP_KEYTAB, HMAP_SERVER_PRINCIPAL, \
+            HMAP_KRB_PROTECTION and KRB5_CONFIG"]
+fn the_binary_through_a_sasl_zookeeper() {
+    let quorum = hmap_suite::required_env("HMAP_ZOOKEEPER");
+    let zookeeper = hmap_suite::required_env("HMAP_ZOOKEEPER_PRINCIPAL");
+    let [principal, keytab, server, protection] = kerberos_login();
+    let login = [
+        "--principal",
+        principal.as_str(),
+        "--keytab",
+        keytab.as_str(),
+        "--server-principal",
+        server.as_str(),
+        "--protection",
+        protection.as_str(),
+        "--timeout",
+        "20",
+    ];
+    let (code, stdout, stderr) = status_of(
+        binary()
+            .args(["--zookeeper", &quorum, "--zookeeper-principal", &zookeeper])
+            .args(login)
+            .arg("tables"),
+    );
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let (code, _, stderr) = status_of(binary().args(["--zookeeper", &quorum]).args(login).arg("tables"));
+    assert_eq!(code, Some(2), "no SASL: {stderr}");
+    assert!(stderr.contains("zookeeper_principal"), "{stderr}");
+}
+
 /// The binary on the Bigtable emulator, by `--bigtable` and by
 /// `HMAP_BIGTABLE`: the tables created and listed as fitting, a row read,
 /// a relation verified (status 0, then 1 with a link cut in half),

@@ -345,3 +345,66 @@ mod native_kerberos_cluster {
         refused(config(empty), KerberosFailure::NoCredentials, "run kinit").await;
     }
 }
+
+/// A ZooKeeper that demands SASL of every client
+/// (`zookeeper.sessionRequireClientSASLAuth`; `scripts/hbase/hbase start
+/// --kerberos --zk-sasl`): a store bootstrapped through it authenticates
+/// there too with `NativeKerberos::zookeeper_principal`, and without it is
+/// refused with an error that names that setting.
+mod zookeeper_sasl {
+    use std::time::Duration;
+
+    use hmap::store::Store;
+    use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore};
+
+    fn login() -> NativeKerberos {
+        NativeKerberos::keytab(
+            hmap_suite::required_env("HMAP_PRINCIPAL"),
+            hmap_suite::required_env("HMAP_KEYTAB"),
+        )
+        .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
+    }
+
+    fn config(kerberos: NativeKerberos) -> NativeConfig {
+        let config = NativeConfig::zookeeper(&hmap_suite::required_env("HMAP_ZOOKEEPER"))
+            .kerberos(kerberos)
+            .call_timeout(Duration::from_secs(10));
+        match std::env::var("HMAP_NATIVE_TLS_CA") {
+            Ok(ca) => config.tls(hmap::store::native::NativeTls::with_ca_file(&ca).expect("the CA")),
+            Err(_) => config,
+        }
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase with a SASL ZooKeeper: scripts/hbase/hbase start --kerberos --zk-sasl, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_store_authenticates_to_a_zookeeper_that_demands_sasl() {
+        let zookeeper = hmap_suite::required_env("HMAP_ZOOKEEPER_PRINCIPAL");
+        let store = NativeStore::connect(config(login().zookeeper_principal(zookeeper)))
+            .await
+            .expect("bootstrapped through the SASL ZooKeeper");
+        store.list_tables().await.expect("tables listed");
+        store.cluster_id().await.expect("the cluster id read");
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase with a SASL ZooKeeper: scripts/hbase/hbase start --kerberos --zk-sasl, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_store_without_sasl_is_told_to_use_it() {
+        let started = std::time::Instant::now();
+        let err = NativeStore::connect(config(login())).await.expect_err("refused");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        assert!(err.to_string().contains("zookeeper_principal"), "{err}");
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase with a SASL ZooKeeper: scripts/hbase/hbase start --kerberos --zk-sasl, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_zookeeper_principal_the_kdc_does_not_know_is_named() {
+        let err = NativeStore::connect(config(login().zookeeper_principal("zookeeper/nowhere@HMAP.TEST")))
+            .await
+            .expect_err("refused");
+        assert!(err.to_string().contains("zookeeper/nowhere@HMAP.TEST"), "{err}");
+    }
+}

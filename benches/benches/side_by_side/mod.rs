@@ -42,6 +42,23 @@ pub struct Stores {
     pub stores: Vec<(&'static str, Arc<dyn Store>)>,
 }
 
+/// The runtime every store of a benchmark runs on: 2 workers.
+pub fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+/// The table prefix of the benchmark `name`, after `HMAP_TEST_PREFIX`.
+pub fn table_prefix(name: &str) -> String {
+    format!(
+        "{}hmap_bench_{name}_",
+        std::env::var("HMAP_TEST_PREFIX").unwrap_or_default()
+    )
+}
+
 impl Stores {
     /// The stores, each with table `t` created afresh and loaded.
     pub fn loaded(runtime: Runtime, stores: Vec<(&'static str, Arc<dyn Store>)>) -> Stores {

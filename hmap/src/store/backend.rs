@@ -14,7 +14,7 @@
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA (`NativeConfig::tls`); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
-//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for a gateway with `hbase.thrift.security.qop`, unframed, not in HTTP mode); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; feature `kerberos` |
+//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for a gateway with `hbase.thrift.security.qop`, unframed, not in HTTP mode); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; `HMAP_ZOOKEEPER_PRINCIPAL` (`zookeeper/_HOST@REALM`) for a ZooKeeper quorum that demands SASL; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
@@ -78,13 +78,15 @@ pub const NATIVE_TLS_CLIENT_VARIABLES: [&str; 2] = ["HMAP_NATIVE_TLS_CERT", "HMA
 
 /// The variables of a `NativeStore`'s Kerberos login: the client's
 /// principal and keytab, `HMAP_KERBEROS=ticket-cache` for the ticket cache
-/// instead, the servers' principal, and the protection levels accepted.
-pub const KERBEROS_VARIABLES: [&str; 5] = [
+/// instead, the servers' principal, the protection levels accepted, and
+/// the ZooKeeper quorum's principal when it demands SASL.
+pub const KERBEROS_VARIABLES: [&str; 6] = [
     "HMAP_PRINCIPAL",
     "HMAP_KEYTAB",
     "HMAP_KERBEROS",
     "HMAP_SERVER_PRINCIPAL",
     "HMAP_KRB_PROTECTION",
+    "HMAP_ZOOKEEPER_PRINCIPAL",
 ];
 
 /// How a `NativeStore` logs in with Kerberos: the client's credentials,
@@ -101,6 +103,9 @@ pub struct KerberosSettings {
     /// The levels accepted, `privacy,integrity,authentication` (the first
     /// preferred); `None`: all three, privacy first.
     pub protection: Option<String>,
+    /// The ZooKeeper quorum's principal (`zookeeper/_HOST@REALM`), to
+    /// authenticate there by SASL; `None`: ZooKeeper is read without.
+    pub zookeeper_principal: Option<String>,
 }
 
 impl KerberosSettings {
@@ -130,10 +135,24 @@ impl KerberosSettings {
         self
     }
 
+    /// The ZooKeeper quorum's principal, for a quorum that demands SASL
+    /// (`NativeKerberos::zookeeper_principal`).
+    pub fn zookeeper_principal(mut self, principal: impl Into<String>) -> Self {
+        self.zookeeper_principal = Some(principal.into());
+        self
+    }
+
     /// The settings the environment gives, `None` when it names no
     /// Kerberos login (neither `HMAP_PRINCIPAL` nor `HMAP_KERBEROS`).
     pub fn from_env() -> Result<Option<Self>, BackendError> {
-        let [principal, keytab, kerberos, server_principal, protection] = KERBEROS_VARIABLES.map(env_value);
+        let [
+            principal,
+            keytab,
+            kerberos,
+            server_principal,
+            protection,
+            zookeeper_principal,
+        ] = KERBEROS_VARIABLES.map(env_value);
         let keytab = match (principal, keytab, kerberos.as_deref()) {
             (Some(principal), Some(keytab), None) => Some((principal, PathBuf::from(keytab))),
             (None, None, Some("ticket-cache")) => None,
@@ -155,6 +174,7 @@ impl KerberosSettings {
             keytab,
             server_principal,
             protection,
+            zookeeper_principal,
         }))
     }
 }
@@ -317,6 +337,9 @@ impl Backend {
             };
             if let Some(principal) = &settings.server_principal {
                 kerberos = kerberos.server_principal(principal);
+            }
+            if let Some(principal) = &settings.zookeeper_principal {
+                kerberos = kerberos.zookeeper_principal(principal);
             }
             if let Some(levels) = &settings.protection {
                 let levels = levels

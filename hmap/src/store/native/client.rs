@@ -377,6 +377,14 @@ impl NativeStore {
     /// (`connect timed out after ...` once the deadline passed) and what
     /// each server did.
     pub async fn connect(config: NativeConfig) -> Result<Self, StoreError> {
+        #[cfg(feature = "kerberos")]
+        let config = {
+            let mut config = config;
+            if let Some(registry) = config.zookeeper.as_mut() {
+                registry.sasl = config.connection.kerberos.as_ref().and_then(|k| k.for_zookeeper());
+            }
+            config
+        };
         let store = NativeStore {
             inner: Arc::new(Inner {
                 config,

@@ -84,6 +84,7 @@ pub struct NativeKerberos {
     server_principal: String,
     hostname: Option<String>,
     protection: Vec<Protection>,
+    zookeeper_principal: Option<String>,
     login: Arc<Mutex<Option<Login>>>,
 }
 
@@ -94,6 +95,7 @@ impl std::fmt::Debug for NativeKerberos {
             .field("server_principal", &self.server_principal)
             .field("hostname", &self.hostname)
             .field("protection", &self.protection)
+            .field("zookeeper_principal", &self.zookeeper_principal)
             .finish()
     }
 }
@@ -181,6 +183,7 @@ impl NativeKerberos {
             server_principal: "hbase/_HOST".to_string(),
             hostname: None,
             protection: Protection::ALL.to_vec(),
+            zookeeper_principal: None,
             login: Arc::default(),
         }
     }
@@ -210,6 +213,31 @@ impl NativeKerberos {
     pub fn protection(mut self, levels: impl IntoIterator<Item = Protection>) -> Self {
         self.protection = levels.into_iter().collect();
         self
+    }
+
+    /// Authenticates to the ZooKeeper quorum too, by SASL, as a secured
+    /// cluster's ZooKeeper may demand of every client
+    /// (`zookeeper.sessionRequireClientSASLAuth`), with `principal` the
+    /// quorum's (`zookeeper/_HOST@EXAMPLE.COM`, `_HOST` as for
+    /// [`server_principal`](Self::server_principal); the Java client's
+    /// `zookeeper.sasl.client.username` and the server's host name). Only
+    /// when the store bootstraps through ZooKeeper
+    /// (`NativeConfig::zookeeper`); without it, ZooKeeper is read without
+    /// authentication, which HBase's world-readable znodes allow unless the
+    /// quorum demands SASL. The login is this one's.
+    pub fn zookeeper_principal(mut self, principal: impl Into<String>) -> Self {
+        self.zookeeper_principal = Some(principal.into());
+        self
+    }
+
+    /// The login for the ZooKeeper quorum, if it is to authenticate there:
+    /// this one with the quorum's principal, choosing authentication (the
+    /// level ZooKeeper offers; it wraps nothing) when offered.
+    pub(crate) fn for_zookeeper(&self) -> Option<NativeKerberos> {
+        let principal = self.zookeeper_principal.clone()?;
+        let mut login = self.clone().server_principal(principal);
+        login.protection = vec![Protection::Authentication, Protection::Integrity, Protection::Privacy];
+        Some(login)
     }
 
     /// The servers' principal for a connection to `endpoint`.

@@ -78,6 +78,7 @@ const SESSION_TIMEOUT_MS: i32 = 10_000;
 
 // `ZooDefs.OpCode`.
 const OP_GET_DATA: i32 = 4;
+const OP_SASL: i32 = 102;
 const OP_CLOSE_SESSION: i32 = -11;
 // `ClientCnxn`: the xids of replies no request asked for.
 const XID_NOTIFICATION: i32 = -1;
@@ -89,13 +90,18 @@ const ERR_NO_NODE: i32 = -101;
 const STAT_LEN: usize = 6 * 8 + 5 * 4;
 
 /// A ZooKeeper quorum an HBase cluster registers itself in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ZooKeeperRegistry {
     /// The quorum's servers, `host:port`, tried in order.
     pub quorum: Vec<String>,
     /// The parent znode, HBase's `zookeeper.znode.parent` ([`DEFAULT_ZNODE_PARENT`]).
     pub znode_parent: String,
+    /// A Kerberos login by SASL for a ZooKeeper that demands it (feature
+    /// `kerberos`): `NativeStore::connect` sets it from
+    /// [`NativeKerberos::zookeeper_principal`](super::NativeKerberos::zookeeper_principal).
+    #[cfg(feature = "kerberos")]
+    pub sasl: Option<super::NativeKerberos>,
 }
 
 impl ZooKeeperRegistry {
@@ -116,6 +122,8 @@ impl ZooKeeperRegistry {
                 })
                 .collect(),
             znode_parent: DEFAULT_ZNODE_PARENT.to_string(),
+            #[cfg(feature = "kerberos")]
+            sasl: None,
         }
     }
 
@@ -197,7 +205,7 @@ pub enum ZooKeeperError {
         znode: String,
     },
     /// ZooKeeper answered the read with an error code (`KeeperException.Code`).
-    #[error("ZooKeeper {server} refused to read {znode}: error code {code}")]
+    #[error("ZooKeeper {server} refused to read {znode}: error code {code}{}", refusal_hint(*code))]
     Refused {
         /// The ZooKeeper server, `host:port`.
         server: String,
@@ -214,6 +222,19 @@ pub enum ZooKeeperError {
         /// The znode being read.
         znode: String,
         /// What is wrong.
+        reason: String,
+    },
+    /// Kerberos with a ZooKeeper that demands SASL failed (feature
+    /// `kerberos`): `failure` says what kind, `reason` what to change.
+    #[error("Kerberos with ZooKeeper {server} failed while {znode} was read: {reason}")]
+    Kerberos {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode being read.
+        znode: String,
+        /// What kind of failure.
+        failure: super::KerberosFailure,
+        /// What failed, and what to change.
         reason: String,
     },
     /// The znode's data is not what HBase writes there.
@@ -239,6 +260,7 @@ impl ZooKeeperError {
             | ZooKeeperError::NoNode { server, .. }
             | ZooKeeperError::Refused { server, .. }
             | ZooKeeperError::Protocol { server, .. }
+            | ZooKeeperError::Kerberos { server, .. }
             | ZooKeeperError::InvalidZnode { server, .. } => server,
         }
     }
@@ -252,6 +274,7 @@ impl ZooKeeperError {
             | ZooKeeperError::Quorum { znode, .. }
             | ZooKeeperError::NoNode { znode, .. }
             | ZooKeeperError::Refused { znode, .. }
+            | ZooKeeperError::Kerberos { znode, .. }
             | ZooKeeperError::Protocol { znode, .. }
             | ZooKeeperError::InvalidZnode { znode, .. } => znode,
         }
@@ -262,6 +285,19 @@ impl ZooKeeperError {
 fn show_tried(tried: &[(String, String)]) -> String {
     let each: Vec<String> = tried.iter().map(|(server, what)| format!("{server}: {what}")).collect();
     each.join("; ")
+}
+
+/// ` (what to do)` after a refusal that says the ZooKeeper demands SASL:
+/// `-102` no authorisation, `-115` authentication failed, `-124` a session
+/// closed for want of SASL (`KeeperException.Code`).
+fn refusal_hint(code: i32) -> &'static str {
+    match code {
+        -102 | -115 | -124 => {
+            " (the ZooKeeper demands SASL of its clients: set `NativeKerberos::zookeeper_principal`, hmap's feature \
+             `kerberos`, or bootstrap from the masters with `NativeConfig::new`)"
+        }
+        _ => "",
+    }
 }
 
 // ------------------------------------------------------------ the encoding
@@ -291,6 +327,17 @@ pub fn encode_get_data(xid: i32, path: &str) -> Vec<u8> {
     body.put_i32(i32::try_from(path.len()).unwrap_or(i32::MAX));
     body.put_slice(path.as_bytes());
     body.put_u8(0); // watch
+    frame(&body)
+}
+
+/// `RequestHeader` and `GetSASLRequest` (one SASL token), framed.
+pub fn encode_sasl(xid: i32, token: &[u8]) -> Vec<u8> {
+    let mut body = BytesMut::with_capacity(12 + token.len());
+    body.put_i32(xid);
+    body.put_i32(OP_SASL);
+    // A Kerberos token is a few KiB.
+    body.put_i32(i32::try_from(token.len()).unwrap_or(i32::MAX));
+    body.put_slice(token);
     frame(&body)
 }
 
@@ -381,25 +428,48 @@ pub enum Reply {
     Error(i32),
 }
 
-/// Decodes a `ReplyHeader` and, for a success, the `GetDataResponse`
-/// after it (a frame's body), for the request `xid`.
-pub fn decode_get_data(body: &[u8], xid: i32) -> Result<Reply, String> {
+/// Decodes a `ReplyHeader` (a frame's body) for the request `xid`:
+/// `Ok(Ok(rest))` for a success, with the bytes after it; `Ok(Err(reply))`
+/// for a frame to skip or an error code.
+fn reply_header<'a>(body: &'a [u8], xid: i32) -> Result<Result<Jute<'a>, Reply>, String> {
     let mut jute = Jute { rest: body };
     let got = jute.int("reply header")?;
     let _zxid = jute.long("reply header")?;
     let err = jute.int("reply header")?;
     if got == XID_NOTIFICATION || got == XID_PING {
-        return Ok(Reply::Skip);
+        return Ok(Err(Reply::Skip));
     }
     if got != xid {
         return Err(format!("a reply to request {got}, while request {xid} waits"));
     }
     if err != 0 {
-        return Ok(Reply::Error(err));
+        return Ok(Err(Reply::Error(err)));
     }
+    Ok(Ok(jute))
+}
+
+/// Decodes a `ReplyHeader` and, for a success, the `GetDataResponse`
+/// after it (a frame's body), for the request `xid`.
+pub fn decode_get_data(body: &[u8], xid: i32) -> Result<Reply, String> {
+    let mut jute = match reply_header(body, xid)? {
+        Ok(jute) => jute,
+        Err(reply) => return Ok(reply),
+    };
     let data = jute.buffer("the znode's data")?.unwrap_or_default();
     jute.take(STAT_LEN, "the znode's stat")?;
     Ok(Reply::Data(Bytes::copy_from_slice(data)))
+}
+
+/// Decodes a `ReplyHeader` and, for a success, the `SetSASLResponse`
+/// after it (the server's SASL token, [`Reply::Data`]; empty for a null
+/// buffer), for the request `xid`.
+pub fn decode_sasl(body: &[u8], xid: i32) -> Result<Reply, String> {
+    let mut jute = match reply_header(body, xid)? {
+        Ok(jute) => jute,
+        Err(reply) => return Ok(reply),
+    };
+    let token = jute.buffer("the server's SASL token")?.unwrap_or_default();
+    Ok(Reply::Data(Bytes::copy_from_slice(token)))
 }
 
 // ------------------------------------------------------- the znodes' data
@@ -520,7 +590,13 @@ impl Session {
 
     /// Dials `server` and opens a session, by `deadline`; `znode` is what
     /// the session is opened to read, for errors.
-    async fn open(server: &str, znode: &str, started: Instant, deadline: Instant) -> Result<Session, ZooKeeperError> {
+    async fn open(
+        server: &str,
+        znode: &str,
+        started: Instant,
+        deadline: Instant,
+        #[cfg(feature = "kerberos")] sasl: Option<&super::NativeKerberos>,
+    ) -> Result<Session, ZooKeeperError> {
         let timeout = || ZooKeeperError::Timeout {
             server: server.to_string(),
             znode: znode.to_string(),
@@ -548,7 +624,87 @@ impl Session {
         session.send(&encode_connect(), znode, deadline).await?;
         let body = session.read_frame(znode, deadline).await?;
         decode_connect(&body).map_err(|reason| session.protocol(znode, reason))?;
+        #[cfg(feature = "kerberos")]
+        if let Some(kerberos) = sasl {
+            session.authenticate(kerberos, znode, deadline).await?;
+        }
         Ok(session)
+    }
+
+    /// SASL GSSAPI with the server (ZooKeeper's `sasl` requests, as
+    /// `ZooKeeperSaslClient` sends them): each of the client's tokens in a
+    /// `GetSASLRequest`, each of the server's in the `SetSASLResponse`,
+    /// until the security layer (authentication: ZooKeeper wraps nothing)
+    /// is chosen and the server has answered that last token.
+    #[cfg(feature = "kerberos")]
+    async fn authenticate(
+        &mut self,
+        kerberos: &super::NativeKerberos,
+        znode: &str,
+        deadline: Instant,
+    ) -> Result<(), ZooKeeperError> {
+        use super::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep};
+        let failed = |e: super::NativeError, server: &str| match e {
+            super::NativeError::Kerberos { failure, reason, .. } => ZooKeeperError::Kerberos {
+                server: server.to_string(),
+                znode: znode.to_string(),
+                failure,
+                reason,
+            },
+            other => ZooKeeperError::Kerberos {
+                server: server.to_string(),
+                znode: znode.to_string(),
+                failure: super::KerberosFailure::Gssapi,
+                reason: other.to_string(),
+            },
+        };
+        let server = self.server.clone();
+        let start = GssapiSasl::start(kerberos, &server, "ZooKeeper's SASL quality of protection");
+        let (mut sasl, mut token) = match tokio::time::timeout_at(deadline.into(), start).await {
+            Err(_) => return Err(self.timeout(znode)),
+            Ok(started) => started.map_err(|e| failed(e, &server))?,
+        };
+        let mut done = false;
+        for _ in 0..=MAX_ROUNDS {
+            self.xid += 1;
+            let xid = self.xid;
+            self.send(&encode_sasl(xid, &token), znode, deadline).await?;
+            let reply = loop {
+                let body = self.read_frame(znode, deadline).await?;
+                match decode_sasl(&body, xid).map_err(|reason| self.protocol(znode, reason))? {
+                    Reply::Skip => continue,
+                    Reply::Data(reply) => break reply,
+                    Reply::Error(code) => {
+                        return Err(ZooKeeperError::Kerberos {
+                            server: server.clone(),
+                            znode: znode.to_string(),
+                            failure: super::KerberosFailure::Refused,
+                            reason: format!(
+                                "the server refused the SASL token (error code {code}): is {} its principal \
+                                 (`NativeKerberos::zookeeper_principal`), and are the clocks in step?",
+                                sasl.server()
+                            ),
+                        });
+                    }
+                }
+            };
+            if done {
+                return Ok(());
+            }
+            token = match sasl.step(&reply).map_err(|e| failed(e, &server))? {
+                SaslStep::Token(next) => next,
+                SaslStep::Done { answer, .. } => {
+                    done = true;
+                    answer
+                }
+            };
+        }
+        Err(ZooKeeperError::Kerberos {
+            server,
+            znode: znode.to_string(),
+            failure: super::KerberosFailure::Gssapi,
+            reason: format!("the SASL handshake took more than {MAX_ROUNDS} rounds"),
+        })
     }
 
     async fn send(&mut self, bytes: &[u8], znode: &str, deadline: Instant) -> Result<(), ZooKeeperError> {
@@ -647,7 +803,15 @@ pub async fn read(
         // The time left divided among the servers still to try.
         let share = now + left / u32::try_from(servers - i).unwrap_or(u32::MAX);
         let attempt = async {
-            let mut session = Session::open(server, &first, started, share).await?;
+            let mut session = Session::open(
+                server,
+                &first,
+                started,
+                share,
+                #[cfg(feature = "kerberos")]
+                registry.sasl.as_ref(),
+            )
+            .await?;
             let mut out = Vec::with_capacity(znodes.len());
             for znode in znodes {
                 match session.get(znode, share).await {
@@ -983,6 +1147,53 @@ mod tests {
         assert_eq!(encode_get_data(1, "/hbase/master"), want);
         // RequestHeader { xid 2, type closeSession (-11) }.
         assert_eq!(encode_close(2), [0, 0, 0, 8, 0, 0, 0, 2, 0xFF, 0xFF, 0xFF, 0xF5]);
+        // RequestHeader { xid 3, type sasl (102) }, GetSASLRequest { token }.
+        assert_eq!(
+            encode_sasl(3, b"tok"),
+            [0, 0, 0, 15, 0, 0, 0, 3, 0, 0, 0, 102, 0, 0, 0, 3, b't', b'o', b'k']
+        );
+    }
+
+    #[test]
+    fn sasl_replies_decode_and_hostile_ones_are_refused() {
+        // ReplyHeader { xid, zxid, err }, SetSASLResponse { token }.
+        let sasl_reply = |xid: i32, err: i32, token: Option<&[u8]>| {
+            let mut out = Vec::new();
+            out.extend(xid.to_be_bytes());
+            out.extend(42i64.to_be_bytes());
+            out.extend(err.to_be_bytes());
+            match token {
+                Some(token) => {
+                    out.extend((token.len() as i32).to_be_bytes());
+                    out.extend_from_slice(token);
+                }
+                None if err == 0 => out.extend((-1i32).to_be_bytes()),
+                None => {}
+            }
+            out
+        };
+        assert_eq!(
+            decode_sasl(&sasl_reply(3, 0, Some(b"srv")), 3),
+            Ok(Reply::Data(Bytes::from_static(b"srv")))
+        );
+        // The last reply: a null token.
+        assert_eq!(decode_sasl(&sasl_reply(3, 0, None), 3), Ok(Reply::Data(Bytes::new())));
+        // AUTHFAILED.
+        assert_eq!(decode_sasl(&sasl_reply(3, -115, None), 3), Ok(Reply::Error(-115)));
+        assert_eq!(decode_sasl(&sasl_reply(XID_PING, 0, None), 3), Ok(Reply::Skip));
+        assert!(
+            decode_sasl(&sasl_reply(4, 0, Some(b"x")), 3)
+                .unwrap_err()
+                .contains("request 4")
+        );
+        // A token longer than the bytes there.
+        let mut cut = sasl_reply(3, 0, Some(b"srv"));
+        cut.truncate(cut.len() - 1);
+        assert!(decode_sasl(&cut, 3).unwrap_err().contains("truncated"));
+        let mut negative = sasl_reply(3, 0, None);
+        negative.truncate(16);
+        negative.extend((-7i32).to_be_bytes());
+        assert!(decode_sasl(&negative, 3).unwrap_err().contains("negative"));
     }
 
     /// A `ConnectResponse` body: version 0, `timeout`, session id 7, a

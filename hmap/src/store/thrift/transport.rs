@@ -521,12 +521,25 @@ impl Connection {
     /// Reads one frame: its length, then that many bytes, which must be one
     /// whole message.
     async fn receive_frame(&mut self, deadline: &Deadline, read_timeout: Duration) -> Result<Bytes, Failure> {
+        let frame = self.take_frame(deadline, read_timeout, true).await?.freeze();
+        self.one_message(frame)
+    }
+
+    /// Reads one frame, `[u32 length][bytes]`, and splits its bytes off; a
+    /// length over [`MAX_FRAME`] is refused before anything is read, and,
+    /// with `thrift_frames`, the start of an unframed Thrift message too.
+    async fn take_frame(
+        &mut self,
+        deadline: &Deadline,
+        read_timeout: Duration,
+        thrift_frames: bool,
+    ) -> Result<BytesMut, Failure> {
         while self.buf.len() < 4 {
             self.fill(deadline, read_timeout).await?;
         }
         let mut len = [0u8; 4];
         len.copy_from_slice(self.buf.get(..4).unwrap_or_default());
-        if let [0x80, 0x01, 0x00, 1..=4] = len {
+        if let (true, [0x80, 0x01, 0x00, 1..=4]) = (thrift_frames, len) {
             return Err(Failure::Decode {
                 error: DecodeError::Unframed {
                     start: self.buf.get(..4).unwrap_or_default().to_vec(),
@@ -545,8 +558,7 @@ impl Connection {
             self.fill(deadline, read_timeout).await?;
         }
         let _ = self.buf.split_to(4);
-        let frame = self.buf.split_to(len).freeze();
-        self.one_message(frame)
+        Ok(self.buf.split_to(len))
     }
 
     /// Reads SASL frames, unwrapping each, until the bytes unwrapped hold
@@ -573,23 +585,7 @@ impl Connection {
                     });
                 }
             }
-            while self.buf.len() < 4 {
-                self.fill(deadline, read_timeout).await?;
-            }
-            let mut len = [0u8; 4];
-            len.copy_from_slice(self.buf.get(..4).unwrap_or_default());
-            let len = u32::from_be_bytes(len) as usize;
-            if len > MAX_FRAME {
-                return Err(Failure::Decode {
-                    error: DecodeError::FrameTooLarge { len, max: MAX_FRAME },
-                    replied: self.replied,
-                });
-            }
-            while self.buf.len() < 4 + len {
-                self.fill(deadline, read_timeout).await?;
-            }
-            let _ = self.buf.split_to(4);
-            let frame = self.buf.split_to(len);
+            let frame = self.take_frame(deadline, read_timeout, false).await?;
             let Some(layer) = self.sasl.as_mut() else {
                 continue;
             };
