@@ -713,6 +713,7 @@ impl<'a> GssapiSasl<'a> {
 /// checks it on every request): a fresh Kerberos initial context token
 /// for the servers' principal (the gateway's `hbase.thrift.spnego.principal`,
 /// `HTTP/_HOST@REALM`), which the gateway accepts in one step.
+#[cfg(feature = "thrift")]
 pub(crate) async fn negotiate_token(kerberos: &NativeKerberos, endpoint: &str) -> Result<Vec<u8>, NativeError> {
     let (_, token) = GssapiSasl::start(kerberos, endpoint, "hbase.thrift.spnego.principal").await?;
     Ok(token)

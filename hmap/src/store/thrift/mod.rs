@@ -334,7 +334,7 @@ impl ThriftHttp {
     /// that user (the `doAs` header), as a gateway with
     /// `hbase.thrift.support.proxyuser` allows the users that Hadoop's
     /// `hadoop.proxyuser.<caller>.*` settings let the caller impersonate;
-    /// with Kerberos ([`ThriftConfig::kerberos`]) the caller is the
+    /// with Kerberos (`ThriftConfig::kerberos`, feature `kerberos`) the caller is the
     /// client's principal. A gateway that refuses answers HTTP 500, and the
     /// error says why that may be.
     pub fn do_as(mut self, user: impl Into<String>) -> Self {
@@ -358,6 +358,15 @@ impl ThriftHttp {
 
     /// The transport's settings for a gateway at `address`.
     fn wire(&self, address: &str) -> std::result::Result<HttpWire, String> {
+        if let Some(user) = self
+            .do_as
+            .as_deref()
+            .filter(|user| user.is_empty() || user.chars().any(char::is_control))
+        {
+            return Err(format!(
+                "`ThriftHttp::do_as({user:?})`: a user name must be non-empty, without control characters"
+            ));
+        }
         let host = self.server_name.clone().unwrap_or_else(|| {
             // `host:port`, `[v6]:port`: the host, without brackets.
             let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
@@ -1285,6 +1294,21 @@ fn batches<'a>(rows: &'a [RowMutation], kinds: &[RowKind], budget: usize) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `doAs` goes in a header of each request; a user name that would
+    /// break the head (a line break) is refused before anything is sent.
+    #[test]
+    fn do_as_is_a_header_and_a_name_that_breaks_it_is_refused() {
+        let wire = ThriftHttp::plain().do_as("alice").wire("h:1").expect("a plain name");
+        assert_eq!(wire.do_as.as_deref(), Some("alice"));
+        let head = http::request_head(&wire.host, &wire.path, 3, "doAs: alice\r\n");
+        let head = String::from_utf8(head).expect("text");
+        assert!(head.contains("\r\ndoAs: alice\r\nContent-Length: 3\r\n\r\n"), "{head}");
+        for bad in ["", "alice\r\nX-Evil: 1", "bob\n"] {
+            let err = ThriftHttp::plain().do_as(bad).wire("h:1").expect_err("refused");
+            assert!(err.contains("do_as"), "{err}");
+        }
+    }
 
     /// A Thrift store's own metrics (the per-call ones come from `traced`,
     /// as on every backend): against a "gateway" that hangs up on every

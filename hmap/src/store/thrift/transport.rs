@@ -304,8 +304,9 @@ impl Connection {
                 })?;
             return Ok(Connection::new(Stream::Tls(Box::new(tls)), wire));
         }
+        // SASL on a socket; an HTTP gateway takes a token per request.
         #[cfg(feature = "kerberos")]
-        if let Some(kerberos) = wire.kerberos.clone() {
+        if let (Some(kerberos), None) = (wire.kerberos.clone(), &wire.http) {
             let mut stream = Stream::Tcp(stream);
             let layer = super::sasl::handshake(&kerberos, address, &mut stream, deadline).await?;
             let mut conn = Connection::new(stream, wire);
