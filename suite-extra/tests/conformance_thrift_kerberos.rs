@@ -32,18 +32,20 @@ fn krb5_config_is_set() {
     );
 }
 
+/// A target's settings must carry the environment's Kerberos login.
+fn expect_login(config: &mut ThriftConfig) {
+    assert!(
+        config.kerberos.is_some(),
+        "HMAP_PRINCIPAL and HMAP_KEYTAB are set: {NEEDS}"
+    );
+}
+
 mod thrift2_kerberos {
     use super::*;
 
     async fn target() -> ThriftTarget {
         krb5_config_is_set();
-        ThriftTarget::from_env("HMAP_THRIFT", "hmap_thrift_krb_conformance_", |config| {
-            assert!(
-                config.kerberos.is_some(),
-                "HMAP_PRINCIPAL and HMAP_KEYTAB are set: {NEEDS}"
-            );
-        })
-        .await
+        ThriftTarget::from_env("HMAP_THRIFT", "hmap_thrift_krb_conformance_", expect_login).await
     }
 
     hmap_suite::for_each_case!(
@@ -58,13 +60,7 @@ mod thrift2_compact_kerberos {
 
     async fn target() -> ThriftTarget {
         krb5_config_is_set();
-        ThriftTarget::from_env("HMAP_THRIFT_COMPACT", "hmap_compact_krb_conformance_", |config| {
-            assert!(
-                config.kerberos.is_some(),
-                "HMAP_PRINCIPAL and HMAP_KEYTAB are set: {NEEDS}"
-            );
-        })
-        .await
+        ThriftTarget::from_env("HMAP_THRIFT_COMPACT", "hmap_compact_krb_conformance_", expect_login).await
     }
 
     hmap_suite::for_each_case!(
@@ -79,13 +75,7 @@ mod thrift1_kerberos {
 
     async fn target() -> Thrift1Target {
         krb5_config_is_set();
-        Thrift1Target::from_env("HMAP_THRIFT1", "t1_krb_conformance_", |config| {
-            assert!(
-                config.kerberos.is_some(),
-                "HMAP_PRINCIPAL and HMAP_KEYTAB are set: {NEEDS}"
-            );
-        })
-        .await
+        Thrift1Target::from_env("HMAP_THRIFT1", "t1_krb_conformance_", expect_login).await
     }
 
     hmap_suite::for_each_case!(

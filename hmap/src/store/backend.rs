@@ -14,7 +14,7 @@
 //! | `HMAP_THRIFT_HTTPS=host:port` (and `HMAP_THRIFT_CA=ca.pem`) | `ThriftStore` over HTTPS, the gateway's certificate checked against that CA (the platform's roots without one); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CA=ca.pem` (with `HMAP_NATIVE` or `HMAP_ZOOKEEPER`) | `NativeStore` over TLS, the servers' certificates checked against that CA (`NativeConfig::tls`); feature `tls` |
 //! | `HMAP_NATIVE_TLS_CERT=client.pem`, `HMAP_NATIVE_TLS_KEY=client-key.pem` | and a client certificate, for servers that demand one (mutual TLS) |
-//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for a gateway with `hbase.thrift.security.qop`, unframed, not in HTTP mode); `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; `HMAP_ZOOKEEPER_PRINCIPAL` (`zookeeper/_HOST@REALM`) for a ZooKeeper quorum that demands SASL; feature `kerberos` |
+//! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for an unframed gateway with `hbase.thrift.security.qop`) or, in HTTP mode, by SPNEGO; `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; `HMAP_ZOOKEEPER_PRINCIPAL` (`zookeeper/_HOST@REALM`) for a ZooKeeper quorum that demands SASL; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
@@ -322,8 +322,8 @@ impl Backend {
     /// Makes the store log in with Kerberos as `settings` say (see
     /// `NativeKerberos`, feature `kerberos`): a `NativeStore` by HBase's
     /// SASL handshake, a Thrift client by its gateway's SASL transport
-    /// (`ThriftConfig::kerberos`; the gateway must be unframed, not HTTP,
-    /// which the first call says). Needs hmap's `kerberos` feature
+    /// (`ThriftConfig::kerberos`; an unframed gateway, which the first call
+    /// says) or, in HTTP mode, by SPNEGO. Needs hmap's `kerberos` feature
     /// ([`BackendError::Feature`] without it); a Bigtable backend is
     /// [`BackendError::NotNative`]; a protection level that is none of the
     /// three is [`BackendError::Incomplete`].

@@ -444,14 +444,15 @@ impl Client {
                 let sasl = config.kerberos.is_none();
                 #[cfg(not(feature = "kerberos"))]
                 let sasl = true;
-                // A gateway with SASL reads a plain call's first byte as a
-                // SASL status and closes the connection without a word.
+                // A gateway with SASL reads a plain call's first bytes as a
+                // SASL message with an invalid status, then neither answers
+                // nor closes (HBase 2.6.1's).
                 let http = "in HTTP mode (`hbase.regionserver.thrift.http`; set `ThriftConfig::http`)";
                 if sasl && !config.framed {
                     format!(
                         "the gateway may run {transport}, {protocol}, {http}, or with Kerberos \
-                         (`hbase.thrift.security.qop`: it closes a client without SASL at once; set \
-                         `ThriftConfig::kerberos`, hmap's feature `kerberos`)"
+                         (`hbase.thrift.security.qop`: it neither answers nor closes a client without SASL; \
+                         set `ThriftConfig::kerberos`, hmap's feature `kerberos`)"
                     )
                 } else {
                     format!("the gateway may run {transport}, {protocol}, or {http}")

@@ -124,12 +124,15 @@ impl SaslLayer {
         }
     }
 
-    /// The message inside one received frame's payload.
-    pub fn open(&self, payload: &[u8]) -> Result<Vec<u8>, String> {
+    /// Appends the bytes inside one received frame's payload to
+    /// [`plain`](Self::plain): as they are for authentication, unwrapped
+    /// otherwise.
+    pub fn open(&mut self, payload: &[u8]) -> Result<(), String> {
         match &self.wrap {
-            Some(wrap) => wrap.unwrap(payload),
-            None => Ok(payload.to_vec()),
+            Some(wrap) => self.plain.extend_from_slice(&wrap.unwrap(payload)?),
+            None => self.plain.extend_from_slice(payload),
         }
+        Ok(())
     }
 }
 
@@ -324,13 +327,14 @@ mod tests {
 
     #[test]
     fn authentication_frames_messages_as_they_are() {
-        let layer = SaslLayer {
+        let mut layer = SaslLayer {
             wrap: None,
             plain: BytesMut::new(),
         };
         let mut out = Vec::new();
         layer.frame(b"\x80\x01", &mut out).unwrap();
         assert_eq!(out, b"\x00\x00\x00\x02\x80\x01");
-        assert_eq!(layer.open(b"abc").unwrap(), b"abc");
+        layer.open(b"abc").unwrap();
+        assert_eq!(&layer.plain[..], b"abc");
     }
 }

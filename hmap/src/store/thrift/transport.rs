@@ -590,11 +590,10 @@ impl Connection {
             let Some(layer) = self.sasl.as_mut() else {
                 continue;
             };
-            let opened = layer.open(&frame).map_err(|reason| Failure::Io {
+            layer.open(&frame).map_err(|reason| Failure::Io {
                 error: io::Error::new(io::ErrorKind::InvalidData, reason),
                 replied: self.replied,
             })?;
-            layer.plain.extend_from_slice(&opened);
         }
     }
 
