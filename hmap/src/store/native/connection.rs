@@ -531,7 +531,7 @@ impl Shared {
             return Ok(Layer { sasl });
         }
         self.dial_step("writing the connection header");
-        match stream.write_all(&start).await {
+        match write_and_flush(stream, &start).await {
             Ok(()) => Ok(Layer::default()),
             Err(source) => Err(match wire {
                 Wire::Plain => NativeError::Connect {
@@ -714,7 +714,10 @@ async fn write_loop(
             return;
         }
         lock(&calls).writing = Some((out.len(), Instant::now()));
-        let written = writer.write_all(&out).await;
+        // The flush matters with TLS: a write returns once TLS has taken
+        // the bytes, and what the socket did not take yet goes out only
+        // with a flush (or the next write, which may never come).
+        let written = write_and_flush(&mut writer, &out).await;
         lock(&calls).writing = None;
         if let Err(e) = written {
             break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
@@ -722,6 +725,13 @@ async fn write_loop(
         }
         metrics::bytes_sent("native", out.len());
     }
+}
+
+/// Writes `bytes` and flushes them out: TLS may hold back part of what
+/// a write took until it is flushed.
+pub(crate) async fn write_and_flush(writer: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
+    writer.write_all(bytes).await?;
+    writer.flush().await
 }
 
 /// Reads reply frames and hands each to the call waiting for it.
@@ -1454,5 +1464,34 @@ mod tests {
             }
             other => panic!("not a timeout: {other}"),
         }
+    }
+    #[tokio::test]
+    async fn the_writer_flushes_what_it_wrote() {
+        // A writer that keeps small writes until flushed, as TLS keeps
+        // what the socket did not take: each frame must still reach the
+        // peer at once.
+        let (ours, mut theirs) = tokio::io::duplex(1 << 16);
+        let (frames, queue) = mpsc::unbounded_channel();
+        let writer = tokio::io::BufWriter::new(ours);
+        let calls = SharedCalls::default();
+        let task = tokio::spawn(write_loop(
+            writer,
+            queue,
+            calls,
+            "fake:1".to_string(),
+            Wire::Plain,
+            Layer::default(),
+        ));
+        for frame in [&b"first"[..], b"second"] {
+            frames.send(Bytes::from_static(frame)).expect("queued");
+            let mut got = vec![0; frame.len()];
+            tokio::time::timeout(Duration::from_secs(5), theirs.read_exact(&mut got))
+                .await
+                .expect("the frame went out without another behind it")
+                .expect("read");
+            assert_eq!(got, frame);
+        }
+        drop(frames);
+        task.await.expect("the writer ends with its queue");
     }
 }

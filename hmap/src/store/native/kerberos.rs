@@ -56,7 +56,7 @@ use libgssapi::credential::{Cred, CredUsage};
 use libgssapi::error::{Error as GssError, MajorFlags};
 use libgssapi::name::Name;
 use libgssapi::oid::{GSS_MECH_KRB5, GSS_NT_KRB5_PRINCIPAL, OidSet};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
 use super::error::{KerberosFailure, NativeError};
 use super::sasl::{self, Protection, ServerReply};
@@ -793,10 +793,12 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &str) -> Result<(), NativeError> {
-    stream.write_all(bytes).await.map_err(|e| NativeError::Closed {
-        endpoint: endpoint.to_string(),
-        reason: format!("writing the SASL handshake failed: {e}"),
-    })
+    super::connection::write_and_flush(stream, bytes)
+        .await
+        .map_err(|e| NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: format!("writing the SASL handshake failed: {e}"),
+        })
 }
 
 /// Reads until one whole server reply is in `buf`, and takes it off.

@@ -24,10 +24,11 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::timeout_at;
 
 use super::transport::{Deadline, Failure};
+use crate::store::native::connection::write_and_flush;
 use crate::store::native::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep, SaslWrap};
 use crate::store::native::sasl::MAX_TOKEN;
 use crate::store::native::{KerberosFailure, NativeError};
@@ -224,7 +225,7 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
-    match timeout_at(deadline.end(), stream.write_all(bytes)).await {
+    match timeout_at(deadline.end(), write_and_flush(stream, bytes)).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(Failure::Io { error, replied: false }),
         Err(_) => Err(Failure::TimedOut),
