@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
 use googleapis_tonic_google_bigtable_v2::google::bigtable::v2;
 use googleapis_tonic_google_bigtable_v2::google::rpc;
-use hmap::store::bigtable::{BigtableConfig, BigtableStore};
+use hmap::store::bigtable::{BigtableConfig, BigtableCredentials, BigtableStore, BigtableTls};
 use hmap::store::{RowMutation, Store, StoreError};
 
 /// How the fake answers the `n`th `MutateRows` call (from 0): a status
@@ -33,7 +33,13 @@ struct Fake {
     answer: Answer,
     /// What every `ReadRows` streams.
     reads: Reads,
+    /// The headers of every call.
+    seen: Seen,
 }
+
+/// What the fake saw of each call: its path, `authorization` and
+/// `x-goog-request-params` (empty when absent), and the client's address.
+type Seen = Arc<Mutex<Vec<[String; 4]>>>;
 
 /// A `ReadRows` reply: its messages, then how the stream ends.
 type Reads = fn() -> (Vec<v2::ReadRowsResponse>, End);
@@ -121,6 +127,32 @@ impl tower_service::Service<http::Request<tonic::body::Body>> for Fake {
 
     fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
         let fake = self.clone();
+        let header = |name: &str| {
+            request
+                .headers()
+                .get(name)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_default()
+        };
+        use tonic::transport::server::{TcpConnectInfo, TlsConnectInfo};
+        let extensions = request.extensions();
+        let peer = extensions
+            .get::<TcpConnectInfo>()
+            .or_else(|| {
+                extensions
+                    .get::<TlsConnectInfo<TcpConnectInfo>>()
+                    .map(|tls| tls.get_ref())
+            })
+            .and_then(TcpConnectInfo::remote_addr)
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        let seen = [
+            request.uri().path().to_string(),
+            header("authorization"),
+            header("x-goog-request-params"),
+            peer,
+        ];
+        fake.seen.lock().unwrap().push(seen);
         Box::pin(async move {
             use tonic::server::Grpc;
             use tonic_prost::ProstCodec;
@@ -168,23 +200,37 @@ async fn store(answer: Answer, timeout: Duration) -> (BigtableStore, Calls) {
 
 /// [`store`], its server streaming `reads` for every `ReadRows`.
 async fn store_reading(answer: Answer, reads: Reads, timeout: Duration) -> (BigtableStore, Calls) {
+    let (address, calls, _) = serve(answer, reads, None).await;
+    let config = BigtableConfig::emulator(address.clone()).call_timeout(timeout);
+    (BigtableStore::connect(config).await.unwrap(), calls)
+}
+
+/// Starts a fake server (over TLS with the test certificate for
+/// 127.0.0.1 and localhost, when `tls`): its address, the calls and
+/// headers it records.
+async fn serve(answer: Answer, reads: Reads, tls: Option<()>) -> (String, Calls, Seen) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let calls = Calls::default();
+    let seen = Seen::default();
     let fake = Fake {
         calls: calls.clone(),
         answer,
         reads,
+        seen: seen.clone(),
     };
+    let mut server = tonic::transport::Server::builder();
+    if tls.is_some() {
+        let identity = tonic::transport::Identity::from_pem(SERVER_PEM, SERVER_KEY);
+        server = server
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+            .unwrap();
+    }
     tokio::spawn(async move {
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        tonic::transport::Server::builder()
-            .serve_with_incoming(fake, incoming)
-            .await
-            .unwrap();
+        server.serve_with_incoming(fake, incoming).await.unwrap();
     });
-    let config = BigtableConfig::emulator(address.to_string()).call_timeout(timeout);
-    (BigtableStore::connect(config).await.unwrap(), calls)
+    (address.to_string(), calls, seen)
 }
 
 fn rows() -> Vec<RowMutation> {
@@ -342,4 +388,297 @@ async fn chunks_that_break_the_protocol_are_a_typed_error() {
     let (rows, error) = scan_all(&store).await;
     assert!(rows.is_empty());
     assert!(matches!(error, Some(StoreError::Protocol { .. })), "{error:?}");
+}
+
+// Cloud Bigtable's path: TLS, OAuth2 access tokens from a service
+// account's key (a fake token endpoint), the routing header.
+
+const CA_PEM: &[u8] = include_bytes!("../../hmap/src/store/native/testdata/tls/ca.pem");
+const OTHER_CA_PEM: &[u8] = include_bytes!("../../hmap/src/store/native/testdata/tls/other-ca.pem");
+const SERVER_PEM: &[u8] = include_bytes!("../../hmap/src/store/native/testdata/tls/server.pem");
+const SERVER_KEY: &[u8] = include_bytes!("../../hmap/src/store/native/testdata/tls/server-key.pem");
+/// A throwaway RSA key (PKCS #8), made for these tests with `openssl
+/// genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048`.
+const SERVICE_ACCOUNT_KEY: &str = include_str!("testdata/service-account-key.pem");
+
+/// How the fake token endpoint answers.
+#[derive(Clone, Copy)]
+enum Tokens {
+    /// `token-N` for the Nth request, valid `expires_in` seconds.
+    Grant { expires_in: u64 },
+    /// 401 with an OAuth2 error.
+    Refuse,
+    /// Never.
+    Stall,
+}
+
+/// The bodies the fake token endpoint received.
+type Grants = Arc<Mutex<Vec<String>>>;
+
+/// A fake OAuth2 token endpoint (HTTP/1.1): its URL and what it received.
+async fn token_endpoint(tokens: Tokens) -> (String, Grants) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/token", listener.local_addr().unwrap());
+    let grants = Grants::default();
+    let record = grants.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let record = record.clone();
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0; 4096];
+                // The head, then as much body as it announces.
+                let body = loop {
+                    let n = stream.read(&mut buf).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().to_string())
+                            })
+                            .and_then(|v| v.parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            break body.to_string();
+                        }
+                    }
+                };
+                let n = {
+                    let mut grants = record.lock().unwrap();
+                    grants.push(body);
+                    grants.len()
+                };
+                let (status, json) = match tokens {
+                    Tokens::Grant { expires_in } => (
+                        "200 OK",
+                        format!(r#"{{"access_token":"token-{n}","expires_in":{expires_in},"token_type":"Bearer"}}"#),
+                    ),
+                    Tokens::Refuse => (
+                        "401 Unauthorized",
+                        r#"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#.to_string(),
+                    ),
+                    Tokens::Stall => {
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        return;
+                    }
+                };
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
+                    json.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (url, grants)
+}
+
+/// A service account key file whose tokens come from `token_uri`.
+fn key_file(token_uri: &str) -> std::path::PathBuf {
+    let key = serde_json::json!({
+        "type": "service_account",
+        "project_id": "p",
+        "private_key_id": "k1",
+        "private_key": SERVICE_ACCOUNT_KEY,
+        "client_email": "hmap-test@p.iam.gserviceaccount.com",
+        "client_id": "1",
+        "token_uri": token_uri,
+    });
+    let path = std::env::temp_dir().join(format!(
+        "hmap-bigtable-key-{}-{}.json",
+        std::process::id(),
+        token_uri.rsplit(':').next().unwrap_or("0").replace('/', "_")
+    ));
+    std::fs::write(&path, key.to_string()).unwrap();
+    path
+}
+
+/// Cloud Bigtable's settings, pointed at the fake on `address`.
+fn cloud(address: &str, credentials: BigtableCredentials, timeout: Duration) -> BigtableConfig {
+    BigtableConfig::cloud("p", "i")
+        .data_endpoint(address)
+        .admin_endpoint(address)
+        .tls(Some(BigtableTls::with_ca_pem(CA_PEM)))
+        .credentials(credentials)
+        .channels(3)
+        .call_timeout(timeout)
+        .admin_timeout(timeout)
+        .connect_timeout(timeout)
+}
+
+/// The JSON claims of the JWT a service account's grant asserts.
+fn claims(grant: &str) -> serde_json::Value {
+    let jwt = grant
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("assertion="))
+        .expect("an assertion");
+    let payload = jwt.split('.').nth(1).expect("a JWT's payload");
+    serde_json::from_slice(&base64url(payload)).expect("JSON claims")
+}
+
+/// RFC 4648's base64url, unpadded, decoded.
+fn base64url(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'-' => 62,
+        b'_' => 63,
+        other => panic!("not base64url: {other}"),
+    };
+    let mut out = Vec::new();
+    let (mut bits, mut held) = (0u32, 0);
+    for c in text.bytes().filter(|&c| c != b'=') {
+        bits = (bits << 6) | u32::from(value(c));
+        held += 6;
+        if held >= 8 {
+            held -= 8;
+            out.push((bits >> held) as u8);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn cloud_calls_go_over_tls_with_a_fresh_access_token_and_the_routing_header() {
+    // Tokens valid 21 s: gcp_auth takes one as expired 20 s before its
+    // end, so the second call, a second later, needs a new one.
+    let (token_uri, grants) = token_endpoint(Tokens::Grant { expires_in: 21 }).await;
+    let (address, calls, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let key = key_file(&token_uri);
+    let credentials = BigtableCredentials::ServiceAccountKeyFile(key.clone());
+    let config = cloud(
+        &address.replace("127.0.0.1", "localhost"),
+        credentials,
+        Duration::from_secs(10),
+    );
+    let store = BigtableStore::connect(config).await.expect("connected over TLS");
+    store.mutate("t", &rows()).await.expect("written");
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    store.mutate("t", &rows()).await.expect("written again");
+    let _ = std::fs::remove_file(key);
+    assert_eq!(calls.lock().unwrap().len(), 2);
+    // The first token at connect, then one per scope (admin for GetTable,
+    // data for MutateRows), then a fresh one once it was near its end.
+    let grants = grants.lock().unwrap().clone();
+    assert!(grants.len() >= 3, "{grants:?}");
+    let claims = claims(&grants[0]);
+    assert_eq!(claims["iss"], "hmap-test@p.iam.gserviceaccount.com");
+    assert_eq!(claims["aud"], token_uri.as_str());
+    assert_eq!(claims["scope"], "https://www.googleapis.com/auth/bigtable.data");
+    let seen = seen.lock().unwrap().clone();
+    let writes: Vec<&[String; 4]> = seen.iter().filter(|s| s[0].ends_with("/MutateRows")).collect();
+    assert_eq!(writes.len(), 2, "{seen:?}");
+    assert!(
+        writes
+            .iter()
+            .all(|s| s[2] == "table_name=projects%2Fp%2Finstances%2Fi%2Ftables%2Ft"),
+        "{seen:?}"
+    );
+    assert_ne!(
+        writes[0][1], writes[1][1],
+        "the second write has a fresh token: {seen:?}"
+    );
+    assert!(writes.iter().all(|s| s[1].starts_with("Bearer token-")), "{seen:?}");
+    let admin = seen.iter().find(|s| s[0].ends_with("/GetTable")).expect("GetTable");
+    assert!(admin[1].starts_with("Bearer token-"), "{admin:?}");
+}
+
+#[tokio::test]
+async fn cloud_refusals_are_typed_errors_within_the_deadline() {
+    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let timeout = Duration::from_secs(2);
+    let connect = |config: BigtableConfig| async move {
+        let started = Instant::now();
+        let err = BigtableStore::connect(config).await.expect_err("refused");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        err.to_string()
+    };
+    // A token endpoint that refuses the key.
+    let (token_uri, _) = token_endpoint(Tokens::Refuse).await;
+    let key = key_file(&token_uri);
+    let err = connect(cloud(
+        &address,
+        BigtableCredentials::ServiceAccountKeyFile(key.clone()),
+        timeout,
+    ))
+    .await;
+    assert!(err.contains("no access token"), "{err}");
+    let _ = std::fs::remove_file(key);
+    // One that never answers.
+    let (token_uri, _) = token_endpoint(Tokens::Stall).await;
+    let key = key_file(&token_uri);
+    let err = connect(cloud(
+        &address,
+        BigtableCredentials::ServiceAccountKeyFile(key.clone()),
+        timeout,
+    ))
+    .await;
+    assert!(err.contains("timed out") && err.contains("access token"), "{err}");
+    let _ = std::fs::remove_file(key);
+    // A key file that is not there.
+    let err = connect(cloud(
+        &address,
+        BigtableCredentials::ServiceAccountKeyFile("/nonexistent/key.json".into()),
+        timeout,
+    ))
+    .await;
+    assert!(err.contains("/nonexistent/key.json"), "{err}");
+    // A certificate of another CA.
+    let other = cloud(&address, BigtableCredentials::None, timeout).tls(Some(BigtableTls::with_ca_pem(OTHER_CA_PEM)));
+    let err = connect(other).await;
+    assert!(err.contains("certificate"), "{err}");
+    // Plain HTTP/2 to a TLS server (the connection opens: HTTP/2's
+    // preface needs no answer; the first call fails), and TLS to a plain
+    // one.
+    let plain = cloud(&address, BigtableCredentials::None, timeout).tls(None);
+    let store = BigtableStore::connect(plain).await.expect("opened");
+    let started = Instant::now();
+    let err = store.mutate("t", &rows()).await.expect_err("not TLS");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}: {err}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("TLS"), "{err}");
+    let (plain_address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None).await;
+    let err = connect(cloud(&plain_address, BigtableCredentials::None, timeout)).await;
+    assert!(err.contains("TLS"), "{err}");
+}
+
+#[tokio::test]
+async fn the_channel_pool_spreads_calls_round_robin() {
+    let (address, _, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let config = cloud(&address, BigtableCredentials::None, Duration::from_secs(10));
+    let store = BigtableStore::connect(config).await.expect("connected");
+    for _ in 0..6 {
+        store.mutate("t", &rows()).await.expect("written");
+    }
+    // Without credentials, no authorization header.
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.iter().all(|s| s[1].is_empty()), "{seen:?}");
+    let peers: Vec<&str> = seen
+        .iter()
+        .filter(|s| s[0].ends_with("/MutateRows"))
+        .map(|s| s[3].as_str())
+        .collect();
+    assert_eq!(peers.len(), 6, "{seen:?}");
+    assert!(peers.iter().all(|p| !p.is_empty()), "{seen:?}");
+    // Three connections, taken in turn.
+    let distinct: std::collections::BTreeSet<&str> = peers.iter().copied().collect();
+    assert_eq!(distinct.len(), 3, "{peers:?}");
+    assert_eq!(peers[..3], peers[3..], "{peers:?}");
 }

@@ -18,6 +18,7 @@
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
 //! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
+//! | `HMAP_BIGTABLE=projects/P/instances/I` | `BigtableStore` on Cloud Bigtable's instance `I` of project `P`, over TLS, with Google's application-default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, ...: `BigtableConfig::cloud`) |
 //!
 //! `scripts/hbase/hbase start` prints each of them for the gateways it
 //! runs. What to do when several are set is the caller's choice: the
@@ -61,8 +62,9 @@ pub const ENV_VARIABLES: [&str; 9] = [
     BIGTABLE_VARIABLE,
 ];
 
-/// The variable naming the Bigtable emulator, `host:port`, for
-/// `BigtableStore` (feature `bigtable`).
+/// The variable naming the Bigtable emulator, `host:port`, or a Cloud
+/// Bigtable instance, `projects/P/instances/I`, for `BigtableStore`
+/// (feature `bigtable`).
 pub const BIGTABLE_VARIABLE: &str = "HMAP_BIGTABLE";
 
 /// The variable naming the CA of `HMAP_THRIFT_HTTPS`'s gateway (a PEM file).
@@ -277,10 +279,20 @@ impl Backend {
     }
 
     /// A `BigtableStore` on the Bigtable emulator at `address`
-    /// (`host:port`), project and instance `hmap`.
+    /// (`host:port`), project and instance `hmap`; or, for an instance's
+    /// resource name `projects/P/instances/I`, on Cloud Bigtable with
+    /// application-default credentials ([`BigtableConfig::cloud`]).
     #[cfg(feature = "bigtable")]
     pub fn bigtable(address: &str) -> Self {
-        Backend::Bigtable(BigtableConfig::emulator(address.trim()))
+        let address = address.trim();
+        let instance = address
+            .strip_prefix("projects/")
+            .and_then(|rest| rest.split_once("/instances/"))
+            .filter(|(project, instance)| !project.is_empty() && !instance.is_empty() && !instance.contains('/'));
+        Backend::Bigtable(match instance {
+            Some((project, instance)) => BigtableConfig::cloud(project, instance),
+            None => BigtableConfig::emulator(address),
+        })
     }
 
     /// The backend the environment variable `variable` (one of
@@ -654,6 +666,11 @@ impl fmt::Display for Backend {
                 Ok(())
             }
             #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) if config.tls.is_some() => write!(
+                f,
+                "Cloud Bigtable's instance projects/{}/instances/{} at {} (BigtableStore)",
+                config.project, config.instance, config.address
+            ),
             Backend::Bigtable(config) => write!(f, "the Bigtable emulator at {} (BigtableStore)", config.address),
         }
     }
@@ -745,6 +762,16 @@ mod tests {
             ("127.0.0.1:8086", "p_")
         );
         assert_eq!(config.call_timeout, Duration::from_secs(2));
+        // An instance's resource name: Cloud Bigtable.
+        let cloud = Backend::named(BIGTABLE_VARIABLE, "projects/p1/instances/i1", None).unwrap();
+        assert_eq!(
+            cloud.to_string(),
+            "Cloud Bigtable's instance projects/p1/instances/i1 at bigtable.googleapis.com:443 (BigtableStore)"
+        );
+        let Backend::Bigtable(config) = cloud else {
+            panic!("{cloud:?}")
+        };
+        assert_eq!(config, BigtableConfig::cloud("p1", "i1"));
     }
 
     #[cfg(not(feature = "bigtable"))]

@@ -3,17 +3,16 @@
 
 use std::collections::HashMap;
 
+use super::auth::Headers;
+use super::error::{refuse, unsupported};
+use super::{AdminClient, BigtableStore};
+use crate::schema::{BloomType, Compression, FamilySchema, KEY_LAYOUT_ATTRIBUTE, TTL_FOREVER, TableSchema};
+use crate::store::check::{check_family_change, check_schema, check_table_name};
+use crate::store::{FamilyChange, Result, StoreError};
 use admin::bigtable_table_admin_client::BigtableTableAdminClient;
 use admin::gc_rule::{Rule, Union};
 use admin::modify_column_families_request::{Modification, modification::Mod};
 use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
-use tonic::transport::Channel;
-
-use super::BigtableStore;
-use super::error::{refuse, unsupported};
-use crate::schema::{BloomType, Compression, FamilySchema, KEY_LAYOUT_ATTRIBUTE, TTL_FOREVER, TableSchema};
-use crate::store::check::{check_family_change, check_schema, check_table_name};
-use crate::store::{FamilyChange, Result, StoreError};
 
 /// `Table.View`'s values we ask for.
 const NAME_ONLY: i32 = admin::table::View::NameOnly as i32;
@@ -116,19 +115,45 @@ pub(crate) fn family_schema(name: &str, family: &admin::ColumnFamily) -> FamilyS
 }
 
 impl BigtableStore {
-    fn admin(&self) -> BigtableTableAdminClient<Channel> {
-        BigtableTableAdminClient::new(self.inner.channel.clone()).max_decoding_message_size(super::MAX_MESSAGE)
+    /// A Table Admin API client on the admin channel, putting `headers`
+    /// on each call.
+    fn admin(&self, headers: &Headers) -> AdminClient {
+        BigtableTableAdminClient::with_interceptor(self.inner.channels.admin.clone(), headers.clone())
+            .max_decoding_message_size(super::MAX_MESSAGE)
     }
 
-    /// An admin call within the admin deadline, its status as a typed error.
-    async fn admin_call<T>(
+    /// An admin call (what `call` makes of a client) within the admin
+    /// deadline, access token included; its status as a typed error.
+    async fn admin_call<T, Fut>(
         &self,
         table: &str,
         operation: &'static str,
-        call: impl Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
-    ) -> Result<T> {
-        self.deadline(table, operation, self.inner.config.admin_timeout, call)
-            .await
+        call: impl FnOnce(AdminClient) -> Fut,
+    ) -> Result<T>
+    where
+        Fut: Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let (headers, left) = self.admin_headers(table, operation).await?;
+        self.deadline(table, operation, left, call(self.admin(&headers))).await
+    }
+
+    /// An idempotent admin call (see [`BigtableStore::idempotent`]) within
+    /// the admin deadline, access token included.
+    async fn admin_read<M: Clone, T, Fut>(
+        &self,
+        table: &str,
+        operation: &'static str,
+        message: &M,
+        call: impl Fn(AdminClient, tonic::Request<M>) -> Fut,
+    ) -> Result<T>
+    where
+        Fut: Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let (headers, left) = self.admin_headers(table, operation).await?;
+        self.idempotent(table, operation, left, || {
+            call(self.admin(&headers), self.request(message.clone()))
+        })
+        .await
     }
 
     fn request<T>(&self, message: T) -> tonic::Request<T> {
@@ -178,9 +203,10 @@ impl BigtableStore {
                 .collect(),
         };
         self.inner.schemas.forget(table);
-        let mut admin = self.admin();
-        self.admin_call(table, "CreateTable", admin.create_table(self.request(request)))
-            .await?;
+        self.admin_call(table, "CreateTable", |mut admin| async move {
+            admin.create_table(self.request(request)).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -190,9 +216,10 @@ impl BigtableStore {
         let request = admin::DeleteTableRequest {
             name: self.table_name(table),
         };
-        let mut admin = self.admin();
-        self.admin_call(table, "DeleteTable", admin.delete_table(self.request(request)))
-            .await?;
+        self.admin_call(table, "DeleteTable", |mut admin| async move {
+            admin.delete_table(self.request(request)).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -202,9 +229,10 @@ impl BigtableStore {
             name: self.table_name(table),
             target: Some(admin::drop_row_range_request::Target::DeleteAllDataFromTable(true)),
         };
-        let mut admin = self.admin();
-        self.admin_call(table, "DropRowRange", admin.drop_row_range(self.request(request)))
-            .await?;
+        self.admin_call(table, "DropRowRange", |mut admin| async move {
+            admin.drop_row_range(self.request(request)).await
+        })
+        .await?;
         Ok(())
     }
 
@@ -237,13 +265,10 @@ impl BigtableStore {
             }],
             ..Default::default()
         };
-        let mut admin = self.admin();
         let result = self
-            .admin_call(
-                table,
-                "ModifyColumnFamilies",
-                admin.modify_column_families(self.request(request)),
-            )
+            .admin_call(table, "ModifyColumnFamilies", |mut admin| async move {
+                admin.modify_column_families(self.request(request)).await
+            })
             .await;
         self.inner.schemas.forget(table);
         result.map(drop)
@@ -256,10 +281,8 @@ impl BigtableStore {
             view: NAME_ONLY,
         };
         match self
-            .idempotent(table, "GetTable", self.inner.config.admin_timeout, || {
-                let mut admin = self.admin();
-                let request = self.request(request.clone());
-                async move { admin.get_table(request).await }
+            .admin_read(table, "GetTable", &request, |mut admin, request| async move {
+                admin.get_table(request).await
             })
             .await
         {
@@ -282,10 +305,8 @@ impl BigtableStore {
                 ..Default::default()
             };
             let reply = self
-                .idempotent("", "ListTables", self.inner.config.admin_timeout, || {
-                    let mut admin = self.admin();
-                    let request = self.request(request.clone());
-                    async move { admin.list_tables(request).await }
+                .admin_read("", "ListTables", &request, |mut admin, request| async move {
+                    admin.list_tables(request).await
                 })
                 .await?;
             names.extend(
@@ -310,10 +331,8 @@ impl BigtableStore {
             view: SCHEMA_VIEW,
         };
         let reply = self
-            .idempotent(table, "GetTable", self.inner.config.admin_timeout, || {
-                let mut admin = self.admin();
-                let request = self.request(request.clone());
-                async move { admin.get_table(request).await }
+            .admin_read(table, "GetTable", &request, |mut admin, request| async move {
+                admin.get_table(request).await
             })
             .await?;
         let mut families: Vec<FamilySchema> = reply

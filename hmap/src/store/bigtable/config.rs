@@ -1,9 +1,11 @@
-//! [`BigtableConfig`]: where the store connects, and its deadlines; the
-//! connection itself (one HTTP/2 channel, multiplexed).
+//! [`BigtableConfig`]: where the store connects (the emulator, or Cloud
+//! Bigtable over TLS with OAuth2 credentials), its channels and deadlines;
+//! opening the connections.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
 
 use crate::store::{Result, StoreError};
 
@@ -11,30 +13,120 @@ use crate::store::{Result, StoreError};
 /// from (`host:port`).
 pub const EMULATOR_HOST_VARIABLE: &str = "BIGTABLE_EMULATOR_HOST";
 
+/// Cloud Bigtable's Data API endpoint.
+pub const DATA_ENDPOINT: &str = "bigtable.googleapis.com:443";
+
+/// Cloud Bigtable's Table Admin API endpoint (another host than the data
+/// API's, as Google's clients have it).
+pub const ADMIN_ENDPOINT: &str = "bigtableadmin.googleapis.com:443";
+
+/// Where the access tokens of a [`BigtableStore`](super::BigtableStore)
+/// come from (OAuth2, through the `gcp_auth` crate). Tokens are cached
+/// and fetched again before they expire.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BigtableCredentials {
+    /// No token: the emulator, which takes none.
+    #[default]
+    None,
+    /// Google's application-default credentials, looked for in Google's
+    /// order: the key file `GOOGLE_APPLICATION_CREDENTIALS` names, then
+    /// gcloud's `application_default_credentials.json` (`gcloud auth
+    /// application-default login`), then the metadata server of the GCE,
+    /// GKE or Cloud Run machine the program runs on, then `gcloud auth
+    /// print-access-token`.
+    ApplicationDefault,
+    /// A service account's JSON key file (the tokens come from its
+    /// `token_uri`).
+    ServiceAccountKeyFile(PathBuf),
+}
+
+/// TLS to Cloud Bigtable: the platform's roots, or a CA of the user's, and
+/// the name the server's certificate is checked against (the endpoint's
+/// host by default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BigtableTls {
+    ca_pem: Option<Vec<u8>>,
+    server_name: Option<String>,
+}
+
+impl BigtableTls {
+    /// The platform's root certificates (what Cloud Bigtable needs).
+    pub fn platform_roots() -> Self {
+        BigtableTls::default()
+    }
+
+    /// Trusts only the CA certificates in `pem` (a proxy's, or a test's).
+    pub fn with_ca_pem(pem: impl Into<Vec<u8>>) -> Self {
+        BigtableTls {
+            ca_pem: Some(pem.into()),
+            server_name: None,
+        }
+    }
+
+    /// [`with_ca_pem`](Self::with_ca_pem) from a file.
+    pub fn with_ca_file(path: impl AsRef<Path>) -> std::io::Result<Self> {
+        let path = path.as_ref();
+        std::fs::read(path)
+            .map(Self::with_ca_pem)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("the CA file {}: {e}", path.display())))
+    }
+
+    /// Checks the server's certificate against `name` rather than the
+    /// endpoint's host.
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+}
+
 /// How [`BigtableStore`](super::BigtableStore) reaches Bigtable, and each
-/// call's deadline. Built with [`BigtableConfig::emulator`] and the builder
-/// methods (`#[non_exhaustive]`: options will be added).
+/// call's deadline. Built with [`BigtableConfig::emulator`] or
+/// [`BigtableConfig::cloud`] and the builder methods (`#[non_exhaustive]`:
+/// options will be added).
 ///
-/// Only the emulator is reached today (plain HTTP/2, no credentials):
-/// Cloud Bigtable needs TLS and OAuth2 access tokens, which are not done
-/// yet (see `docs/bigtable.md`).
+/// ```
+/// use hmap::store::bigtable::{BigtableConfig, BigtableCredentials};
+///
+/// // Cloud Bigtable, application-default credentials.
+/// let cloud = BigtableConfig::cloud("my-project", "my-instance").app_profile("batch");
+/// assert_eq!(cloud.address, "bigtable.googleapis.com:443");
+/// // With a service account's key file instead.
+/// let keyed = cloud.credentials(BigtableCredentials::ServiceAccountKeyFile("key.json".into()));
+/// // The emulator: plain HTTP/2, no credentials.
+/// let local = BigtableConfig::emulator("127.0.0.1:8086").channels(2);
+/// # let _ = (keyed, local);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BigtableConfig {
-    /// The emulator's `host:port` (spoken to over plain HTTP/2).
+    /// The Data API's `host:port`.
     pub address: String,
+    /// The Table Admin API's `host:port` (the emulator serves both APIs
+    /// on one port; Cloud Bigtable on two hosts).
+    pub admin_address: String,
+    /// TLS, or `None` for plain HTTP/2 (the emulator).
+    pub tls: Option<BigtableTls>,
+    /// Where access tokens come from.
+    pub credentials: BigtableCredentials,
     /// The Google Cloud project id (any id on the emulator).
     pub project: String,
     /// The Bigtable instance id (any id on the emulator).
     pub instance: String,
     /// The app profile of data calls; empty for the instance's default.
     pub app_profile: String,
+    /// How many HTTP/2 connections data calls are spread over, round
+    /// robin (one connection carries at most the server's limit of
+    /// concurrent streams: 100 on Google's front ends). Admin calls share
+    /// one more.
+    pub channels: usize,
     /// Each data call's deadline; for a scan, the deadline of each response
     /// of its stream.
     pub call_timeout: Duration,
     /// Each admin call's deadline (create, delete, truncate, alter).
     pub admin_timeout: Duration,
-    /// The deadline of opening the connection.
+    /// The deadline of opening the connections (and of the first access
+    /// token).
     pub connect_timeout: Duration,
     /// Put before every table id on the wire, as NativeStore's
     /// `table_prefix`: callers and errors see names without it, and
@@ -56,13 +148,18 @@ pub struct BigtableConfig {
 impl BigtableConfig {
     /// The emulator at `address` (`host:port`, as `scripts/bigtable/emulator
     /// start` prints it in `HMAP_BIGTABLE`), project and instance `hmap`,
-    /// 30 s per call.
+    /// 30 s per call, one channel.
     pub fn emulator(address: impl Into<String>) -> Self {
+        let address = address.into();
         BigtableConfig {
-            address: address.into(),
+            admin_address: address.clone(),
+            address,
+            tls: None,
+            credentials: BigtableCredentials::None,
             project: "hmap".into(),
             instance: "hmap".into(),
             app_profile: String::new(),
+            channels: 1,
             call_timeout: Duration::from_secs(30),
             admin_timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
@@ -70,6 +167,52 @@ impl BigtableConfig {
             max_value_size: 10 * 1024 * 1024,
             ignore_storage_options: false,
         }
+    }
+
+    /// Cloud Bigtable's instance `instance` of `project`: TLS to
+    /// [`DATA_ENDPOINT`] and [`ADMIN_ENDPOINT`] with the platform's roots,
+    /// [application-default credentials](BigtableCredentials::ApplicationDefault),
+    /// four data channels.
+    pub fn cloud(project: impl Into<String>, instance: impl Into<String>) -> Self {
+        BigtableConfig {
+            tls: Some(BigtableTls::platform_roots()),
+            credentials: BigtableCredentials::ApplicationDefault,
+            channels: 4,
+            ..BigtableConfig::emulator(DATA_ENDPOINT)
+        }
+        .admin_endpoint(ADMIN_ENDPOINT)
+        .project(project)
+        .instance(instance)
+    }
+
+    /// Sets the Data API's `host:port`.
+    pub fn data_endpoint(mut self, address: impl Into<String>) -> Self {
+        self.address = address.into();
+        self
+    }
+
+    /// Sets the Table Admin API's `host:port`.
+    pub fn admin_endpoint(mut self, address: impl Into<String>) -> Self {
+        self.admin_address = address.into();
+        self
+    }
+
+    /// Speaks TLS (`Some`) or plain HTTP/2 (`None`).
+    pub fn tls(mut self, tls: Option<BigtableTls>) -> Self {
+        self.tls = tls;
+        self
+    }
+
+    /// Sets where access tokens come from.
+    pub fn credentials(mut self, credentials: BigtableCredentials) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// Sets how many connections data calls are spread over (at least 1).
+    pub fn channels(mut self, channels: usize) -> Self {
+        self.channels = channels.max(1);
+        self
     }
 
     /// The emulator `BIGTABLE_EMULATOR_HOST` names, as Google's clients
@@ -136,32 +279,93 @@ impl BigtableConfig {
         format!("projects/{}/instances/{}", self.project, self.instance)
     }
 
-    /// Opens the channel, within [`connect_timeout`](Self::connect_timeout).
-    pub(crate) async fn connect(&self) -> Result<Channel> {
+    /// Opens the data channels and the admin channel, together within
+    /// [`connect_timeout`](Self::connect_timeout).
+    pub(crate) async fn connect(&self) -> Result<Channels> {
+        let data = (0..self.channels.max(1)).map(|_| self.open(&self.address));
+        let opened = async {
+            let data = futures_util::future::try_join_all(data).await?;
+            let admin = if self.admin_address == self.address {
+                data[0].clone()
+            } else {
+                self.open(&self.admin_address).await?
+            };
+            Ok(Channels { data, admin })
+        };
+        match tokio::time::timeout(self.connect_timeout, opened).await {
+            Ok(opened) => opened,
+            Err(_) => Err(StoreError::Connection {
+                endpoint: self.address.clone(),
+                message: format!("no connection within {:?}", self.connect_timeout),
+                source: None,
+            }),
+        }
+    }
+
+    /// One HTTP/2 connection to `address`.
+    async fn open(&self, address: &str) -> Result<Channel> {
         let connection =
             |message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| StoreError::Connection {
-                endpoint: self.address.clone(),
+                endpoint: address.to_string(),
                 message,
                 source,
             };
-        let endpoint = Endpoint::from_shared(format!("http://{}", self.address))
-            .map_err(|e| connection(format!("`{}` is not a host:port", self.address), Some(Box::new(e))))?
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}"))
+            .map_err(|e| connection(format!("`{address}` is not a host:port"), Some(Box::new(e))))?
             .connect_timeout(self.connect_timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
             .keep_alive_while_idle(true);
-        match tokio::time::timeout(self.connect_timeout, endpoint.connect()).await {
-            Ok(Ok(channel)) => Ok(channel),
-            Ok(Err(e)) => Err(connection(
-                format!(
-                    "cannot connect to the Bigtable emulator: {e} (start one with scripts/bigtable/emulator start)"
-                ),
-                Some(Box::new(e)),
-            )),
-            Err(_) => Err(connection(
-                format!("no connection within {:?}", self.connect_timeout),
-                None,
-            )),
+        if let Some(tls) = &self.tls {
+            let mut config = ClientTlsConfig::new();
+            config = match &tls.ca_pem {
+                Some(pem) => config.ca_certificate(Certificate::from_pem(pem)),
+                None => config.with_native_roots(),
+            };
+            if let Some(name) = &tls.server_name {
+                config = config.domain_name(name.clone());
+            }
+            endpoint = endpoint
+                .tls_config(config)
+                .map_err(|e| connection(format!("TLS settings refused: {e}"), Some(Box::new(e))))?;
         }
+        endpoint.connect().await.map_err(|e| {
+            let hint = match (&self.tls, self.credentials == BigtableCredentials::None) {
+                (None, true) => " (start the emulator with scripts/bigtable/emulator start)",
+                (None, false) => " (Cloud Bigtable speaks TLS only: set BigtableConfig::tls)",
+                (Some(_), _) => {
+                    " (with TLS: is the server's certificate signed by a trusted CA, for this host? \
+                     A plain HTTP/2 server such as the emulator takes no TLS: BigtableConfig::tls(None))"
+                }
+            };
+            connection(format!("cannot connect: {}{hint}", error_chain(&e)), Some(Box::new(e)))
+        })
     }
+}
+
+/// An error and its sources, as one line (tonic's own message says only
+/// "transport error").
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        // rustls' errors repeat their source's text.
+        if !line.ends_with(&cause_text) {
+            line.push_str(": ");
+            line.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    line
+}
+
+/// The open connections of a store.
+#[derive(Debug)]
+pub(crate) struct Channels {
+    /// The data calls', used round robin.
+    pub(crate) data: Vec<Channel>,
+    /// The admin calls'.
+    pub(crate) admin: Channel,
 }

@@ -7,20 +7,31 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use googleapis_tonic_google_bigtable_v2::google::bigtable::v2;
-use tonic::transport::Channel;
 use v2::bigtable_client::BigtableClient;
 use v2::row_filter::{Chain, Filter};
 
+use super::auth::Headers;
 use super::convert::{family_name, mutations};
 use super::error::{from_status, protocol};
 use super::read::{ChunkMerger, filter, read_filter};
-use super::{BigtableStore, MAX_MESSAGE, MAX_ROW_KEY};
+use super::{BigtableStore, DataClient, MAX_MESSAGE, MAX_ROW_KEY};
 
-use crate::store::check::{check_conditional, check_gets, check_increment, check_rows};
+use crate::store::check::{check_conditional, check_gets, check_increment, check_rows, check_table_name};
 use crate::store::error::{show_column, show_row};
 use crate::store::{
     CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
 };
+
+/// A row key `SampleRowKeys` answers with
+/// ([`BigtableStore::sample_row_keys`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RowKeySample {
+    /// A key the table splits at; the last sample's is empty (the end).
+    pub row_key: Bytes,
+    /// About how many bytes of the table come before `row_key`.
+    pub offset_bytes: i64,
+}
 
 /// The most mutations Bigtable takes in one `MutateRows` request.
 const MAX_MUTATIONS: usize = 100_000;
@@ -56,8 +67,10 @@ fn check_key_length(table: &str, row: &[u8]) -> Result<()> {
 }
 
 impl BigtableStore {
-    fn data(&self) -> BigtableClient<Channel> {
-        BigtableClient::new(self.inner.channel.clone()).max_decoding_message_size(MAX_MESSAGE)
+    /// A Data API client on the pool's next channel, putting `headers` on
+    /// each call.
+    fn data(&self, headers: &Headers) -> DataClient {
+        BigtableClient::with_interceptor(self.data_channel(), headers.clone()).max_decoding_message_size(MAX_MESSAGE)
     }
 
     fn data_request<T>(&self, message: T) -> tonic::Request<T> {
@@ -70,19 +83,22 @@ impl BigtableStore {
         &self,
         table: &str,
         operation: &'static str,
+        left: Duration,
         call: impl Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T> {
-        self.deadline(table, operation, self.inner.config.call_timeout, call)
-            .await
+        self.deadline(table, operation, left, call).await
     }
 
     /// Starts `ReadRows`; its rows as a stream, each response within the
     /// call deadline.
     async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
         let reversed = request.reversed;
+        let (headers, left) = self
+            .data_headers(table, "ReadRows", self.inner.config.call_timeout)
+            .await?;
         let streaming = self
-            .idempotent(table, "ReadRows", self.inner.config.call_timeout, || {
-                let mut client = self.data();
+            .idempotent(table, "ReadRows", left, || {
+                let mut client = self.data(&headers);
                 let request = self.data_request(request.clone());
                 async move { client.read_rows(request).await }
             })
@@ -252,9 +268,13 @@ impl BigtableStore {
                 mutations: entry.mutations,
                 ..Default::default()
             };
+            let (headers, left) = self
+                .data_headers(table, "MutateRow", self.inner.config.call_timeout)
+                .await
+                .map_err(|e| with_row(e, &row))?;
             return self
-                .idempotent(table, "MutateRow", self.inner.config.call_timeout, || {
-                    let mut client = self.data();
+                .idempotent(table, "MutateRow", left, || {
+                    let mut client = self.data(&headers);
                     let request = self.data_request(request.clone());
                     async move { client.mutate_row(request).await }
                 })
@@ -325,9 +345,10 @@ impl BigtableStore {
     ) -> Result<Option<Retry>> {
         let keys: Vec<&Bytes> = request.entries.iter().map(|e| &e.row_key).collect();
         let started = Instant::now();
+        let (headers, _) = self.data_headers(table, "MutateRows", left).await?;
         let mut stream = self
-            .idempotent(table, "MutateRows", left, || {
-                let mut client = self.data();
+            .idempotent(table, "MutateRows", left.saturating_sub(started.elapsed()), || {
+                let mut client = self.data(&headers);
                 let request = self.data_request(request.clone());
                 async move { client.mutate_rows(request).await }
             })
@@ -494,11 +515,16 @@ impl BigtableStore {
             false_mutations,
             ..Default::default()
         };
-        let mut client = self.data();
+        let (headers, left) = self
+            .data_headers(table, "CheckAndMutateRow", self.inner.config.call_timeout)
+            .await
+            .map_err(|e| with_row(e, &op.row))?;
+        let mut client = self.data(&headers);
         let reply = self
             .call(
                 table,
                 "CheckAndMutateRow",
+                left,
                 client.check_and_mutate_row(self.data_request(request)),
             )
             .await
@@ -508,6 +534,56 @@ impl BigtableStore {
         } else {
             reply.predicate_matched
         })
+    }
+
+    /// `SampleRowKeys`: keys that split the table into pieces of about
+    /// equal size, each with the bytes of the table before it, in key
+    /// order; the last has the empty key (the table's end). Cloud
+    /// Bigtable answers with its tablets' boundaries, as the Java HBase
+    /// adapter reads a table's regions from them; the emulator samples
+    /// its rows. For splitting a scan over workers.
+    pub async fn sample_row_keys(&self, table: &str) -> Result<Vec<RowKeySample>> {
+        check_table_name(table, &self.inner.config.table_prefix)?;
+        let started = Instant::now();
+        let (headers, left) = self
+            .data_headers(table, "SampleRowKeys", self.inner.config.call_timeout)
+            .await?;
+        let request = v2::SampleRowKeysRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            ..Default::default()
+        };
+        let mut stream = self
+            .idempotent(table, "SampleRowKeys", left, || {
+                let mut client = self.data(&headers);
+                let request = self.data_request(request.clone());
+                async move { client.sample_row_keys(request).await }
+            })
+            .await?;
+        let timeout = self.inner.config.call_timeout;
+        let mut samples = Vec::new();
+        loop {
+            let message = match tokio::time::timeout(timeout.saturating_sub(started.elapsed()), stream.message()).await
+            {
+                Ok(Ok(Some(message))) => message,
+                Ok(Ok(None)) => return Ok(samples),
+                Ok(Err(status)) => {
+                    return Err(from_status(&status, "SampleRowKeys", table, &self.inner.config.address));
+                }
+                Err(_) => {
+                    return Err(StoreError::Timeout {
+                        table: table.into(),
+                        operation: "SampleRowKeys",
+                        elapsed: started.elapsed(),
+                        detail: format!("{} samples read", samples.len()),
+                    });
+                }
+            };
+            samples.push(RowKeySample {
+                row_key: message.row_key,
+                offset_bytes: message.offset_bytes,
+            });
+        }
     }
 
     /// `ReadModifyWriteRow` with an `increment_amount` rule per column: a
@@ -537,11 +613,15 @@ impl BigtableStore {
             rules,
             ..Default::default()
         };
-        let mut client = self.data();
+        let (headers, left) = self
+            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
+            .await?;
+        let mut client = self.data(&headers);
         let reply = match self
             .call(
                 table,
                 "ReadModifyWriteRow",
+                left,
                 client.read_modify_write_row(self.data_request(request)),
             )
             .await

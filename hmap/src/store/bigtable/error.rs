@@ -43,9 +43,21 @@ pub mod unsupported {
 pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str, endpoint: &str) -> StoreError {
     let message = status.message().to_string();
     if from_transport(status) {
+        // tonic's own message is only "transport error": the causes say
+        // what broke.
+        let mut causes = String::new();
+        let mut source = std::error::Error::source(status);
+        while let Some(cause) = source {
+            causes.push_str(": ");
+            causes.push_str(&cause.to_string());
+            source = cause.source();
+        }
         return StoreError::Connection {
             endpoint: endpoint.into(),
-            message: format!("{operation}: {message}"),
+            message: format!(
+                "{operation}{causes} (the connection could not be made or broke: is the server up, and does it \
+                 speak TLS as BigtableConfig::tls says? Cloud Bigtable does, the emulator does not)"
+            ),
             source: Some(Box::new(status.clone())),
         };
     }
@@ -67,6 +79,22 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
         Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => StoreError::InvalidRequest {
             table: table.into(),
             reason: format!("{operation}: {message}"),
+        },
+        Code::Unauthenticated => StoreError::Connection {
+            endpoint: endpoint.into(),
+            message: format!(
+                "{operation}: the server refused the call's credentials (UNAUTHENTICATED: {message}); \
+                 Cloud Bigtable needs an access token: see BigtableConfig::credentials"
+            ),
+            source: Some(Box::new(status.clone())),
+        },
+        Code::PermissionDenied => StoreError::Server {
+            table: table.into(),
+            operation,
+            message: format!(
+                "PermissionDenied: {message} (the credentials' account needs an IAM role on the instance: \
+                 roles/bigtable.user to read and write, roles/bigtable.admin for tables)"
+            ),
         },
         Code::Unavailable | Code::Cancelled => StoreError::Connection {
             endpoint: endpoint.into(),
@@ -139,6 +167,12 @@ mod tests {
             StoreError::InvalidRequest { .. }
         ));
         assert!(matches!(e(Code::Unavailable, "down"), StoreError::Connection { .. }));
+        assert!(
+            matches!(e(Code::Unauthenticated, "no token"), StoreError::Connection { message, .. } if message.contains("BigtableConfig::credentials"))
+        );
+        assert!(
+            matches!(e(Code::PermissionDenied, "denied"), StoreError::Server { message, .. } if message.contains("roles/bigtable.user"))
+        );
         assert!(matches!(e(Code::DeadlineExceeded, "late"), StoreError::Timeout { .. }));
         assert!(matches!(
             e(Code::Unknown, "invalid timestamp 1"),

@@ -34,6 +34,7 @@
 //! ```
 
 mod admin;
+mod auth;
 mod config;
 mod convert;
 mod data;
@@ -45,12 +46,20 @@ mod read;
 mod tests;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2::bigtable_table_admin_client::BigtableTableAdminClient;
+use googleapis_tonic_google_bigtable_v2::google::bigtable::v2::bigtable_client::BigtableClient;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
-pub use config::{BigtableConfig, EMULATOR_HOST_VARIABLE};
+use auth::{Authorizer, Headers};
+pub use config::{
+    ADMIN_ENDPOINT, BigtableConfig, BigtableCredentials, BigtableTls, DATA_ENDPOINT, EMULATOR_HOST_VARIABLE,
+};
+pub use data::RowKeySample;
 pub use error::unsupported;
 #[doc(hidden)]
 pub use read::fuzz_read_rows as __fuzz_read_rows;
@@ -68,9 +77,15 @@ const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Bigtable's limit on row keys: 4 KiB (HBase's is 32 KiB).
 pub const MAX_ROW_KEY: usize = 4096;
 
+/// A Data API client whose calls carry an operation's [`Headers`].
+type DataClient = BigtableClient<InterceptedService<Channel, Headers>>;
+/// A Table Admin API client whose calls carry an operation's [`Headers`].
+type AdminClient = BigtableTableAdminClient<InterceptedService<Channel, Headers>>;
+
 /// A [`Store`] on Cloud Bigtable, through its gRPC APIs. Cheap to clone:
-/// clones share the connection (one HTTP/2 channel, calls multiplexed) and
-/// the cache of table schemas.
+/// clones share the connections (a pool of HTTP/2 channels for data calls,
+/// [`BigtableConfig::channels`], calls multiplexed on each; one for admin
+/// calls), the access tokens and the cache of table schemas.
 #[derive(Clone, Debug)]
 pub struct BigtableStore {
     inner: Arc<Inner>,
@@ -79,22 +94,74 @@ pub struct BigtableStore {
 #[derive(Debug)]
 struct Inner {
     config: BigtableConfig,
-    channel: Channel,
+    channels: config::Channels,
+    /// The data channel the next operation takes (round robin).
+    next: AtomicUsize,
+    auth: Authorizer,
     schemas: SchemaCache,
 }
 
 impl BigtableStore {
-    /// Connects to the Bigtable `config` names (within its connect
-    /// deadline).
+    /// Connects to the Bigtable `config` names: opens its channels and,
+    /// with credentials, fetches a first access token, each within the
+    /// connect deadline, so that a wrong address, certificate or key fails
+    /// here rather than at the first call.
     pub async fn connect(config: BigtableConfig) -> Result<Self> {
-        let channel = config.connect().await?;
+        let channels = config.connect().await?;
+        let auth = Authorizer::new(&config).await?;
+        auth.bearer(auth::DATA_SCOPE, "", "connect", config.connect_timeout)
+            .await?;
         Ok(BigtableStore {
             inner: Arc::new(Inner {
                 config,
-                channel,
+                channels,
+                next: AtomicUsize::new(0),
+                auth,
                 schemas: SchemaCache::default(),
             }),
         })
+    }
+
+    /// The pool's next data channel.
+    fn data_channel(&self) -> Channel {
+        let pool = &self.inner.channels.data;
+        pool[self.inner.next.fetch_add(1, Ordering::Relaxed) % pool.len()].clone()
+    }
+
+    /// The headers of a data operation on `table` (its access token and
+    /// routing parameters), and what is left of `timeout` after waiting
+    /// for the token.
+    async fn data_headers(
+        &self,
+        table: &str,
+        operation: &'static str,
+        timeout: Duration,
+    ) -> Result<(Headers, Duration)> {
+        let started = Instant::now();
+        let bearer = self
+            .inner
+            .auth
+            .bearer(auth::DATA_SCOPE, table, operation, timeout)
+            .await?;
+        let name = self.table_name(table);
+        let params = [
+            ("table_name", name.as_str()),
+            ("app_profile_id", self.inner.config.app_profile.as_str()),
+        ];
+        Ok((Headers::new(bearer, &params), timeout.saturating_sub(started.elapsed())))
+    }
+
+    /// The headers of an admin operation (its access token), and what is
+    /// left of the admin deadline after waiting for the token.
+    async fn admin_headers(&self, table: &str, operation: &'static str) -> Result<(Headers, Duration)> {
+        let started = Instant::now();
+        let timeout = self.inner.config.admin_timeout;
+        let bearer = self
+            .inner
+            .auth
+            .bearer(auth::ADMIN_SCOPE, table, operation, timeout)
+            .await?;
+        Ok((Headers::new(bearer, &[]), timeout.saturating_sub(started.elapsed())))
     }
 
     /// The store's configuration.

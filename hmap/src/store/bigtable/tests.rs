@@ -40,7 +40,7 @@ async fn fresh(store: &BigtableStore, name: &str, families: Vec<FamilySchema>) {
 
 /// Every cell of a row as stored, no filter: (family, qualifier, micros, value).
 async fn raw_cells(store: &BigtableStore, table: &str, row: &str) -> Vec<(String, Bytes, i64, Bytes)> {
-    let mut client = v2::bigtable_client::BigtableClient::new(store.inner.channel.clone());
+    let mut client = v2::bigtable_client::BigtableClient::new(store.data_channel());
     let request = v2::ReadRowsRequest {
         table_name: store.table_name(table),
         rows: Some(v2::RowSet {
@@ -107,7 +107,8 @@ async fn versions_and_ttl_are_gc_rules_on_the_server() {
         ],
     )
     .await;
-    let mut client = admin::bigtable_table_admin_client::BigtableTableAdminClient::new(store.inner.channel.clone());
+    let mut client =
+        admin::bigtable_table_admin_client::BigtableTableAdminClient::new(store.inner.channels.admin.clone());
     let table = client
         .get_table(admin::GetTableRequest {
             name: store.table_name("wire_gc"),
@@ -559,4 +560,26 @@ async fn dropped_storage_options_are_not_schema_differences() {
         .expect_err("VERSIONS differ");
     assert!(err.to_string().contains("VERSIONS"), "{err}");
     store.delete_table("kept_options").await.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn sample_row_keys_ends_with_the_tables_end() {
+    let store = emulator().await;
+    fresh(&store, "samples", vec![FamilySchema::new("f")]).await;
+    let rows: Vec<RowMutation> = (0..3000)
+        .map(|i| RowMutation::new(format!("r{i:05}")).put_at("f", "q", 1, vec![b'x'; 100]))
+        .collect();
+    store.mutate("samples", &rows).await.unwrap();
+    let samples = store.sample_row_keys("samples").await.unwrap();
+    let last = samples.last().expect("at least the end");
+    assert!(last.row_key.is_empty(), "{samples:?}");
+    let keys: Vec<&Bytes> = samples[..samples.len() - 1].iter().map(|s| &s.row_key).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{samples:?}");
+    assert!(
+        samples.windows(2).all(|w| w[0].offset_bytes <= w[1].offset_bytes),
+        "{samples:?}"
+    );
+    let err = store.sample_row_keys("no_such_table").await.unwrap_err();
+    assert!(matches!(err, StoreError::TableNotFound { .. }), "{err}");
 }
