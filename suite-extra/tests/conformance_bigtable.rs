@@ -50,7 +50,6 @@ mod bigtable_emulator {
         ("min_versions_named_column_keeps_one_expired", Refused(u::MIN_VERSIONS)),
         ("alter_adds_a_family", Refused(u::COMPRESSION)),
         ("alter_modifies_a_family", Refused(u::CACHING)),
-        ("table_metadata_round_trips", Refused(u::METADATA)),
         // Deletes Bigtable cannot express (it deletes by time range only,
         // and a family's or a row's cells only all at once).
         ("delete_latest_reveals_previous", Refused(u::DELETE_LATEST)),

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use super::auth::Headers;
 use super::error::{refuse, unsupported};
+use super::metadata::METADATA_TABLE;
 use super::{AdminClient, BigtableStore};
-use crate::schema::{BloomType, Compression, FamilySchema, KEY_LAYOUT_ATTRIBUTE, TTL_FOREVER, TableSchema};
+use crate::schema::{BloomType, Compression, FamilySchema, TTL_FOREVER, TableSchema};
 use crate::store::check::{check_family_change, check_schema, check_table_name};
 use crate::store::{FamilyChange, Result, StoreError};
 use admin::bigtable_table_admin_client::BigtableTableAdminClient;
@@ -124,7 +125,7 @@ impl BigtableStore {
 
     /// An admin call (what `call` makes of a client) within the admin
     /// deadline, access token included; its status as a typed error.
-    async fn admin_call<T, Fut>(
+    pub(super) async fn admin_call<T, Fut>(
         &self,
         table: &str,
         operation: &'static str,
@@ -156,7 +157,7 @@ impl BigtableStore {
         .await
     }
 
-    fn request<T>(&self, message: T) -> tonic::Request<T> {
+    pub(super) fn request<T>(&self, message: T) -> tonic::Request<T> {
         let mut request = tonic::Request::new(message);
         request.set_timeout(self.inner.config.admin_timeout);
         request
@@ -168,14 +169,11 @@ impl BigtableStore {
         for family in &schema.families {
             check_family_options(table, family, self.inner.config.ignore_storage_options)?;
         }
-        if schema.metadata.keys().any(|key| key != KEY_LAYOUT_ATTRIBUTE) {
-            return Err(refuse(table, unsupported::METADATA));
-        }
-        if schema.key_layout().is_some() {
-            tracing::warn!(
-                table = %table,
-                "a Bigtable table has no attributes; the table is created without its key layout"
-            );
+        if table == METADATA_TABLE {
+            return Err(StoreError::InvalidSchema {
+                table: table.clone(),
+                reason: format!("`{METADATA_TABLE}` is where BigtableStore keeps table metadata"),
+            });
         }
         let column_families: HashMap<String, admin::ColumnFamily> = schema
             .families
@@ -207,6 +205,21 @@ impl BigtableStore {
             admin.create_table(self.request(request)).await
         })
         .await?;
+        // Bigtable keeps no table attributes: the metadata goes to a table
+        // of hmap's. Without it the table is not what was asked for, so it
+        // goes again.
+        if let Err(e) = self.write_metadata(schema).await {
+            tracing::warn!(table = %table, error = %e, "the table's metadata could not be written; deleting the table");
+            let name = self.table_name(table);
+            let _ = self
+                .admin_call(table, "DeleteTable", |mut admin| async move {
+                    admin
+                        .delete_table(self.request(admin::DeleteTableRequest { name }))
+                        .await
+                })
+                .await;
+            return Err(e);
+        }
         Ok(())
     }
 
@@ -220,7 +233,7 @@ impl BigtableStore {
             admin.delete_table(self.request(request)).await
         })
         .await?;
-        Ok(())
+        self.delete_metadata(table).await
     }
 
     pub(super) async fn truncate_table_impl(&self, table: &str) -> Result<()> {
@@ -313,7 +326,9 @@ impl BigtableStore {
                 reply
                     .tables
                     .iter()
-                    .filter_map(|t| t.name.strip_prefix(tables.as_str()).map(str::to_string)),
+                    .filter_map(|t| t.name.strip_prefix(tables.as_str()))
+                    .filter(|name| *name != METADATA_TABLE)
+                    .map(str::to_string),
             );
             if reply.next_page_token.is_empty() {
                 break;
@@ -324,7 +339,16 @@ impl BigtableStore {
         Ok(names)
     }
 
+    /// The table's families and its metadata (kept in [`METADATA_TABLE`]).
     pub(super) async fn describe_table_impl(&self, table: &str) -> Result<TableSchema> {
+        let mut schema = self.describe_families(table).await?;
+        schema.metadata.extend(self.read_metadata(table).await?);
+        Ok(schema)
+    }
+
+    /// The table's families (what a request is checked against), without
+    /// its metadata.
+    pub(super) async fn describe_families(&self, table: &str) -> Result<TableSchema> {
         check_table_name(table, &self.inner.config.table_prefix)?;
         let request = admin::GetTableRequest {
             name: self.table_name(table),

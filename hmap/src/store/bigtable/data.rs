@@ -38,7 +38,7 @@ const MAX_MUTATIONS: usize = 100_000;
 
 /// The client's clock in milliseconds: the timestamp of puts that name
 /// none (the Java adapter stamps them on the client, too).
-fn now_ms() -> i64 {
+pub(super) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -69,11 +69,11 @@ fn check_key_length(table: &str, row: &[u8]) -> Result<()> {
 impl BigtableStore {
     /// A Data API client on the pool's next channel, putting `headers` on
     /// each call.
-    fn data(&self, headers: &Headers) -> DataClient {
+    pub(super) fn data(&self, headers: &Headers) -> DataClient {
         BigtableClient::with_interceptor(self.data_channel(), headers.clone()).max_decoding_message_size(MAX_MESSAGE)
     }
 
-    fn data_request<T>(&self, message: T) -> tonic::Request<T> {
+    pub(super) fn data_request<T>(&self, message: T) -> tonic::Request<T> {
         let mut request = tonic::Request::new(message);
         request.set_timeout(self.inner.config.call_timeout);
         request
@@ -91,7 +91,7 @@ impl BigtableStore {
 
     /// Starts `ReadRows`; its rows as a stream, each response within the
     /// call deadline.
-    async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
+    pub(super) async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
         let reversed = request.reversed;
         let (headers, left) = self
             .data_headers(table, "ReadRows", self.inner.config.call_timeout)

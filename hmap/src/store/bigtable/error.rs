@@ -29,9 +29,6 @@ pub mod unsupported {
     pub const BLOCK_SIZE: &str = "BLOCKSIZE";
     /// A family's `IN_MEMORY` or `BLOCKCACHE` other than HBase's default.
     pub const CACHING: &str = "IN_MEMORY or BLOCKCACHE";
-    /// Table metadata other than hmap's key layout: a Bigtable table has no
-    /// attributes.
-    pub const METADATA: &str = "table metadata";
     /// A delete of a column's newest version (no timestamp): Bigtable deletes
     /// by time range only (Google's HBase adapter refuses it too: "Cannot
     /// delete single latest cell").

@@ -39,6 +39,7 @@ mod config;
 mod convert;
 mod data;
 mod error;
+mod metadata;
 #[cfg(test)]
 mod proto_check;
 mod read;
@@ -61,6 +62,7 @@ pub use config::{
 };
 pub use data::RowKeySample;
 pub use error::unsupported;
+pub use metadata::METADATA_TABLE;
 #[doc(hidden)]
 pub use read::fuzz_read_rows as __fuzz_read_rows;
 
@@ -268,7 +270,7 @@ impl BigtableStore {
         super::check::check_table_name(table, &self.inner.config.table_prefix)?;
         self.inner
             .schemas
-            .checked(table, || self.describe_table_impl(table), check)
+            .checked(table, || self.describe_families(table), check)
             .await
     }
 }
@@ -301,9 +303,10 @@ impl Store for BigtableStore {
         self.list_tables_impl().await
     }
 
-    /// The families and their VERSIONS and TTL; no split points (Bigtable
-    /// splits and merges tablets by itself and does not report them) and no
-    /// metadata (a Bigtable table has none).
+    /// The families and their VERSIONS and TTL, and the metadata hmap
+    /// recorded in [`METADATA_TABLE`]; no split points (Bigtable splits
+    /// and merges tablets by itself: see
+    /// [`sample_row_keys`](BigtableStore::sample_row_keys)).
     async fn describe_table(&self, table: &str) -> Result<TableSchema> {
         self.describe_table_impl(table).await
     }

@@ -583,3 +583,55 @@ async fn sample_row_keys_ends_with_the_tables_end() {
     let err = store.sample_row_keys("no_such_table").await.unwrap_err();
     assert!(matches!(err, StoreError::TableNotFound { .. }), "{err}");
 }
+
+#[tokio::test]
+#[ignore = "needs a real Bigtable emulator: scripts/bigtable/emulator start, then HMAP_BIGTABLE"]
+async fn metadata_lives_in_its_own_table_and_follows_the_tables() {
+    use super::METADATA_TABLE;
+    let store = emulator().await;
+    let with = |layout: &str| {
+        TableSchema::new("meta_t")
+            .family(FamilySchema::new("f"))
+            .metadata("hmap.key", layout)
+    };
+    if store.table_exists("meta_t").await.unwrap() {
+        store.delete_table("meta_t").await.unwrap();
+    }
+    store.create_table(&with("binary: id: u64")).await.unwrap();
+    assert_eq!(
+        store.describe_table("meta_t").await.unwrap().key_layout(),
+        Some("binary: id: u64")
+    );
+    // Made again with another layout: the new one, nothing of the old.
+    store.delete_table("meta_t").await.unwrap();
+    let mut other = with("text '_': id: string");
+    other.metadata.insert("owner".into(), "shop".into());
+    store.create_table(&other).await.unwrap();
+    assert_eq!(store.describe_table("meta_t").await.unwrap().metadata, other.metadata);
+    // Made again without metadata: none.
+    store.delete_table("meta_t").await.unwrap();
+    store
+        .create_table(&TableSchema::new("meta_t").family(FamilySchema::new("f")))
+        .await
+        .unwrap();
+    assert!(store.describe_table("meta_t").await.unwrap().metadata.is_empty());
+    // The metadata table is hmap's: not listed, not to be made.
+    let tables = store.list_tables().await.unwrap();
+    assert!(tables.contains(&"meta_t".to_string()), "{tables:?}");
+    assert!(!tables.iter().any(|t| t == METADATA_TABLE), "{tables:?}");
+    let err = store
+        .create_table(&TableSchema::new(METADATA_TABLE).family(FamilySchema::new("f")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidSchema { .. }), "{err}");
+    // A create refused (the table exists) leaves the table's metadata.
+    let err = store.create_table(&with("binary: id: u64")).await.unwrap_err();
+    assert!(matches!(err, StoreError::TableExists { .. }), "{err}");
+    assert!(store.describe_table("meta_t").await.unwrap().metadata.is_empty());
+    // Deleting the table deletes its row.
+    store.delete_table("meta_t").await.unwrap();
+    store.create_table(&with("binary: id: u64")).await.unwrap();
+    store.delete_table("meta_t").await.unwrap();
+    let cells = raw_cells(&store, METADATA_TABLE, "meta_t").await;
+    assert!(cells.is_empty(), "{cells:?}");
+}
