@@ -35,7 +35,14 @@ struct Fake {
     reads: Reads,
     /// The headers of every call.
     seen: Seen,
+    /// The raw reply to a data call, by its method, if any: the response
+    /// body's bytes (gRPC frames as they go on the wire), then an OK
+    /// status in the trailers.
+    raw: Option<Raw>,
 }
+
+/// See [`Fake::raw`].
+type Raw = fn(&str) -> Option<Vec<u8>>;
 
 /// What the fake saw of each call: its path, `authorization` and
 /// `x-goog-request-params` (empty when absent), and the client's address.
@@ -153,6 +160,10 @@ impl tower_service::Service<http::Request<tonic::body::Body>> for Fake {
             peer,
         ];
         fake.seen.lock().unwrap().push(seen);
+        let method = request.uri().path().rsplit('/').next().unwrap_or_default().to_string();
+        if let Some(body) = fake.raw.and_then(|raw| raw(&method)) {
+            return Box::pin(async move { Ok(raw_reply(body)) });
+        }
         Box::pin(async move {
             use tonic::server::Grpc;
             use tonic_prost::ProstCodec;
@@ -200,7 +211,7 @@ async fn store(answer: Answer, timeout: Duration) -> (BigtableStore, Calls) {
 
 /// [`store`], its server streaming `reads` for every `ReadRows`.
 async fn store_reading(answer: Answer, reads: Reads, timeout: Duration) -> (BigtableStore, Calls) {
-    let (address, calls, _) = serve(answer, reads, None).await;
+    let (address, calls, _) = serve(answer, reads, None, None).await;
     let config = BigtableConfig::emulator(address.clone()).call_timeout(timeout);
     (BigtableStore::connect(config).await.unwrap(), calls)
 }
@@ -208,7 +219,7 @@ async fn store_reading(answer: Answer, reads: Reads, timeout: Duration) -> (Bigt
 /// Starts a fake server (over TLS with the test certificate for
 /// 127.0.0.1 and localhost, when `tls`): its address, the calls and
 /// headers it records.
-async fn serve(answer: Answer, reads: Reads, tls: Option<()>) -> (String, Calls, Seen) {
+async fn serve(answer: Answer, reads: Reads, tls: Option<()>, raw: Option<Raw>) -> (String, Calls, Seen) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let calls = Calls::default();
@@ -218,6 +229,7 @@ async fn serve(answer: Answer, reads: Reads, tls: Option<()>) -> (String, Calls,
         answer,
         reads,
         seen: seen.clone(),
+        raw,
     };
     let mut server = tonic::transport::Server::builder();
     if tls.is_some() {
@@ -553,7 +565,7 @@ async fn cloud_calls_go_over_tls_with_a_fresh_access_token_and_the_routing_heade
     // Tokens valid 21 s: gcp_auth takes one as expired 20 s before its
     // end, so the second call, a second later, needs a new one.
     let (token_uri, grants) = token_endpoint(Tokens::Grant { expires_in: 21 }).await;
-    let (address, calls, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let (address, calls, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
     let key = key_file(&token_uri);
     let credentials = BigtableCredentials::ServiceAccountKeyFile(key.clone());
     let config = cloud(
@@ -595,7 +607,7 @@ async fn cloud_calls_go_over_tls_with_a_fresh_access_token_and_the_routing_heade
 
 #[tokio::test]
 async fn cloud_refusals_are_typed_errors_within_the_deadline() {
-    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
     let timeout = Duration::from_secs(2);
     let connect = |config: BigtableConfig| async move {
         let started = Instant::now();
@@ -654,14 +666,14 @@ async fn cloud_refusals_are_typed_errors_within_the_deadline() {
         started.elapsed()
     );
     assert!(err.to_string().contains("TLS"), "{err}");
-    let (plain_address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None).await;
+    let (plain_address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None, None).await;
     let err = connect(cloud(&plain_address, BigtableCredentials::None, timeout)).await;
     assert!(err.contains("TLS"), "{err}");
 }
 
 #[tokio::test]
 async fn the_channel_pool_spreads_calls_round_robin() {
-    let (address, _, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(())).await;
+    let (address, _, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
     let config = cloud(&address, BigtableCredentials::None, Duration::from_secs(10));
     let store = BigtableStore::connect(config).await.expect("connected");
     for _ in 0..6 {
@@ -681,4 +693,92 @@ async fn the_channel_pool_spreads_calls_round_robin() {
     let distinct: std::collections::BTreeSet<&str> = peers.iter().copied().collect();
     assert_eq!(distinct.len(), 3, "{peers:?}");
     assert_eq!(peers[..3], peers[3..], "{peers:?}");
+}
+
+/// An HTTP/2 reply of gRPC's: `body` as it is, then the trailers of an OK
+/// status.
+fn raw_reply(body: Vec<u8>) -> http::Response<tonic::body::Body> {
+    use http_body::Frame;
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+    let frames = futures_util::stream::iter([
+        Ok::<_, std::convert::Infallible>(Frame::data(bytes::Bytes::from(body))),
+        Ok(Frame::trailers(trailers)),
+    ]);
+    http::Response::builder()
+        .header("content-type", "application/grpc")
+        .body(tonic::body::Body::new(http_body_util::StreamBody::new(frames)))
+        .unwrap()
+}
+
+/// A gRPC frame of `message`: uncompressed, its length, the bytes.
+fn frame(message: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame
+}
+
+/// A store on a fake whose data calls get `raw`'s replies.
+async fn store_answering_raw(raw: Raw) -> BigtableStore {
+    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None, Some(raw)).await;
+    let config = BigtableConfig::emulator(address).call_timeout(Duration::from_secs(5));
+    BigtableStore::connect(config).await.unwrap()
+}
+
+/// `error` is a `Protocol` error of `operation` saying `says`.
+fn assert_protocol(error: StoreError, operation: &str, says: &str) {
+    match &error {
+        StoreError::Protocol {
+            operation: op, message, ..
+        } => {
+            assert_eq!(*op, operation, "{error}");
+            assert!(message.contains(says), "{error}");
+        }
+        other => panic!("expected a protocol error of {operation}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_truncated_frame_is_a_protocol_error() {
+    // The length says 100 bytes; 3 come, and the stream ends.
+    let store = store_answering_raw(|method| {
+        (method == "ReadRows" || method == "MutateRow").then(|| {
+            let mut cut = frame(&[0; 100]);
+            cut.truncate(8);
+            cut
+        })
+    })
+    .await;
+    let started = Instant::now();
+    let (rows, error) = scan_all(&store).await;
+    assert!(rows.is_empty(), "{rows:?}");
+    assert_protocol(error.expect("an error, not an end"), "ReadRows", "cut short");
+    let error = store
+        .mutate("t", &[RowMutation::new("a").put_at("f", "q", 1, "v")])
+        .await
+        .expect_err("no reply");
+    assert_protocol(error, "MutateRow", "cut short");
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_message_of_another_type_is_a_protocol_error() {
+    // Field 1 of ReadRowsResponse (its chunks) is a message; here it comes
+    // as a varint. MutateRowResponse has no field 1: a string there is
+    // skipped, as protobuf skips unknown fields, but one cut short is not.
+    let store = store_answering_raw(|method| match method {
+        "ReadRows" => Some(frame(&[0x08, 0x01])),
+        "MutateRow" => Some(frame(&[0x0a, 0x05, b'a'])),
+        _ => None,
+    })
+    .await;
+    let (rows, error) = scan_all(&store).await;
+    assert!(rows.is_empty(), "{rows:?}");
+    assert_protocol(error.expect("an error, not an end"), "ReadRows", "decode");
+    let error = store
+        .mutate("t", &[RowMutation::new("a").put_at("f", "q", 1, "v")])
+        .await
+        .expect_err("undecodable");
+    assert_protocol(error, "MutateRow", "decode");
 }

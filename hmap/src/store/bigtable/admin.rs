@@ -119,8 +119,11 @@ impl BigtableStore {
     /// A Table Admin API client on the admin channel, putting `headers`
     /// on each call.
     fn admin(&self, headers: &Headers) -> AdminClient {
-        BigtableTableAdminClient::with_interceptor(self.inner.channels.admin.clone(), headers.clone())
-            .max_decoding_message_size(super::MAX_MESSAGE)
+        BigtableTableAdminClient::with_interceptor(
+            super::framing::Checked(self.inner.channels.admin.clone()),
+            headers.clone(),
+        )
+        .max_decoding_message_size(super::MAX_MESSAGE)
     }
 
     /// An admin call (what `call` makes of a client) within the admin

@@ -70,7 +70,8 @@ impl BigtableStore {
     /// A Data API client on the pool's next channel, putting `headers` on
     /// each call.
     pub(super) fn data(&self, headers: &Headers) -> DataClient {
-        BigtableClient::with_interceptor(self.data_channel(), headers.clone()).max_decoding_message_size(MAX_MESSAGE)
+        BigtableClient::with_interceptor(super::framing::Checked(self.data_channel()), headers.clone())
+            .max_decoding_message_size(MAX_MESSAGE)
     }
 
     pub(super) fn data_request<T>(&self, message: T) -> tonic::Request<T> {

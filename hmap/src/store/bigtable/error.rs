@@ -77,6 +77,14 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
             table: table.into(),
             reason: format!("{operation}: {message}"),
         },
+        // A reply tonic could not decode (its own INTERNAL statuses): the
+        // server broke gRPC's framing or sent another message.
+        Code::Internal if tonic_decode_failure(&message) => StoreError::Protocol {
+            endpoint: endpoint.into(),
+            table: table.into(),
+            operation,
+            message,
+        },
         Code::Unauthenticated => StoreError::Connection {
             endpoint: endpoint.into(),
             message: format!(
@@ -114,6 +122,17 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
 /// have none): the call may not have reached the server.
 pub(crate) fn from_transport(status: &Status) -> bool {
     std::error::Error::source(status).is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some())
+}
+
+/// Whether an INTERNAL status's message is one tonic makes of a reply it
+/// cannot decode (a message prost refuses, a stream that ends inside a
+/// frame, a frame gRPC does not allow), or [`super::framing`]'s of a
+/// message cut short.
+fn tonic_decode_failure(message: &str) -> bool {
+    message.starts_with("failed to decode Protobuf message")
+        || message.starts_with("Unexpected EOF decoding stream")
+        || message.starts_with("protocol error: received message with")
+        || message.starts_with(super::framing::CUT_SHORT)
 }
 
 /// The first double-quoted word of a message.
@@ -164,6 +183,18 @@ mod tests {
             StoreError::InvalidRequest { .. }
         ));
         assert!(matches!(e(Code::Unavailable, "down"), StoreError::Connection { .. }));
+        assert!(matches!(
+            e(Code::Internal, "failed to decode Protobuf message: invalid wire type"),
+            StoreError::Protocol { .. }
+        ));
+        assert!(matches!(
+            e(Code::Internal, "Unexpected EOF decoding stream."),
+            StoreError::Protocol { .. }
+        ));
+        assert!(matches!(
+            e(Code::Internal, "the server broke"),
+            StoreError::Server { .. }
+        ));
         assert!(
             matches!(e(Code::Unauthenticated, "no token"), StoreError::Connection { message, .. } if message.contains("BigtableConfig::credentials"))
         );

@@ -39,6 +39,7 @@ mod config;
 mod convert;
 mod data;
 mod error;
+mod framing;
 mod metadata;
 #[cfg(test)]
 mod proto_check;
@@ -80,9 +81,9 @@ const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 pub const MAX_ROW_KEY: usize = 4096;
 
 /// A Data API client whose calls carry an operation's [`Headers`].
-type DataClient = BigtableClient<InterceptedService<Channel, Headers>>;
+type DataClient = BigtableClient<InterceptedService<framing::Checked, Headers>>;
 /// A Table Admin API client whose calls carry an operation's [`Headers`].
-type AdminClient = BigtableTableAdminClient<InterceptedService<Channel, Headers>>;
+type AdminClient = BigtableTableAdminClient<InterceptedService<framing::Checked, Headers>>;
 
 /// A [`Store`] on Cloud Bigtable, through its gRPC APIs. Cheap to clone:
 /// clones share the connections (a pool of HTTP/2 channels for data calls,
