@@ -1,5 +1,5 @@
 //! What the side-by-side benchmarks of stores on a real HBase share
-//! (`native_vs_thrift`, `secured`): the rows, the keys, and the four
+//! (`native_vs_thrift`, `secured`, `bigtable`): the rows, the keys, and the four
 //! groups, each timing every store in turn within one run: a bulk load of
 //! 100,000 rows (100 `mutate` calls of 1,000 rows), a full scan of them
 //! (1,000 rows per round trip), 10,000 point gets one at a time, and 10,000
