@@ -3,6 +3,11 @@
 
 use std::collections::HashMap;
 
+use admin::bigtable_table_admin_client::BigtableTableAdminClient;
+use admin::gc_rule::{Rule, Union};
+use admin::modify_column_families_request::{Modification, modification::Mod};
+use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
+
 use super::auth::Headers;
 use super::error::{refuse, unsupported};
 use super::metadata::METADATA_TABLE;
@@ -10,10 +15,6 @@ use super::{AdminClient, BigtableStore};
 use crate::schema::{BloomType, Compression, FamilySchema, TTL_FOREVER, TableSchema};
 use crate::store::check::{check_family_change, check_schema, check_table_name};
 use crate::store::{FamilyChange, Result, StoreError};
-use admin::bigtable_table_admin_client::BigtableTableAdminClient;
-use admin::gc_rule::{Rule, Union};
-use admin::modify_column_families_request::{Modification, modification::Mod};
-use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
 
 /// `Table.View`'s values we ask for.
 const NAME_ONLY: i32 = admin::table::View::NameOnly as i32;

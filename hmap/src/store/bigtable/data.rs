@@ -80,16 +80,6 @@ impl BigtableStore {
         request
     }
 
-    async fn call<T>(
-        &self,
-        table: &str,
-        operation: &'static str,
-        left: Duration,
-        call: impl Future<Output = std::result::Result<tonic::Response<T>, tonic::Status>>,
-    ) -> Result<T> {
-        self.deadline(table, operation, left, call).await
-    }
-
     /// Starts `ReadRows`; its rows as a stream, each response within the
     /// call deadline.
     pub(super) async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
@@ -522,7 +512,7 @@ impl BigtableStore {
             .map_err(|e| with_row(e, &op.row))?;
         let mut client = self.data(&headers);
         let reply = self
-            .call(
+            .deadline(
                 table,
                 "CheckAndMutateRow",
                 left,
@@ -619,7 +609,7 @@ impl BigtableStore {
             .await?;
         let mut client = self.data(&headers);
         let reply = match self
-            .call(
+            .deadline(
                 table,
                 "ReadModifyWriteRow",
                 left,
