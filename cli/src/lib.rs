@@ -428,7 +428,8 @@ struct Connection {
     /// A Thrift1 gateway (`hbase thrift`), host:port [env: HMAP_THRIFT1, HMAP_THRIFT1_COMPACT]
     #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     thrift1: Option<String>,
-    /// The Bigtable emulator (BigtableStore; the CLI's feature `bigtable`), host:port [env: HMAP_BIGTABLE]
+    /// Bigtable (BigtableStore; the CLI's feature `bigtable`): the emulator's host:port, or a Cloud Bigtable
+    /// instance, projects/P/instances/I (application-default credentials) [env: HMAP_BIGTABLE]
     #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     bigtable: Option<String>,
     /// The gateway's transport is framed (`-f`, `-hsha`, `-nonblocking`, `-threadedselector`)
@@ -505,7 +506,8 @@ struct Connection {
     timeout: u64,
 }
 
-/// BigtableStore on the emulator at `address`, for `--bigtable`.
+/// BigtableStore on the emulator at `address` or the Cloud Bigtable
+/// instance it names, for `--bigtable`.
 fn bigtable(address: &str) -> std::result::Result<Backend, CliError> {
     #[cfg(feature = "bigtable")]
     {

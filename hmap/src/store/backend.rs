@@ -671,6 +671,7 @@ impl fmt::Display for Backend {
                 "Cloud Bigtable's instance projects/{}/instances/{} at {} (BigtableStore)",
                 config.project, config.instance, config.address
             ),
+            #[cfg(feature = "bigtable")]
             Backend::Bigtable(config) => write!(f, "the Bigtable emulator at {} (BigtableStore)", config.address),
         }
     }
