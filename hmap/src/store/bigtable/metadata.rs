@@ -8,10 +8,11 @@
 //! The row is written after the table is made (a table whose metadata
 //! cannot be written is deleted again, and the error returned), replaced
 //! whole when a table of the same name is made again, and deleted after
-//! the table. A table made or deleted by another client (Java's HBase
-//! adapter, `cbt`) does not touch it: such a table reads with no
-//! metadata, or with what an earlier table of its name left (deleting a
-//! table through hmap clears it).
+//! the table (a failure there is logged: the table is gone, and the row
+//! is replaced when a table of the name is made again). A table made or
+//! deleted by another client (Java's HBase adapter, `cbt`) does not touch
+//! it: such a table reads with no metadata, or with what an earlier table
+//! of its name left (deleting a table through hmap clears it).
 
 use bytes::Bytes;
 use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2 as admin;
