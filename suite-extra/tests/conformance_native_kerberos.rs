@@ -17,6 +17,8 @@
 //! the file `HMAP_KRB5_CONFIG` names.
 
 mod native_kerberos_cluster {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
     use hmap::schema::{FamilySchema, TableSchema};
@@ -225,34 +227,54 @@ mod native_kerberos_cluster {
     /// A fake server on a free port that reads the Kerberos preamble and
     /// the client's first token (a real one: the KDC is the script's),
     /// then answers `reply` and waits for the client to hang up.
-    async fn fake_server(reply: Vec<u8>) -> (String, tokio::task::JoinHandle<()>) {
+    async fn fake_server(reply: Vec<u8>) -> (String, FakeServer) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let address = listener.local_addr().expect("address").to_string();
-        let server = tokio::spawn(async move {
-            let (mut stream, _) = listener.accept().await.expect("accept");
-            let mut preamble = [0; 6];
-            stream.read_exact(&mut preamble).await.expect("preamble");
-            assert_eq!(&preamble, b"HBas\x00\x51", "the Kerberos preamble (auth 81)");
-            let length = stream.read_u32().await.expect("token length");
-            assert!(length > 0, "an initial GSSAPI token");
-            let mut token = vec![0; length as usize];
-            stream.read_exact(&mut token).await.expect("token");
-            // An AP-REQ in a GSSAPI initial context token (RFC 2743 3.1).
-            assert_eq!(token[0], 0x60, "a GSSAPI initial context token");
-            stream.write_all(&reply).await.expect("reply");
-            let _ = stream.read(&mut [0; 1]).await;
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counted = connections.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await.expect("accept");
+                counted.fetch_add(1, Ordering::SeqCst);
+                let reply = reply.clone();
+                tokio::spawn(async move {
+                    let mut preamble = [0; 6];
+                    stream.read_exact(&mut preamble).await.expect("preamble");
+                    assert_eq!(&preamble, b"HBas\x00\x51", "the Kerberos preamble (auth 81)");
+                    let length = stream.read_u32().await.expect("token length");
+                    assert!(length > 0, "an initial GSSAPI token");
+                    let mut token = vec![0; length as usize];
+                    stream.read_exact(&mut token).await.expect("token");
+                    // An AP-REQ in a GSSAPI initial context token (RFC 2743 3.1).
+                    assert_eq!(token[0], 0x60, "a GSSAPI initial context token");
+                    stream.write_all(&reply).await.expect("reply");
+                    let _ = stream.read(&mut [0; 1]).await;
+                });
+            }
         });
-        (address, server)
+        (address, FakeServer { connections, task })
+    }
+
+    /// A fake server's task, and how many connections it took.
+    struct FakeServer {
+        connections: Arc<AtomicUsize>,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    impl Drop for FakeServer {
+        fn drop(&mut self) {
+            self.task.abort();
+        }
     }
 
     /// `connect` to a fake server answering `reply` fails with `failure`,
-    /// saying `hint`.
-    async fn fake_refuses(reply: Vec<u8>, failure: KerberosFailure, hint: &str) {
+    /// saying `hint`; how many connections it made.
+    async fn fake_refuses(reply: Vec<u8>, failure: KerberosFailure, hint: &str) -> usize {
         let (address, server) = fake_server(reply).await;
         let config = NativeConfig::new([address]).kerberos(kerberos());
         refused(config, failure, hint).await;
-        server.await.expect("fake server");
+        server.connections.load(Ordering::SeqCst)
     }
 
     /// What HBase without Kerberos (hbase.security.authentication simple)
@@ -279,7 +301,10 @@ mod native_kerberos_cluster {
             reply.extend_from_slice(&(text.len() as u32).to_be_bytes());
             reply.extend_from_slice(text.as_bytes());
         }
-        fake_refuses(reply, KerberosFailure::Refused, "SaslException: GSS initiate failed").await;
+        let connections = fake_refuses(reply, KerberosFailure::Refused, "SaslException: GSS initiate failed").await;
+        // Tried again five times, as HBase's Java client does
+        // (hbase.security.relogin.maxretries).
+        assert_eq!(connections, 6);
     }
 
     /// Bytes that are no SASL reply (a status HBase never sends, a token
@@ -316,7 +341,7 @@ mod native_kerberos_cluster {
             "{elapsed:?}: {err}"
         );
         assert!(err.to_string().contains("timed out"), "{err}");
-        server.abort();
+        drop(server);
     }
 
     /// The tickets of a ticket cache that `kinit` filled (MIT's own kinit,

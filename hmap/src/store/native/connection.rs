@@ -475,9 +475,35 @@ impl Shared {
         format!("connecting: {step}")
     }
 
+    /// Dials (see [`dial_once`](Self::dial_once)). A SASL handshake the
+    /// server refuses is tried again on a new connection, up to
+    /// [`SASL_RETRIES`] times after a random pause, as HBase's Java client
+    /// does (`hbase.security.relogin.maxretries`, 5): a server re-logging
+    /// in from its keytab has, for a moment, no credentials to accept
+    /// with, and says "Failure to initialize security context". The
+    /// connect deadline bounds the retries.
+    async fn dial(&self) -> Result<Live, NativeError> {
+        let mut tries = 0;
+        loop {
+            match self.dial_once().await {
+                Err(NativeError::Kerberos {
+                    failure: KerberosFailure::Refused,
+                    reason,
+                    ..
+                }) if tries < SASL_RETRIES => {
+                    tries += 1;
+                    let pause = Duration::from_millis(1 + super::admin::random_u64() % SASL_RETRY_PAUSE_MS);
+                    tracing::debug!(endpoint = %self.endpoint, %reason, ?pause, tries, "the SASL handshake was refused; trying again");
+                    tokio::time::sleep(pause).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Dials, with the TLS handshake first when TLS is on, and sends the
     /// preamble and the connection header.
-    async fn dial(&self) -> Result<Live, NativeError> {
+    async fn dial_once(&self) -> Result<Live, NativeError> {
         let endpoint = &self.endpoint;
         let connect_error = |source| NativeError::Connect {
             endpoint: endpoint.clone(),
@@ -683,6 +709,15 @@ impl Wire {
 const NOT_HBASE_RPC: &str = "So do a ZooKeeper server (give its quorum to `NativeConfig::zookeeper`, \
      not `NativeConfig::new`) and a Thrift gateway (use `ThriftStore` or `Thrift1Store`): \
      `NativeConfig::new` takes a master's RPC address (16000 by default)";
+
+/// How many times a refused SASL handshake is tried again (HBase's
+/// `hbase.security.relogin.maxretries` default).
+const SASL_RETRIES: u32 = 5;
+
+/// The longest pause before such a try, in milliseconds (shorter than the
+/// Java client's `hbase.security.relogin.maxbackoff`, 5 s, so that the
+/// tries fit a connect deadline of seconds).
+const SASL_RETRY_PAUSE_MS: u64 = 500;
 
 /// Writes queued frames, several at a time when they pile up.
 async fn write_loop(
