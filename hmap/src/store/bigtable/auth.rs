@@ -36,9 +36,10 @@ impl std::fmt::Debug for Authorizer {
 
 impl Authorizer {
     /// The token source `config` names. Application-default credentials
-    /// are looked for here, once (the metadata server is asked only when
-    /// nothing else is found); a key file is read and its key parsed.
-    pub(crate) async fn new(config: &BigtableConfig) -> Result<Self> {
+    /// are looked for here, once, within `timeout` (the metadata server is
+    /// asked only when nothing else is found); a key file is read and its
+    /// key parsed.
+    pub(crate) async fn new(config: &BigtableConfig, timeout: Duration) -> Result<Self> {
         let fail = |message: String, source: gcp_auth::Error| StoreError::Connection {
             endpoint: config.address.clone(),
             message,
@@ -55,7 +56,7 @@ impl Authorizer {
                 })?,
             )),
             BigtableCredentials::ApplicationDefault => {
-                let found = tokio::time::timeout(config.connect_timeout, gcp_auth::provider()).await;
+                let found = tokio::time::timeout(timeout, gcp_auth::provider()).await;
                 match found {
                     Ok(Ok(provider)) => Some(provider),
                     Ok(Err(e)) => {
@@ -72,9 +73,8 @@ impl Authorizer {
                         return Err(StoreError::Connection {
                             endpoint: config.address.clone(),
                             message: format!(
-                                "no application-default credentials found within {:?} (the metadata server \
-                                 did not answer); set GOOGLE_APPLICATION_CREDENTIALS",
-                                config.connect_timeout
+                                "no application-default credentials found within {timeout:?} (the metadata \
+                                 server did not answer); set GOOGLE_APPLICATION_CREDENTIALS"
                             ),
                             source: None,
                         });

@@ -110,10 +110,13 @@ impl BigtableStore {
     /// connect deadline, so that a wrong address, certificate or key fails
     /// here rather than at the first call.
     pub async fn connect(config: BigtableConfig) -> Result<Self> {
+        let started = Instant::now();
+        // One deadline for the whole of it: each step gets what the steps
+        // before it left.
+        let left = |started: Instant| config.connect_timeout.saturating_sub(started.elapsed());
         let channels = config.connect().await?;
-        let auth = Authorizer::new(&config).await?;
-        auth.bearer(auth::DATA_SCOPE, "", "connect", config.connect_timeout)
-            .await?;
+        let auth = Authorizer::new(&config, left(started)).await?;
+        auth.bearer(auth::DATA_SCOPE, "", "connect", left(started)).await?;
         Ok(BigtableStore {
             inner: Arc::new(Inner {
                 config,
