@@ -121,6 +121,29 @@ pub enum StoreError {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+    /// The cluster did not serve the call within its deadline, and nothing
+    /// of it was applied: every try was refused before it ran, or failed
+    /// before it was sent (a region moving or being reassigned after its
+    /// server died, a server stopping or starting, a busy server). Safe to
+    /// try again, a write included. NativeStore's; the message says what
+    /// the call waited for and what its last try met.
+    #[error(
+        "{operation}{} was not served within {:?}, and nothing of it was applied: {message}",
+        on_table(table),
+        whole_ms(*.elapsed)
+    )]
+    Unavailable {
+        /// The table.
+        table: String,
+        /// The call.
+        operation: &'static str,
+        /// How long it waited, its tries together.
+        elapsed: Duration,
+        /// The server of its last try, `host:port` (empty if none was reached).
+        endpoint: String,
+        /// What it waited for, and what its last try met.
+        message: String,
+    },
     /// A call took longer than its timeout.
     #[error(
         "{operation}{} timed out after {elapsed:?}{}",
@@ -207,6 +230,7 @@ impl StoreError {
             | StoreError::NotACounter { table, .. }
             | StoreError::InvalidRequest { table, .. }
             | StoreError::Timeout { table, .. }
+            | StoreError::Unavailable { table, .. }
             | StoreError::Server { table, .. }
             | StoreError::Protocol { table, .. }
             | StoreError::Interrupted { table, .. }
@@ -218,7 +242,34 @@ impl StoreError {
     /// Whether the error is about reaching the backend (the request may or may
     /// not have been applied), rather than about the request itself.
     pub fn is_transient(&self) -> bool {
-        matches!(self, StoreError::Connection { .. } | StoreError::Timeout { .. })
+        matches!(
+            self,
+            StoreError::Connection { .. } | StoreError::Timeout { .. } | StoreError::Unavailable { .. }
+        )
+    }
+
+    /// Whether the failed call may have changed what is stored: its
+    /// request may have reached the server before the connection broke,
+    /// the time ran out or the reply turned out unreadable
+    /// ([`Connection`](Self::Connection), [`Timeout`](Self::Timeout),
+    /// [`Protocol`](Self::Protocol), [`Interrupted`](Self::Interrupted)).
+    /// `false` when it certainly did not: refused before it ran (a bad
+    /// request, a missing table, a failed condition's server error), or
+    /// never served ([`Unavailable`](Self::Unavailable)). A write that
+    /// fails with `true` is safe to send again only if sending it twice
+    /// does no harm: a put of the same cells, a delete up to a time; not
+    /// a delete of the newest version or a check-and-mutate (NativeStore
+    /// already retried increments, which carry nonces, within the
+    /// deadline; see `docs/reliability.md`). For a call of several rows,
+    /// this is about the call as a whole: rows are applied independently.
+    pub fn maybe_applied(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Connection { .. }
+                | StoreError::Timeout { .. }
+                | StoreError::Protocol { .. }
+                | StoreError::Interrupted { .. }
+        )
     }
 }
 
@@ -232,6 +283,11 @@ pub(crate) fn missing_family(message: &str) -> String {
         .and_then(|(_, rest)| rest.split_whitespace().next())
         .unwrap_or("?")
         .to_string()
+}
+
+/// A duration in whole milliseconds, to print: `1.001s`, not `1.000934217s`.
+pub(crate) fn whole_ms(duration: Duration) -> Duration {
+    Duration::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A row key for an error message: printable, cut after 64 bytes.

@@ -101,6 +101,7 @@ pub(crate) fn error_kind(error: &StoreError) -> &'static str {
         StoreError::Unsupported { .. } => "unsupported",
         StoreError::Connection { .. } => "connection",
         StoreError::Timeout { .. } => "timeout",
+        StoreError::Unavailable { .. } => "unavailable",
         StoreError::Server { .. } => "server",
         StoreError::Protocol { .. } => "protocol",
         StoreError::Interrupted { .. } => "interrupted",

@@ -21,11 +21,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use prost::Message;
 
-use super::client::{Attempts, NativeStore};
+use super::client::NativeStore;
 use super::connection::Service;
 use super::error::{ExceptionKind, NativeError, RemoteError};
 use super::locate;
 use super::proto::{self, get_procedure_result_response::State};
+use super::retry::{Attempts, Idempotence, Retry, retry_kind};
 use super::zookeeper;
 use crate::schema::{BloomType, Compression, FamilyOption, FamilySchema, TableSchema};
 use crate::store::{FamilyChange, StoreError};
@@ -298,7 +299,23 @@ impl NativeStore {
         attempts: &mut Attempts,
     ) -> Result<Resp, Failed> {
         loop {
-            let master = self.active_master(attempts).await?;
+            let master = match self.active_master(attempts).await {
+                Ok(master) => master,
+                // No registry server answered, or none knows an active
+                // master yet (a failover under way): ask again after a pause.
+                Err((
+                    e @ (NativeError::Bootstrap { .. } | NativeError::ZooKeeper(_) | NativeError::InvalidReply { .. }),
+                    endpoint,
+                )) => {
+                    attempts.waiting_for(|| "the registry to name an active master".to_string());
+                    attempts
+                        .back_off(e, &Retry::ServerGone, &endpoint, method)
+                        .await
+                        .map_err(|e| (e, endpoint))?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let left = attempts.remaining(&master, method).map_err(|e| (e, master.clone()))?;
             let error = match self
                 .connection(&master, Service::Master)
@@ -308,19 +325,31 @@ impl NativeStore {
                 Ok(reply) => return Ok(reply.message),
                 Err(e) => e,
             };
-            let moved = match &error {
-                NativeError::Connect { .. } | NativeError::Closed { .. } => true,
-                NativeError::Remote(r) => r.class.ends_with("MasterNotRunningException"),
-                _ => false,
+            // A master gone, or not (or no longer) the active one: ask the
+            // registry again. A backup master answers its calls with
+            // `PleaseHoldException` (it never finishes initialising while it
+            // waits), so the registry is asked again on that too. Admin
+            // calls carry nonces: a repeat is recognised.
+            let retry = match retry_kind(&error, Idempotence::Safe) {
+                _ if error
+                    .remote()
+                    .is_some_and(|r| r.kind == ExceptionKind::MasterNotRunning) =>
+                {
+                    Retry::ServerGone
+                }
+                Retry::Relocate | Retry::MovedTo(_) => Retry::No,
+                retry => retry,
             };
-            let busy = error.remote().is_some_and(|r| r.kind.is_busy());
-            if !moved && !busy {
-                return Err((error, master));
+            match retry {
+                Retry::No => return Err((error, master)),
+                Retry::ServerGone | Retry::Wait { .. } => self.forget_master(),
+                Retry::Now | Retry::Relocate | Retry::MovedTo(_) => {}
             }
-            if moved {
-                self.forget_master();
-            }
-            attempts.back_off(error).await.map_err(|e| (e, master.clone()))?;
+            attempts.waiting_for(|| format!("the active master (last asked {master})"));
+            attempts
+                .back_off(error, &retry, &master, method)
+                .await
+                .map_err(|e| (e, master.clone()))?;
         }
     }
 
@@ -357,7 +386,7 @@ impl NativeStore {
     }
 
     fn admin_attempts(&self) -> Attempts {
-        Attempts::new(self.inner.config.admin_timeout)
+        self.attempts(self.inner.config.admin_timeout)
     }
 
     /// Creates a table (checked already), waiting until it is online.
@@ -504,7 +533,7 @@ impl NativeStore {
             table_names: vec![table_name(&self.wire(table))],
             ..Default::default()
         };
-        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(self.inner.config.call_timeout);
         let reply: proto::GetTableDescriptorsResponse = self
             .master_call("GetTableDescriptors", &request, &mut attempts)
             .await
@@ -522,7 +551,7 @@ impl NativeStore {
     /// The names of the user tables under the table prefix, without it,
     /// sorted.
     pub(super) async fn admin_list(&self) -> Result<Vec<String>, StoreError> {
-        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(self.inner.config.call_timeout);
         let reply: proto::GetTableNamesResponse = self
             .master_call("GetTableNames", &proto::GetTableNamesRequest::default(), &mut attempts)
             .await
@@ -623,7 +652,7 @@ impl NativeStore {
     /// and regions offline are left out.
     pub async fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>, StoreError> {
         let wire = self.wire(table);
-        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(self.inner.config.call_timeout);
         self.meta_start_keys(&wire, &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, None, "region_start_keys", &endpoint))
@@ -662,18 +691,22 @@ impl NativeStore {
                 .remaining(&meta.server, "Scan")
                 .map_err(|e| (e, meta.server.clone()))?;
             let reply = self
-                .connection(&meta.server, Service::Client)
-                .call::<proto::ScanResponse>("Scan", &request, left)
+                .call_server::<proto::ScanResponse>(&meta.server, "Scan", &request, left)
                 .await
                 .and_then(|reply| super::client::scan_rows(&reply));
             let rows = match reply {
                 Ok(rows) => rows,
                 Err(e) => {
-                    if matches!(super::client::retry_kind(&e, true), super::client::Retry::No) {
+                    let retry = retry_kind(&e, Idempotence::Safe);
+                    if let Retry::No = retry {
                         return Err((e, meta.server.clone()));
                     }
-                    self.forget(&meta);
-                    attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
+                    attempts.waiting_for(|| format!("hbase:meta (last on {}) to be served", meta.server));
+                    self.note_failure(&retry, &meta);
+                    attempts
+                        .back_off(e, &retry, &meta.server, "Scan")
+                        .await
+                        .map_err(|e| (e, meta.server.clone()))?;
                     continue;
                 }
             };

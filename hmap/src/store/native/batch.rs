@@ -10,13 +10,13 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use super::client::{Attempts, NativeStore, Retry, retry_kind};
+use super::client::NativeStore;
 use super::codec::WireCell;
-use super::connection::Service;
 use super::convert;
 use super::error::{NativeError, RemoteError};
 use super::locate::{RegionLocation, Target};
 use super::proto;
+use super::retry::{Idempotence, Retry, retry_kind};
 use crate::store::{RowResult, StoreError};
 
 /// The most operations in one `Multi` call; a larger batch is sent as
@@ -35,8 +35,9 @@ const MULTI_CHUNK_BYTES: usize = 4 * 1024 * 1024;
 pub(super) enum Op {
     /// Read a row.
     Get(proto::Get),
-    /// Change a row: one mutation, or several applied atomically.
-    Mutate(Vec<proto::MutationProto>),
+    /// Change a row: one mutation, or several applied atomically; and
+    /// whether they may be applied twice (see [`Idempotence`]).
+    Mutate(Vec<proto::MutationProto>, Idempotence),
 }
 
 /// The region actions of one server's `Multi`, and for each action the
@@ -67,7 +68,7 @@ fn chunks(ops: &[(Bytes, Op)], most: usize, bytes: usize) -> Vec<std::ops::Range
     for (i, (_, op)) in ops.iter().enumerate() {
         let op_size = match op {
             Op::Get(get) => get.encoded_len(),
-            Op::Mutate(mutations) => mutations.iter().map(Message::encoded_len).sum(),
+            Op::Mutate(mutations, _) => mutations.iter().map(Message::encoded_len).sum(),
         };
         if i > start && (i - start == most || size + op_size > bytes) {
             out.push(start..i);
@@ -111,18 +112,17 @@ impl NativeStore {
         &self,
         table: &str,
         ops: &[(Bytes, Op)],
-        idempotent: bool,
         operation: &'static str,
     ) -> Result<Vec<Option<RowResult>>, StoreError> {
         let chunks = chunks(ops, MULTI_CHUNK, MULTI_CHUNK_BYTES);
         if let [only] = &chunks[..] {
-            return self.multi_chunk(table, &ops[only.clone()], idempotent, operation).await;
+            return self.multi_chunk(table, &ops[only.clone()], operation).await;
         }
         // A large batch goes as several Multi calls at once, so that the
         // region server applies them on several handlers.
         let chunks = chunks
             .into_iter()
-            .map(|chunk| self.multi_chunk(table, &ops[chunk], idempotent, operation));
+            .map(|chunk| self.multi_chunk(table, &ops[chunk], operation));
         let results = futures_util::future::try_join_all(chunks).await?;
         Ok(results.into_iter().flatten().collect())
     }
@@ -131,12 +131,11 @@ impl NativeStore {
         &self,
         table: &str,
         ops: &[(Bytes, Op)],
-        idempotent: bool,
         operation: &'static str,
     ) -> Result<Vec<Option<RowResult>>, StoreError> {
         let mut results: Vec<Option<RowResult>> = vec![None; ops.len()];
         let mut pending: Vec<usize> = (0..ops.len()).collect();
-        let mut attempts = Attempts::new(self.config().call_timeout);
+        let mut attempts = self.attempts(self.config().call_timeout);
         while !pending.is_empty() {
             // Group by server, then region.
             let mut servers: BTreeMap<String, ServerBatch> = BTreeMap::new();
@@ -154,7 +153,7 @@ impl NativeStore {
                         get,
                     };
                 let shared = match op {
-                    Op::Mutate(several) if several.len() > 1 => None,
+                    Op::Mutate(several, _) if several.len() > 1 => None,
                     _ => batch
                         .request
                         .region_action
@@ -166,7 +165,7 @@ impl NativeStore {
                     None => {
                         batch.request.region_action.push(proto::RegionAction {
                             region: region.specifier(),
-                            atomic: matches!(op, Op::Mutate(several) if several.len() > 1).then_some(true),
+                            atomic: matches!(op, Op::Mutate(several, _) if several.len() > 1).then_some(true),
                             action: Vec::new(),
                             condition: None,
                         });
@@ -181,7 +180,7 @@ impl NativeStore {
                         actions.push(action(actions.len() as u32, None, Some(get.clone())));
                         batch.ops[at].push(i);
                     }
-                    Op::Mutate(mutations) => {
+                    Op::Mutate(mutations, _) => {
                         for m in mutations {
                             actions.push(action(actions.len() as u32, Some(m.clone()), None));
                             batch.ops[at].push(i);
@@ -197,15 +196,16 @@ impl NativeStore {
                     .remaining(&server, "Multi")
                     .map_err(|e| e.into_store(table, None, operation, &server))?;
                 calls.spawn(async move {
-                    let connection = store.connection(&server, Service::Client);
-                    let reply = connection
-                        .call::<proto::MultiResponse>("Multi", &batch.request, left)
+                    let reply = store
+                        .call_server::<proto::MultiResponse>(&server, "Multi", &batch.request, left)
                         .await;
                     (server, batch, reply)
                 });
             }
             pending.clear();
-            let mut first_retry: Option<NativeError> = None;
+            // The pause before the next round: the first retry's that
+            // pauses (a round whose retries all go at once does not).
+            let mut next_round: Option<(NativeError, Retry, String)> = None;
             while let Some(joined) = calls.join_next().await {
                 let (server, batch, reply) = joined.map_err(|e| StoreError::Connection {
                     endpoint: String::new(),
@@ -230,42 +230,64 @@ impl NativeStore {
                     results[i] = row;
                 }
                 for (i, error, region) in outcome.retry {
-                    match retry_kind(&error, idempotent) {
-                        Retry::Relocate => {
-                            if let Some(region) = &region {
-                                self.forget(region);
-                            }
-                        }
-                        Retry::Wait => {}
-                        Retry::No => return Err(error.into_store(table, Some(&ops[i].0), operation, &server)),
+                    let idempotence = match &ops[i].1 {
+                        Op::Get(_) => Idempotence::Safe,
+                        Op::Mutate(_, idempotence) => *idempotence,
+                    };
+                    let retry = retry_kind(&error, idempotence);
+                    if let Retry::No = retry {
+                        return Err(error.into_store(table, Some(&ops[i].0), operation, &server));
+                    }
+                    if let Some(region) = &region {
+                        self.note_failure(&retry, region);
                     }
                     tracing::debug!(table, operation, server = %server, error = %error, "hmap native: batch action retried");
                     if !pending.contains(&i) {
                         pending.push(i);
                     }
-                    first_retry.get_or_insert(error);
+                    let pauses = !matches!(retry, Retry::Now | Retry::MovedTo(_));
+                    if next_round
+                        .as_ref()
+                        .is_none_or(|(_, r, _)| pauses && matches!(r, Retry::Now | Retry::MovedTo(_)))
+                    {
+                        next_round = Some((error, retry, server.clone()));
+                    }
                 }
             }
-            if let Some(error) = first_retry {
+            if let Some((error, retry, server)) = next_round {
                 let row = pending.first().map(|&i| ops[i].0.clone());
+                if let Some(row) = &row {
+                    attempts.waiting_for(|| {
+                        format!(
+                            "the region of row {} in table `{table}` to be served (last on {server})",
+                            crate::store::show_row(row)
+                        )
+                    });
+                }
                 attempts
-                    .back_off(error)
+                    .back_off(error, &retry, &server, "Multi")
                     .await
-                    .map_err(|e| e.into_store(table, row.as_deref(), operation, ""))?;
+                    .map_err(|e| e.into_store(table, row.as_deref(), operation, &server))?;
             }
         }
         Ok(results)
     }
 }
 
-/// A copy of an error for each operation it sends back (the errors that
-/// do are plain data).
+/// A copy of an error for each operation it sends back, of the same kind
+/// (the errors that do are plain data, or a socket error kept by its kind
+/// and text).
 fn clone_error(e: &NativeError) -> NativeError {
     match e {
         NativeError::Remote(r) => NativeError::Remote(r.clone()),
-        NativeError::Closed { endpoint, reason } => NativeError::Closed {
+        NativeError::Closed { endpoint, reason, sent } => NativeError::Closed {
             endpoint: endpoint.clone(),
             reason: reason.clone(),
+            sent: *sent,
+        },
+        NativeError::Connect { endpoint, source } => NativeError::Connect {
+            endpoint: endpoint.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
         },
         NativeError::Timeout {
             endpoint,
@@ -278,8 +300,7 @@ fn clone_error(e: &NativeError) -> NativeError {
             elapsed: *elapsed,
             waiting_for: waiting_for.clone(),
         },
-        other => NativeError::Closed {
-            endpoint: String::new(),
+        other => NativeError::InvalidReply {
             reason: other.to_string(),
         },
     }
@@ -363,7 +384,7 @@ mod tests {
     fn put(value: usize) -> (Bytes, Op) {
         let row = crate::store::RowMutation::new("r").put("f", "q", vec![0u8; value]);
         let mutations = convert::mutations(&row).expect("a put converts");
-        (row.row, Op::Mutate(mutations))
+        (row.row, Op::Mutate(mutations, Idempotence::Safe))
     }
 
     #[test]
@@ -391,7 +412,7 @@ mod tests {
             .iter()
             .flat_map(|w| w.iter().filter(|(r, _)| r == "a"))
             .map(|(_, op)| match op {
-                Op::Mutate(m) => m[0].column_value[0].qualifier_value[0]
+                Op::Mutate(m, _) => m[0].column_value[0].qualifier_value[0]
                     .value
                     .as_ref()
                     .map_or(0, |v| v.len()),

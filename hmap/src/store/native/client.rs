@@ -17,9 +17,10 @@ use bytes::Bytes;
 use super::batch::{Op, waves};
 use super::connection::{CallReply, Connection, ConnectionConfig, Service};
 use super::convert;
-use super::error::{ExceptionKind, NativeError};
+use super::error::NativeError;
 use super::locate::{self, RegionLocation, Target};
 use super::proto;
+use super::retry::{Attempts, FailedServers, Idempotence, Retry, RetryPolicy, retry_kind};
 use super::zookeeper::{self, ZooKeeperRegistry};
 use crate::store::{
     CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource, metrics,
@@ -52,6 +53,9 @@ pub struct NativeConfig {
     /// The largest cell accepted, as HBase counts it
     /// (`hbase.server.keyvalue.maxsize`, 10 MiB by default).
     pub max_value_size: usize,
+    /// How calls pause between tries while the cluster cannot serve them
+    /// (see [`RetryPolicy`]); the deadline, not a count, ends the tries.
+    pub retry: RetryPolicy,
 }
 
 impl NativeConfig {
@@ -65,6 +69,7 @@ impl NativeConfig {
             connection: ConnectionConfig::default(),
             table_prefix: String::new(),
             max_value_size: 10 * 1024 * 1024,
+            retry: RetryPolicy::default(),
         }
     }
 
@@ -95,6 +100,12 @@ impl NativeConfig {
     /// Sets each call's deadline.
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// Sets how calls pause between tries (see [`RetryPolicy`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
         self
     }
 
@@ -231,6 +242,8 @@ pub(super) struct Inner {
     pub(super) nonce_group: u64,
     /// Scanners open on region servers (see [`NativeStore::open_scanners`]).
     open_scanners: Arc<AtomicUsize>,
+    /// Servers that refused a connection lately, not dialled for a while.
+    failed_servers: FailedServers,
 }
 
 /// One scanner open on a region server, counted while it lives.
@@ -247,58 +260,6 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// A call's deadline and retry pacing.
-#[derive(Debug)]
-pub(super) struct Attempts {
-    started: Instant,
-    deadline: Instant,
-    backoff: Duration,
-}
-
-impl Attempts {
-    pub(super) fn new(timeout: Duration) -> Self {
-        let started = Instant::now();
-        Attempts {
-            started,
-            deadline: started + timeout,
-            backoff: Duration::from_millis(16),
-        }
-    }
-
-    /// The time left, or the timeout error.
-    pub(super) fn remaining(&self, endpoint: &str, method: &'static str) -> Result<Duration, NativeError> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(NativeError::Timeout {
-                endpoint: endpoint.to_string(),
-                method,
-                elapsed: self.started.elapsed(),
-                waiting_for: "no time left to call it (earlier tries, region lookups and back-offs used it)"
-                    .to_string(),
-            });
-        }
-        Ok(left)
-    }
-
-    /// When the call must be done by.
-    pub(super) fn deadline(&self) -> Instant {
-        self.deadline
-    }
-
-    /// Sleeps before the next try, if the deadline leaves room; otherwise
-    /// gives `error` back.
-    pub(super) async fn back_off(&mut self, error: NativeError) -> Result<(), NativeError> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left <= self.backoff {
-            return Err(error);
-        }
-        metrics::retry("native", retry_reason(&error));
-        tokio::time::sleep(self.backoff).await;
-        self.backoff = (self.backoff * 2).min(Duration::from_secs(5));
-        Ok(())
     }
 }
 
@@ -319,50 +280,6 @@ fn meta_at(server: String) -> RegionLocation {
         start: Bytes::new(),
         end: Bytes::new(),
         server,
-    }
-}
-
-/// What to do about a failed try.
-pub(super) enum Retry {
-    /// The region's location is stale: look it up again.
-    Relocate,
-    /// The server is busy: wait and try the same place.
-    Wait,
-    /// Give up.
-    No,
-}
-
-/// The `reason` label of a retry after `error` (see [`crate::store::metrics`]).
-fn retry_reason(error: &NativeError) -> &'static str {
-    match error {
-        NativeError::Remote(e) if e.kind.is_region_moved() => "region_moved",
-        NativeError::Remote(e) if e.kind.is_busy() => "server_busy",
-        NativeError::Remote(e)
-            if matches!(
-                e.kind,
-                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
-            ) =>
-        {
-            "scanner_lost"
-        }
-        NativeError::Remote(_) => "server",
-        NativeError::NoRegion { .. } => "no_region",
-        NativeError::Connect { .. } => "connect",
-        NativeError::Closed { .. } => "connection_closed",
-        NativeError::Timeout { .. } => "timeout",
-        _ => "other",
-    }
-}
-
-pub(super) fn retry_kind(error: &NativeError, idempotent: bool) -> Retry {
-    match error {
-        NativeError::Remote(e) if e.kind.is_region_moved() => Retry::Relocate,
-        NativeError::Remote(e) if e.kind.is_busy() => Retry::Wait,
-        NativeError::NoRegion { .. } => Retry::Relocate,
-        // The server may be gone: its regions will be elsewhere.
-        NativeError::Connect { .. } => Retry::Relocate,
-        NativeError::Closed { .. } if idempotent => Retry::Relocate,
-        _ => Retry::No,
     }
 }
 
@@ -396,6 +313,7 @@ impl NativeStore {
                 schemas: Default::default(),
                 nonce_group: super::admin::random_u64(),
                 open_scanners: Arc::default(),
+                failed_servers: FailedServers::default(),
             }),
         };
         if let Some(registry) = &store.inner.config.zookeeper {
@@ -591,6 +509,76 @@ impl NativeStore {
         target.is_in(region).then(|| region.clone())
     }
 
+    /// Forgets every cached region of `server` (and `hbase:meta`'s
+    /// location, if it was there): the server is gone, stopping or starting.
+    pub(super) fn forget_server(&self, server: &str) {
+        let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        for table in regions.values_mut() {
+            let before = table.len();
+            table.retain(|_, region| region.server != server);
+            for _ in table.len()..before {
+                metrics::region_relocation();
+            }
+        }
+        drop(regions);
+        let mut meta = self.inner.meta.lock().unwrap_or_else(|e| e.into_inner());
+        if meta.as_ref().is_some_and(|m| m.server == server) {
+            *meta = None;
+        }
+    }
+
+    /// Caches `region` on `server`, where a `RegionMovedException` said it is now.
+    fn moved(&self, region: &RegionLocation, server: &str) {
+        let moved = RegionLocation {
+            server: server.to_string(),
+            ..region.clone()
+        };
+        if region.table == locate::META_TABLE {
+            *self.inner.meta.lock().unwrap_or_else(|e| e.into_inner()) = Some(moved);
+            return;
+        }
+        let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
+        cache_region(regions.entry(region.table.clone()).or_default(), moved);
+        metrics::region_relocation();
+    }
+
+    /// Acts on what a failed try on `region` meant for the cache.
+    pub(super) fn note_failure(&self, retry: &Retry, region: &RegionLocation) {
+        match retry {
+            Retry::Relocate => self.forget(region),
+            Retry::ServerGone => self.forget_server(&region.server),
+            Retry::MovedTo(server) => self.moved(region, server),
+            Retry::Wait { .. } | Retry::Now | Retry::No => {}
+        }
+    }
+
+    /// Calls `method` on `server` within `left`, unless the server refused
+    /// a connection lately (HBase's failed servers): then it fails at once,
+    /// as a refused connection does, and is not dialled.
+    pub(super) async fn call_server<Resp: super::bound::Reply>(
+        &self,
+        server: &str,
+        method: &'static str,
+        request: &impl prost::Message,
+        left: Duration,
+    ) -> Result<CallReply<Resp>, NativeError> {
+        let expiry = self.inner.config.retry.failed_server_expiry;
+        self.inner.failed_servers.check(server, expiry)?;
+        let reply = self
+            .connection(server, Service::Client)
+            .call::<Resp>(method, request, left)
+            .await;
+        if let Err(NativeError::Connect { .. }) = &reply {
+            self.inner.failed_servers.note(server);
+        }
+        reply
+    }
+
+    /// A new call's tries, within `timeout`.
+    pub(super) fn attempts(&self, timeout: Duration) -> Attempts {
+        Attempts::new(timeout, self.inner.config.retry)
+    }
+
     pub(super) fn forget(&self, region: &RegionLocation) {
         let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(table) = regions.get_mut(&region.table)
@@ -605,7 +593,7 @@ impl NativeStore {
 
     /// The region that holds `row` in `table` (cached, or looked up in `hbase:meta`).
     pub async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation, StoreError> {
-        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(self.inner.config.call_timeout);
         self.locate_within(table, Target::Row(row), &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
@@ -649,7 +637,21 @@ impl NativeStore {
             let left = attempts
                 .remaining("the registry", "GetMetaRegionLocations")
                 .map_err(|e| (e, String::new()))?;
-            let meta = self.meta_region(left).await?;
+            let meta = match self.meta_region(left).await {
+                Ok(meta) => meta,
+                // No registry server answered (a master failing over, or
+                // restarting): ask again after a pause.
+                Err((e @ (NativeError::Bootstrap { .. } | NativeError::ZooKeeper(_)), endpoint)) => {
+                    attempts.waiting_for(|| "a registry server to say where hbase:meta is".to_string());
+                    let retry = Retry::ServerGone;
+                    attempts
+                        .back_off(e, &retry, &endpoint, "GetMetaRegionLocations")
+                        .await
+                        .map_err(|e| (e, endpoint))?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let request = proto::ScanRequest {
                 region: Some(meta.specifier()),
                 scan: Some(proto::Scan {
@@ -671,8 +673,7 @@ impl NativeStore {
             let result = async {
                 let left = attempts.remaining(&meta.server, "Scan")?;
                 let reply = self
-                    .connection(&meta.server, Service::Client)
-                    .call::<proto::ScanResponse>("Scan", &request, left)
+                    .call_server::<proto::ScanResponse>(&meta.server, "Scan", &request, left)
                     .await?;
                 let rows = scan_rows(&reply)?;
                 let cells: Vec<_> = rows.into_iter().next().unwrap_or_default();
@@ -683,50 +684,69 @@ impl NativeStore {
                 Ok(found) => return Ok(found),
                 Err(e) => e,
             };
-            let retry = retry_kind(&e, true);
+            let retry = retry_kind(&e, Idempotence::Safe);
             if let Retry::No = retry {
                 return Err((e, meta.server.clone()));
             }
             tracing::debug!(table, at = %target.show(), server = %meta.server, error = %e, "hmap native: meta lookup retried");
-            // A row that names no region yet is a split under way, not a
-            // sign that hbase:meta moved.
-            if matches!(retry, Retry::Relocate) && !matches!(e, NativeError::NoRegion { .. }) {
-                self.forget(&meta);
+            // A row that names no region yet is a split under way, or a
+            // region being assigned: hbase:meta itself is where it was.
+            if let NativeError::NoRegion { .. } = e {
+                attempts.waiting_for(|| format!("{} of table `{table}` to be assigned", target.show()));
+            } else {
+                attempts.waiting_for(|| format!("hbase:meta (last on {}) to be served", meta.server));
+                self.note_failure(&retry, &meta);
             }
-            attempts.back_off(e).await.map_err(|e| (e, meta.server.clone()))?;
+            attempts
+                .back_off(e, &retry, &meta.server, "Scan")
+                .await
+                .map_err(|e| (e, meta.server.clone()))?;
         }
     }
 
-    /// Calls `method` on the region of `row`, relocating and backing off
-    /// as needed, within one deadline.
-    async fn region_call<Req: prost::Message, Resp: super::bound::Reply>(
+    /// Calls `method` on the region of `target`, relocating and backing
+    /// off as the retry policy says ([`super::retry`]), within one deadline.
+    async fn region_call<Req: prost::Message, Resp: super::bound::Reply + RegionReply>(
         &self,
         table: &str,
         target: Target<'_>,
         method: &'static str,
-        idempotent: bool,
+        idempotence: Idempotence,
         request: impl Fn(&RegionLocation) -> Req,
     ) -> Result<(RegionLocation, CallReply<Resp>), (NativeError, String)> {
-        let mut attempts = Attempts::new(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(self.inner.config.call_timeout);
         loop {
             let region = self.locate_within(table, target, &mut attempts).await?;
             let left = attempts
                 .remaining(&region.server, method)
                 .map_err(|e| (e, region.server.clone()))?;
-            let connection = self.connection(&region.server, Service::Client);
-            let e = match connection.call::<Resp>(method, &request(&region), left).await {
-                Ok(reply) => return Ok((region, reply)),
+            let e = match self
+                .call_server::<Resp>(&region.server, method, &request(&region), left)
+                .await
+            {
+                Ok(reply) => match reply.message.exception() {
+                    None => return Ok((region, reply)),
+                    Some(e) => e,
+                },
                 Err(e) => e,
             };
-            let retry = retry_kind(&e, idempotent);
+            let retry = retry_kind(&e, idempotence);
             if let Retry::No = retry {
                 return Err((e, region.server.clone()));
             }
             tracing::debug!(table, method, server = %region.server, error = %e, "hmap native: region call retried");
-            if let Retry::Relocate = retry {
-                self.forget(&region);
-            }
-            attempts.back_off(e).await.map_err(|e| (e, region.server.clone()))?;
+            attempts.waiting_for(|| {
+                format!(
+                    "the region of {} in table `{table}` to be served (last on {})",
+                    target.show(),
+                    region.server
+                )
+            });
+            self.note_failure(&retry, &region);
+            attempts
+                .back_off(e, &retry, &region.server, method)
+                .await
+                .map_err(|e| (e, region.server.clone()))?;
         }
     }
 
@@ -741,7 +761,7 @@ impl NativeStore {
             get: convert::get(get),
         };
         let (_, reply) = self
-            .region_call::<_, proto::GetResponse>(table, Target::Row(&get.row), "Get", true, request)
+            .region_call::<_, proto::GetResponse>(table, Target::Row(&get.row), "Get", Idempotence::Safe, request)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, Some(&get.row), "get", &endpoint))?;
         let result = reply.message.result.unwrap_or_default();
@@ -758,7 +778,7 @@ impl NativeStore {
         gets: &[Get],
     ) -> Result<Vec<Option<RowResult>>, StoreError> {
         let ops: Vec<_> = gets.iter().map(|g| (g.row.clone(), Op::Get(convert::get(g)))).collect();
-        self.multi(table, &ops, true, "get_many").await
+        self.multi(table, &ops, "get_many").await
     }
 
     /// Applies each row's changes (atomically per row, rows independently,
@@ -775,11 +795,14 @@ impl NativeStore {
                 let mutations =
                     convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
                 if !mutations.is_empty() {
-                    ops.push((row.row.clone(), Op::Mutate(mutations)));
+                    ops.push((
+                        row.row.clone(),
+                        Op::Mutate(mutations, super::retry::row_idempotence(row)),
+                    ));
                 }
             }
             for wave in waves(ops) {
-                self.multi(table, &wave, false, "mutate").await?;
+                self.multi(table, &wave, "mutate").await?;
             }
             return Ok(());
         }
@@ -798,7 +821,7 @@ impl NativeStore {
                         table,
                         Target::Row(&row.row),
                         "Mutate",
-                        false,
+                        super::retry::row_idempotence(row),
                         request,
                     )
                     .await
@@ -823,11 +846,15 @@ impl NativeStore {
                         }],
                         nonce_group: None,
                     };
-                    let (_, reply) = self
-                        .region_call::<_, proto::MultiResponse>(table, Target::Row(&row.row), "Multi", false, request)
-                        .await
-                        .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
-                    multi_error(&reply.message).map_err(|e| e.into_store(table, Some(&row.row), "mutate", ""))?;
+                    self.region_call::<_, proto::MultiResponse>(
+                        table,
+                        Target::Row(&row.row),
+                        "Multi",
+                        super::retry::row_idempotence(row),
+                        request,
+                    )
+                    .await
+                    .map_err(|(e, endpoint)| e.into_store(table, Some(&row.row), "mutate", &endpoint))?;
                 }
             }
         }
@@ -855,7 +882,13 @@ impl NativeStore {
                     nonce_group: None,
                 };
                 let (_, reply) = self
-                    .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
+                    .region_call::<_, proto::MutateResponse>(
+                        table,
+                        Target::Row(&op.row),
+                        "Mutate",
+                        Idempotence::Unsafe,
+                        request,
+                    )
                     .await
                     .map_err(store_error)?;
                 Ok(reply.message.processed.unwrap_or(false))
@@ -880,10 +913,15 @@ impl NativeStore {
                     nonce_group: None,
                 };
                 let (_, reply) = self
-                    .region_call::<_, proto::MultiResponse>(table, Target::Row(&op.row), "Multi", false, request)
+                    .region_call::<_, proto::MultiResponse>(
+                        table,
+                        Target::Row(&op.row),
+                        "Multi",
+                        Idempotence::Unsafe,
+                        request,
+                    )
                     .await
                     .map_err(store_error)?;
-                multi_error(&reply.message).map_err(|e| store_error((e, String::new())))?;
                 Ok(reply
                     .message
                     .region_action_result
@@ -896,12 +934,20 @@ impl NativeStore {
 
     /// Adds to counters; returns their new values, in the order of `op`.
     pub(super) async fn increment_unchecked(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
-        let mutation = convert::increment(op);
+        // A nonce, the same on every try: a try whose reply was lost and
+        // that is sent again is recognised by the region server (even
+        // after the region moved: nonces are in its write-ahead log), which
+        // answers it with the counters' values instead of adding again, as
+        // for HBase's Java client.
+        let mutation = proto::MutationProto {
+            nonce: Some(super::admin::random_u64()),
+            ..convert::increment(op)
+        };
         let request = |region: &RegionLocation| proto::MutateRequest {
             region: region.specifier(),
             mutation: mutation.clone(),
             condition: None,
-            nonce_group: None,
+            nonce_group: Some(self.inner.nonce_group),
         };
         let store_error = |(e, endpoint): (NativeError, String)| {
             // `DoNotRetryIOException: Field is not a long, it's N bytes wide`
@@ -924,7 +970,7 @@ impl NativeStore {
             }
         };
         let (_, reply) = self
-            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", false, request)
+            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", Idempotence::Safe, request)
             .await
             .map_err(store_error)?;
         let result = reply.message.result.unwrap_or_default();
@@ -1075,7 +1121,7 @@ impl NativeScanner {
         };
         let (region, reply) = self
             .store
-            .region_call::<_, proto::ScanResponse>(&self.table, target, "Scan", true, open)
+            .region_call::<_, proto::ScanResponse>(&self.table, target, "Scan", Idempotence::Safe, open)
             .await
             .map_err(|(e, endpoint)| self.error(e, &endpoint))?;
         self.take_rows(region, 0, reply, None)
@@ -1096,9 +1142,9 @@ impl NativeScanner {
             next_call_seq: Some(open.seq),
             ..Default::default()
         };
-        let connection = self.store.connection(&open.region.server, Service::Client);
-        let reply = match connection
-            .call::<proto::ScanResponse>("Scan", &next, self.store.config().call_timeout)
+        let reply = match self
+            .store
+            .call_server::<proto::ScanResponse>(&open.region.server, "Scan", &next, self.store.config().call_timeout)
             .await
         {
             Ok(reply) => reply,
@@ -1113,26 +1159,27 @@ impl NativeScanner {
     /// row read (a scan is a read: nothing is applied twice), within one
     /// deadline for the consecutive failures; otherwise fails.
     async fn resume_after(&mut self, e: NativeError, region: RegionLocation) -> Result<(), StoreError> {
-        let scanner_lost = e.remote().is_some_and(|r| {
-            matches!(
-                r.kind,
-                ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext
-            )
-        });
-        let retry = match retry_kind(&e, true) {
-            _ if scanner_lost => Retry::Wait,
+        // A scanner the server dropped is opened again where it was.
+        let scanner_lost = e.remote().is_some_and(|r| r.kind.is_scanner_lost());
+        let retry = match retry_kind(&e, Idempotence::Safe) {
+            _ if scanner_lost => Retry::Now,
             retry => retry,
         };
         if let Retry::No = retry {
             return Err(self.error(e, &region.server));
         }
         tracing::debug!(table = %self.table, server = %region.server, error = %e, "hmap native: scan resumed");
-        if let Retry::Relocate = retry {
-            self.store.forget(&region);
-        }
+        self.store.note_failure(&retry, &region);
         let timeout = self.store.config().call_timeout;
-        let attempts = self.retry.get_or_insert_with(|| Attempts::new(timeout));
-        if let Err(e) = attempts.back_off(e).await {
+        let attempts = self.retry.get_or_insert_with(|| self.store.attempts(timeout));
+        let table = &self.table;
+        attempts.waiting_for(|| {
+            format!(
+                "a region of table `{table}` to be served again (last on {})",
+                region.server
+            )
+        });
+        if let Err(e) = attempts.back_off(e, &retry, &region.server, "Scan").await {
             return Err(self.error(e, &region.server));
         }
         // Resume past the last row read: the buffered rows stay.
@@ -1317,6 +1364,25 @@ fn rows_from_cells(cells: Vec<super::codec::WireCell>) -> Option<RowResult> {
         .flatten()
 }
 
+/// A reply that may carry its region's exception inside it, as a `Multi`'s
+/// region action results do: a try that failed as much as one answered
+/// with an exception.
+pub(super) trait RegionReply {
+    /// The exception inside the reply, if any.
+    fn exception(&self) -> Option<NativeError> {
+        None
+    }
+}
+
+impl RegionReply for proto::GetResponse {}
+impl RegionReply for proto::MutateResponse {}
+impl RegionReply for proto::ScanResponse {}
+impl RegionReply for proto::MultiResponse {
+    fn exception(&self) -> Option<NativeError> {
+        multi_error(self).err()
+    }
+}
+
 /// The first exception of a `Multi` reply, if any.
 fn multi_error(reply: &proto::MultiResponse) -> Result<(), NativeError> {
     for result in &reply.region_action_result {
@@ -1349,8 +1415,10 @@ mod tests {
     use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
 
     /// How the fake region server answers `Get`: the exception class of
-    /// each try, then the row (or, with `fail_always`, the last exception
-    /// for ever).
+    /// each try (`Class message` for a message of its own, `{port}` in it
+    /// standing for the fake's port), then the row (or, with
+    /// `fail_always`, the last exception for ever).
+    #[derive(Default)]
     struct Script {
         get_failures: Vec<&'static str>,
         fail_always: bool,
@@ -1361,6 +1429,15 @@ mod tests {
         scan_failures: Mutex<Vec<&'static str>>,
         meta_scans: AtomicUsize,
         gets: AtomicUsize,
+        /// `Mutate` and `Multi` requests to read and then answer by closing
+        /// the connection (a server that died with the reply unsent).
+        drop_writes: AtomicUsize,
+        /// The nonce group and nonce of each `Mutate` received.
+        mutates: Mutex<Vec<(Option<u64>, Option<u64>)>>,
+        multis: AtomicUsize,
+        /// `hbase:meta` lookups answered with this server instead of the
+        /// fake's own (a dead server's address), while the count lasts.
+        dead_server: Mutex<Option<(String, usize)>>,
     }
 
     /// A fake cluster of one server: registry, `hbase:meta` and one region
@@ -1500,9 +1577,19 @@ mod tests {
                     let name = "t,,1.abc.";
                     let mut info = b"PBUF".to_vec();
                     info.extend(region_info("default", "t").encode_to_vec());
+                    let server = {
+                        let mut dead = script.dead_server.lock().expect("lock");
+                        match dead.as_mut() {
+                            Some((server, left)) if *left > 0 => {
+                                *left -= 1;
+                                server.clone()
+                            }
+                            _ => format!("127.0.0.1:{port}"),
+                        }
+                    };
                     let cells = [
                         cell(name, "info", "regioninfo", info),
-                        cell(name, "info", "server", format!("127.0.0.1:{port}").into_bytes()),
+                        cell(name, "info", "server", server.into_bytes()),
                     ];
                     let message = proto::ScanResponse {
                         cells_per_result: vec![2],
@@ -1518,12 +1605,14 @@ mod tests {
                         failure => failure,
                     };
                     match failure {
-                        Some(class) => {
+                        Some(failure) => {
+                            let failure = failure.replace("{port}", &port.to_string());
+                            let (class, message) = failure.split_once(' ').unwrap_or((&failure, "scripted"));
                             let header = ResponseHeader {
                                 call_id: id,
                                 exception: Some(ExceptionResponse {
                                     exception_class_name: Some(class.to_string()),
-                                    stack_trace: Some(format!("{class}: scripted")),
+                                    stack_trace: Some(format!("{class}: {message}")),
                                     ..Default::default()
                                 }),
                                 cell_block_meta: None,
@@ -1539,6 +1628,55 @@ mod tests {
                             };
                             ok(message.encode_to_vec(), &[cell("r", "f", "q", b"v".to_vec())])
                         }
+                    }
+                }
+                Some(method @ ("Mutate" | "Multi")) => {
+                    if method == "Mutate" {
+                        let request = proto::MutateRequest::decode(body.clone()).expect("mutate request");
+                        let nonces = (request.nonce_group, request.mutation.nonce);
+                        script.mutates.lock().expect("lock").push(nonces);
+                    } else {
+                        script.multis.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let dropped = script
+                        .drop_writes
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                        .is_ok();
+                    if dropped {
+                        return;
+                    }
+                    if method == "Mutate" {
+                        // An increment's (or a condition's) answer: counter c at 1.
+                        let message = proto::MutateResponse {
+                            result: Some(proto::Result {
+                                associated_cell_count: Some(1),
+                                ..Default::default()
+                            }),
+                            processed: Some(true),
+                        };
+                        ok(
+                            message.encode_to_vec(),
+                            &[cell("r", "f", "c", 1i64.to_be_bytes().to_vec())],
+                        )
+                    } else {
+                        let request = proto::MultiRequest::decode(body).expect("multi request");
+                        let message = proto::MultiResponse {
+                            region_action_result: request
+                                .region_action
+                                .iter()
+                                .map(|action| proto::RegionActionResult {
+                                    result_or_exception: (0..action.action.len())
+                                        .map(|i| proto::ResultOrException {
+                                            index: Some(i as u32),
+                                            result: Some(proto::Result::default()),
+                                            ..Default::default()
+                                        })
+                                        .collect(),
+                                    ..Default::default()
+                                })
+                                .collect(),
+                        };
+                        ok(message.encode_to_vec(), &[])
                     }
                 }
                 other => panic!("unexpected call {other:?}"),
@@ -1576,13 +1714,8 @@ mod tests {
 
     fn script(failures: Vec<&'static str>) -> Arc<Script> {
         Arc::new(Script {
-            scanner_closes: AtomicUsize::new(0),
-            next_row: AtomicUsize::new(0),
-            scan_failures: Mutex::default(),
-            fail_always: false,
             get_failures: failures,
-            meta_scans: AtomicUsize::new(0),
-            gets: AtomicUsize::new(0),
+            ..Default::default()
         })
     }
 
@@ -1599,7 +1732,189 @@ mod tests {
             .expect("answered in the end");
         assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")));
         assert_eq!(script.gets.load(Ordering::SeqCst), 3);
-        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3, "a lookup per try");
+        // NotServingRegion: looked up again; RegionOpening: the region is
+        // opening where it is, waited for there (as HBase's client does).
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 2, "a lookup after the move");
+    }
+
+    #[tokio::test]
+    async fn each_not_here_not_yet_exception_is_ridden_out_for_what_it_means() {
+        // Each class once, then the row: the lookups of hbase:meta it took
+        // in all (1: the cached location was kept), and whether the retry
+        // paused.
+        let cases: [(&'static str, usize, bool); 14] = [
+            ("org.apache.hadoop.hbase.NotServingRegionException", 2, true),
+            (
+                "org.apache.hadoop.hbase.exceptions.RegionMovedException Region moved to: hostname=127.0.0.1 port={port} startCode=1. As of locationSeqNum=9.",
+                1,
+                false,
+            ),
+            ("org.apache.hadoop.hbase.exceptions.RegionOpeningException", 1, true),
+            (
+                "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException",
+                2,
+                true,
+            ),
+            (
+                "org.apache.hadoop.hbase.regionserver.RegionServerAbortedException",
+                2,
+                true,
+            ),
+            ("org.apache.hadoop.hbase.ipc.ServerNotRunningYetException", 2, true),
+            ("org.apache.hadoop.hbase.RegionTooBusyException", 1, true),
+            ("org.apache.hadoop.hbase.CallQueueTooBigException", 1, true),
+            ("org.apache.hadoop.hbase.CallDroppedException", 1, true),
+            ("org.apache.hadoop.hbase.PleaseHoldException", 1, true),
+            ("org.apache.hadoop.hbase.quotas.RpcThrottlingException", 1, true),
+            ("org.apache.hadoop.hbase.RetryImmediatelyException", 1, false),
+            ("org.apache.hadoop.hbase.MultiActionResultTooLarge", 1, false),
+            // A region moved to a server the message does not name well:
+            // looked up again.
+            ("org.apache.hadoop.hbase.exceptions.RegionMovedException moved", 2, true),
+        ];
+        for (failure, lookups, pauses) in cases {
+            let script = script(vec![failure]);
+            let store = NativeStore::connect(
+                NativeConfig::new([fake_cluster(script.clone()).await])
+                    .call_timeout(Duration::from_secs(10))
+                    .retry(
+                        RetryPolicy::default()
+                            .pause(Duration::from_millis(300))
+                            .pause_overloaded(Duration::from_millis(300)),
+                    ),
+            )
+            .await
+            .expect("connect");
+            let started = Instant::now();
+            let row = store.get_unchecked("t", &Get::new("r")).await.expect(failure);
+            let took = started.elapsed();
+            assert_eq!(row.and_then(|r| r.value("f", "q")), Some(Bytes::from("v")), "{failure}");
+            assert_eq!(script.gets.load(Ordering::SeqCst), 2, "{failure}");
+            assert_eq!(script.meta_scans.load(Ordering::SeqCst), lookups, "{failure}");
+            assert_eq!(took >= Duration::from_millis(300), pauses, "{failure}: {took:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_increment_whose_reply_was_lost_is_sent_again_with_its_nonce() {
+        let script = Arc::new(Script {
+            drop_writes: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let values = store
+            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
+            .await
+            .expect("sent again");
+        assert_eq!(values, [1]);
+        let mutates = script.mutates.lock().expect("lock").clone();
+        assert_eq!(mutates.len(), 2, "{mutates:?}");
+        let (group, nonce) = mutates[0];
+        assert!(group.is_some() && nonce.is_some_and(|n| n != 0), "{mutates:?}");
+        assert_eq!(mutates[1], mutates[0], "the same nonce on the repeat");
+        // Another increment gets a nonce of its own.
+        store
+            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
+            .await
+            .expect("answered");
+        let mutates = script.mutates.lock().expect("lock").clone();
+        assert_eq!(mutates[2].0, group);
+        assert_ne!(mutates[2].1, nonce);
+    }
+
+    #[tokio::test]
+    async fn a_check_and_mutate_whose_reply_was_lost_says_it_may_have_been_applied() {
+        let script = Arc::new(Script {
+            drop_writes: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let op = CheckAndMutate::new(RowMutation::new("r").put("f", "q", "v"), "f", "q", None);
+        let err = store
+            .check_and_mutate_unchecked("t", &op)
+            .await
+            .expect_err("not sent again");
+        assert!(err.maybe_applied() && err.is_transient(), "{err:?}");
+        assert_eq!(script.mutates.lock().expect("lock").len(), 1, "sent once");
+    }
+
+    #[tokio::test]
+    async fn a_batch_whose_connection_broke_is_sent_again() {
+        let script = Arc::new(Script {
+            drop_writes: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let rows = [
+            RowMutation::new("a").put("f", "q", "1"),
+            RowMutation::new("b").put("f", "q", "2"),
+        ];
+        store.mutate_unchecked("t", &rows).await.expect("sent again");
+        assert_eq!(script.multis.load(Ordering::SeqCst), 2);
+        // A delete of a column's newest version is not sent twice.
+        script.drop_writes.store(1, Ordering::SeqCst);
+        let rows = [
+            RowMutation::new("a").delete_latest("f", "q"),
+            RowMutation::new("b").put("f", "q", "2"),
+        ];
+        let err = store.mutate_unchecked("t", &rows).await.expect_err("not sent again");
+        assert!(err.maybe_applied(), "{err:?}");
+        assert_eq!(script.multis.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_batch_to_a_dead_server_waits_for_its_region_to_be_served_elsewhere() {
+        // hbase:meta names a server that refuses connections for the first
+        // three lookups, then the fake itself (the region reassigned).
+        let dead = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let dead_address = dead.local_addr().expect("addr").to_string();
+        drop(dead);
+        let script = Arc::new(Script {
+            dead_server: Mutex::new(Some((dead_address.clone(), 3))),
+            ..Default::default()
+        });
+        let store = NativeStore::connect(
+            NativeConfig::new([fake_cluster(script.clone()).await])
+                .call_timeout(Duration::from_secs(10))
+                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
+        )
+        .await
+        .expect("connect");
+        let rows = [
+            RowMutation::new("a").put("f", "q", "1"),
+            RowMutation::new("b").put("f", "q", "2"),
+        ];
+        store.mutate_unchecked("t", &rows).await.expect("served elsewhere");
+        assert_eq!(script.multis.load(Ordering::SeqCst), 1, "sent once, where it is served");
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 4, "a lookup per pause");
+        assert!(store.locate("t", b"a").await.expect("cached").server != dead_address);
+
+        // Never served again: the deadline says what was waited for, and
+        // that nothing was applied.
+        let script = Arc::new(Script {
+            dead_server: Mutex::new(Some((dead_address.clone(), usize::MAX))),
+            ..Default::default()
+        });
+        let store = NativeStore::connect(
+            NativeConfig::new([fake_cluster(script.clone()).await])
+                .call_timeout(Duration::from_millis(800))
+                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
+        )
+        .await
+        .expect("connect");
+        let started = Instant::now();
+        let err = store.mutate_unchecked("t", &rows).await.expect_err("never served");
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+        assert!(
+            matches!(err, StoreError::Unavailable { .. }) && !err.maybe_applied(),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains(&dead_address) && message.contains("row a"),
+            "{message}"
+        );
+        assert!(message.contains("nothing of it was applied"), "{message}");
     }
 
     #[tokio::test]
@@ -1614,13 +1929,9 @@ mod tests {
     #[tokio::test]
     async fn retries_stop_at_the_deadline() {
         let script = Arc::new(Script {
-            scanner_closes: AtomicUsize::new(0),
-            next_row: AtomicUsize::new(0),
-            scan_failures: Mutex::default(),
             fail_always: true,
             get_failures: vec!["org.apache.hadoop.hbase.NotServingRegionException"],
-            meta_scans: AtomicUsize::new(0),
-            gets: AtomicUsize::new(0),
+            ..Default::default()
         });
         let store = store(&script, Duration::from_millis(300)).await;
         let started = Instant::now();
@@ -1811,6 +2122,7 @@ mod tests {
                 schemas: Default::default(),
                 nonce_group: 0,
                 open_scanners: Arc::default(),
+                failed_servers: FailedServers::default(),
             }),
         };
         let started = Instant::now();
@@ -1821,7 +2133,9 @@ mod tests {
             started.elapsed()
         );
         assert!(err.to_string().contains("cluster_id timed out after 1"), "{err}");
-        // And the one that names the active master, within the admin deadline.
+        // And the one that names the active master, within the admin
+        // deadline: asked again while time is left (a master failing
+        // over), then said to be unavailable, nothing applied.
         let started = Instant::now();
         let err = store.admin_list().await.expect_err("no server answers");
         assert!(
@@ -1829,7 +2143,14 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        assert!(err.to_string().contains("list_tables timed out after 1"), "{err}");
+        assert!(
+            matches!(err, StoreError::Unavailable { .. }) && !err.maybe_applied(),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(message.contains("list_tables was not served within 1"), "{message}");
+        assert!(message.contains("the registry to name an active master"), "{message}");
+        assert!(message.contains("GetActiveMaster timed out after 1"), "{message}");
     }
 
     #[test]

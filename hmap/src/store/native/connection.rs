@@ -278,12 +278,13 @@ fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: O
         (std::mem::take(&mut calls.waiting), reason, calls.refused)
     };
     for (_, waiter) in waiting {
-        let _ = waiter.send(Err(broken_error(endpoint, &reason, refused)));
+        let _ = waiter.send(Err(broken_error(endpoint, &reason, refused, true)));
     }
 }
 
-/// The error of a call on a broken socket.
-fn broken_error(endpoint: &str, reason: &str, refused: Option<KerberosFailure>) -> NativeError {
+/// The error of a call on a broken socket; `sent`: its request had been
+/// handed to the writer (and may have reached the server).
+fn broken_error(endpoint: &str, reason: &str, refused: Option<KerberosFailure>, sent: bool) -> NativeError {
     match refused {
         Some(failure) => NativeError::Kerberos {
             endpoint: endpoint.to_string(),
@@ -293,6 +294,7 @@ fn broken_error(endpoint: &str, reason: &str, refused: Option<KerberosFailure>) 
         None => NativeError::Closed {
             endpoint: endpoint.to_string(),
             reason: reason.to_string(),
+            sent,
         },
     }
 }
@@ -400,14 +402,15 @@ impl Connection {
         let mut frame = BytesMut::new();
         codec::encode_request(&header, request, &[], &mut frame)?;
         let (sender, receiver) = oneshot::channel();
-        let closed = |reason: String| NativeError::Closed {
+        let closed = |reason: String, sent: bool| NativeError::Closed {
             endpoint: self.shared.endpoint.clone(),
             reason,
+            sent,
         };
         let _registration = {
             let mut calls = lock(&live.calls);
             if let Some(reason) = &calls.broken {
-                return Err(broken_error(&self.shared.endpoint, reason, calls.refused));
+                return Err(broken_error(&self.shared.endpoint, reason, calls.refused, false));
             }
             calls.waiting.insert(id, sender);
             Registration {
@@ -417,13 +420,13 @@ impl Connection {
         };
         // A stopped task has broken the socket already (`BreakOnExit`);
         // breaking it here as well covers the moment in between.
-        let stopped = |task: &str| {
+        let stopped = |task: &str, sent: bool| {
             let reason = format!("its {task} task stopped");
             break_all(&live.calls, &self.shared.endpoint, reason.clone());
-            closed(reason)
+            closed(reason, sent)
         };
-        live.frames.send(frame.freeze()).map_err(|_| stopped("writer"))?;
-        receiver.await.map_err(|_| stopped("reader"))?
+        live.frames.send(frame.freeze()).map_err(|_| stopped("writer", false))?;
+        receiver.await.map_err(|_| stopped("reader", true))?
     }
 
     /// The open socket, dialled if there is none or it broke.
@@ -459,6 +462,7 @@ impl Connection {
         dial.await.map_err(|e| NativeError::Closed {
             endpoint: self.shared.endpoint.clone(),
             reason: format!("the dial failed: {e}"),
+            sent: false,
         })?
     }
 }
@@ -568,6 +572,7 @@ impl Shared {
                 Wire::Tls { .. } => NativeError::Closed {
                     endpoint: self.endpoint.clone(),
                     reason: format!("writing the connection header failed: {}", wire.io_reason(&source)),
+                    sent: false,
                 },
             }),
         }

@@ -140,13 +140,42 @@ pub enum NativeError {
         reason: String,
     },
     /// The connection broke (or the server closed it) before the reply came.
-    /// Whether the call was applied is unknown.
-    #[error("the connection to {endpoint} broke: {reason}")]
+    /// Whether the call was applied is unknown when `sent`; a request not
+    /// sent was not applied.
+    #[error(
+        "the connection to {endpoint} broke{}: {reason}",
+        if *.sent { "" } else { " before the request was sent" }
+    )]
     Closed {
         /// The server's address.
         endpoint: String,
         /// What broke it.
         reason: String,
+        /// The request had been handed to the socket (it may have reached
+        /// the server).
+        sent: bool,
+    },
+    /// The call's deadline passed while it waited for the cluster to serve
+    /// it (a region moving or reassigned after its server died, a server
+    /// stopping or starting, a busy server), and no try of it can have
+    /// been applied: every one was refused, or failed before it was sent.
+    #[error(
+        "{method} was not served within {:?} ({tries} tries), waiting for {waiting_for}; the last try: {last}",
+        whole_ms(*.elapsed)
+    )]
+    Unavailable {
+        /// The server of the last try (empty: none was reached).
+        endpoint: String,
+        /// The RPC method.
+        method: &'static str,
+        /// How long the call waited, all its tries together.
+        elapsed: Duration,
+        /// How many tries failed.
+        tries: u32,
+        /// What it waited for: the region (table, row, its last server), or the server.
+        waiting_for: String,
+        /// What the last try met.
+        last: String,
     },
     /// No bootstrap server answered a registry call (`ClientMetaService`)
     /// within the one deadline they shared.
@@ -237,8 +266,28 @@ pub enum ExceptionKind {
     CallDropped,
     /// `ServerNotRunningYetException`: the server is starting.
     ServerNotRunningYet,
-    /// `PleaseHoldException`: the master is initialising.
+    /// `PleaseHoldException`: the master is initialising (or is a backup
+    /// master, which never finishes initialising while it waits).
     PleaseHold,
+    /// `RegionServerStoppedException`: the server is stopping; its regions
+    /// will be served elsewhere.
+    RegionServerStopped,
+    /// `RegionServerAbortedException`: the server is aborting; its regions
+    /// will be served elsewhere.
+    RegionServerAborted,
+    /// `RetryImmediatelyException`: try again at once, without a pause.
+    RetryImmediately,
+    /// `MultiActionResultTooLarge`: a `Multi`'s results reached the
+    /// server's size limit; the actions not run are sent again at once.
+    MultiActionResultTooLarge,
+    /// `MasterNotRunningException`: the master asked is not (or no longer)
+    /// the active one.
+    MasterNotRunning,
+    /// `RpcThrottlingException`: a quota throttled the call; wait and try again.
+    RpcThrottling,
+    /// `ScannerResetException` or `LeaseException`: the server dropped the
+    /// scanner (a region reopened, a lease expired); open it again.
+    ScannerReset,
     /// `TableNotFoundException`.
     TableNotFound,
     /// `NoSuchColumnFamilyException`.
@@ -278,6 +327,13 @@ impl ExceptionKind {
             "CallDroppedException" => ExceptionKind::CallDropped,
             "ServerNotRunningYetException" => ExceptionKind::ServerNotRunningYet,
             "PleaseHoldException" => ExceptionKind::PleaseHold,
+            "RegionServerStoppedException" => ExceptionKind::RegionServerStopped,
+            "RegionServerAbortedException" => ExceptionKind::RegionServerAborted,
+            "RetryImmediatelyException" => ExceptionKind::RetryImmediately,
+            "MultiActionResultTooLarge" => ExceptionKind::MultiActionResultTooLarge,
+            "MasterNotRunningException" => ExceptionKind::MasterNotRunning,
+            "RpcThrottlingException" => ExceptionKind::RpcThrottling,
+            "ScannerResetException" | "LeaseException" => ExceptionKind::ScannerReset,
             "TableNotFoundException" => ExceptionKind::TableNotFound,
             "NoSuchColumnFamilyException" => ExceptionKind::NoSuchColumnFamily,
             "TableExistsException" => ExceptionKind::TableExists,
@@ -300,6 +356,18 @@ impl ExceptionKind {
         )
     }
 
+    /// The server is stopping, aborting or starting: none of the regions
+    /// cached on it can be trusted, and its regions are (or will be)
+    /// served elsewhere.
+    pub fn is_server_gone(self) -> bool {
+        matches!(
+            self,
+            ExceptionKind::RegionServerStopped
+                | ExceptionKind::RegionServerAborted
+                | ExceptionKind::ServerNotRunningYet
+        )
+    }
+
     /// The server is busy or not ready: back off and retry.
     pub fn is_busy(self) -> bool {
         matches!(
@@ -309,6 +377,23 @@ impl ExceptionKind {
                 | ExceptionKind::CallDropped
                 | ExceptionKind::ServerNotRunningYet
                 | ExceptionKind::PleaseHold
+                | ExceptionKind::RpcThrottling
+        )
+    }
+
+    /// The server said to try again at once.
+    pub fn is_retry_now(self) -> bool {
+        matches!(
+            self,
+            ExceptionKind::RetryImmediately | ExceptionKind::MultiActionResultTooLarge
+        )
+    }
+
+    /// The server dropped the scanner: open a new one after the last row read.
+    pub fn is_scanner_lost(self) -> bool {
+        matches!(
+            self,
+            ExceptionKind::UnknownScanner | ExceptionKind::OutOfOrderScannerNext | ExceptionKind::ScannerReset
         )
     }
 }
@@ -392,10 +477,7 @@ impl RemoteError {
     }
 }
 
-/// A duration in whole milliseconds, to print: `1.001s`, not `1.000934217s`.
-pub(super) fn whole_ms(duration: Duration) -> Duration {
-    Duration::from_millis(u64::try_from(duration.as_millis()).unwrap_or(u64::MAX))
-}
+pub(super) use crate::store::error::whole_ms;
 
 /// `a: what a did; b: what b did`.
 fn show_tried(tried: &[(String, String)]) -> String {
@@ -539,6 +621,15 @@ impl NativeError {
                 table: table.to_string(),
                 operation,
                 message: e.to_string(),
+            },
+            NativeError::Unavailable {
+                elapsed, ref endpoint, ..
+            } => StoreError::Unavailable {
+                table: table.to_string(),
+                operation,
+                elapsed,
+                endpoint: endpoint.clone(),
+                message: at_row(self.to_string()),
             },
             e @ NativeError::Closed { .. } => StoreError::Connection {
                 endpoint: endpoint.to_string(),

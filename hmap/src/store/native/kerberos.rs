@@ -798,6 +798,7 @@ async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &s
         .map_err(|e| NativeError::Closed {
             endpoint: endpoint.to_string(),
             reason: format!("writing the SASL handshake failed: {e}"),
+            sent: false,
         })
 }
 
@@ -825,6 +826,7 @@ async fn read_reply<S: AsyncRead + Unpin>(
         let read = stream.read_buf(buf).await.map_err(|e| NativeError::Closed {
             endpoint: endpoint.to_string(),
             reason: format!("reading the SASL handshake failed: {e}"),
+            sent: false,
         })?;
         if read == 0 {
             return Err(NativeError::Closed {
@@ -834,6 +836,7 @@ async fn read_reply<S: AsyncRead + Unpin>(
                      serves TLS only closes a plaintext client so (`NativeConfig::tls`)",
                     buf.len()
                 ),
+                sent: false,
             });
         }
     }

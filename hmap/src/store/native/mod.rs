@@ -16,6 +16,10 @@
 //!   handshake and its protection levels, through MIT Kerberos
 //!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos));
 //! - [`locate`]: where `hbase:meta` and a row's region are;
+//! - `retry`: the retry policy every call shares: what each of HBase's
+//!   "not here, not yet" answers means, the pauses between tries
+//!   ([`RetryPolicy`]), which writes may be sent again, and the deadline's
+//!   error;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
 //!   (where `hbase:meta` and the master are, from HBase's znodes);
 //! - [`convert`]: hmap's types to and from the protobuf messages;
@@ -149,6 +153,7 @@ pub mod error;
 pub(crate) mod kerberos;
 pub mod locate;
 pub mod proto;
+mod retry;
 #[cfg(feature = "kerberos")]
 pub mod sasl;
 mod store;
@@ -165,6 +170,7 @@ pub use client::{NativeConfig, NativeStore};
 pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError};
 #[cfg(feature = "kerberos")]
 pub use kerberos::NativeKerberos;
+pub use retry::{RETRY_BACKOFF, RetryPolicy};
 #[cfg(feature = "kerberos")]
 pub use sasl::Protection;
 #[cfg(feature = "tls")]
