@@ -293,12 +293,57 @@ async fn increment_reply_cells_are_matched_by_column() {
         .await
         .expect("increment");
     assert_eq!(values, vec![11, 12]);
-    // A column the reply lacks is an error naming it.
+    // A column the reply lacks is read back; still missing, an error naming it.
     let err = store
         .increment("t", &Increment::new("r").add("c", "z", 1))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("c:z"), "{err}");
+}
+
+#[tokio::test]
+async fn an_increment_applied_and_answered_without_its_values_reads_them_back() {
+    // The gateway's client answers an increment it sent twice (its reply
+    // lost, the repeat recognised by the nonce) with an empty result.
+    let methods = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = methods.clone();
+    let addr = fake::start(move |method, seq| {
+        seen.lock().unwrap().push(method.to_string());
+        match method {
+            "getTableDescriptor" => Act::Send(fake::descriptor(seq, &["c"])),
+            "increment" => Act::Send(
+                Msg::reply(method, seq)
+                    .field(STRUCT, 0)
+                    .field(LIST, 2)
+                    .list(STRUCT, 0)
+                    .stop()
+                    .stop()
+                    .done(),
+            ),
+            _ => {
+                let mut m = Msg::reply(method, seq);
+                m.field(STRUCT, 0)
+                    .field(STRING, 1)
+                    .string(b"r")
+                    .field(LIST, 2)
+                    .list(STRUCT, 1);
+                fake::column_value(&mut m, "c", "x", &42i64.to_be_bytes());
+                Act::Send(m.stop().stop().done())
+            }
+        }
+    });
+    let values = store(addr, Duration::from_secs(5))
+        .increment("t", &Increment::new("r").add("c", "x", 1))
+        .await
+        .expect("read back");
+    assert_eq!(values, vec![42]);
+    let methods = methods.lock().unwrap().clone();
+    assert_eq!(
+        methods.iter().filter(|m| *m == "increment").count(),
+        1,
+        "not sent again: {methods:?}"
+    );
+    assert!(methods.iter().any(|m| m == "get"), "{methods:?}");
 }
 
 // ---------------------------------------------------------------------------

@@ -884,6 +884,26 @@ impl Increment {
         self.columns.push((family.into(), qualifier.into(), amount));
         self
     }
+
+    /// The get that reads the counters back: for a server that applied the
+    /// increment and answered without their values (HBase answers so when
+    /// a retry of it, sent again after a lost reply, is recognised by its
+    /// nonce on some paths; seen through a Thrift gateway).
+    pub(crate) fn read_back(&self) -> Get {
+        self.columns
+            .iter()
+            .fold(Get::new(self.row.clone()), |get, (family, qualifier, _)| {
+                get.column(family.clone(), qualifier.clone())
+            })
+    }
+
+    /// Whether `row`, a server's answer to the increment, holds a value
+    /// for each counter.
+    pub(crate) fn answered_by(&self, row: Option<&RowResult>) -> bool {
+        self.columns
+            .iter()
+            .all(|(family, qualifier, _)| row.is_some_and(|r| r.latest(family, qualifier).is_some()))
+    }
 }
 
 /// The rows of a scan, a [`Stream`] fetched in batches; a server-side

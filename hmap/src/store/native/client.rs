@@ -977,6 +977,12 @@ impl NativeStore {
         let row = convert::associated_cells(&result)
             .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
             .map_err(|e| store_error((e, String::new())))?;
+        if !op.answered_by(row.as_ref()) {
+            // Applied, without the values (see `Increment::read_back`):
+            // read them, other increments since included.
+            let read = self.get_unchecked(table, &op.read_back()).await?;
+            return convert::counters(op, read.as_ref()).map_err(|e| store_error((e, String::new())));
+        }
         convert::counters(op, row.as_ref()).map_err(|e| store_error((e, String::new())))
     }
 
@@ -1435,6 +1441,8 @@ mod tests {
         /// The nonce group and nonce of each `Mutate` received.
         mutates: Mutex<Vec<(Option<u64>, Option<u64>)>>,
         multis: AtomicUsize,
+        /// `Mutate` requests to answer with no result (applied, no values).
+        empty_answers: AtomicUsize,
         /// `hbase:meta` lookups answered with this server instead of the
         /// fake's own (a dead server's address), while the count lasts.
         dead_server: Mutex<Option<(String, usize)>>,
@@ -1622,11 +1630,15 @@ mod tests {
                         _ => {
                             let message = proto::GetResponse {
                                 result: Some(proto::Result {
-                                    associated_cell_count: Some(1),
+                                    associated_cell_count: Some(2),
                                     ..Default::default()
                                 }),
                             };
-                            ok(message.encode_to_vec(), &[cell("r", "f", "q", b"v".to_vec())])
+                            let cells = [
+                                cell("r", "f", "c", 7i64.to_be_bytes().to_vec()),
+                                cell("r", "f", "q", b"v".to_vec()),
+                            ];
+                            ok(message.encode_to_vec(), &cells)
                         }
                     }
                 }
@@ -1645,7 +1657,18 @@ mod tests {
                     if dropped {
                         return;
                     }
-                    if method == "Mutate" {
+                    let empty = script
+                        .empty_answers
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                        .is_ok();
+                    if method == "Mutate" && empty {
+                        // Applied, answered without the values.
+                        let message = proto::MutateResponse {
+                            result: None,
+                            processed: Some(true),
+                        };
+                        ok(message.encode_to_vec(), &[])
+                    } else if method == "Mutate" {
                         // An increment's (or a condition's) answer: counter c at 1.
                         let message = proto::MutateResponse {
                             result: Some(proto::Result {
@@ -1823,6 +1846,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_increment_answered_without_its_values_reads_them_back() {
+        let script = Arc::new(Script {
+            empty_answers: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let values = store
+            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
+            .await
+            .expect("read back");
+        assert_eq!(values, [7], "the value the get read");
+        assert_eq!(script.mutates.lock().expect("lock").len(), 1, "not sent again");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
     async fn a_check_and_mutate_whose_reply_was_lost_says_it_may_have_been_applied() {
         let script = Arc::new(Script {
             drop_writes: AtomicUsize::new(1),
@@ -1915,6 +1954,61 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("nothing of it was applied"), "{message}");
+    }
+
+    /// What HBase does with an increment sent twice under one nonce (a
+    /// retry after a lost reply): applies it once, and answers the repeat
+    /// with the counter's value.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE from scripts/hbase/hbase address"]
+    async fn hbase_applies_an_increment_sent_twice_with_one_nonce_once() {
+        use crate::schema::{FamilySchema, TableSchema};
+        use crate::store::Store;
+        let address = std::env::var("HMAP_NATIVE").expect("HMAP_NATIVE");
+        let store = NativeStore::connect(NativeConfig::new(address.split(',')))
+            .await
+            .expect("connect");
+        let table = "hmap_nonce_check";
+        if store.table_exists(table).await.expect("listed") {
+            store.delete_table(table).await.expect("deleted");
+        }
+        store
+            .create_table(&TableSchema::new(table).family(FamilySchema::new("f")))
+            .await
+            .expect("created");
+        let op = Increment::new("r").add("f", "c", 5);
+        let mutation = proto::MutationProto {
+            nonce: Some(super::super::admin::random_u64()),
+            ..convert::increment(&op)
+        };
+        let request = |region: &RegionLocation| proto::MutateRequest {
+            region: region.specifier(),
+            mutation: mutation.clone(),
+            condition: None,
+            nonce_group: Some(store.inner.nonce_group),
+        };
+        let mut answers = Vec::new();
+        for _ in 0..2 {
+            let (_, reply) = store
+                .region_call::<_, proto::MutateResponse>(table, Target::Row(b"r"), "Mutate", Idempotence::Safe, request)
+                .await
+                .expect("answered");
+            let result = reply.message.result.unwrap_or_default();
+            let row = convert::associated_cells(&result)
+                .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
+                .expect("decoded");
+            answers.push(convert::counters(&op, row.as_ref()).map_err(|e| e.to_string()));
+        }
+        let stored = store.get(table, &Get::new("r")).await.expect("read").expect("a row");
+        let value = stored.value("f", "c").expect("a counter");
+        assert_eq!(&value[..], &5i64.to_be_bytes(), "applied once");
+        assert_eq!(answers[0], Ok(vec![5]), "{answers:?}");
+        assert_eq!(
+            answers[1],
+            Ok(vec![5]),
+            "the repeat answered with the value: {answers:?}"
+        );
+        store.delete_table(table).await.expect("deleted");
     }
 
     #[tokio::test]

@@ -699,9 +699,10 @@ impl Wire {
     fn closed_before_any_reply(self, how: &str) -> String {
         match self {
             Wire::Plain => format!(
-                "{how} before any reply: a server that serves TLS only (hbase.server.netty.tls.enabled \
-                 true, hbase.server.netty.tls.supportplaintext false) does this to a plaintext client; if so, \
-                 connect with TLS (`NativeConfig::tls`, hmap's feature `tls`). {NOT_HBASE_RPC}"
+                "{how} before any reply: the server stopped, or it serves TLS only (a server with \
+                 hbase.server.netty.tls.enabled true and hbase.server.netty.tls.supportplaintext false does \
+                 this to a plaintext client at once; if so, connect with TLS: `NativeConfig::tls`, hmap's \
+                 feature `tls`). {NOT_HBASE_RPC}"
             ),
             #[cfg(feature = "tls")]
             Wire::Tls { .. } => format!("{how} before any reply. {NOT_HBASE_RPC}"),

@@ -1046,6 +1046,12 @@ impl Store for ThriftStore {
                     |r| hbase::reply(r, TType::Struct, hbase::result),
                 );
                 let row = result.await.map_err(|e| counter_error(e, &op.row, &op.columns))?;
+                if !op.answered_by(row.as_ref()) {
+                    // Applied, without the values (see `Increment::read_back`):
+                    // read them, other increments since included.
+                    let read = self.get(table, &op.read_back()).await?;
+                    return counters(table, op, read.unwrap_or_default());
+                }
                 counters(table, op, row.unwrap_or_default())
             }),
         )
