@@ -568,7 +568,9 @@ impl NativeStore {
             .connection(server, Service::Client)
             .call::<Resp>(method, request, left)
             .await;
-        if let Err(NativeError::Connect { .. }) = &reply {
+        if let Err(e) = &reply
+            && super::retry::dial_failed(e)
+        {
             self.inner.failed_servers.note(server);
         }
         reply

@@ -202,7 +202,11 @@ pub(super) fn retry_kind(error: &NativeError, idempotence: Idempotence) -> Retry
             _ => Retry::No,
         },
         NativeError::NoRegion { .. } => Retry::Relocate,
-        NativeError::Connect { .. } | NativeError::Closed { sent: false, .. } => Retry::ServerGone,
+        // A dial that found nobody (`connect_timeout` passed: a host that
+        // is down answers nothing at all) sent nothing either.
+        NativeError::Connect { .. }
+        | NativeError::Closed { sent: false, .. }
+        | NativeError::Timeout { method: "connect", .. } => Retry::ServerGone,
         NativeError::Closed { sent: true, .. } if idempotence == Idempotence::Safe => Retry::ServerGone,
         _ => Retry::No,
     }
@@ -211,9 +215,20 @@ pub(super) fn retry_kind(error: &NativeError, idempotence: Idempotence) -> Retry
 /// Whether a failed try may have been applied: its request may have
 /// reached the server and no answer said what became of it.
 pub(super) fn maybe_applied(error: &NativeError) -> bool {
+    match error {
+        NativeError::Timeout { method, .. } => *method != "connect",
+        NativeError::Closed { sent, .. } => *sent,
+        NativeError::Decode { .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether `server` failed to be dialled (refused, or no answer within
+/// `connect_timeout`): it goes on the failed-servers list.
+pub(super) fn dial_failed(error: &NativeError) -> bool {
     matches!(
         error,
-        NativeError::Closed { sent: true, .. } | NativeError::Timeout { .. } | NativeError::Decode { .. }
+        NativeError::Connect { .. } | NativeError::Timeout { method: "connect", .. }
     )
 }
 
@@ -516,6 +531,15 @@ mod tests {
         assert_eq!(retry_kind(&sent, Idempotence::Unsafe), Retry::No);
         assert_eq!(retry_kind(&unsent, Idempotence::Unsafe), Retry::ServerGone);
         assert_eq!(retry_kind(&refused, Idempotence::Unsafe), Retry::ServerGone);
+        let silent = NativeError::Timeout {
+            endpoint: "h:1".into(),
+            method: "connect",
+            elapsed: Duration::from_secs(10),
+            waiting_for: "connecting: the TCP connection".into(),
+        };
+        assert_eq!(retry_kind(&silent, Idempotence::Unsafe), Retry::ServerGone);
+        assert!(dial_failed(&silent) && dial_failed(&refused) && !dial_failed(&sent));
+        assert!(!maybe_applied(&silent));
         assert!(maybe_applied(&sent) && !maybe_applied(&unsent) && !maybe_applied(&refused));
     }
 
