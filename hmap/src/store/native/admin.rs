@@ -775,6 +775,12 @@ mod fake_master_tests {
     struct Fake {
         outcome: Outcome,
         polls: AtomicUsize,
+        /// Exceptions `CreateTable` answers first, the last first (a master
+        /// failing over).
+        create_refusals: std::sync::Mutex<Vec<&'static str>>,
+        /// The nonce of each `CreateTable` received.
+        create_nonces: std::sync::Mutex<Vec<Option<u64>>>,
+        active_asks: AtomicUsize,
         /// What `GetTableNames` answers (message, cell block), and a
         /// `GetMetaRegionLocations` answer instead of the real one.
         hostile: Hostile,
@@ -800,6 +806,9 @@ mod fake_master_tests {
         let fake = Arc::new(Fake {
             outcome,
             polls: AtomicUsize::new(0),
+            create_refusals: Default::default(),
+            create_nonces: Default::default(),
+            active_asks: AtomicUsize::new(0),
             hostile,
         });
         let shared = fake.clone();
@@ -873,13 +882,35 @@ mod fake_master_tests {
                     }
                     .encode_to_vec(),
                 ),
-                Some("GetActiveMaster") => reply(
-                    proto::GetActiveMasterResponse {
-                        server_name: Some(server),
-                    }
-                    .encode_to_vec(),
-                ),
-                Some("CreateTable") => reply(proto::CreateTableResponse { proc_id: Some(5) }.encode_to_vec()),
+                Some("CreateTable") if !fake.create_refusals.lock().expect("lock").is_empty() => {
+                    let body = proto::CreateTableRequest::decode_length_delimited(&mut frame).expect("a request");
+                    fake.create_nonces.lock().expect("lock").push(body.nonce);
+                    let class = fake.create_refusals.lock().expect("lock").pop().unwrap_or_default();
+                    let header = ResponseHeader {
+                        call_id: request.call_id,
+                        exception: Some(ExceptionResponse {
+                            exception_class_name: Some(class.into()),
+                            stack_trace: Some(format!("{class}: not the active master")),
+                            ..Default::default()
+                        }),
+                        cell_block_meta: None,
+                    };
+                    codec::encode_response(&header, None, &[])
+                }
+                Some("GetActiveMaster") => {
+                    fake.active_asks.fetch_add(1, Ordering::SeqCst);
+                    reply(
+                        proto::GetActiveMasterResponse {
+                            server_name: Some(server),
+                        }
+                        .encode_to_vec(),
+                    )
+                }
+                Some("CreateTable") => {
+                    let body = proto::CreateTableRequest::decode_length_delimited(&mut frame).expect("a request");
+                    fake.create_nonces.lock().expect("lock").push(body.nonce);
+                    reply(proto::CreateTableResponse { proc_id: Some(5) }.encode_to_vec())
+                }
                 Some("getProcedureResult") => {
                     let polls = fake.polls.fetch_add(1, Ordering::SeqCst) + 1;
                     let running = polls <= 2 || matches!(fake.outcome, Outcome::Never);
@@ -1025,6 +1056,33 @@ mod fake_master_tests {
         let store = store(&endpoint, Duration::from_secs(10)).await;
         store.admin_create(&schema()).await.expect("created");
         assert_eq!(fake.polls.load(Ordering::SeqCst), 3, "polled until finished");
+    }
+
+    #[tokio::test]
+    async fn a_master_failing_over_is_waited_for_and_asked_again() {
+        let (endpoint, fake) = fake(Outcome::Done).await;
+        // Popped from the end: a backup master's PleaseHold, then a master
+        // no longer active.
+        fake.create_refusals.lock().expect("lock").extend([
+            "org.apache.hadoop.hbase.MasterNotRunningException",
+            "org.apache.hadoop.hbase.PleaseHoldException",
+        ]);
+        let config = NativeConfig::new([endpoint])
+            .admin_timeout(Duration::from_secs(10))
+            .retry(crate::store::native::RetryPolicy::default().pause(Duration::from_millis(20)));
+        let store = NativeStore::connect(config).await.expect("connect");
+        store.admin_create(&schema()).await.expect("created in the end");
+        assert_eq!(
+            fake.active_asks.load(Ordering::SeqCst),
+            3,
+            "the registry asked again after each refusal"
+        );
+        let nonces = fake.create_nonces.lock().expect("lock").clone();
+        assert_eq!(nonces.len(), 3, "{nonces:?}");
+        assert!(
+            nonces[0].is_some() && nonces.iter().all(|n| *n == nonces[0]),
+            "one nonce: {nonces:?}"
+        );
     }
 
     #[tokio::test]

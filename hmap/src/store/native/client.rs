@@ -1445,6 +1445,10 @@ mod tests {
         multis: AtomicUsize,
         /// `Mutate` requests to answer with no result (applied, no values).
         empty_answers: AtomicUsize,
+        /// `hbase:meta` lookups to answer with `NotServingRegionException`
+        /// (hbase:meta moved).
+        meta_failures: AtomicUsize,
+        registry_calls: AtomicUsize,
         /// `hbase:meta` lookups answered with this server instead of the
         /// fake's own (a dead server's address), while the count lasts.
         dead_server: Mutex<Option<(String, usize)>>,
@@ -1513,21 +1517,44 @@ mod tests {
                 codec::encode_response(&header, Some(&message), &block)
             };
             let reply = match request.method_name.as_deref() {
-                Some("GetMetaRegionLocations") => ok(
-                    proto::GetMetaRegionLocationsResponse {
-                        meta_locations: vec![proto::RegionLocation {
-                            region_info: region_info("hbase", "meta"),
-                            server_name: Some(proto::ServerName {
-                                host_name: "127.0.0.1".into(),
-                                port: Some(u32::from(port)),
-                                start_code: Some(1),
-                            }),
-                            seq_num: 0,
-                        }],
-                    }
-                    .encode_to_vec(),
-                    &[],
-                ),
+                Some("GetMetaRegionLocations") => {
+                    script.registry_calls.fetch_add(1, Ordering::SeqCst);
+                    ok(
+                        proto::GetMetaRegionLocationsResponse {
+                            meta_locations: vec![proto::RegionLocation {
+                                region_info: region_info("hbase", "meta"),
+                                server_name: Some(proto::ServerName {
+                                    host_name: "127.0.0.1".into(),
+                                    port: Some(u32::from(port)),
+                                    start_code: Some(1),
+                                }),
+                                seq_num: 0,
+                            }],
+                        }
+                        .encode_to_vec(),
+                        &[],
+                    )
+                }
+                Some("Scan")
+                    if is_meta_scan(&body)
+                        && script
+                            .meta_failures
+                            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                            .is_ok() =>
+                {
+                    script.meta_scans.fetch_add(1, Ordering::SeqCst);
+                    let class = "org.apache.hadoop.hbase.NotServingRegionException";
+                    let header = ResponseHeader {
+                        call_id: id,
+                        exception: Some(ExceptionResponse {
+                            exception_class_name: Some(class.to_string()),
+                            stack_trace: Some(format!("{class}: hbase:meta,,1 is not online on this server")),
+                            ..Default::default()
+                        }),
+                        cell_block_meta: None,
+                    };
+                    codec::encode_response(&header, None, &[])
+                }
                 Some("Scan") if !is_meta_scan(&body) => {
                     // Table t: endless rows r0, r1, ... through scanner 7.
                     let scan = proto::ScanRequest::decode(body).expect("scan request");
@@ -1821,6 +1848,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn hbase_meta_not_served_where_it_was_is_found_again_through_the_registry() {
+        let script = Arc::new(Script {
+            meta_failures: AtomicUsize::new(2),
+            ..Default::default()
+        });
+        let store = NativeStore::connect(
+            NativeConfig::new([fake_cluster(script.clone()).await])
+                .call_timeout(Duration::from_secs(10))
+                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
+        )
+        .await
+        .expect("connect");
+        assert_eq!(script.registry_calls.load(Ordering::SeqCst), 1, "connect asks once");
+        store.get_unchecked("t", &Get::new("r")).await.expect("served");
+        assert_eq!(
+            script.meta_scans.load(Ordering::SeqCst),
+            3,
+            "two refusals, then the lookup"
+        );
+        assert_eq!(
+            script.registry_calls.load(Ordering::SeqCst),
+            3,
+            "the registry asked again after each refusal"
+        );
+    }
+
+    #[tokio::test]
     async fn an_increment_whose_reply_was_lost_is_sent_again_with_its_nonce() {
         let script = Arc::new(Script {
             drop_writes: AtomicUsize::new(1),
@@ -2090,13 +2144,17 @@ mod tests {
     #[tokio::test]
     async fn a_scan_resumes_after_its_last_row_when_the_scanner_is_lost() {
         let script = script(vec![]);
+        // Popped from the end: the lease expires, the scanner is reset
+        // (its region reopened), the server forgets it, the region moves.
         script.scan_failures.lock().expect("lock").extend([
             "org.apache.hadoop.hbase.UnknownScannerException",
             "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.exceptions.ScannerResetException",
+            "org.apache.hadoop.hbase.regionserver.LeaseException",
         ]);
         let store = store(&script, Duration::from_secs(10)).await;
         let rows = store
-            .scan_unchecked("t", &Scan::all().batch_size(2).limit(7))
+            .scan_unchecked("t", &Scan::all().batch_size(2).limit(11))
             .await
             .expect("scan");
         let keys: Vec<_> = rows
@@ -2105,7 +2163,7 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            ["r0", "r1", "r2", "r3", "r4", "r5", "r6"],
+            ["r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"],
             "no row lost or repeated"
         );
         assert!(
