@@ -292,6 +292,9 @@ mod chaos_monkey {
                 }
             }
             round += 1;
+            // A steady load, not a flood: the cluster's JVMs share the
+            // machine's cores with the test.
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 

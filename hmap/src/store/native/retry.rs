@@ -60,6 +60,10 @@ pub const RETRY_BACKOFF: [u32; 13] = [1, 2, 3, 5, 10, 20, 40, 100, 100, 100, 100
 /// hmap's pauses stop growing at a second, so it spreads them wider.
 const JITTER: f64 = 0.1;
 
+/// Tries a call makes at once when told to try again at once (or where a
+/// region moved): after them, the usual pause.
+const IMMEDIATE_TRIES: u32 = 3;
+
 /// How NativeStore paces its retries ([`NativeConfig::retry`](super::NativeConfig::retry)).
 /// The defaults are HBase's client defaults, with pauses capped at 1 s.
 ///
@@ -363,7 +367,10 @@ impl Attempts {
         metrics::retry("native", retry_reason(&error));
         self.maybe_applied |= maybe_applied(&error);
         let pause = match retry {
-            Retry::Now | Retry::MovedTo(_) => Duration::ZERO,
+            // At once, the first few times: a server that keeps saying so
+            // is not called in a tight loop.
+            Retry::Now | Retry::MovedTo(_) if self.tries < IMMEDIATE_TRIES => Duration::ZERO,
+            Retry::Now | Retry::MovedTo(_) => self.policy.pause_after(self.tries, false),
             Retry::Wait { overloaded } => self.policy.pause_after(self.tries, *overloaded),
             Retry::Relocate | Retry::ServerGone | Retry::No => self.policy.pause_after(self.tries, false),
         };
