@@ -232,6 +232,11 @@ pub enum BackendError {
 /// change before [`connect`](Self::connect).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+// A Backend is made once, to connect, and its configs are kept by value so
+// that callers change them in place (`match &mut backend`): boxing the
+// largest (NativeConfig with TLS and Kerberos) would save a few hundred
+// bytes once and make one variant unlike the others.
+#[allow(clippy::large_enum_variant)]
 pub enum Backend {
     /// A [`NativeStore`], bootstrapped from masters or a ZooKeeper quorum.
     #[cfg(feature = "native")]

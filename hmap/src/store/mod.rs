@@ -889,6 +889,7 @@ impl Increment {
     /// increment and answered without their values (HBase answers so when
     /// a retry of it, sent again after a lost reply, is recognised by its
     /// nonce on some paths; seen through a Thrift gateway).
+    #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn read_back(&self) -> Get {
         self.columns
             .iter()
@@ -899,6 +900,7 @@ impl Increment {
 
     /// Whether `row`, a server's answer to the increment, holds a value
     /// for each counter.
+    #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn answered_by(&self, row: Option<&RowResult>) -> bool {
         self.columns
             .iter()

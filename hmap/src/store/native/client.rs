@@ -1758,10 +1758,20 @@ mod tests {
     }
 
     async fn store(script: &Arc<Script>, timeout: Duration) -> NativeStore {
+        paced_store(script, timeout, RetryPolicy::default()).await
+    }
+
+    /// A store on a fake cluster that `script` runs, pausing as `policy` says.
+    async fn paced_store(script: &Arc<Script>, timeout: Duration, policy: RetryPolicy) -> NativeStore {
         let endpoint = fake_cluster(script.clone()).await;
-        NativeStore::connect(NativeConfig::new([endpoint]).call_timeout(timeout))
+        NativeStore::connect(NativeConfig::new([endpoint]).call_timeout(timeout).retry(policy))
             .await
             .expect("connect")
+    }
+
+    /// Pauses of 20 ms: the tests that count tries, not time.
+    fn quick() -> RetryPolicy {
+        RetryPolicy::default().pause(Duration::from_millis(20))
     }
 
     fn script(failures: Vec<&'static str>) -> Arc<Script> {
@@ -1826,17 +1836,9 @@ mod tests {
         ];
         for (failure, lookups, pauses) in cases {
             let script = script(vec![failure]);
-            let store = NativeStore::connect(
-                NativeConfig::new([fake_cluster(script.clone()).await])
-                    .call_timeout(Duration::from_secs(10))
-                    .retry(
-                        RetryPolicy::default()
-                            .pause(Duration::from_millis(300))
-                            .pause_overloaded(Duration::from_millis(300)),
-                    ),
-            )
-            .await
-            .expect("connect");
+            let pause = Duration::from_millis(300);
+            let policy = RetryPolicy::default().pause(pause).pause_overloaded(pause);
+            let store = paced_store(&script, Duration::from_secs(10), policy).await;
             let started = Instant::now();
             let row = store.get_unchecked("t", &Get::new("r")).await.expect(failure);
             let took = started.elapsed();
@@ -1853,13 +1855,7 @@ mod tests {
             meta_failures: AtomicUsize::new(2),
             ..Default::default()
         });
-        let store = NativeStore::connect(
-            NativeConfig::new([fake_cluster(script.clone()).await])
-                .call_timeout(Duration::from_secs(10))
-                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
-        )
-        .await
-        .expect("connect");
+        let store = paced_store(&script, Duration::from_secs(10), quick()).await;
         assert_eq!(script.registry_calls.load(Ordering::SeqCst), 1, "connect asks once");
         store.get_unchecked("t", &Get::new("r")).await.expect("served");
         assert_eq!(
@@ -1874,6 +1870,13 @@ mod tests {
         );
     }
 
+    /// Adds 1 to counter `f:c` of row `r` in table `t`.
+    async fn increment_c(store: &NativeStore) -> Result<Vec<i64>, StoreError> {
+        store
+            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
+            .await
+    }
+
     #[tokio::test]
     async fn an_increment_whose_reply_was_lost_is_sent_again_with_its_nonce() {
         let script = Arc::new(Script {
@@ -1881,10 +1884,7 @@ mod tests {
             ..Default::default()
         });
         let store = store(&script, Duration::from_secs(10)).await;
-        let values = store
-            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
-            .await
-            .expect("sent again");
+        let values = increment_c(&store).await.expect("sent again");
         assert_eq!(values, [1]);
         let mutates = script.mutates.lock().expect("lock").clone();
         assert_eq!(mutates.len(), 2, "{mutates:?}");
@@ -1892,10 +1892,7 @@ mod tests {
         assert!(group.is_some() && nonce.is_some_and(|n| n != 0), "{mutates:?}");
         assert_eq!(mutates[1], mutates[0], "the same nonce on the repeat");
         // Another increment gets a nonce of its own.
-        store
-            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
-            .await
-            .expect("answered");
+        increment_c(&store).await.expect("answered");
         let mutates = script.mutates.lock().expect("lock").clone();
         assert_eq!(mutates[2].0, group);
         assert_ne!(mutates[2].1, nonce);
@@ -1908,10 +1905,7 @@ mod tests {
             ..Default::default()
         });
         let store = store(&script, Duration::from_secs(10)).await;
-        let values = store
-            .increment_unchecked("t", &Increment::new("r").add("f", "c", 1))
-            .await
-            .expect("read back");
+        let values = increment_c(&store).await.expect("read back");
         assert_eq!(values, [7], "the value the get read");
         assert_eq!(script.mutates.lock().expect("lock").len(), 1, "not sent again");
         assert_eq!(script.gets.load(Ordering::SeqCst), 1);
@@ -1968,13 +1962,7 @@ mod tests {
             dead_server: Mutex::new(Some((dead_address.clone(), 3))),
             ..Default::default()
         });
-        let store = NativeStore::connect(
-            NativeConfig::new([fake_cluster(script.clone()).await])
-                .call_timeout(Duration::from_secs(10))
-                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
-        )
-        .await
-        .expect("connect");
+        let store = paced_store(&script, Duration::from_secs(10), quick()).await;
         let rows = [
             RowMutation::new("a").put("f", "q", "1"),
             RowMutation::new("b").put("f", "q", "2"),
@@ -1990,13 +1978,7 @@ mod tests {
             dead_server: Mutex::new(Some((dead_address.clone(), usize::MAX))),
             ..Default::default()
         });
-        let store = NativeStore::connect(
-            NativeConfig::new([fake_cluster(script.clone()).await])
-                .call_timeout(Duration::from_millis(800))
-                .retry(RetryPolicy::default().pause(Duration::from_millis(20))),
-        )
-        .await
-        .expect("connect");
+        let store = paced_store(&script, Duration::from_millis(800), quick()).await;
         let started = Instant::now();
         let err = store.mutate_unchecked("t", &rows).await.expect_err("never served");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
