@@ -2,9 +2,9 @@
 //! functions on hmap's types (the `Store` trait will be a thin adapter).
 //!
 //! Each call has one deadline ([`NativeConfig::call_timeout`]) that covers
-//! locating the region, dialling, and every retry: a region that moved, is
-//! opening or is not served where the cache said is looked up again, a
-//! busy server is backed off from (16 ms doubling up to 5 s, as gohbase),
+//! locating the region, dialling, and every retry: a region that moved, a
+//! server gone, stopping or starting, a busy server, each handled as the
+//! retry policy says ([`RetryPolicy`]: HBase's pauses, capped at a second),
 //! always within the deadline.
 
 use std::collections::{BTreeMap, HashMap};

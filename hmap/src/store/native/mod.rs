@@ -49,11 +49,17 @@
 //!   serve several runtimes in turn, as one store shared by several
 //!   `#[tokio::test]` functions does), and when a call times out while a
 //!   reply is stalled half read. The calls waiting on a retired connection
-//!   fail with a typed connection error at once, never hang; reads are
-//!   retried within their deadline, writes are not (whether they were
-//!   applied is unknown). NativeStore keeps no other long-lived task: the
-//!   region cache is plain data, and a ZooKeeper session lives for one
-//!   lookup.
+//!   fail with a typed connection error at once, never hang; a call is
+//!   tried again within its deadline if applying it twice does no harm
+//!   (reads, puts, deletes up to a time, increments, which carry nonces),
+//!   not otherwise (a check-and-mutate, a delete of the newest version:
+//!   their error says they may have been applied). NativeStore keeps no
+//!   other long-lived task: the region cache is plain data, and a
+//!   ZooKeeper session lives for one lookup.
+//! - A server that dies, stops, restarts or no longer serves a region,
+//!   and a master failing over, are waited for within the deadline as
+//!   HBase's Java client waits for them (the `retry` room,
+//!   [`RetryPolicy`], and `docs/reliability.md`).
 //!
 //! # Bounds on what a server sends
 //! A server's reply is read and decoded within bounds, so that a broken
