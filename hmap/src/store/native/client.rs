@@ -1948,6 +1948,9 @@ mod tests {
         ];
         let err = store.mutate_unchecked("t", &rows).await.expect_err("not sent again");
         assert!(err.maybe_applied(), "{err:?}");
+        // The error names the server whose connection broke (it named none).
+        let message = err.to_string();
+        assert!(message.contains("the connection to 127.0.0.1:"), "{message}");
         assert_eq!(script.multis.load(Ordering::SeqCst), 3);
     }
 
