@@ -1445,6 +1445,9 @@ mod tests {
         multis: AtomicUsize,
         /// `Mutate` requests to answer with no result (applied, no values).
         empty_answers: AtomicUsize,
+        /// Exceptions each `Multi` answers its region actions with, the
+        /// last first, before answering them.
+        multi_failures: Mutex<Vec<&'static str>>,
         /// `hbase:meta` lookups to answer with `NotServingRegionException`
         /// (hbase:meta moved).
         meta_failures: AtomicUsize,
@@ -1712,19 +1715,29 @@ mod tests {
                         )
                     } else {
                         let request = proto::MultiRequest::decode(body).expect("multi request");
+                        let failure = script.multi_failures.lock().expect("lock").pop();
                         let message = proto::MultiResponse {
                             region_action_result: request
                                 .region_action
                                 .iter()
-                                .map(|action| proto::RegionActionResult {
-                                    result_or_exception: (0..action.action.len())
-                                        .map(|i| proto::ResultOrException {
-                                            index: Some(i as u32),
-                                            result: Some(proto::Result::default()),
-                                            ..Default::default()
-                                        })
-                                        .collect(),
-                                    ..Default::default()
+                                .map(|action| match failure {
+                                    Some(class) => proto::RegionActionResult {
+                                        exception: Some(proto::NameBytesPair {
+                                            name: class.to_string(),
+                                            value: Some(Bytes::from(format!("{class}: scripted"))),
+                                        }),
+                                        ..Default::default()
+                                    },
+                                    None => proto::RegionActionResult {
+                                        result_or_exception: (0..action.action.len())
+                                            .map(|i| proto::ResultOrException {
+                                                index: Some(i as u32),
+                                                result: Some(proto::Result::default()),
+                                                ..Default::default()
+                                            })
+                                            .collect(),
+                                        ..Default::default()
+                                    },
                                 })
                                 .collect(),
                         };
@@ -1952,6 +1965,37 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("the connection to 127.0.0.1:"), "{message}");
         assert_eq!(script.multis.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_batchs_region_exceptions_are_ridden_out_for_what_they_mean() {
+        let script = Arc::new(Script::default());
+        // Popped from the end: the server is stopping, the region moved,
+        // the server is busy, then the rows are applied.
+        script.multi_failures.lock().expect("lock").extend([
+            "org.apache.hadoop.hbase.RegionTooBusyException",
+            "org.apache.hadoop.hbase.NotServingRegionException",
+            "org.apache.hadoop.hbase.regionserver.RegionServerStoppedException",
+        ]);
+        let store = paced_store(&script, Duration::from_secs(10), quick()).await;
+        let rows = [
+            RowMutation::new("a").put("f", "q", "1"),
+            RowMutation::new("b").put("f", "q", "2"),
+        ];
+        store.mutate_unchecked("t", &rows).await.expect("applied in the end");
+        assert_eq!(script.multis.load(Ordering::SeqCst), 4);
+        // The first lookup, one after the stopped server and one after the
+        // move; the busy server kept its region.
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 3);
+        // A request the server refuses is not sent again.
+        script
+            .multi_failures
+            .lock()
+            .expect("lock")
+            .push("org.apache.hadoop.hbase.DoNotRetryIOException");
+        let err = store.mutate_unchecked("t", &rows).await.expect_err("refused");
+        assert!(!err.maybe_applied(), "{err:?}");
+        assert_eq!(script.multis.load(Ordering::SeqCst), 5);
     }
 
     #[tokio::test]
