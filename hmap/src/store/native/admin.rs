@@ -667,10 +667,7 @@ impl NativeStore {
         stop.extend_from_slice(b" ,,");
         let mut keys = Vec::new();
         loop {
-            let left = attempts
-                .remaining("the registry", "GetMetaRegionLocations")
-                .map_err(|e| (e, String::new()))?;
-            let meta = self.meta_region(left).await?;
+            let meta = self.meta_region_within(attempts).await?;
             let request = proto::ScanRequest {
                 region: Some(meta.specifier()),
                 scan: Some(proto::Scan {
@@ -698,15 +695,9 @@ impl NativeStore {
                 Ok(rows) => rows,
                 Err(e) => {
                     let retry = retry_kind(&e, Idempotence::Safe);
-                    if let Retry::No = retry {
-                        return Err((e, meta.server.clone()));
-                    }
-                    attempts.waiting_for(|| format!("hbase:meta (last on {}) to be served", meta.server));
-                    self.note_failure(&retry, &meta);
-                    attempts
-                        .back_off(e, &retry, &meta.server, "Scan")
-                        .await
-                        .map_err(|e| (e, meta.server.clone()))?;
+                    let waiting_for = || format!("hbase:meta (last on {}) to be served", meta.server);
+                    let event = ("Scan", "meta scan retried");
+                    self.retry_on(e, retry, &meta, event, attempts, waiting_for).await?;
                     continue;
                 }
             };

@@ -206,6 +206,7 @@ impl NativeStore {
             // The pause before the next round: the first retry's that
             // pauses (a round whose retries all go at once does not).
             let mut next_round: Option<(NativeError, Retry, String)> = None;
+            let mut noted = std::collections::HashSet::new();
             while let Some(joined) = calls.join_next().await {
                 let (server, batch, reply) = joined.map_err(|e| StoreError::Connection {
                     endpoint: String::new(),
@@ -238,18 +239,19 @@ impl NativeStore {
                     if let Retry::No = retry {
                         return Err(error.into_store(table, Some(&ops[i].0), operation, &server));
                     }
-                    if let Some(region) = &region {
-                        self.note_failure(&retry, region);
+                    // Once per region: a dead server's batch fails every
+                    // row of it, and forgetting the server once will do.
+                    if let Some(region) = region.filter(|r| noted.insert(r.name.clone())) {
+                        self.note_failure(&retry, &region);
                     }
                     tracing::debug!(table, operation, server = %server, error = %error, "hmap native: batch action retried");
                     if !pending.contains(&i) {
                         pending.push(i);
                     }
-                    let pauses = !matches!(retry, Retry::Now | Retry::MovedTo(_));
-                    if next_round
+                    let first_to_pause = next_round
                         .as_ref()
-                        .is_none_or(|(_, r, _)| pauses && matches!(r, Retry::Now | Retry::MovedTo(_)))
-                    {
+                        .is_none_or(|(_, r, _)| !r.pauses() && retry.pauses());
+                    if first_to_pause {
                         next_round = Some((error, retry, server.clone()));
                     }
                 }
@@ -306,11 +308,6 @@ fn clone_error(e: &NativeError) -> NativeError {
     }
 }
 
-fn exception(pair: &proto::NameBytesPair) -> NativeError {
-    let trace = String::from_utf8_lossy(pair.value.as_deref().unwrap_or_default()).into_owned();
-    NativeError::Remote(RemoteError::new(pair.name.clone(), trace))
-}
-
 /// Reads a `Multi` reply: the rows read, the operations to retry, or the
 /// error of an operation that cannot be retried (with its position).
 fn read_multi(
@@ -343,7 +340,9 @@ fn read_multi(
             for &i in ops {
                 if !seen.contains(&i) {
                     seen.push(i);
-                    outcome.retry.push((i, exception(e), Some(region.clone())));
+                    outcome
+                        .retry
+                        .push((i, NativeError::Remote(RemoteError::from_pair(e)), Some(region.clone())));
                 }
             }
             continue;
@@ -360,7 +359,9 @@ fn read_multi(
             };
             if let Some(e) = &r.exception {
                 if !outcome.retry.iter().any(|(j, _, _)| *j == i) {
-                    outcome.retry.push((i, exception(e), Some(region.clone())));
+                    outcome
+                        .retry
+                        .push((i, NativeError::Remote(RemoteError::from_pair(e)), Some(region.clone())));
                 }
                 continue;
             }

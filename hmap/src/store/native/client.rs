@@ -581,6 +581,56 @@ impl NativeStore {
         Attempts::new(timeout, self.inner.config.retry)
     }
 
+    /// After a failed try on `region`, what `retry` says: give up with
+    /// the error, or note what the failure means for the cache, log
+    /// `event`, and pause within `attempts` (whose deadline's error ends
+    /// the call once it has passed). `waiting_for` says what the call
+    /// waits for, for that error.
+    pub(super) async fn retry_on(
+        &self,
+        error: NativeError,
+        retry: Retry,
+        region: &RegionLocation,
+        (method, event): (&'static str, &'static str),
+        attempts: &mut Attempts,
+        waiting_for: impl FnOnce() -> String,
+    ) -> Result<(), (NativeError, String)> {
+        if let Retry::No = retry {
+            return Err((error, region.server.clone()));
+        }
+        tracing::debug!(table = %region.table, method, server = %region.server, error = %error, "hmap native: {event}");
+        attempts.waiting_for(waiting_for);
+        self.note_failure(&retry, region);
+        attempts
+            .back_off(error, &retry, &region.server, method)
+            .await
+            .map_err(|e| (e, region.server.clone()))
+    }
+
+    /// Where `hbase:meta` is ([`meta_region`](Self::meta_region)), asking
+    /// the registry again after a pause while no registry server answers
+    /// (a master failing over, or restarting), within `attempts`.
+    pub(super) async fn meta_region_within(
+        &self,
+        attempts: &mut Attempts,
+    ) -> Result<RegionLocation, (NativeError, String)> {
+        loop {
+            let left = attempts
+                .remaining("the registry", "GetMetaRegionLocations")
+                .map_err(|e| (e, String::new()))?;
+            match self.meta_region(left).await {
+                Err((e @ (NativeError::Bootstrap { .. } | NativeError::ZooKeeper(_)), endpoint)) => {
+                    attempts.waiting_for(|| "a registry server to say where hbase:meta is".to_string());
+                    attempts
+                        .back_off(e, &Retry::ServerGone, &endpoint, "GetMetaRegionLocations")
+                        .await
+                        .map_err(|e| (e, endpoint))?;
+                }
+                found => return found,
+            }
+        }
+    }
+
     pub(super) fn forget(&self, region: &RegionLocation) {
         let mut regions = self.inner.regions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(table) = regions.get_mut(&region.table)
@@ -636,24 +686,7 @@ impl NativeStore {
         read: impl Fn(&[super::codec::WireCell]) -> Result<T, NativeError>,
     ) -> Result<T, (NativeError, String)> {
         loop {
-            let left = attempts
-                .remaining("the registry", "GetMetaRegionLocations")
-                .map_err(|e| (e, String::new()))?;
-            let meta = match self.meta_region(left).await {
-                Ok(meta) => meta,
-                // No registry server answered (a master failing over, or
-                // restarting): ask again after a pause.
-                Err((e @ (NativeError::Bootstrap { .. } | NativeError::ZooKeeper(_)), endpoint)) => {
-                    attempts.waiting_for(|| "a registry server to say where hbase:meta is".to_string());
-                    let retry = Retry::ServerGone;
-                    attempts
-                        .back_off(e, &retry, &endpoint, "GetMetaRegionLocations")
-                        .await
-                        .map_err(|e| (e, endpoint))?;
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
+            let meta = self.meta_region_within(attempts).await?;
             let request = proto::ScanRequest {
                 region: Some(meta.specifier()),
                 scan: Some(proto::Scan {
@@ -686,23 +719,18 @@ impl NativeStore {
                 Ok(found) => return Ok(found),
                 Err(e) => e,
             };
-            let retry = retry_kind(&e, Idempotence::Safe);
-            if let Retry::No = retry {
-                return Err((e, meta.server.clone()));
-            }
-            tracing::debug!(table, at = %target.show(), server = %meta.server, error = %e, "hmap native: meta lookup retried");
-            // A row that names no region yet is a split under way, or a
-            // region being assigned: hbase:meta itself is where it was.
+            let event = ("Scan", "meta lookup retried");
             if let NativeError::NoRegion { .. } = e {
-                attempts.waiting_for(|| format!("{} of table `{table}` to be assigned", target.show()));
+                // A row that names no region yet is a split under way, or
+                // a region being assigned: hbase:meta is where it was.
+                let retry = Retry::Wait { overloaded: false };
+                let waiting_for = || format!("{} of table `{table}` to be assigned", target.show());
+                self.retry_on(e, retry, &meta, event, attempts, waiting_for).await?;
             } else {
-                attempts.waiting_for(|| format!("hbase:meta (last on {}) to be served", meta.server));
-                self.note_failure(&retry, &meta);
+                let retry = retry_kind(&e, Idempotence::Safe);
+                let waiting_for = || format!("hbase:meta (last on {}) to be served", meta.server);
+                self.retry_on(e, retry, &meta, event, attempts, waiting_for).await?;
             }
-            attempts
-                .back_off(e, &retry, &meta.server, "Scan")
-                .await
-                .map_err(|e| (e, meta.server.clone()))?;
         }
     }
 
@@ -733,22 +761,16 @@ impl NativeStore {
                 Err(e) => e,
             };
             let retry = retry_kind(&e, idempotence);
-            if let Retry::No = retry {
-                return Err((e, region.server.clone()));
-            }
-            tracing::debug!(table, method, server = %region.server, error = %e, "hmap native: region call retried");
-            attempts.waiting_for(|| {
+            let waiting_for = || {
                 format!(
                     "the region of {} in table `{table}` to be served (last on {})",
                     target.show(),
                     region.server
                 )
-            });
-            self.note_failure(&retry, &region);
-            attempts
-                .back_off(e, &retry, &region.server, method)
-                .await
-                .map_err(|e| (e, region.server.clone()))?;
+            };
+            let event = (method, "region call retried");
+            self.retry_on(e, retry, &region, event, &mut attempts, waiting_for)
+                .await?;
         }
     }
 
@@ -1173,22 +1195,22 @@ impl NativeScanner {
             _ if scanner_lost => Retry::Now,
             retry => retry,
         };
-        if let Retry::No = retry {
-            return Err(self.error(e, &region.server));
-        }
-        tracing::debug!(table = %self.table, server = %region.server, error = %e, "hmap native: scan resumed");
-        self.store.note_failure(&retry, &region);
         let timeout = self.store.config().call_timeout;
         let attempts = self.retry.get_or_insert_with(|| self.store.attempts(timeout));
         let table = &self.table;
-        attempts.waiting_for(|| {
+        let waiting_for = || {
             format!(
                 "a region of table `{table}` to be served again (last on {})",
                 region.server
             )
-        });
-        if let Err(e) = attempts.back_off(e, &retry, &region.server, "Scan").await {
-            return Err(self.error(e, &region.server));
+        };
+        let event = ("Scan", "scan resumed");
+        if let Err((e, endpoint)) = self
+            .store
+            .retry_on(e, retry, &region, event, attempts, waiting_for)
+            .await
+        {
+            return Err(self.error(e, &endpoint));
         }
         // Resume past the last row read: the buffered rows stay.
         if let Some(last) = self.buffer.back().map(|r| r.row.clone()).or(self.last_row.clone()) {
@@ -1399,11 +1421,7 @@ fn multi_error(reply: &proto::MultiResponse) -> Result<(), NativeError> {
             .iter()
             .chain(result.result_or_exception.iter().filter_map(|r| r.exception.as_ref()));
         if let Some(e) = exceptions.into_iter().next() {
-            let trace = String::from_utf8_lossy(e.value.as_deref().unwrap_or_default()).into_owned();
-            return Err(NativeError::Remote(super::error::RemoteError::new(
-                e.name.clone(),
-                trace,
-            )));
+            return Err(NativeError::Remote(super::error::RemoteError::from_pair(e)));
         }
     }
     Ok(())

@@ -462,6 +462,13 @@ impl RemoteError {
         }
     }
 
+    /// From a `Multi` result's exception: its class, and its stack trace
+    /// as bytes.
+    pub(crate) fn from_pair(pair: &super::proto::NameBytesPair) -> Self {
+        let trace = String::from_utf8_lossy(pair.value.as_deref().unwrap_or_default());
+        RemoteError::new(&pair.name, trace)
+    }
+
     /// From the `ExceptionResponse` of a reply.
     pub(crate) fn from_proto(e: &super::proto::ExceptionResponse) -> Self {
         let mut error = RemoteError::new(

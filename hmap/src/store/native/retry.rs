@@ -187,6 +187,14 @@ pub(super) enum Retry {
     No,
 }
 
+impl Retry {
+    /// Whether the next try waits a pause first (not after an answer
+    /// that says to try again at once, or where the region moved to).
+    pub(super) fn pauses(&self) -> bool {
+        !matches!(self, Retry::Now | Retry::MovedTo(_))
+    }
+}
+
 /// What a failed try means for the call (see the module's docs).
 pub(super) fn retry_kind(error: &NativeError, idempotence: Idempotence) -> Retry {
     match error {
@@ -366,13 +374,12 @@ impl Attempts {
     ) -> Result<(), NativeError> {
         metrics::retry("native", retry_reason(&error));
         self.maybe_applied |= maybe_applied(&error);
+        // At once, the first few times a server says so: one that keeps
+        // saying so is not called in a tight loop.
         let pause = match retry {
-            // At once, the first few times: a server that keeps saying so
-            // is not called in a tight loop.
-            Retry::Now | Retry::MovedTo(_) if self.tries < IMMEDIATE_TRIES => Duration::ZERO,
-            Retry::Now | Retry::MovedTo(_) => self.policy.pause_after(self.tries, false),
+            _ if !retry.pauses() && self.tries < IMMEDIATE_TRIES => Duration::ZERO,
             Retry::Wait { overloaded } => self.policy.pause_after(self.tries, *overloaded),
-            Retry::Relocate | Retry::ServerGone | Retry::No => self.policy.pause_after(self.tries, false),
+            _ => self.policy.pause_after(self.tries, false),
         };
         let pause = pause + pause.mul_f64(JITTER * unit_random());
         self.tries += 1;
