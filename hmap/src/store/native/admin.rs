@@ -750,7 +750,7 @@ mod fake_master_tests {
     use super::*;
     use crate::store::native::NativeConfig;
     use crate::store::native::codec;
-    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+    use crate::store::native::proto::{RequestHeader, ResponseHeader};
 
     /// How the fake master answers `getProcedureResult`.
     #[derive(Clone, Copy)]
@@ -877,16 +877,7 @@ mod fake_master_tests {
                     let body = proto::CreateTableRequest::decode_length_delimited(&mut frame).expect("a request");
                     fake.create_nonces.lock().expect("lock").push(body.nonce);
                     let class = fake.create_refusals.lock().expect("lock").pop().unwrap_or_default();
-                    let header = ResponseHeader {
-                        call_id: request.call_id,
-                        exception: Some(ExceptionResponse {
-                            exception_class_name: Some(class.into()),
-                            stack_trace: Some(format!("{class}: not the active master")),
-                            ..Default::default()
-                        }),
-                        cell_block_meta: None,
-                    };
-                    codec::encode_response(&header, None, &[])
+                    codec::encode_exception(request.call_id, class, "not the active master")
                 }
                 Some("GetActiveMaster") => {
                     fake.active_asks.fetch_add(1, Ordering::SeqCst);
@@ -923,18 +914,11 @@ mod fake_master_tests {
                         .encode_to_vec(),
                     )
                 }
-                other => {
-                    let header = ResponseHeader {
-                        call_id: request.call_id,
-                        exception: Some(ExceptionResponse {
-                            exception_class_name: Some("org.apache.hadoop.hbase.DoNotRetryIOException".into()),
-                            stack_trace: Some(format!("unexpected call {other:?}")),
-                            ..Default::default()
-                        }),
-                        cell_block_meta: None,
-                    };
-                    codec::encode_response(&header, None, &[])
-                }
+                other => codec::encode_exception(
+                    request.call_id,
+                    "org.apache.hadoop.hbase.DoNotRetryIOException",
+                    &format!("unexpected call {other:?}"),
+                ),
             };
             if stream.write_all(&answer).await.is_err() {
                 return;

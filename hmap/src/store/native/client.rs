@@ -1438,7 +1438,7 @@ mod tests {
 
     use super::*;
     use crate::store::native::codec::{self, WireCell};
-    use crate::store::native::proto::{ExceptionResponse, RequestHeader, ResponseHeader};
+    use crate::store::native::proto::{RequestHeader, ResponseHeader};
 
     /// How the fake region server answers `Get`: the exception class of
     /// each try (`Class message` for a message of its own, `{port}` in it
@@ -1565,16 +1565,7 @@ mod tests {
                 {
                     script.meta_scans.fetch_add(1, Ordering::SeqCst);
                     let class = "org.apache.hadoop.hbase.NotServingRegionException";
-                    let header = ResponseHeader {
-                        call_id: id,
-                        exception: Some(ExceptionResponse {
-                            exception_class_name: Some(class.to_string()),
-                            stack_trace: Some(format!("{class}: hbase:meta,,1 is not online on this server")),
-                            ..Default::default()
-                        }),
-                        cell_block_meta: None,
-                    };
-                    codec::encode_response(&header, None, &[])
+                    codec::encode_exception(id, class, "hbase:meta,,1 is not online on this server")
                 }
                 Some("Scan") if !is_meta_scan(&body) => {
                     // Table t: endless rows r0, r1, ... through scanner 7.
@@ -1597,17 +1588,8 @@ mod tests {
                                 .and_then(|n| n.parse::<usize>().ok());
                             script.next_row.store(resumed.map_or(0, |n| n + 1), Ordering::SeqCst);
                         } else if let Some(class) = failure {
-                            let header = ResponseHeader {
-                                call_id: id,
-                                exception: Some(ExceptionResponse {
-                                    exception_class_name: Some(class.to_string()),
-                                    stack_trace: Some(format!("{class}: scripted")),
-                                    ..Default::default()
-                                }),
-                                cell_block_meta: None,
-                            };
                             if stream
-                                .write_all(&codec::encode_response(&header, None, &[]))
+                                .write_all(&codec::encode_exception(id, class, "scripted"))
                                 .await
                                 .is_err()
                             {
@@ -1666,16 +1648,7 @@ mod tests {
                         Some(failure) => {
                             let failure = failure.replace("{port}", &port.to_string());
                             let (class, message) = failure.split_once(' ').unwrap_or((&failure, "scripted"));
-                            let header = ResponseHeader {
-                                call_id: id,
-                                exception: Some(ExceptionResponse {
-                                    exception_class_name: Some(class.to_string()),
-                                    stack_trace: Some(format!("{class}: {message}")),
-                                    ..Default::default()
-                                }),
-                                cell_block_meta: None,
-                            };
-                            codec::encode_response(&header, None, &[])
+                            codec::encode_exception(id, class, message)
                         }
                         _ => {
                             let message = proto::GetResponse {

@@ -413,6 +413,22 @@ pub fn encode_response(header: &ResponseHeader, message: Option<&[u8]>, cell_blo
     out.freeze()
 }
 
+/// A reply frame of call `call_id` that answers with the exception
+/// `class`, its stack trace `class: message` (for fake servers).
+#[cfg(test)]
+pub(crate) fn encode_exception(call_id: Option<u32>, class: &str, message: &str) -> Bytes {
+    let header = ResponseHeader {
+        call_id,
+        exception: Some(super::proto::ExceptionResponse {
+            exception_class_name: Some(class.to_string()),
+            stack_trace: Some(format!("{class}: {message}")),
+            ..Default::default()
+        }),
+        cell_block_meta: None,
+    };
+    encode_response(&header, None, &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
