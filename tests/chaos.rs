@@ -54,6 +54,10 @@ mod chaos_monkey {
     /// How much later than its deadline a call may return (the runtime's
     /// scheduling on a busy 2-core machine).
     const LATE: Duration = Duration::from_secs(2);
+    /// The load at its pace between two faults (each fault's command
+    /// returns once the cluster is stable again), so that their stalls do
+    /// not run together; short, as every CI run pays it.
+    const BETWEEN_FAULTS: Duration = Duration::from_secs(1);
     const WORKERS: u32 = 4;
     const BATCH: u64 = 50;
     /// Rows of the table the slow reader scans.
@@ -357,12 +361,12 @@ mod chaos_monkey {
             let started = Instant::now();
             cluster_async(&["split", "chaos_node", &format!("{:x}", 8 + round)]).await;
             fault("split".into(), started);
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             let started = Instant::now();
             cluster_async(&["move", "chaos_node", "4"]).await;
             fault("move".into(), started);
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             // The server of hbase:meta gets the node table's first region
             // and the scanned table too, then dies.
@@ -382,12 +386,12 @@ mod chaos_monkey {
                 started,
             );
             cluster_async(&["start-part", &meta]).await;
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             let started = Instant::now();
             cluster_async(&["merge", "chaos_node"]).await;
             fault("merge".into(), started);
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             // The active master dies; the backup takes over; the dead one
             // comes back as the backup.
@@ -405,25 +409,25 @@ mod chaos_monkey {
                 format!("kill -9 of the active master ({active}), failover to the backup"),
                 started,
             );
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             let started = Instant::now();
             cluster_async(&["move-meta"]).await;
             fault("hbase:meta moved".into(), started);
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             let started = Instant::now();
             cluster_async(&["rolling-restart"]).await;
             cluster_async(&["wait-stable", "180"]).await;
             fault("rolling graceful restart of every region server".into(), started);
-            tokio::time::sleep(Duration::from_secs(3)).await;
+            tokio::time::sleep(BETWEEN_FAULTS).await;
 
             if long {
                 let started = Instant::now();
                 cluster_async(&["rolling-restart", "--kill"]).await;
                 cluster_async(&["wait-stable", "180"]).await;
                 fault("rolling kill -9 and restart of every region server".into(), started);
-                tokio::time::sleep(Duration::from_secs(3)).await;
+                tokio::time::sleep(BETWEEN_FAULTS).await;
             }
         }
         faults
@@ -498,10 +502,10 @@ mod chaos_monkey {
         }
         tasks.spawn(slow_reader(store.clone(), record.clone(), stop.clone()));
         let run_started = Instant::now();
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
         let quiet = record.longest_stall((run_started, Instant::now()));
         let faults = monkey(long).await;
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
         stop.store(true, Ordering::SeqCst);
         while let Some(done) = tasks.join_next().await {
             done.expect("a worker or the reader panicked");
