@@ -135,7 +135,7 @@ impl Weibo {
             .encode_prefix(&(whom,))
             .map_err(|source| hmap::Error::Key {
                 table: Post::TABLE,
-                source,
+                cause: source,
             })?;
         let inbox = self.inboxes.row_key(who)?;
         FanOut::remove_from_inbox(&*self.store, &self.inbox, inbox, |post| post.starts_with(&theirs)).await

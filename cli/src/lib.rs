@@ -93,7 +93,7 @@ use hmap::{Error, HTable, Query};
 pub enum CliError {
     /// The command line does not parse (clap's message, with usage).
     #[error("{0}")]
-    Usage(#[from] clap::Error),
+    Usage(clap::Error),
     /// The command needs a store and neither a flag nor the environment
     /// names one.
     #[error(
@@ -218,7 +218,22 @@ pub enum CliError {
     Hmap(Box<Error>),
     /// Writing the output failed.
     #[error("writing the output: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+// Written out rather than `#[from]`, which would also make the wrapped error
+// the `source()`: its text is already in the message, and a chain printer
+// would show it twice.
+impl From<clap::Error> for CliError {
+    fn from(error: clap::Error) -> Self {
+        CliError::Usage(error)
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(error: io::Error) -> Self {
+        CliError::Io(error)
+    }
 }
 
 impl CliError {
@@ -1132,7 +1147,7 @@ impl<T: HTable + Serialize> Registered for Typed<T> {
         // when encoded, not at compile time.
         let row = T::key_schema().encode(&key).map_err(|source| hmap::Error::Key {
             table: T::TABLE,
-            source,
+            cause: source,
         })?;
         Table::<T, _>::new(store)
             .get_row(row)?

@@ -14,13 +14,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// A key could not be built or read.
-    #[error("table `{table}`: {source}")]
+    #[error("table `{table}`: {cause}")]
     Key {
         /// The table.
         table: &'static str,
         /// What went wrong.
-        #[source]
-        source: KeyError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: KeyError,
     },
     /// The store refused or failed.
     #[error(transparent)]
@@ -36,7 +37,7 @@ pub enum Error {
         column: String,
     },
     /// A stored cell does not decode as its field's type.
-    #[error("table `{table}`, row {row}, column {column}: {source}")]
+    #[error("table `{table}`, row {row}, column {column}: {cause}")]
     Decode {
         /// The table.
         table: &'static str,
@@ -45,11 +46,12 @@ pub enum Error {
         /// The column.
         column: String,
         /// What is wrong with the bytes.
-        #[source]
-        source: ValueError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: ValueError,
     },
     /// A field's value could not be encoded.
-    #[error("table `{table}`, row {row}, column {column}: cannot encode: {source}")]
+    #[error("table `{table}`, row {row}, column {column}: cannot encode: {cause}")]
     Encode {
         /// The table.
         table: &'static str,
@@ -58,8 +60,9 @@ pub enum Error {
         /// The column.
         column: String,
         /// What went wrong.
-        #[source]
-        source: ValueError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: ValueError,
     },
     /// An optimistic write found another version than the one read: someone
     /// else wrote the row in between. Read it again and retry.

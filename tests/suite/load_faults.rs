@@ -37,7 +37,7 @@ async fn a_failed_finish_says_what_was_written_and_hands_back_the_rest() {
         ("t", 20, 5),
         "{err}"
     );
-    assert!(matches!(err.source, StoreError::Connection { .. }), "{err}");
+    assert!(matches!(err.cause, StoreError::Connection { .. }), "{err}");
     let keys: Vec<_> = err.unwritten.rows().map(|r| r.key().to_vec()).collect();
     let expected: Vec<Vec<u8>> = (20..25).map(|i| format!("r{i:02}").into_bytes()).collect();
     assert_eq!(keys, expected);

@@ -11,6 +11,7 @@
 //! and the conformance suite.
 
 mod differential;
+mod error_chains;
 mod examples;
 mod happybase;
 mod load_faults;

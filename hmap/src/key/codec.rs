@@ -312,7 +312,7 @@ pub(crate) fn encode_part<T: KeyPart + ?Sized>(
 fn encode_error(spec: &PartSpec, source: PartError) -> KeyError {
     KeyError::Encode {
         part: spec.name.to_string(),
-        source,
+        cause: source,
     }
 }
 
@@ -395,7 +395,7 @@ pub(crate) fn write_plain<T: KeyPart + ?Sized>(
     };
     written.map_err(|source| KeyError::Encode {
         part: spec.name.to_string(),
-        source,
+        cause: source,
     })
 }
 
@@ -743,7 +743,7 @@ impl<'a> KeyCursor<'a> {
             key: Printable(self.key).to_string(),
             part: part.to_string(),
             offset,
-            source,
+            cause: source,
         }
     }
 }

@@ -63,16 +63,17 @@ pub enum PartError {
 #[non_exhaustive]
 pub enum KeyError {
     /// A value could not be written into its part.
-    #[error("key part `{part}`: {source}")]
+    #[error("key part `{part}`: {cause}")]
     Encode {
         /// The part's name.
         part: String,
         /// What went wrong.
-        #[source]
-        source: PartError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: PartError,
     },
     /// Stored bytes do not decode with the key's schema.
-    #[error("rowkey {key} does not decode: `{part}` at byte {offset}: {source}")]
+    #[error("rowkey {key} does not decode: `{part}` at byte {offset}: {cause}")]
     Decode {
         /// The whole key, printable.
         key: String,
@@ -81,8 +82,9 @@ pub enum KeyError {
         /// Where that part starts.
         offset: usize,
         /// What went wrong.
-        #[source]
-        source: PartError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: PartError,
     },
     /// Bytes left after the last part.
     #[error("rowkey {key} has {count} unexpected bytes after its last part, at byte {offset}")]

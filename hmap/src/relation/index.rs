@@ -77,7 +77,7 @@ where
     fn key(&self) -> Result<&KeySchema> {
         self.key.as_ref().map_err(|source| Error::Key {
             table: self.index_table,
-            source: source.clone(),
+            cause: source.clone(),
         })
     }
 
@@ -120,7 +120,7 @@ where
             .map(Bytes::from)
             .map_err(|source| Error::Key {
                 table: self.index_table,
-                source,
+                cause: source,
             })
     }
 
@@ -228,7 +228,7 @@ where
         let scan = match value {
             Some(v) => Scan::prefix(self.key()?.encode_prefix(&(v,)).map_err(|source| Error::Key {
                 table: self.index_table,
-                source,
+                cause: source,
             })?),
             None => Scan::all(),
         };
@@ -238,7 +238,7 @@ where
             let r = r?;
             let (v, primary): (V, Bytes) = self.key()?.decode(&r.row).map_err(|source| Error::Key {
                 table: self.index_table,
-                source,
+                cause: source,
             })?;
             entries.push((r.row, v, primary));
         }
@@ -348,7 +348,7 @@ where
                 for entry in &batch {
                     let (_, primary): (V, Bytes) = self.key()?.decode(&entry.row).map_err(|source| Error::Key {
                         table: self.index_table,
-                        source,
+                        cause: source,
                     })?;
                     named.push((entry.row.clone(), primary));
                 }

@@ -588,7 +588,7 @@ where
             for row in &batch {
                 let left: L::Key = L::key_schema().decode(&row.row).map_err(|source| Error::Key {
                     table: L::TABLE,
-                    source,
+                    cause: source,
                 })?;
                 let exists = Self::holds_entity::<L>(row);
                 // What the right side should hold: the entity's label (read
@@ -680,7 +680,7 @@ where
             for row in &batch {
                 let right: R::Key = R::key_schema().decode(&row.row).map_err(|source| Error::Key {
                     table: R::TABLE,
-                    source,
+                    cause: source,
                 })?;
                 let exists = Self::holds_entity::<R>(row);
                 for (left, value) in Self::entries::<L::Key>(R::TABLE, row, self.right_family)? {
@@ -801,7 +801,7 @@ where
                 .map(Bytes::from)
                 .map_err(|source| Error::Key {
                     table: T::TABLE,
-                    source,
+                    cause: source,
                 })?;
             let get = Table::<T, S>::entity_families()
                 .into_iter()

@@ -197,14 +197,16 @@ pub enum BackendError {
         feature: &'static str,
     },
     /// The CA certificate file cannot be read or holds no certificate.
-    #[error("{named_by}: the CA certificate {}: {source}", path.display())]
+    #[error("{named_by}: the CA certificate {}: {cause}", path.display())]
     Ca {
         /// The variable or flag.
         named_by: String,
         /// The file.
         path: PathBuf,
-        /// What went wrong.
-        source: std::io::Error,
+        /// What went wrong. Already part of this error's message, so not
+        /// its [`source`](std::error::Error::source): a chain printer shows
+        /// it once.
+        cause: std::io::Error,
     },
     /// Settings that go together were given in part.
     #[error("{named_by}: {reason}")]
@@ -434,7 +436,7 @@ impl Backend {
                 let fail = |path: &Path, source| BackendError::Ca {
                     named_by: named_by.to_string(),
                     path: path.to_path_buf(),
-                    source,
+                    cause: source,
                 };
                 let mut tls = match ca {
                     Some(path) => crate::store::native::NativeTls::with_ca_file(path).map_err(|e| fail(path, e))?,
@@ -694,7 +696,7 @@ pub fn https(ca: Option<&Path>, named_by: &str) -> Result<ThriftHttp, BackendErr
         let fail = |path: &Path, source| BackendError::Ca {
             named_by: named_by.to_string(),
             path: path.to_path_buf(),
-            source,
+            cause: source,
         };
         match ca {
             Some(path) => {

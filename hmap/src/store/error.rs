@@ -118,8 +118,9 @@ pub enum StoreError {
         /// What happened.
         message: String,
         /// The underlying error.
-        #[source]
-        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
     /// The cluster did not serve the call within its deadline, and nothing
     /// of it was applied: every try was refused before it ran, or failed
@@ -240,12 +241,18 @@ impl StoreError {
     }
 
     /// Whether the error is about reaching the backend (the request may or may
-    /// not have been applied), rather than about the request itself.
+    /// not have been applied), rather than about the request itself, so
+    /// that trying again later may succeed. Not a [`Connection`](Self::Connection)
+    /// error that refused the client's settings, which fails the same way
+    /// until they change: Kerberos (a keytab, a principal, a protection
+    /// level, krb5.conf; an unreachable KDC is transient) and TLS (see
+    /// `NativeError::is_refusal`).
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self,
-            StoreError::Connection { .. } | StoreError::Timeout { .. } | StoreError::Unavailable { .. }
-        )
+        match self {
+            StoreError::Connection { cause, .. } => !cause.as_deref().is_some_and(refuses_settings),
+            StoreError::Timeout { .. } | StoreError::Unavailable { .. } => true,
+            _ => false,
+        }
     }
 
     /// Whether the failed call may have changed what is stored: its
@@ -271,6 +278,18 @@ impl StoreError {
                 | StoreError::Interrupted { .. }
         )
     }
+}
+
+/// Whether a connection error's underlying error says the client's
+/// settings were refused (NativeStore's and ThriftStore's Kerberos,
+/// NativeStore's TLS).
+fn refuses_settings(cause: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    #[cfg(feature = "native")]
+    if let Some(native) = cause.downcast_ref::<crate::store::native::NativeError>() {
+        return native.is_refusal();
+    }
+    let _ = cause;
+    false
 }
 
 /// The family a `NoSuchColumnFamilyException`'s message names (HBase's

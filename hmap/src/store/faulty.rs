@@ -166,7 +166,7 @@ impl<S: Store> FaultyStore<S> {
                     FaultPoint::After => "after it was applied",
                 }
             ),
-            source: None,
+            cause: None,
         }
     }
 

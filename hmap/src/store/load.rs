@@ -457,7 +457,7 @@ impl<S: Store> Loader<S> {
             table: self.table,
             written: self.written,
             unwritten: self.batch,
-            source,
+            cause: source,
         }
     }
 
@@ -483,7 +483,7 @@ impl<S: Store> Loader<S> {
 /// returns a `StoreError` or an [`Error`](crate::Error)), dropping the rows.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "loading into table `{table}`: {written} rows written, the last {} rows not written (handed back): {source}",
+    "loading into table `{table}`: {written} rows written, the last {} rows not written (handed back): {cause}",
     unwritten.len()
 )]
 #[non_exhaustive]
@@ -495,19 +495,20 @@ pub struct LoadError {
     /// The rows not written (not acknowledged), in the order added.
     pub unwritten: LoadBatch,
     /// Why the last batch failed.
-    #[source]
-    pub source: StoreError,
+    /// Already part of this error's message, so not its
+    /// [`source`](std::error::Error::source): a chain printer shows it once.
+    pub cause: StoreError,
 }
 
 impl From<LoadError> for StoreError {
     fn from(e: LoadError) -> StoreError {
-        e.source
+        e.cause
     }
 }
 
 impl From<LoadError> for crate::Error {
     fn from(e: LoadError) -> crate::Error {
-        crate::Error::Store(e.source)
+        crate::Error::Store(e.cause)
     }
 }
 

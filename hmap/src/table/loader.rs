@@ -127,7 +127,7 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
         self.key.clear();
         row.encode_key(&mut self.key).map_err(|source| Error::Key {
             table: T::TABLE,
-            source,
+            cause: source,
         })?;
         let mut writer = RowWriter::at(T::TABLE, &self.key, UNSTAMPED);
         writer.key = Some(T::key_schema());
@@ -222,7 +222,7 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
             table: T::TABLE.to_owned(),
             written: self.written,
             unwritten: std::mem::take(&mut self.batch),
-            source,
+            cause: source,
         }
     }
 }

@@ -97,7 +97,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     fn key_error(source: KeyError) -> Error {
         Error::Key {
             table: T::TABLE,
-            source,
+            cause: source,
         }
     }
 

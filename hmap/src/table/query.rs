@@ -269,7 +269,7 @@ impl Query<'_> {
             }
             .map_err(|source| Error::Key {
                 table: T::TABLE,
-                source,
+                cause: source,
             })
         };
         let mut scans = Vec::with_capacity(buckets.len());
@@ -296,7 +296,7 @@ impl Query<'_> {
                     Some(b) => {
                         let head = schema.encode_prefix_in_bucket(&(), b).map_err(|source| Error::Key {
                             table: T::TABLE,
-                            source,
+                            cause: source,
                         })?;
                         let mut k = head.clone();
                         k.extend_from_slice(cursor.row().get(head.len()..).unwrap_or_default());

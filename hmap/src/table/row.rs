@@ -66,7 +66,7 @@ impl<'a> RowWriter<'a> {
             table: self.table,
             row: show_typed_row(self.key, self.row),
             column: format!("{family}:{}", Printable(qualifier)),
-            source,
+            cause: source,
         })
     }
 
@@ -131,7 +131,7 @@ impl<'a> RowWriter<'a> {
                 table: self.table,
                 row: show_typed_row(self.key, self.row),
                 column: format!("{family}:<key>"),
-                source,
+                cause: source,
             })?;
             let value = self.encode::<VC, V>(family, &qualifier, v)?;
             self.mutations.push(Mutation::Put {
@@ -348,7 +348,7 @@ impl<'a> RowReader<'a> {
             table: self.table,
             row: show_typed_row(self.key, &self.result.row),
             column: format!("{family}:{}", Printable(qualifier)),
-            source,
+            cause: source,
         })
     }
 

@@ -203,7 +203,7 @@ fn nan_is_refused_by_name() {
         err,
         KeyError::Encode {
             part: "score".into(),
-            source: PartError::NaN
+            cause: PartError::NaN
         }
     );
     assert_eq!(err.to_string(), "key part `score`: NaN cannot be stored in a rowkey");
@@ -254,7 +254,7 @@ fn text_values_that_do_not_fit() {
         s.encode(&(1000u32, 1i32)).unwrap_err(),
         KeyError::Encode {
             part: "pid".into(),
-            source: PartError::TooWide {
+            cause: PartError::TooWide {
                 value: "1000".into(),
                 width: 3
             }
@@ -264,7 +264,7 @@ fn text_values_that_do_not_fit() {
         s.encode(&(1u32, -5i32)).unwrap_err(),
         KeyError::Encode {
             part: "delta".into(),
-            source: PartError::Negative { value: "-5".into() }
+            cause: PartError::Negative { value: "-5".into() }
         }
     );
 }
@@ -280,7 +280,7 @@ fn reverse_ts_before_1970_is_refused() {
         s.encode(&-1i64).unwrap_err(),
         KeyError::Encode {
             part: "at".into(),
-            source: PartError::NegativeTimestamp { millis: -1 }
+            cause: PartError::NegativeTimestamp { millis: -1 }
         }
     );
 }
@@ -321,7 +321,7 @@ fn malformed_binary_keys() {
                 key: "u1".into(),
                 part: "user".into(),
                 offset: 0,
-                source: PartError::Truncated,
+                cause: PartError::Truncated,
             },
         ),
         (
@@ -330,7 +330,7 @@ fn malformed_binary_keys() {
                 key: r"u\x00\x05".into(),
                 part: "user".into(),
                 offset: 0,
-                source: PartError::Invalid("bad escape after a 0x00 byte"),
+                cause: PartError::Invalid("bad escape after a 0x00 byte"),
             },
         ),
         (
@@ -339,7 +339,7 @@ fn malformed_binary_keys() {
                 key: r"\xFF\x00\x00\x80\x00".into(),
                 part: "user".into(),
                 offset: 0,
-                source: PartError::Invalid("a string part is not valid UTF-8"),
+                cause: PartError::Invalid("a string part is not valid UTF-8"),
             },
         ),
         (
@@ -348,7 +348,7 @@ fn malformed_binary_keys() {
                 key: r"u\x00\x00\xFF\xF8\x00\x00\x00\x00\x00\x01".into(),
                 part: "score".into(),
                 offset: 3,
-                source: PartError::NaN,
+                cause: PartError::NaN,
             },
         ),
         (
@@ -357,7 +357,7 @@ fn malformed_binary_keys() {
                 key: r"u\x00\x00\xBF\xF0\x00\x00\x00\x00\x00\x00\x00\x00\x00".into(),
                 part: "seq".into(),
                 offset: 11,
-                source: PartError::Truncated,
+                cause: PartError::Truncated,
             },
         ),
         (
@@ -428,7 +428,7 @@ fn invalid_values_in_fixed_parts() {
             key: r"\x02".into(),
             part: "flag".into(),
             offset: 0,
-            source: PartError::Invalid("a bool part is 0x00 or 0x01"),
+            cause: PartError::Invalid("a bool part is 0x00 or 0x01"),
         }
     );
     let s = KeySchema::new(KeyFormat::text(), vec![part("day", PartKind::Date)]).unwrap();
@@ -441,7 +441,7 @@ fn invalid_values_in_fixed_parts() {
         s.decode::<uuid::Uuid>(b"00112233-4455-6677-8899-aabbccddeefg")
             .unwrap_err(),
         KeyError::Decode {
-            source: PartError::Invalid("not a hyphenated uuid"),
+            cause: PartError::Invalid("not a hyphenated uuid"),
             ..
         }
     ));

@@ -242,7 +242,7 @@ macro_rules! text_signed_props {
                             for spec in [PartSpec::new("v", kind), PartSpec::new("v", kind).desc()] {
                                 let s = schema(KeyFormat::text(), vec![Segment::Part(spec)]);
                                 match s.encode(&(v,)) {
-                                    Err(KeyError::Encode { source: PartError::Negative { value }, .. }) => {
+                                    Err(KeyError::Encode { cause: PartError::Negative { value }, .. }) => {
                                         prop_assert_eq!(value, v.to_string());
                                     }
                                     other => prop_assert!(false, "{} in a text key gave {:?}", v, other),
@@ -307,7 +307,7 @@ proptest! {
                 prop_assert!(!s.contains('_'));
                 prop_assert_eq!(schema.decode::<(String, u8)>(&key).unwrap(), (s, 1));
             }
-            Err(KeyError::Encode { part, source: PartError::ContainsSeparator { separator, .. } }) => {
+            Err(KeyError::Encode { part, cause: PartError::ContainsSeparator { separator, .. } }) => {
                 prop_assert!(s.contains('_'));
                 prop_assert_eq!(part, "name");
                 prop_assert_eq!(separator, '_');

@@ -129,7 +129,7 @@ fn qualifier_error<T: TreeMapped>(row: String, source: ValueError) -> Error {
         table: T::TABLE,
         row,
         column: format!("{}:<child id>", T::CHILDREN),
-        source,
+        cause: source,
     }
 }
 
@@ -138,18 +138,18 @@ fn node_key<T: TreeMapped>(table: &'static str, id: &[u8], top: bool) -> Result<
     T::key_schema()
         .encode(&T::node_key(&id, top))
         .map(Bytes::from)
-        .map_err(|source| Error::Key { table, source })
+        .map_err(|source| Error::Key { table, cause: source })
 }
 
 fn node_id<T: TreeMapped>(table: &'static str, row: &[u8]) -> Result<Bytes> {
     let key: T::Key = T::key_schema()
         .decode(row)
-        .map_err(|source| Error::Key { table, source })?;
+        .map_err(|source| Error::Key { table, cause: source })?;
     T::id_qualifier(&T::node_id(key)).map_err(|source| Error::Encode {
         table,
         row: show(row),
         column: format!("{}:<child id>", T::CHILDREN),
-        source,
+        cause: source,
     })
 }
 
@@ -157,14 +157,14 @@ fn level_prefix<T: TreeMapped>(table: &'static str, level: u8) -> Result<Bytes> 
     T::key_schema()
         .encode_prefix(&(level,))
         .map(Bytes::from)
-        .map_err(|source| Error::Key { table, source })
+        .map_err(|source| Error::Key { table, cause: source })
 }
 
 /// A node read from its row.
 fn decode<T: HTable>(row: &RowResult) -> Result<T> {
     let key = T::key_schema().decode(&row.row).map_err(|source| Error::Key {
         table: T::TABLE,
-        source,
+        cause: source,
     })?;
     // With the key layout, so that errors show the row's key parts.
     let reader = RowReader {
@@ -252,7 +252,7 @@ where
             table: T::TABLE,
             row: format!("{id:?}"),
             column: format!("{}:<child id>", T::CHILDREN),
-            source,
+            cause: source,
         })
     }
 
@@ -261,11 +261,11 @@ where
         let mut key = Vec::new();
         node.encode_key(&mut key).map_err(|source| Error::Key {
             table: T::TABLE,
-            source,
+            cause: source,
         })?;
         let key: T::Key = T::key_schema().decode(&key).map_err(|source| Error::Key {
             table: T::TABLE,
-            source,
+            cause: source,
         })?;
         Ok(T::node_id(key))
     }

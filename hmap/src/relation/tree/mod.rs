@@ -107,7 +107,7 @@ static TREE_SEGMENTS: [Segment; 2] = [
 static TREE_KEY: KeySchema = KeySchema::from_static(KeyFormat::text(), &TREE_SEGMENTS);
 
 fn key_error(table: &'static str) -> impl FnOnce(crate::key::KeyError) -> Error {
-    move |source| Error::Key { table, source }
+    move |source| Error::Key { table, cause: source }
 }
 
 /// An id given as `&str` and kept as its bytes.

@@ -43,7 +43,7 @@ impl Authorizer {
         let fail = |message: String, source: gcp_auth::Error| StoreError::Connection {
             endpoint: config.address.clone(),
             message,
-            source: Some(Box::new(source)),
+            cause: Some(Box::new(source)),
         };
         let provider: Option<Arc<dyn gcp_auth::TokenProvider>> = match &config.credentials {
             BigtableCredentials::None => None,
@@ -76,7 +76,7 @@ impl Authorizer {
                                 "no application-default credentials found within {timeout:?} (the metadata \
                                  server did not answer); set GOOGLE_APPLICATION_CREDENTIALS"
                             ),
-                            source: None,
+                            cause: None,
                         });
                     }
                 }
@@ -110,7 +110,7 @@ impl Authorizer {
                         "{operation}: no access token for scope {scope}: {e} (the credentials were refused, or \
                          their token endpoint could not be reached; gcp_auth logs its answer at WARN level)"
                     ),
-                    source: Some(Box::new(e)),
+                    cause: Some(Box::new(e)),
                 });
             }
             Err(_) => {
@@ -127,7 +127,7 @@ impl Authorizer {
             .map_err(|_| StoreError::Connection {
                 endpoint: self.endpoint.clone(),
                 message: format!("{operation}: the access token holds bytes an HTTP header cannot carry"),
-                source: None,
+                cause: None,
             })
     }
 }

@@ -20,6 +20,28 @@ pub const DATA_ENDPOINT: &str = "bigtable.googleapis.com:443";
 /// API's, as Google's clients have it).
 pub const ADMIN_ENDPOINT: &str = "bigtableadmin.googleapis.com:443";
 
+/// Each HTTP/2 stream's flow-control window: how much of a reply the
+/// server may send ahead of what the caller has read (hyper's default is
+/// 2 MiB; grpc-java's 1 MiB). A scan whose caller reads slowly holds at
+/// most this much in the client; the server waits for the rest.
+pub(crate) const STREAM_WINDOW: u32 = 512 * 1024;
+
+/// The connection's flow-control window (hyper's default is 5 MiB): large,
+/// so that the stream windows, not it, bound what the client holds, and
+/// because h2 (0.4.16 and later) lets the DATA frames of under 256 bytes
+/// that the client has received and not yet read cost at most half of it
+/// (256 bytes less each frame's size, per frame) before it closes the
+/// connection with GOAWAY `ENHANCE_YOUR_CALM` ("too_many_data_frames").
+/// The emulator sends each row in a frame of its own (75 bytes for a
+/// 42-byte value), so with hyper's windows a reader 15,000 rows behind
+/// (2.5 MiB of that cost, while the 2 MiB stream window let 28,000 rows
+/// come) lost the connection and every call on it. With these windows a
+/// stream whose window is full of 75-byte frames costs 1.2 MiB of the
+/// 512 MiB, and one of the smallest rows (about 25 bytes a frame) 4.6 MiB:
+/// a hundred stalled scans (Google's front ends' limit of streams on a
+/// connection) fit.
+pub(crate) const CONNECTION_WINDOW: u32 = 1 << 30;
+
 /// Where the access tokens of a [`BigtableStore`](super::BigtableStore)
 /// come from (OAuth2, through the `gcp_auth` crate). Tokens are cached
 /// and fetched again before they expire.
@@ -218,11 +240,45 @@ impl BigtableConfig {
     /// The emulator `BIGTABLE_EMULATOR_HOST` names, as Google's clients
     /// read it; `None` when it is unset or empty.
     pub fn from_emulator_env() -> Option<Self> {
-        std::env::var(EMULATOR_HOST_VARIABLE)
-            .ok()
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .map(BigtableConfig::emulator)
+        emulator_host().map(BigtableConfig::emulator)
+    }
+
+    /// The Bigtable `address` names, as `HMAP_BIGTABLE` and the CLI's
+    /// `--bigtable` take it:
+    ///
+    /// - `host:port`: the emulator there, project and instance `hmap`;
+    /// - `host:port/projects/P/instances/I`: the emulator there, project
+    ///   `P`, instance `I` (tables another client made in them);
+    /// - `projects/P/instances/I`: instance `I` of project `P`, on the
+    ///   emulator `BIGTABLE_EMULATOR_HOST` names when it is set (plain
+    ///   HTTP/2, no credentials, as Google's clients do), else on Cloud
+    ///   Bigtable ([`cloud`](Self::cloud)).
+    ///
+    /// ```
+    /// use hmap::store::bigtable::BigtableConfig;
+    ///
+    /// let local = BigtableConfig::from_address("127.0.0.1:8086/projects/p/instances/i");
+    /// assert_eq!((local.address.as_str(), local.project.as_str(), local.instance.as_str()), ("127.0.0.1:8086", "p", "i"));
+    /// assert!(local.tls.is_none());
+    /// ```
+    pub fn from_address(address: &str) -> Self {
+        let address = address.trim();
+        let (host, name) = match address.split_once('/') {
+            _ if address.starts_with("projects/") => ("", address),
+            Some((host, name)) => (host, name),
+            None => (address, ""),
+        };
+        let Some((project, instance)) = instance_name(name) else {
+            // No instance named: the emulator with hmap's; an address
+            // that is not a host:port fails at connect, saying so.
+            return BigtableConfig::emulator(address);
+        };
+        let config = match (host, emulator_host()) {
+            ("", None) => return BigtableConfig::cloud(project, instance),
+            ("", Some(emulator)) => BigtableConfig::emulator(emulator),
+            (host, _) => BigtableConfig::emulator(host),
+        };
+        config.project(project).instance(instance)
     }
 
     /// Sets the project id.
@@ -297,7 +353,7 @@ impl BigtableConfig {
             Err(_) => Err(StoreError::Connection {
                 endpoint: self.address.clone(),
                 message: format!("no connection within {:?}", self.connect_timeout),
-                source: None,
+                cause: None,
             }),
         }
     }
@@ -308,7 +364,7 @@ impl BigtableConfig {
             |message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| StoreError::Connection {
                 endpoint: address.to_string(),
                 message,
-                source,
+                cause: source,
             };
         let scheme = if self.tls.is_some() { "https" } else { "http" };
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}"))
@@ -342,6 +398,23 @@ impl BigtableConfig {
             connection(format!("cannot connect: {}{hint}", error_chain(&e)), Some(Box::new(e)))
         })
     }
+}
+
+/// `BIGTABLE_EMULATOR_HOST`, trimmed; `None` when unset or blank.
+fn emulator_host() -> Option<String> {
+    std::env::var(EMULATOR_HOST_VARIABLE)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The project and instance of `projects/P/instances/I`.
+fn instance_name(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("projects/")
+        .and_then(|rest| rest.split_once("/instances/"))
+        .filter(|(project, instance)| {
+            !project.is_empty() && !project.contains('/') && !instance.is_empty() && !instance.contains('/')
+        })
 }
 
 /// An error and its sources, as one line (tonic's own message says only

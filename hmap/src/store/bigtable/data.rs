@@ -832,11 +832,11 @@ fn with_row(error: StoreError, row: &[u8]) -> StoreError {
         StoreError::Connection {
             endpoint,
             message,
-            source,
+            cause: source,
         } => StoreError::Connection {
             endpoint,
             message: format!("row {}: {message}", show_row(row)),
-            source,
+            cause: source,
         },
         StoreError::Timeout {
             table,

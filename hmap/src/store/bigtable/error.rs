@@ -55,7 +55,7 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
                 "{operation}{causes} (the connection could not be made or broke: is the server up, and does it \
                  speak TLS as BigtableConfig::tls says? Cloud Bigtable does, the emulator does not)"
             ),
-            source: Some(Box::new(status.clone())),
+            cause: Some(Box::new(status.clone())),
         };
     }
     match status.code() {
@@ -91,7 +91,7 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
                 "{operation}: the server refused the call's credentials (UNAUTHENTICATED: {message}); \
                  Cloud Bigtable needs an access token: see BigtableConfig::credentials"
             ),
-            source: Some(Box::new(status.clone())),
+            cause: Some(Box::new(status.clone())),
         },
         Code::PermissionDenied => StoreError::Server {
             table: table.into(),
@@ -104,7 +104,7 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
         Code::Unavailable | Code::Cancelled => StoreError::Connection {
             endpoint: endpoint.into(),
             message: format!("{operation}: {message}"),
-            source: Some(Box::new(status.clone())),
+            cause: Some(Box::new(status.clone())),
         },
         // tonic reports a reply it cannot decode as INTERNAL with its own
         // message; the server's INTERNAL is a server error like the rest.

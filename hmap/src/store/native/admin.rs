@@ -715,7 +715,7 @@ impl NativeStore {
                     (
                         NativeError::Decode {
                             what: "info:regioninfo",
-                            source,
+                            cause: source,
                         },
                         meta.server.clone(),
                     )

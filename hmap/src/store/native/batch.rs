@@ -211,7 +211,7 @@ impl NativeStore {
                 let (server, batch, reply) = joined.map_err(|e| StoreError::Connection {
                     endpoint: String::new(),
                     message: format!("a batch task failed: {e}"),
-                    source: None,
+                    cause: None,
                 })?;
                 let outcome = match reply {
                     Ok(reply) => read_multi(&batch, &reply.message, reply.cells)
@@ -287,9 +287,12 @@ fn clone_error(e: &NativeError) -> NativeError {
             reason: reason.clone(),
             sent: *sent,
         },
-        NativeError::Connect { endpoint, source } => NativeError::Connect {
+        NativeError::Connect {
+            endpoint,
+            cause: source,
+        } => NativeError::Connect {
             endpoint: endpoint.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
+            cause: std::io::Error::new(source.kind(), source.to_string()),
         },
         NativeError::Timeout {
             endpoint,

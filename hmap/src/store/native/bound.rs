@@ -422,7 +422,7 @@ pub fn decode<M: Reply>(message: Bytes) -> Result<M, NativeError> {
     }
     M::decode(message).map_err(|source| NativeError::Decode {
         what: "response message",
-        source,
+        cause: source,
     })
 }
 

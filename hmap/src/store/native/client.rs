@@ -420,7 +420,7 @@ impl NativeStore {
                         super::error::whole_ms(elapsed)
                     ),
                 )),
-                Err(NativeError::Connect { source, .. }) => {
+                Err(NativeError::Connect { cause: source, .. }) => {
                     tried.push((server.clone(), format!("cannot connect: {source}")))
                 }
                 // Settings that every server refuses alike: said at once, typed.

@@ -239,7 +239,7 @@ pub fn decode_frame(frame: &[u8], max: usize) -> Result<Response, NativeError> {
 
 /// Reads a varint length and the bytes it delimits.
 fn delimited(buf: &mut Bytes, what: &'static str) -> Result<Bytes, NativeError> {
-    let length = prost::encoding::decode_varint(buf).map_err(|source| NativeError::Decode { what, source })?;
+    let length = prost::encoding::decode_varint(buf).map_err(|source| NativeError::Decode { what, cause: source })?;
     match usize::try_from(length) {
         Ok(n) if n <= buf.len() => Ok(buf.split_to(n)),
         _ => Err(NativeError::Truncated {
@@ -255,7 +255,7 @@ pub fn decode_response(mut frame: Bytes) -> Result<Response, NativeError> {
     let header = delimited(&mut frame, "response header")?;
     let header = ResponseHeader::decode(header).map_err(|source| NativeError::Decode {
         what: "response header",
-        source,
+        cause: source,
     })?;
     let call_id = header.call_id.ok_or(NativeError::MissingField {
         message: "response header",

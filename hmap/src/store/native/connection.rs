@@ -511,7 +511,7 @@ impl Shared {
         let endpoint = &self.endpoint;
         let connect_error = |source| NativeError::Connect {
             endpoint: endpoint.clone(),
-            source,
+            cause: source,
         };
         self.dial_step("the TCP connection");
         let stream = TcpStream::connect(endpoint.as_str()).await.map_err(connect_error)?;
@@ -566,7 +566,7 @@ impl Shared {
             Err(source) => Err(match wire {
                 Wire::Plain => NativeError::Connect {
                     endpoint: self.endpoint.clone(),
-                    source,
+                    cause: source,
                 },
                 #[cfg(feature = "tls")]
                 Wire::Tls { .. } => NativeError::Closed {

@@ -48,13 +48,14 @@ pub enum NativeError {
         extra: usize,
     },
     /// A protobuf message, or its varint length, that does not decode.
-    #[error("invalid {what}: {source}")]
+    #[error("invalid {what}: {cause}")]
     Decode {
         /// The message being read.
         what: &'static str,
         /// prost's error.
-        #[source]
-        source: prost::DecodeError,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: prost::DecodeError,
     },
     /// A field the protocol requires is missing.
     #[error("the {message} has no {field}")]
@@ -106,13 +107,14 @@ pub enum NativeError {
     #[error(transparent)]
     Remote(#[from] RemoteError),
     /// The server could not be reached.
-    #[error("cannot connect to {endpoint}: {source}")]
+    #[error("cannot connect to {endpoint}: {cause}")]
     Connect {
         /// The server's address.
         endpoint: String,
         /// The socket error.
-        #[source]
-        source: std::io::Error,
+        /// Already part of this error's message, so not its
+        /// [`source`](std::error::Error::source): a chain printer shows it once.
+        cause: std::io::Error,
     },
     /// TLS with the server failed (feature `tls`): the server's
     /// certificate refused, no TLS spoken, or the server refused this
@@ -214,23 +216,47 @@ pub enum NativeError {
 }
 
 /// What went wrong with Kerberos ([`NativeError::Kerberos`]), each kind
-/// with a setting to change.
+/// with a setting to change. Only [`KdcUnreachable`](Self::KdcUnreachable)
+/// may pass by itself ([`is_transient`](Self::is_transient)); every other
+/// kind fails the same way until the settings change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum KerberosFailure {
     /// The KDC does not know the servers' principal: set the cluster's
-    /// `hbase.regionserver.kerberos.principal` (`NativeKerberos::server_principal`,
-    /// and the host `_HOST` stands for, `NativeKerberos::hostname`).
+    /// `hbase.regionserver.kerberos.principal` (a Thrift gateway's
+    /// `hbase.thrift.kerberos.principal`, or `hbase.thrift.spnego.principal`
+    /// over HTTP) with `NativeKerberos::server_principal`, and the host
+    /// `_HOST` stands for with `NativeKerberos::hostname`.
     ServerPrincipalUnknown,
-    /// The KDC does not know the client's principal, or refused its key (a
-    /// keytab with an old key).
+    /// The KDC does not know the client's principal (or, for the ticket
+    /// cache's principal, refused its pre-authentication).
     ClientPrincipalUnknown,
+    /// The keytab holds a key of the principal that the KDC no longer
+    /// accepts (MIT Kerberos: "Decrypt integrity check failed", or
+    /// "Preauthentication failed" from a KDC that demands it): the
+    /// principal's key changed, a new key version, after the keytab was
+    /// exported. Export the keytab again.
+    StaleKeytab,
     /// No usable credentials: no ticket in the ticket cache (run `kinit`),
-    /// an expired one, or a keytab without the principal's key.
+    /// or an expired one.
     NoCredentials,
-    /// The keytab file cannot be read.
+    /// The keytab file cannot be read (it does not exist, or this process
+    /// may not read it).
     KeytabUnreadable,
-    /// The KDC cannot be reached (the `krb5.conf` that `KRB5_CONFIG` names).
+    /// The file is no keytab: empty, another format, or cut short. Export
+    /// the principal's keys into it again.
+    KeytabInvalid,
+    /// The keytab holds no key of the principal logged in as
+    /// (`NativeKerberos::keytab`'s first argument): the message lists the
+    /// principals it holds.
+    PrincipalNotInKeytab,
+    /// MIT Kerberos' configuration does not serve the realm: `KRB5_CONFIG`
+    /// names no file that exists, or the krb5.conf read (`KRB5_CONFIG`'s,
+    /// else `/etc/krb5.conf`) names no KDC for the realm ("Cannot find KDC
+    /// for realm"). Set `KRB5_CONFIG` to the cluster's krb5.conf.
+    Krb5Config,
+    /// The KDC the krb5.conf names cannot be reached (it is down, or the
+    /// address is wrong): the one kind that may pass by itself.
     KdcUnreachable,
     /// No protection level in common: the server's `hbase.rpc.protection`
     /// against the levels the client accepts (`NativeKerberos::protection`).
@@ -242,10 +268,21 @@ pub enum KerberosFailure {
     /// The server does not use Kerberos (`hbase.security.authentication`
     /// simple): connect without `NativeConfig::kerberos`.
     ServerNotKerberos,
-    /// The server refused the SASL handshake (its exception in the reason).
+    /// The server refused the SASL handshake (its exception in the
+    /// reason), after the retries HBase's Java client makes too.
     Refused,
     /// Another GSSAPI failure, or SASL bytes that are not HBase's.
     Gssapi,
+}
+
+impl KerberosFailure {
+    /// Whether trying again later, with the same settings, may succeed: an
+    /// unreachable KDC may come back. Every other kind is a setting to
+    /// change (a keytab, a principal, a protection level, krb5.conf), and
+    /// trying again fails the same way.
+    pub fn is_transient(self) -> bool {
+        matches!(self, KerberosFailure::KdcUnreachable)
+    }
 }
 
 /// What kind of exception a server answered with, from its Java class.
@@ -493,6 +530,20 @@ fn show_tried(tried: &[(String, String)]) -> String {
 }
 
 impl NativeError {
+    /// Whether the server or the KDC refused this client's settings, so
+    /// that trying again with them fails the same way: TLS refused (a
+    /// certificate, a CA, TLS itself) and every Kerberos failure but an
+    /// unreachable KDC ([`KerberosFailure::is_transient`]).
+    /// [`StoreError::is_transient`] is `false` for them.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            NativeError::Tls { .. } => true,
+            NativeError::Kerberos { failure, .. } => !failure.is_transient(),
+            NativeError::ZooKeeper(ZooKeeperError::Kerberos { failure, .. }) => !failure.is_transient(),
+            _ => false,
+        }
+    }
+
     /// The exception, if the server answered with one.
     pub fn remote(&self) -> Option<&RemoteError> {
         match self {
@@ -575,7 +626,7 @@ impl NativeError {
                 StoreError::Connection {
                     endpoint: servers.join(", "),
                     message: format!("{operation} {outcome} after {elapsed:?} ({})", show_tried(tried)),
-                    source: Some(Box::new(self)),
+                    cause: Some(Box::new(self)),
                 }
             }
             NativeError::Connect { endpoint: ref own, .. }
@@ -589,7 +640,7 @@ impl NativeError {
                     endpoint.to_string()
                 },
                 message: self.to_string(),
-                source: Some(Box::new(self)),
+                cause: Some(Box::new(self)),
             },
             NativeError::ZooKeeper(ZooKeeperError::Quorum {
                 ref servers,
@@ -608,7 +659,7 @@ impl NativeError {
                 StoreError::Connection {
                     endpoint,
                     message,
-                    source: Some(Box::new(self)),
+                    cause: Some(Box::new(self)),
                 }
             }
             // The registry cannot be reached, or does not name the
@@ -621,7 +672,7 @@ impl NativeError {
             ) => StoreError::Connection {
                 endpoint: format!("ZooKeeper {}", e.server()),
                 message: e.to_string(),
-                source: Some(Box::new(e)),
+                cause: Some(Box::new(e)),
             },
             NativeError::ZooKeeper(e) => StoreError::Protocol {
                 endpoint: format!("ZooKeeper {}", e.server()),
@@ -641,7 +692,7 @@ impl NativeError {
             e @ NativeError::Closed { .. } => StoreError::Connection {
                 endpoint: endpoint.to_string(),
                 message: e.to_string(),
-                source: None,
+                cause: None,
             },
             e => StoreError::Protocol {
                 endpoint: endpoint.to_string(),

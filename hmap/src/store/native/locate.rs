@@ -184,7 +184,7 @@ pub fn region_info_from_meta(table: &str, cells: &[WireCell]) -> Result<RegionIn
         })?;
     let region = RegionInfo::decode(bytes).map_err(|source| NativeError::Decode {
         what: "info:regioninfo",
-        source,
+        cause: source,
     })?;
     let (namespace, qualifier) = split_table(table);
     if region.table_name.namespace != namespace.as_bytes() || region.table_name.qualifier != qualifier.as_bytes() {

@@ -420,7 +420,7 @@ impl FailedServers {
         }
         Err(NativeError::Connect {
             endpoint: server.to_string(),
-            source: std::io::Error::new(
+            cause: std::io::Error::new(
                 std::io::ErrorKind::ConnectionRefused,
                 format!(
                     "not dialled: it refused a connection {:?} ago (servers that refuse are left alone for {:?})",
@@ -539,7 +539,7 @@ mod tests {
         };
         let refused = NativeError::Connect {
             endpoint: "h:1".into(),
-            source: std::io::ErrorKind::ConnectionRefused.into(),
+            cause: std::io::ErrorKind::ConnectionRefused.into(),
         };
         assert_eq!(retry_kind(&sent, Idempotence::Safe), Retry::ServerGone);
         assert_eq!(retry_kind(&sent, Idempotence::Unsafe), Retry::No);
@@ -564,7 +564,7 @@ mod tests {
         attempts.waiting_for(|| "the region of row r in table t".to_string());
         let refused = || NativeError::Connect {
             endpoint: "h:1".into(),
-            source: std::io::ErrorKind::ConnectionRefused.into(),
+            cause: std::io::ErrorKind::ConnectionRefused.into(),
         };
         let e = loop {
             if let Err(e) = attempts.back_off(refused(), &Retry::ServerGone, "h:1", "Mutate").await {

@@ -169,7 +169,7 @@ impl Client {
                     "getThriftServerType: no reply within {elapsed:?}, though a gateway answers it at once ({})",
                     self.wire_hint(None)
                 ),
-                source: None,
+                cause: None,
             }),
             Err(e) => Err(e),
         }
@@ -486,7 +486,7 @@ impl Client {
             Failure::Kerberos(error) => StoreError::Connection {
                 endpoint: self.config.address.clone(),
                 message: format!("{operation}{}: {error}", crate::store::error::on_table(table)),
-                source: Some(Box::new(error)),
+                cause: Some(Box::new(error)),
             },
             Failure::Http {
                 error: error @ HttpError::Status { .. },
@@ -498,7 +498,7 @@ impl Client {
                     crate::store::error::on_table(table),
                     self.status_hint(&error)
                 ),
-                source: None,
+                cause: None,
             },
             Failure::Http { error, replied } => {
                 let start = match &error {
@@ -521,7 +521,7 @@ impl Client {
                         crate::store::error::on_table(table),
                         if closed { hint.as_str() } else { "" }
                     ),
-                    source: Some(Box::new(error)),
+                    cause: Some(Box::new(error)),
                 }
             }
         }
@@ -596,7 +596,7 @@ impl Client {
         StoreError::Connection {
             endpoint: self.config.address.clone(),
             message: format!("not a {name} gateway ({why}); this store needs {start} ({other})"),
-            source: None,
+            cause: None,
         }
     }
 
