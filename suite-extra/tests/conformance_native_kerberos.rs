@@ -127,7 +127,7 @@ mod native_kerberos_cluster {
             "{:?}: {err}",
             started.elapsed()
         );
-        let StoreError::Connection { source, .. } = &err else {
+        let StoreError::Connection { cause: source, .. } = &err else {
             panic!("not a connection error: {err:?}");
         };
         let native = source
