@@ -97,10 +97,13 @@ impl NativeTls {
     /// Presents a client certificate to servers that ask for one (mutual
     /// TLS: `hbase.server.netty.tls.client.auth.mode` `WANT` or `NEED`):
     /// `chain` holds the certificate first, then any intermediates (`BEGIN
-    /// CERTIFICATE` blocks), `key` its private key (PKCS#8, PKCS#1 or SEC1
-    /// PEM; an EC key in PKCS#8 must carry its public key, which ring
-    /// requires). Fails if either cannot be read or they do not belong
-    /// together. HBase checks the certificate against the client's address
+    /// CERTIFICATE` blocks), `key` its private key, unencrypted PEM as
+    /// Java's keytool (through a PKCS12 keystore) and OpenSSL's tools write
+    /// them: PKCS#8 (`BEGIN PRIVATE KEY`: EC, RSA, Ed25519), SEC1 (`BEGIN
+    /// EC PRIVATE KEY`) or PKCS#1 (`BEGIN RSA PRIVATE KEY`). An EC key
+    /// without its optional public key (the JDK's encoding) is completed
+    /// from the certificate. Fails if either cannot be read or they do not
+    /// belong together. HBase checks the certificate against the client's address
     /// too (`hbase.server.netty.tls.verify.client.hostname`, true by
     /// default): it must name the client's host, as an IP SAN or its
     /// reverse-DNS name.
@@ -301,6 +304,15 @@ mod tests {
     /// localhost, client certificates signed by the test CA demanded (as
     /// `hbase.server.netty.tls.client.auth.mode` NEED) or not.
     fn server_config(need_client_auth: bool, versions: &[&'static SupportedProtocolVersion]) -> Arc<ServerConfig> {
+        server_config_trusting(need_client_auth.then_some(CA), versions)
+    }
+
+    /// A server's TLS settings demanding client certificates signed by
+    /// `client_ca` (none demanded without one).
+    fn server_config_trusting(
+        client_ca: Option<&[u8]>,
+        versions: &[&'static SupportedProtocolVersion],
+    ) -> Arc<ServerConfig> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let chain = CertificateDer::pem_slice_iter(SERVER)
             .collect::<Result<Vec<_>, _>>()
@@ -309,8 +321,8 @@ mod tests {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(versions)
             .expect("versions");
-        let builder = if need_client_auth {
-            let roots = Arc::new(tls::roots_from_pem(CA).expect("ca.pem"));
+        let builder = if let Some(client_ca) = client_ca {
+            let roots = Arc::new(tls::roots_from_pem(client_ca).expect("the clients' CA"));
             let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider)
                 .build()
                 .expect("verifier");
@@ -543,6 +555,109 @@ mod tests {
             .expect_err("no handshake");
         assert!(matches!(err, NativeError::Timeout { .. }), "{err}");
         assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+
+    /// Each client key the usual tools make, with its certificate
+    /// (`testdata/tls/keys`, see its `make.sh`): Java's keytool (taken out
+    /// of its PKCS12 keystore by `openssl pkcs12 -nodes`, as the JDK
+    /// encoded it: PKCS#8, EC keys without their optional public key) and
+    /// OpenSSL's (PKCS#8 and SEC1 EC keys with and without their public
+    /// key, PKCS#8 and PKCS#1 RSA keys, Ed25519).
+    const CLIENT_KEYS: &[(&str, &[u8], &[u8])] = &[
+        (
+            "keytool EC P-256, PKCS#8 without the public key",
+            include_bytes!("testdata/tls/keys/keytool-ec-p256.pem"),
+            include_bytes!("testdata/tls/keys/keytool-ec-p256-key.pem"),
+        ),
+        (
+            "keytool EC P-384, PKCS#8 without the public key",
+            include_bytes!("testdata/tls/keys/keytool-ec-p384.pem"),
+            include_bytes!("testdata/tls/keys/keytool-ec-p384-key.pem"),
+        ),
+        (
+            "keytool RSA, PKCS#8",
+            include_bytes!("testdata/tls/keys/keytool-rsa.pem"),
+            include_bytes!("testdata/tls/keys/keytool-rsa-key.pem"),
+        ),
+        (
+            "keytool Ed25519, PKCS#8",
+            include_bytes!("testdata/tls/keys/keytool-ed25519.pem"),
+            include_bytes!("testdata/tls/keys/keytool-ed25519-key.pem"),
+        ),
+        (
+            "openssl EC P-256, PKCS#8",
+            include_bytes!("testdata/tls/keys/openssl-ec.pem"),
+            include_bytes!("testdata/tls/keys/openssl-ec-key.pem"),
+        ),
+        (
+            "openssl EC P-256, PKCS#8 without the public key",
+            include_bytes!("testdata/tls/keys/openssl-ec.pem"),
+            include_bytes!("testdata/tls/keys/openssl-ec-nopub-key.pem"),
+        ),
+        (
+            "openssl EC P-256, SEC1",
+            include_bytes!("testdata/tls/keys/openssl-ec.pem"),
+            include_bytes!("testdata/tls/keys/openssl-ec-sec1-key.pem"),
+        ),
+        (
+            "openssl EC P-256, SEC1 without the public key",
+            include_bytes!("testdata/tls/keys/openssl-ec.pem"),
+            include_bytes!("testdata/tls/keys/openssl-ec-sec1-nopub-key.pem"),
+        ),
+        (
+            "openssl RSA, PKCS#8",
+            include_bytes!("testdata/tls/keys/openssl-rsa.pem"),
+            include_bytes!("testdata/tls/keys/openssl-rsa-key.pem"),
+        ),
+        (
+            "openssl RSA, PKCS#1",
+            include_bytes!("testdata/tls/keys/openssl-rsa.pem"),
+            include_bytes!("testdata/tls/keys/openssl-rsa-pkcs1-key.pem"),
+        ),
+        (
+            "openssl Ed25519, PKCS#8",
+            include_bytes!("testdata/tls/keys/openssl-ed25519.pem"),
+            include_bytes!("testdata/tls/keys/openssl-ed25519-key.pem"),
+        ),
+    ];
+
+    #[tokio::test]
+    async fn mutual_tls_accepts_the_keys_javas_and_openssls_tools_make() {
+        const KEYS_CA: &[u8] = include_bytes!("testdata/tls/keys/ca.pem");
+        for versions in [TLS12, TLS13] {
+            let endpoint = tls_server(server_config_trusting(Some(KEYS_CA), versions), "any key").await;
+            for (what, chain, key) in CLIENT_KEYS {
+                let tls = ca()
+                    .client_auth_pem(chain, key)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let connection = connection(&endpoint, Some(tls));
+                let answer = cluster_id(&connection).await;
+                assert_eq!(answer.unwrap_or_else(|e| panic!("{what}: {e}")), "any key", "{what}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_of_another_certificate_is_refused_even_without_its_public_key() {
+        // An EC key without its public key is completed from the
+        // certificate: a key that is not the certificate's still fails.
+        let (_, other_chain, _) = CLIENT_KEYS[4];
+        let (_, _, keytool_key) = CLIENT_KEYS[0];
+        let err = ca().client_auth_pem(other_chain, keytool_key).expect_err("mismatched");
+        assert!(err.to_string().contains("do not make an identity"), "{err}");
+        let (_, _, sec1_nopub) = CLIENT_KEYS[7];
+        let err = ca().client_auth_pem(CLIENT, sec1_nopub).expect_err("mismatched");
+        assert!(err.to_string().contains("do not make an identity"), "{err}");
+        // A P-384 key with a P-256 certificate: left as it is, and refused.
+        let (_, _, p384) = CLIENT_KEYS[1];
+        assert!(ca().client_auth_pem(other_chain, p384).is_err());
+    }
+
+    #[test]
+    fn an_encrypted_key_is_named() {
+        let encrypted = b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n";
+        let err = ca().client_auth_pem(CLIENT, encrypted).expect_err("encrypted");
+        assert!(err.to_string().contains("openssl pkcs8"), "{err}");
     }
 
     #[test]
