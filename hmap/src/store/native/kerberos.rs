@@ -61,6 +61,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use super::error::{KerberosFailure, NativeError};
 use super::sasl::{self, Protection, ServerReply};
 
+mod keytab;
+
 /// Kerberos settings of a [`NativeStore`](super::NativeStore)
 /// ([`NativeConfig::kerberos`](super::NativeConfig::kerberos)): whose
 /// credentials, the servers' principal, the protection levels accepted.
@@ -311,6 +313,7 @@ fn failure(endpoint: &str, kind: KerberosFailure, reason: String) -> NativeError
 
 /// Acquires credentials (blocking: reads the keytab or the ticket cache).
 fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
+    check_krb5_config(std::env::var_os("KRB5_CONFIG").as_deref())?;
     match source {
         Source::TicketCache { ccache } => {
             let acquired = match ccache {
@@ -342,16 +345,7 @@ fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
             })
         }
         Source::Keytab { principal, keytab } => {
-            if let Err(e) = std::fs::File::open(keytab) {
-                return Err((
-                    KerberosFailure::KeytabUnreadable,
-                    format!(
-                        "the keytab {} cannot be read: {e} (`NativeKerberos::keytab`'s file must exist and be \
-                         readable by this process)",
-                        keytab.display()
-                    ),
-                ));
-            }
+            check_keytab(principal, keytab)?;
             acquire_from_keytab(principal, keytab).map_err(|e| {
                 let (kind, text) = classify(&e);
                 (
@@ -363,6 +357,90 @@ fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
                 )
             })
         }
+    }
+}
+
+/// Reads the keytab and checks that it is one and holds a key of
+/// `principal`, so that each of those mistakes is told as itself (MIT
+/// Kerberos says "No credentials cache found" to all of them, and only at
+/// the first handshake).
+fn check_keytab(principal: &str, path: &Path) -> Result<(), (KerberosFailure, String)> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| {
+        (
+            KerberosFailure::KeytabUnreadable,
+            format!(
+                "the keytab {shown} cannot be read: {e} (`NativeKerberos::keytab`'s file must exist and be \
+                 readable by this process)"
+            ),
+        )
+    })?;
+    keytab::check(&bytes, principal).map_err(|problem| match problem {
+        keytab::Problem::Invalid(why) => (
+            KerberosFailure::KeytabInvalid,
+            format!(
+                "the file {shown} is not a keytab ({why}, {} bytes): export the principal's keys into it again \
+                 (kadmin's ktadd, ktutil, or the KDC's export)",
+                bytes.len()
+            ),
+        ),
+        keytab::Problem::NoKeyFor(held) => {
+            const SHOWN: usize = 8;
+            let more = held.len().saturating_sub(SHOWN);
+            let mut list = held.into_iter().take(SHOWN).collect::<Vec<_>>().join(", ");
+            if more > 0 {
+                list.push_str(&format!(" and {more} more"));
+            }
+            (
+                KerberosFailure::PrincipalNotInKeytab,
+                format!(
+                    "the keytab {shown} holds no key of {principal} (it holds keys of {list}): log in as a \
+                     principal it holds, or export {principal}'s key into it (kadmin: ktadd -k {shown} {principal})"
+                ),
+            )
+        }
+    })
+}
+
+/// Checks that the krb5.conf `KRB5_CONFIG` names (`value`; a `:`-separated
+/// list) exists: MIT Kerberos skips files that do not, and then knows no
+/// realm at all ("Cannot find KDC for realm"), which names neither the
+/// variable nor the file.
+fn check_krb5_config(value: Option<&std::ffi::OsStr>) -> Result<(), (KerberosFailure, String)> {
+    use std::os::unix::ffi::OsStrExt;
+
+    let Some(value) = value else {
+        return Ok(());
+    };
+    let files: Vec<&Path> = value
+        .as_bytes()
+        .split(|&b| b == b':')
+        .filter(|file| !file.is_empty())
+        .map(|file| Path::new(std::ffi::OsStr::from_bytes(file)))
+        .collect();
+    if files.iter().any(|file| file.is_file()) {
+        return Ok(());
+    }
+    Err((
+        KerberosFailure::Krb5Config,
+        format!(
+            "KRB5_CONFIG={} names no krb5.conf that exists: set KRB5_CONFIG to the cluster's krb5.conf (its \
+             [realms] section names the realm's kdc)",
+            value.to_string_lossy()
+        ),
+    ))
+}
+
+/// The realm of a principal (`app@EXAMPLE.COM`), if it names one.
+fn realm_of(principal: &str) -> Option<&str> {
+    principal.rsplit_once('@').map(|(_, realm)| realm).filter(|realm| !realm.is_empty())
+}
+
+/// Where MIT Kerberos read its configuration from, for messages.
+fn krb5_config_source() -> String {
+    match std::env::var("KRB5_CONFIG") {
+        Ok(file) => format!("KRB5_CONFIG={file}"),
+        Err(_) => "/etc/krb5.conf: KRB5_CONFIG is not set".to_string(),
     }
 }
 
@@ -477,6 +555,9 @@ fn acquire_from_store(principal: Option<&str>, store: &[(&std::ffi::CStr, CStrin
 const KDC_ERR_C_PRINCIPAL_UNKNOWN: i32 = -1765328378;
 const KDC_ERR_S_PRINCIPAL_UNKNOWN: i32 = -1765328377;
 const KDC_ERR_PREAUTH_FAILED: i32 = -1765328360;
+/// "Decrypt integrity check failed": the KDC's reply, sealed with the
+/// principal's current key, does not open with the keytab's.
+const KRB5KRB_AP_ERR_BAD_INTEGRITY: i32 = -1765328353;
 const AP_ERR_TKT_EXPIRED: i32 = -1765328352;
 const KRB5_KDC_UNREACH: i32 = -1765328228;
 const KRB5_REALM_UNKNOWN: i32 = -1765328230;
@@ -497,7 +578,8 @@ fn classify(e: &GssError) -> (KerberosFailure, String) {
     let kind = match e.minor as i32 {
         KDC_ERR_S_PRINCIPAL_UNKNOWN => KerberosFailure::ServerPrincipalUnknown,
         KDC_ERR_C_PRINCIPAL_UNKNOWN | KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
-        KRB5_KDC_UNREACH | KRB5_REALM_UNKNOWN => KerberosFailure::KdcUnreachable,
+        KRB5_KDC_UNREACH => KerberosFailure::KdcUnreachable,
+        KRB5_REALM_UNKNOWN => KerberosFailure::Krb5Config,
         KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | AP_ERR_TKT_EXPIRED => KerberosFailure::NoCredentials,
         _ if [MajorFlags::GSS_S_NO_CRED, MajorFlags::GSS_S_CREDENTIALS_EXPIRED]
             .iter()
@@ -511,32 +593,85 @@ fn classify(e: &GssError) -> (KerberosFailure, String) {
 }
 
 /// The reason to give for a failed context step, with what to change.
-fn step_failure(e: &GssError, server: &str, source: &Source) -> (KerberosFailure, String) {
-    let (kind, text) = classify(e);
+/// `service` is the server's setting of its protection levels, which says
+/// what kind of server it is (see [`principal_setting`]).
+fn step_failure(e: &GssError, server: &str, source: &Source, service: &str) -> (KerberosFailure, String) {
+    let (mut kind, text) = classify(e);
     let client = match source {
         Source::Keytab { principal, keytab } => format!("{principal} (keytab {})", keytab.display()),
         Source::TicketCache { .. } => "the ticket cache's principal".to_string(),
     };
+    // With a keytab, a reply that does not decrypt (or, from a KDC that
+    // demands pre-authentication, a refused one) is a key the KDC no
+    // longer holds: the principal's key changed after the export.
+    if let Source::Keytab { .. } = source
+        && matches!(e.minor as i32, KRB5KRB_AP_ERR_BAD_INTEGRITY | KDC_ERR_PREAUTH_FAILED)
+    {
+        kind = KerberosFailure::StaleKeytab;
+    }
     let reason = match kind {
         KerberosFailure::ServerPrincipalUnknown => format!(
-            "the KDC does not know the server principal {server} ({text}): set the cluster's \
-             hbase.regionserver.kerberos.principal with `NativeKerberos::server_principal`, and the host `_HOST` \
-             stands for with `NativeKerberos::hostname`"
+            "the KDC does not know the server principal {server} ({text}): set {} with \
+             `NativeKerberos::server_principal`, and the host `_HOST` stands for with `NativeKerberos::hostname`",
+            principal_setting(service)
         ),
         KerberosFailure::ClientPrincipalUnknown => format!(
-            "the KDC refused the client {client} ({text}): the principal must exist in the KDC and the keytab \
-             hold its current key"
+            "the KDC does not know the client {client} ({text}): the principal must exist in the KDC's realm"
         ),
+        KerberosFailure::StaleKeytab => match source {
+            Source::Keytab { principal, keytab } => format!(
+                "the keytab {} holds a key of {principal} that the KDC no longer accepts ({text}): the \
+                 principal's key changed (a new key version) after the keytab was exported; export the keytab \
+                 again (kadmin: ktadd -k {} {principal}; note that ktadd itself makes a new key)",
+                keytab.display(),
+                keytab.display()
+            ),
+            Source::TicketCache { .. } => format!("the KDC refused the client's key ({text})"),
+        },
         KerberosFailure::NoCredentials => format!(
             "no usable credentials for {client} ({text}): for a keytab, it must hold the principal's key; for \
              the ticket cache, run kinit (the ticket may have expired)"
         ),
-        KerberosFailure::KdcUnreachable => {
-            format!("the KDC cannot be reached ({text}): check the realm's kdc in the krb5.conf that KRB5_CONFIG names")
+        KerberosFailure::KdcUnreachable => format!(
+            "the KDC cannot be reached ({text}): check the realm's kdc in the krb5.conf MIT Kerberos read ({})",
+            krb5_config_source()
+        ),
+        KerberosFailure::Krb5Config => {
+            let mut realms: Vec<&str> = match source {
+                Source::Keytab { principal, .. } => [realm_of(principal), realm_of(server)],
+                Source::TicketCache { .. } => [None, realm_of(server)],
+            }
+            .into_iter()
+            .flatten()
+            .collect();
+            realms.dedup();
+            let realm = match realms.as_slice() {
+                [] => "the realm".to_string(),
+                [one] => format!("the realm {one}"),
+                many => format!("the realms {}", many.join(" and ")),
+            };
+            format!(
+                "MIT Kerberos finds no KDC for {realm} ({text}) in the krb5.conf it read ({}): set KRB5_CONFIG \
+                 to the cluster's krb5.conf, whose [realms] section names the realm's kdc",
+                krb5_config_source()
+            )
         }
         _ => format!("the GSSAPI context for {server} failed: {text}"),
     };
     (kind, reason)
+}
+
+/// The server's setting that names its principal, from the setting of its
+/// protection levels (which each caller of [`GssapiSasl::start`] names):
+/// HBase's RPC, a Thrift gateway over SASL or over HTTP (SPNEGO), a
+/// ZooKeeper quorum.
+fn principal_setting(service: &str) -> &'static str {
+    match service {
+        "hbase.thrift.security.qop" => "the gateway's hbase.thrift.kerberos.principal",
+        "hbase.thrift.spnego.principal" => "the gateway's hbase.thrift.spnego.principal",
+        s if s.starts_with("ZooKeeper") => "the ZooKeeper quorum's principal (`NativeKerberos::zookeeper_principal`)",
+        _ => "the cluster's hbase.regionserver.kerberos.principal",
+    }
 }
 
 /// The security layer of an established connection, for integrity or
@@ -646,7 +781,7 @@ impl<'a> GssapiSasl<'a> {
         .await
         .map_err(|e| fail(KerberosFailure::Gssapi, format!("the GSSAPI step failed: {e}")))?;
         let first = first.map_err(|e| {
-            let (kind, reason) = step_failure(&e, &server, &kerberos.source);
+            let (kind, reason) = step_failure(&e, &server, &kerberos.source, setting);
             fail(kind, reason)
         })?;
         let sasl = GssapiSasl {
@@ -677,7 +812,7 @@ impl<'a> GssapiSasl<'a> {
         };
         if !context.is_complete() {
             let next = context.step(Some(token), None).map_err(|e| {
-                let (kind, reason) = step_failure(&e, &self.server, &self.kerberos.source);
+                let (kind, reason) = step_failure(&e, &self.server, &self.kerberos.source, self.setting);
                 fail(kind, reason)
             })?;
             return Ok(SaslStep::Token(next.map(|t| t.to_vec()).unwrap_or_default()));
@@ -888,6 +1023,131 @@ mod tests {
         assert!(reason.contains("/nonexistent/app.keytab"), "{reason}");
     }
 
+    const RPC: &str = "hbase.rpc.protection";
+
+    /// A file of `bytes` in the temporary directory, removed on drop.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, bytes: &[u8]) -> TempFile {
+            let path = std::env::temp_dir().join(format!("hmap-{}-{name}", std::process::id()));
+            std::fs::write(&path, bytes).expect("a temporary file");
+            TempFile(path)
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn keytab_login(principal: &str, file: &TempFile) -> Source {
+        Source::Keytab {
+            principal: principal.to_string(),
+            keytab: file.0.clone(),
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_no_keytab_is_named_before_gssapi_reads_it() {
+        let whole = keytab::tests::keytab(&[(&["app"], "R")]);
+        for (name, bytes, says) in [
+            ("garbage.keytab", &b"not a keytab at all"[..], "does not start as a keytab"),
+            ("empty.keytab", &b""[..], "empty"),
+            ("truncated.keytab", &whole[..whole.len() - 5], "cut short"),
+        ] {
+            let file = TempFile::new(name, bytes);
+            let (kind, reason) = acquire(&keytab_login("app@R", &file)).expect_err(name);
+            assert_eq!(kind, KerberosFailure::KeytabInvalid, "{name}: {reason}");
+            assert!(reason.contains(says), "{name}: {reason}");
+            assert!(reason.contains(&file.0.display().to_string()), "{reason}");
+            assert!(reason.contains("export"), "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_principal_the_keytab_does_not_hold_is_named_with_those_it_holds() {
+        let file = TempFile::new(
+            "other.keytab",
+            &keytab::tests::keytab(&[(&["hbase", "localhost"], "R"), (&["svc"], "R")]),
+        );
+        let (kind, reason) = acquire(&keytab_login("app@R", &file)).expect_err("not held");
+        assert_eq!(kind, KerberosFailure::PrincipalNotInKeytab, "{reason}");
+        assert!(reason.contains("holds no key of app@R"), "{reason}");
+        assert!(reason.contains("hbase/localhost@R, svc@R"), "{reason}");
+        assert!(reason.contains("ktadd"), "{reason}");
+        assert!(!kind.is_transient());
+    }
+
+    #[test]
+    fn a_keytab_with_a_stale_key_is_told_to_be_exported_again() {
+        let e = |minor: i32| GssError {
+            major: MajorFlags::GSS_S_FAILURE,
+            minor: minor as u32,
+        };
+        let file = TempFile::new("stale.keytab", &keytab::tests::keytab(&[(&["app"], "R")]));
+        let login = keytab_login("app@R", &file);
+        // What MIT Kerberos says of a key version the KDC moved past
+        // ("Decrypt integrity check failed"), and what a KDC demanding
+        // pre-authentication says of it.
+        for minor in [KRB5KRB_AP_ERR_BAD_INTEGRITY, KDC_ERR_PREAUTH_FAILED] {
+            let (kind, reason) = step_failure(&e(minor), "hbase/h@R", &login, RPC);
+            assert_eq!(kind, KerberosFailure::StaleKeytab, "{reason}");
+            assert!(reason.contains("export the keytab again"), "{reason}");
+            assert!(!kind.is_transient());
+        }
+        // From the ticket cache it is no keytab's fault.
+        let cache = Source::TicketCache { ccache: None };
+        assert_eq!(
+            step_failure(&e(KDC_ERR_PREAUTH_FAILED), "hbase/h@R", &cache, RPC).0,
+            KerberosFailure::ClientPrincipalUnknown
+        );
+    }
+
+    #[test]
+    fn a_realm_krb5_conf_does_not_know_names_krb5_config() {
+        let e = GssError {
+            major: MajorFlags::GSS_S_FAILURE,
+            minor: KRB5_REALM_UNKNOWN as u32,
+        };
+        let login = Source::Keytab {
+            principal: "app@HMAP.TEST".to_string(),
+            keytab: PathBuf::from("/k"),
+        };
+        let (kind, reason) = step_failure(&e, "hbase/localhost@HMAP.TEST", &login, RPC);
+        assert_eq!(kind, KerberosFailure::Krb5Config);
+        for says in ["KRB5_CONFIG", "krb5.conf", "the realm HMAP.TEST"] {
+            assert!(reason.contains(says), "no `{says}` in {reason}");
+        }
+        assert!(!kind.is_transient());
+        // KRB5_CONFIG naming no file that exists is said before GSSAPI runs.
+        let (kind, reason) =
+            check_krb5_config(Some(std::ffi::OsStr::new("/nonexistent/krb5.conf"))).expect_err("no file");
+        assert_eq!(kind, KerberosFailure::Krb5Config);
+        assert!(reason.contains("KRB5_CONFIG=/nonexistent/krb5.conf"), "{reason}");
+        let file = TempFile::new("krb5.conf", b"[libdefaults]\n");
+        let list = format!("/nonexistent/krb5.conf:{}", file.0.display());
+        assert!(check_krb5_config(Some(std::ffi::OsStr::new(&list))).is_ok());
+        assert!(check_krb5_config(None).is_ok());
+    }
+
+    #[test]
+    fn the_server_principal_hint_names_the_servers_own_setting() {
+        let e = GssError {
+            major: MajorFlags::GSS_S_FAILURE,
+            minor: KDC_ERR_S_PRINCIPAL_UNKNOWN as u32,
+        };
+        let source = Source::TicketCache { ccache: None };
+        let hint = |service| step_failure(&e, "x/h@R", &source, service).1;
+        assert!(hint(RPC).contains("hbase.regionserver.kerberos.principal"));
+        let thrift = hint("hbase.thrift.security.qop");
+        assert!(thrift.contains("hbase.thrift.kerberos.principal"), "{thrift}");
+        assert!(!thrift.contains("regionserver"), "{thrift}");
+        assert!(hint("hbase.thrift.spnego.principal").contains("the gateway's hbase.thrift.spnego.principal"));
+        assert!(hint("ZooKeeper's SASL quality of protection").contains("zookeeper_principal"));
+    }
+
     #[test]
     fn errors_are_classified_by_mit_codes() {
         let e = |minor: i32| GssError {
@@ -896,22 +1156,22 @@ mod tests {
         };
         let server = "hbase/x@R";
         let source = Source::TicketCache { ccache: None };
-        let (kind, reason) = step_failure(&e(KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source);
+        let (kind, reason) = step_failure(&e(KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source, RPC);
         assert_eq!(kind, KerberosFailure::ServerPrincipalUnknown);
         assert!(reason.contains("NativeKerberos::server_principal"), "{reason}");
         assert_eq!(
-            step_failure(&e(KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source).0,
+            step_failure(&e(KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source, RPC).0,
             KerberosFailure::ClientPrincipalUnknown
         );
         assert_eq!(
-            step_failure(&e(KRB5_FCC_NOFILE), server, &source).0,
+            step_failure(&e(KRB5_FCC_NOFILE), server, &source, RPC).0,
             KerberosFailure::NoCredentials
         );
         assert_eq!(
-            step_failure(&e(KRB5_KDC_UNREACH), server, &source).0,
+            step_failure(&e(KRB5_KDC_UNREACH), server, &source, RPC).0,
             KerberosFailure::KdcUnreachable
         );
-        assert_eq!(step_failure(&e(0), server, &source).0, KerberosFailure::Gssapi);
+        assert_eq!(step_failure(&e(0), server, &source, RPC).0, KerberosFailure::Gssapi);
         let no_cred = GssError {
             major: MajorFlags::GSS_S_NO_CRED,
             minor: 0,
