@@ -835,4 +835,61 @@ mod tests {
             "get on table `t` timed out after 5ms (Get on h:1, the reply, nothing of it read)"
         );
     }
+
+    /// A misconfiguration is not transient: a retry loop keyed on
+    /// `is_transient` must not try a bad keytab, a wrong principal or a
+    /// refused protection level for ever. A KDC that cannot be reached, and
+    /// a connection that broke, may pass.
+    #[test]
+    fn refused_settings_are_not_transient() {
+        let kerberos = |failure| NativeError::Kerberos {
+            endpoint: "h:1".into(),
+            failure,
+            reason: "why".into(),
+        };
+        for failure in [
+            KerberosFailure::ServerPrincipalUnknown,
+            KerberosFailure::ClientPrincipalUnknown,
+            KerberosFailure::StaleKeytab,
+            KerberosFailure::NoCredentials,
+            KerberosFailure::KeytabUnreadable,
+            KerberosFailure::KeytabInvalid,
+            KerberosFailure::PrincipalNotInKeytab,
+            KerberosFailure::Krb5Config,
+            KerberosFailure::ProtectionRefused,
+            KerberosFailure::AuthenticationRequired,
+            KerberosFailure::ServerNotKerberos,
+            KerberosFailure::Refused,
+            KerberosFailure::Gssapi,
+        ] {
+            let e = kerberos(failure).into_store("", None, "connect", "");
+            assert!(matches!(e, StoreError::Connection { .. }), "{e:?}");
+            assert!(!e.is_transient(), "{failure:?}");
+        }
+        let e = kerberos(KerberosFailure::KdcUnreachable).into_store("", None, "connect", "");
+        assert!(e.is_transient());
+        let tls = NativeError::Tls {
+            endpoint: "h:1".into(),
+            reason: "the server's certificate is refused".into(),
+        };
+        assert!(!tls.into_store("t", None, "get", "h:1").is_transient());
+        let zookeeper = NativeError::ZooKeeper(ZooKeeperError::Kerberos {
+            server: "zk:2181".into(),
+            znode: "/hbase/meta-region-server".into(),
+            failure: KerberosFailure::ServerPrincipalUnknown,
+            reason: "why".into(),
+        });
+        assert!(!zookeeper.into_store("", None, "connect", "").is_transient());
+        let closed = NativeError::Closed {
+            endpoint: "h:1".into(),
+            reason: "reset".into(),
+            sent: true,
+        };
+        assert!(closed.into_store("t", None, "get", "h:1").is_transient());
+        let refused = NativeError::Connect {
+            endpoint: "h:1".into(),
+            cause: std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        };
+        assert!(refused.into_store("t", None, "get", "h:1").is_transient());
+    }
 }
