@@ -20,7 +20,7 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use prost::Message;
 
 use super::error::{NativeError, RemoteError};
-use super::proto::{CellBlockMeta, ConnectionHeader, RequestHeader, ResponseHeader};
+use super::proto::{CellBlockMeta, ConnectionHeader, RequestHeader, ResponseHeader, VersionInfo};
 
 /// The connection preamble: `HBas`, RPC version 0, auth method SIMPLE (80).
 pub const PREAMBLE: [u8; 6] = *b"HBas\x00\x50";
@@ -31,6 +31,41 @@ pub const KEY_VALUE_CODEC: &str = "org.apache.hadoop.hbase.codec.KeyValueCodec";
 /// The default limit on a reply frame: 256 MiB, HBase's own default limit
 /// on a request (`hbase.ipc.max.request.size`).
 pub const DEFAULT_MAX_FRAME: usize = 256 << 20;
+
+/// The HBase version whose client hmap speaks as: its protocol (the
+/// `.proto` files `proto.rs` mirrors) and the behaviours a server grants a
+/// client by version.
+pub const HBASE_CLIENT_VERSION: (u32, u32, u32) = (2, 6, 1);
+
+/// The connection header's `version_info`, as HBase's Java client sends
+/// its own (`VersionInfoUtil.getCurrentClientVersionInfo`): the server logs
+/// it (`Connection from ..., version=...`; without one, `UNKNOWN`) and
+/// grants by `version_major` and `version_minor` what the client handles:
+/// from 1.2 `RetryImmediatelyException` and `MultiActionResultTooLarge` in
+/// a `Multi`, from 1.3 a Get's cells in a cell block and an exception
+/// answered before a too-large request is refused, from 1.4
+/// `ScannerResetException` (not `UnknownScannerException`), from 2.0 a
+/// table's enabling or truncation answered with its procedure at once
+/// (`ProcedurePrepareLatch`) rather than after its first step. NativeStore
+/// handles each (`retry.rs`, `convert.rs`, `admin.rs`'s procedure waits), so
+/// it says 2.6, the version it is written against; `version` is
+/// `2.6.1-hmap-<hmap's version>`, which HBase's parsers read as 2.6.1
+/// (`VersionInfoUtil.getVersionComponents` splits at `.` and `-`) and an
+/// operator reads as hmap. What hmap has no value for is `Unknown`, as in
+/// a Java client built outside git.
+pub fn client_version_info() -> VersionInfo {
+    let (major, minor, patch) = HBASE_CLIENT_VERSION;
+    VersionInfo {
+        version: format!("{major}.{minor}.{patch}-hmap-{}", env!("CARGO_PKG_VERSION")),
+        url: env!("CARGO_PKG_REPOSITORY").to_string(),
+        revision: "Unknown".to_string(),
+        user: "hmap".to_string(),
+        date: "Unknown".to_string(),
+        src_checksum: "Unknown".to_string(),
+        version_major: Some(major),
+        version_minor: Some(minor),
+    }
+}
 
 /// The bytes that open a connection: the preamble and the length-framed
 /// `ConnectionHeader`.
@@ -513,6 +548,7 @@ mod tests {
             service_name: Some("ClientService".into()),
             cell_block_codec_class: Some(KEY_VALUE_CODEC.into()),
             cell_block_compressor_class: None,
+            version_info: None,
         };
         assert_eq!(header.encode_to_vec(), golden!("connection_header"));
         assert_eq!(request_header().encode_to_vec(), golden!("request_header"));
@@ -610,6 +646,40 @@ mod tests {
         let request = GetRequest::decode(delimited(&mut frame, "r").expect("request")).expect("decodes");
         assert_eq!(request, get_request());
         assert_eq!(decode_cell_block(frame).expect("cells"), cells);
+    }
+
+    #[test]
+    fn the_client_version_is_hbases_form_with_hmaps_own() {
+        let info = client_version_info();
+        assert_eq!(info.version, format!("2.6.1-hmap-{}", env!("CARGO_PKG_VERSION")));
+        assert_eq!((info.version_major, info.version_minor), (Some(2), Some(6)));
+        // HBase's VersionInfoUtil.getVersionComponents: the first three
+        // parts, split at `.` and `-`, are numbers.
+        let parts: Vec<&str> = info.version.split(['.', '-']).collect();
+        assert_eq!(&parts[..3], ["2", "6", "1"]);
+        // Field numbers as HBase.proto's VersionInfo (1 to 8) and RPC.proto's
+        // ConnectionHeader.version_info (5): the bytes by hand.
+        let header = proto::ConnectionHeader {
+            version_info: Some(info.clone()),
+            ..Default::default()
+        };
+        let mut expected = vec![];
+        let mut inner = vec![];
+        for (tag, text) in [
+            (1u8, &info.version),
+            (2, &info.url),
+            (3, &info.revision),
+            (4, &info.user),
+            (5, &info.date),
+            (6, &info.src_checksum),
+        ] {
+            inner.extend_from_slice(&[tag << 3 | 2, text.len() as u8]);
+            inner.extend_from_slice(text.as_bytes());
+        }
+        inner.extend_from_slice(&[7 << 3, 2, 8 << 3, 6]);
+        expected.extend_from_slice(&[5 << 3 | 2, inner.len() as u8]);
+        expected.extend_from_slice(&inner);
+        assert_eq!(header.encode_to_vec(), expected);
     }
 
     #[test]

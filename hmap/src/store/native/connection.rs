@@ -551,6 +551,7 @@ impl Shared {
             service_name: Some(self.service.name().to_string()),
             cell_block_codec_class: Some(KEY_VALUE_CODEC.to_string()),
             cell_block_compressor_class: None,
+            version_info: Some(codec::client_version_info()),
         };
         let start = codec::encode_connection_start(&header);
         #[cfg(feature = "kerberos")]
@@ -919,6 +920,8 @@ mod tests {
             let header = ConnectionHeader::decode(&header[..]).expect("connection header");
             assert_eq!(header.service_name.as_deref(), Some("ClientMetaService"));
             assert_eq!(header.cell_block_codec_class.as_deref(), Some(KEY_VALUE_CODEC));
+            // The client's version, as HBase's Java client sends its own.
+            assert_eq!(header.version_info, Some(codec::client_version_info()));
             Peer {
                 stream,
                 buf: BytesMut::new(),

@@ -38,6 +38,8 @@ pub struct ConnectionHeader {
     pub cell_block_codec_class: Option<String>,
     #[prost(string, optional, tag = "4")]
     pub cell_block_compressor_class: Option<String>,
+    #[prost(message, optional, tag = "5")]
+    pub version_info: Option<VersionInfo>,
 }
 
 /// `RPC.proto`: the length of the cell block after a message.
@@ -110,6 +112,28 @@ pub struct ResponseHeader {
 }
 
 // -------------------------------------------------------------- HBase.proto
+
+/// `HBase.proto`: a client's or server's version and build (the
+/// connection header's `version_info`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct VersionInfo {
+    #[prost(string, required, tag = "1")]
+    pub version: String,
+    #[prost(string, required, tag = "2")]
+    pub url: String,
+    #[prost(string, required, tag = "3")]
+    pub revision: String,
+    #[prost(string, required, tag = "4")]
+    pub user: String,
+    #[prost(string, required, tag = "5")]
+    pub date: String,
+    #[prost(string, required, tag = "6")]
+    pub src_checksum: String,
+    #[prost(uint32, optional, tag = "7")]
+    pub version_major: Option<u32>,
+    #[prost(uint32, optional, tag = "8")]
+    pub version_minor: Option<u32>,
+}
 
 /// `HBase.proto`: a table's namespace and name.
 #[derive(Clone, PartialEq, prost::Message)]
