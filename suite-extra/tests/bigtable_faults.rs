@@ -33,6 +33,8 @@ struct Fake {
     answer: Answer,
     /// What every `ReadRows` streams.
     reads: Reads,
+    /// The `ReadRows` requests.
+    requests: Requests,
     /// The headers of every call.
     seen: Seen,
     /// The raw reply to a data call, by its method, if any: the response
@@ -48,8 +50,12 @@ type Raw = fn(&str) -> Option<Vec<u8>>;
 /// `x-goog-request-params` (empty when absent), and the client's address.
 type Seen = Arc<Mutex<Vec<[String; 4]>>>;
 
-/// A `ReadRows` reply: its messages, then how the stream ends.
-type Reads = fn() -> (Vec<v2::ReadRowsResponse>, End);
+/// A `ReadRows` reply to the `n`th call (from 0) and its request: its
+/// messages, then how the stream ends.
+type Reads = fn(usize, &v2::ReadRowsRequest) -> (Vec<v2::ReadRowsResponse>, End);
+
+/// The `ReadRows` requests the fake received.
+type Requests = Arc<Mutex<Vec<v2::ReadRowsRequest>>>;
 
 /// How a fake `ReadRows` stream ends.
 #[derive(Clone, Copy)]
@@ -65,17 +71,28 @@ enum End {
 type Rows = Pin<Box<dyn futures_util::Stream<Item = Result<v2::ReadRowsResponse, tonic::Status>> + Send>>;
 
 /// The `ReadRows` side of [`Fake`].
-struct Reader(Reads);
+struct Reader(Reads, Requests);
 
 impl tonic::server::ServerStreamingService<v2::ReadRowsRequest> for Reader {
     type Response = v2::ReadRowsResponse;
     type ResponseStream = Rows;
     type Future = Pin<Box<dyn Future<Output = Result<tonic::Response<Rows>, tonic::Status>> + Send>>;
 
-    fn call(&mut self, _: tonic::Request<v2::ReadRowsRequest>) -> Self::Future {
+    fn call(&mut self, request: tonic::Request<v2::ReadRowsRequest>) -> Self::Future {
         use futures_util::StreamExt;
-        let (messages, end) = (self.0)();
-        let head = futures_util::stream::iter(messages.into_iter().map(Ok));
+        let request = request.into_inner();
+        let n = {
+            let mut requests = self.1.lock().unwrap();
+            requests.push(request.clone());
+            requests.len() - 1
+        };
+        let (messages, end) = (self.0)(n, &request);
+        // Each message on its own, as the emulator sends them (tonic's
+        // encoder packs the messages it finds ready into one DATA frame).
+        let head = futures_util::stream::iter(messages).then(|m| async move {
+            tokio::task::yield_now().await;
+            Ok(m)
+        });
         let rows: Rows = match end {
             End::Ok => Box::pin(head),
             End::Stall => Box::pin(head.chain(futures_util::stream::pending())),
@@ -170,7 +187,7 @@ impl tower_service::Service<http::Request<tonic::body::Body>> for Fake {
             match request.uri().path() {
                 "/google.bigtable.v2.Bigtable/ReadRows" => {
                     let mut grpc = Grpc::new(ProstCodec::<v2::ReadRowsResponse, v2::ReadRowsRequest>::default());
-                    Ok(grpc.server_streaming(Reader(fake.reads), request).await)
+                    Ok(grpc.server_streaming(Reader(fake.reads, fake.requests), request).await)
                 }
                 "/google.bigtable.v2.Bigtable/MutateRows" => {
                     let mut grpc = Grpc::new(ProstCodec::<v2::MutateRowsResponse, v2::MutateRowsRequest>::default());
@@ -206,7 +223,7 @@ impl tonic::server::UnaryService<admin::GetTableRequest> for Admin {
 
 /// A store on a fake server answering `answer`, and the calls it records.
 async fn store(answer: Answer, timeout: Duration) -> (BigtableStore, Calls) {
-    store_reading(answer, || (Vec::new(), End::Ok), timeout).await
+    store_reading(answer, |_, _| (Vec::new(), End::Ok), timeout).await
 }
 
 /// [`store`], its server streaming `reads` for every `ReadRows`.
@@ -220,6 +237,17 @@ async fn store_reading(answer: Answer, reads: Reads, timeout: Duration) -> (Bigt
 /// 127.0.0.1 and localhost, when `tls`): its address, the calls and
 /// headers it records.
 async fn serve(answer: Answer, reads: Reads, tls: Option<()>, raw: Option<Raw>) -> (String, Calls, Seen) {
+    serve_recording(answer, reads, tls, raw, Requests::default()).await
+}
+
+/// [`serve`], recording the `ReadRows` requests in `requests`.
+async fn serve_recording(
+    answer: Answer,
+    reads: Reads,
+    tls: Option<()>,
+    raw: Option<Raw>,
+    requests: Requests,
+) -> (String, Calls, Seen) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let calls = Calls::default();
@@ -228,6 +256,7 @@ async fn serve(answer: Answer, reads: Reads, tls: Option<()>, raw: Option<Raw>) 
         calls: calls.clone(),
         answer,
         reads,
+        requests,
         seen: seen.clone(),
         raw,
     };
@@ -346,7 +375,7 @@ async fn scan_all(store: &BigtableStore) -> (Vec<String>, Option<StoreError>) {
 async fn a_stream_that_stalls_after_a_row_ends_the_scan_with_a_timeout_not_an_end() {
     let (store, _) = store_reading(
         |_, _| 0,
-        || (vec![message(vec![row("a")])], End::Stall),
+        |_, _| (vec![message(vec![row("a")])], End::Stall),
         Duration::from_millis(300),
     )
     .await;
@@ -361,7 +390,7 @@ async fn a_stream_that_stalls_after_a_row_ends_the_scan_with_a_timeout_not_an_en
 async fn a_stream_broken_with_a_status_is_an_error_not_an_end() {
     let (store, _) = store_reading(
         |_, _| 0,
-        || (vec![message(vec![row("a")])], End::Status(tonic::Code::Internal)),
+        |_, _| (vec![message(vec![row("a")])], End::Status(tonic::Code::Internal)),
         Duration::from_secs(10),
     )
     .await;
@@ -376,7 +405,7 @@ async fn chunks_that_break_the_protocol_are_a_typed_error() {
     // with no cell in progress.
     let (store, _) = store_reading(
         |_, _| 0,
-        || (vec![message(vec![row("b"), row("a")])], End::Ok),
+        |_, _| (vec![message(vec![row("b"), row("a")])], End::Ok),
         Duration::from_secs(10),
     )
     .await;
@@ -389,7 +418,7 @@ async fn chunks_that_break_the_protocol_are_a_typed_error() {
     // A stream that ends inside a row.
     let (store, _) = store_reading(
         |_, _| 0,
-        || {
+        |_, _| {
             let mut open = row("a");
             open.row_status = None;
             (vec![message(vec![open])], End::Ok)
@@ -565,7 +594,7 @@ async fn cloud_calls_go_over_tls_with_a_fresh_access_token_and_the_routing_heade
     // Tokens valid 21 s: gcp_auth takes one as expired 20 s before its
     // end, so the second call, a second later, needs a new one.
     let (token_uri, grants) = token_endpoint(Tokens::Grant { expires_in: 21 }).await;
-    let (address, calls, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
+    let (address, calls, seen) = serve(|_, _| 0, |_, _| (Vec::new(), End::Ok), Some(()), None).await;
     let key = key_file(&token_uri);
     let credentials = BigtableCredentials::ServiceAccountKeyFile(key.clone());
     let config = cloud(
@@ -607,7 +636,7 @@ async fn cloud_calls_go_over_tls_with_a_fresh_access_token_and_the_routing_heade
 
 #[tokio::test]
 async fn cloud_refusals_are_typed_errors_within_the_deadline() {
-    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
+    let (address, _, _) = serve(|_, _| 0, |_, _| (Vec::new(), End::Ok), Some(()), None).await;
     let timeout = Duration::from_secs(2);
     let connect = |config: BigtableConfig| async move {
         let started = Instant::now();
@@ -644,27 +673,20 @@ async fn cloud_refusals_are_typed_errors_within_the_deadline() {
     let other = cloud(&address, BigtableCredentials::None, timeout).tls(Some(BigtableTls::with_ca_pem(OTHER_CA_PEM)));
     let err = connect(other).await;
     assert!(err.contains("certificate"), "{err}");
-    // Plain HTTP/2 to a TLS server (the connection opens: HTTP/2's
-    // preface needs no answer; the first call fails), and TLS to a plain
+    // Plain HTTP/2 to a TLS server (the server's answer to HTTP/2's
+    // preface is TLS's: the connect fails, saying so), and TLS to a plain
     // one.
     let plain = cloud(&address, BigtableCredentials::None, timeout).tls(None);
-    let store = BigtableStore::connect(plain).await.expect("opened");
-    let started = Instant::now();
-    let err = store.mutate("t", &rows()).await.expect_err("not TLS");
-    assert!(
-        started.elapsed() < Duration::from_secs(4),
-        "{:?}: {err}",
-        started.elapsed()
-    );
-    assert!(err.to_string().contains("TLS"), "{err}");
-    let (plain_address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None, None).await;
+    let err = connect(plain).await;
+    assert!(err.contains("a TLS server answered"), "{err}");
+    let (plain_address, _, _) = serve(|_, _| 0, |_, _| (Vec::new(), End::Ok), None, None).await;
     let err = connect(cloud(&plain_address, BigtableCredentials::None, timeout)).await;
     assert!(err.contains("TLS"), "{err}");
 }
 
 #[tokio::test]
 async fn the_channel_pool_spreads_calls_round_robin() {
-    let (address, _, seen) = serve(|_, _| 0, || (Vec::new(), End::Ok), Some(()), None).await;
+    let (address, _, seen) = serve(|_, _| 0, |_, _| (Vec::new(), End::Ok), Some(()), None).await;
     let config = cloud(&address, BigtableCredentials::None, Duration::from_secs(10));
     let store = BigtableStore::connect(config).await.expect("connected");
     for _ in 0..6 {
@@ -712,7 +734,7 @@ fn frame(message: &[u8]) -> Vec<u8> {
 
 /// A store on a fake whose data calls get `raw`'s replies.
 async fn store_answering_raw(raw: Raw) -> BigtableStore {
-    let (address, _, _) = serve(|_, _| 0, || (Vec::new(), End::Ok), None, Some(raw)).await;
+    let (address, _, _) = serve(|_, _| 0, |_, _| (Vec::new(), End::Ok), None, Some(raw)).await;
     let config = BigtableConfig::emulator(address).call_timeout(Duration::from_secs(5));
     BigtableStore::connect(config).await.unwrap()
 }
@@ -772,4 +794,326 @@ async fn a_message_of_another_type_is_a_protocol_error() {
         .await
         .expect_err("undecodable");
     assert_protocol(error, "MutateRow", "decode");
+}
+
+// Scans that outlive their stream: opened again after the last row.
+
+/// The fake table's rows, `r000` to `r199`, that `request` selects (its
+/// row set, forward only, and its limit).
+fn selected(request: &v2::ReadRowsRequest) -> Vec<String> {
+    use v2::row_range::{EndKey, StartKey};
+    let all = (0..200).map(|i| format!("r{i:03}"));
+    let rows = request.rows.clone().unwrap_or_default();
+    let in_set = |key: &String| {
+        let key = key.as_bytes();
+        if rows.row_keys.is_empty() && rows.row_ranges.is_empty() {
+            return true;
+        }
+        rows.row_keys.iter().any(|k| &k[..] == key)
+            || rows.row_ranges.iter().any(|r| {
+                let after_start = match &r.start_key {
+                    None => true,
+                    Some(StartKey::StartKeyClosed(k)) => key >= &k[..],
+                    Some(StartKey::StartKeyOpen(k)) => key > &k[..],
+                };
+                let before_end = match &r.end_key {
+                    None => true,
+                    Some(EndKey::EndKeyOpen(k)) => key < &k[..],
+                    Some(EndKey::EndKeyClosed(k)) => key <= &k[..],
+                };
+                after_start && before_end
+            })
+    };
+    let limit = usize::try_from(request.rows_limit)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or(usize::MAX);
+    all.filter(in_set).take(limit).collect()
+}
+
+/// Each row in a response of its own, as the emulator sends them.
+fn each_alone(keys: &[String]) -> Vec<v2::ReadRowsResponse> {
+    keys.iter().map(|k| message(vec![row(k)])).collect()
+}
+
+/// The first stream ends with DEADLINE_EXCEEDED after 30 rows; the second
+/// sends 20 rows, says it scanned 5 more (filtered out), and ends with
+/// UNAVAILABLE; the third sends the rest.
+fn cut_twice(n: usize, request: &v2::ReadRowsRequest) -> (Vec<v2::ReadRowsResponse>, End) {
+    let keys = selected(request);
+    match n {
+        0 => (each_alone(&keys[..30]), End::Status(tonic::Code::DeadlineExceeded)),
+        1 => {
+            let mut replies = each_alone(&keys[..20]);
+            replies.push(v2::ReadRowsResponse {
+                last_scanned_row_key: keys[24].as_bytes().to_vec().into(),
+                ..Default::default()
+            });
+            (replies, End::Status(tonic::Code::Unavailable))
+        }
+        _ => (each_alone(&keys), End::Ok),
+    }
+}
+
+/// Where a resumed request starts: its one range's open start key.
+fn resumed_after(request: &v2::ReadRowsRequest) -> String {
+    let rows = request.rows.clone().unwrap_or_default();
+    assert!(rows.row_keys.is_empty(), "{request:?}");
+    match &rows.row_ranges[..] {
+        [
+            v2::RowRange {
+                start_key: Some(v2::row_range::StartKey::StartKeyOpen(k)),
+                end_key: None,
+            },
+        ] => String::from_utf8_lossy(k).into_owned(),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_midway_is_opened_again_after_its_last_row() {
+    let requests = Requests::default();
+    let (address, _, _) = serve_recording(|_, _| 0, cut_twice, None, None, requests.clone()).await;
+    let config = BigtableConfig::emulator(address).call_timeout(Duration::from_secs(5));
+    let store = BigtableStore::connect(config).await.unwrap();
+    let (rows, error) = scan_all(&store).await;
+    assert!(error.is_none(), "{error:?}");
+    // Every row once, in order, but the five the server said it scanned
+    // past (as if its filter dropped them).
+    let expected: Vec<String> = (0..200)
+        .filter(|i| !(50..55).contains(i))
+        .map(|i| format!("r{i:03}"))
+        .collect();
+    assert_eq!(rows, expected);
+    let sent = requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(resumed_after(&sent[1]), "r029");
+    assert_eq!(resumed_after(&sent[2]), "r054");
+    // None carries a deadline for the server to end the stream at (the
+    // fake sees none either way: the client bounds each wait itself).
+    assert!(sent.iter().all(|r| r.rows_limit == 0), "{sent:?}");
+
+    // With a limit: what is left of it.
+    requests.lock().unwrap().clear();
+    let mut stream = store.scan("t", &hmap::store::Scan::all().limit(100)).await.unwrap();
+    let mut rows = Vec::new();
+    while let Some(row) = futures_util::StreamExt::next(&mut stream).await {
+        rows.push(String::from_utf8_lossy(&row.unwrap().row).into_owned());
+    }
+    assert_eq!(rows.len(), 100, "{rows:?}");
+    assert_eq!(rows.last().map(String::as_str), Some("r104"));
+    let limits: Vec<i64> = requests.lock().unwrap().iter().map(|r| r.rows_limit).collect();
+    assert_eq!(limits, [100, 70, 50]);
+}
+
+/// Every stream ends with DEADLINE_EXCEEDED at once: no row comes, so the
+/// scan fails when the wait for a response has lasted the call deadline,
+/// with the time it waited.
+#[tokio::test]
+async fn a_stream_that_never_gets_anywhere_fails_at_the_call_deadline() {
+    let (store, _) = store_reading(
+        |_, _| 0,
+        |_, _| (Vec::new(), End::Status(tonic::Code::DeadlineExceeded)),
+        Duration::from_millis(800),
+    )
+    .await;
+    let started = Instant::now();
+    let (rows, error) = scan_all(&store).await;
+    assert!(rows.is_empty());
+    match error {
+        Some(StoreError::Timeout { elapsed, .. }) => {
+            assert!(elapsed >= Duration::from_millis(400), "{elapsed:?}");
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+}
+
+/// A TCP proxy to `target`: forwards the first `forward` connections, each
+/// closed both ways once `cut_after` bytes came from the server; closes
+/// later ones at once.
+async fn cutting_proxy(target: String, forward: usize, cut_after: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    tokio::spawn(async move {
+        let mut accepted = 0;
+        while let Ok((inbound, _)) = listener.accept().await {
+            accepted += 1;
+            if accepted > forward {
+                drop(inbound);
+                continue;
+            }
+            let Ok(outbound) = tokio::net::TcpStream::connect(&target).await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let (mut client_read, mut client_write) = inbound.into_split();
+                let (mut server_read, mut server_write) = outbound.into_split();
+                let up = tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                });
+                let mut left = cut_after;
+                let mut buf = [0u8; 1024];
+                while left > 0 {
+                    let n = match server_read.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n.min(left),
+                    };
+                    if client_write.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    left -= n;
+                }
+                up.abort();
+            });
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn a_connection_broken_midway_is_opened_again_after_the_last_row() {
+    let requests = Requests::default();
+    let (address, _, _) = serve_recording(
+        |_, _| 0,
+        |_, request| (each_alone(&selected(request)), End::Ok),
+        None,
+        None,
+        requests.clone(),
+    )
+    .await;
+    // Each connection is cut after 2,500 bytes from the server: its
+    // settings, the table's families, then some 60 rows.
+    let proxy = cutting_proxy(address, usize::MAX, 2_500).await;
+    let config = BigtableConfig::emulator(proxy).call_timeout(Duration::from_secs(5));
+    let store = BigtableStore::connect(config).await.unwrap();
+    let (rows, error) = scan_all(&store).await;
+    assert!(error.is_none(), "{error:?}");
+    let expected: Vec<String> = (0..200).map(|i| format!("r{i:03}")).collect();
+    assert_eq!(rows, expected);
+    let sent = requests.lock().unwrap().clone();
+    assert!(sent.len() >= 3, "{}", sent.len());
+}
+
+/// A connection broken in the middle of a scan that cannot be made again
+/// is a `Connection` error (it was a `Server` error, "HBase failed
+/// ReadRows").
+#[tokio::test]
+async fn a_connection_broken_midway_for_good_is_a_connection_error() {
+    let (address, _, _) = serve(
+        |_, _| 0,
+        |_, request| (each_alone(&selected(request)), End::Ok),
+        None,
+        None,
+    )
+    .await;
+    // The probe's connection and the store's; later ones are closed.
+    let proxy = cutting_proxy(address, 2, 2_500).await;
+    let config = BigtableConfig::emulator(proxy).call_timeout(Duration::from_secs(1));
+    let store = BigtableStore::connect(config).await.unwrap();
+    let started = Instant::now();
+    let (rows, error) = scan_all(&store).await;
+    assert!(!rows.is_empty() && rows.len() < 200, "{}", rows.len());
+    match &error {
+        Some(StoreError::Connection { message, .. }) => assert!(message.contains("ReadRows"), "{message}"),
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+}
+
+/// A store pointed at a port where something else than Bigtable answers
+/// fails at connect, at once, saying what answered and what to do, in
+/// words a user of the library can follow (it waited out the 30 s call
+/// deadline on "broken pipe", and named a script of hmap's repository).
+#[tokio::test]
+async fn a_port_that_is_not_bigtable_fails_at_once_saying_what_answers() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    /// A server answering each connection with `reply` (after reading
+    /// what came, when `read_first`), then closing it.
+    async fn answering(reply: &'static [u8], read_first: bool) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    if read_first {
+                        let mut buf = [0u8; 64];
+                        let _ = socket.read(&mut buf).await;
+                    }
+                    let _ = socket.write_all(reply).await;
+                    let _ = socket.shutdown().await;
+                });
+            }
+        });
+        address
+    }
+    let cases = [
+        (
+            answering(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", true).await,
+            "an HTTP/1 server answered (`HTTP/1.1 400 Bad Request`)",
+        ),
+        (answering(b"", false).await, "closed the connection"),
+        (answering(b"SSH-2.0-OpenSSH_9.6\r\n", false).await, "not HTTP/2"),
+        (
+            answering(b"+OK", true).await,
+            "answered `+OK` and closed the connection",
+        ),
+    ];
+    for (address, says) in cases {
+        let started = Instant::now();
+        let error = BigtableStore::connect(BigtableConfig::emulator(address.clone()))
+            .await
+            .expect_err("not Bigtable");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}: {error}",
+            started.elapsed()
+        );
+        let text = error.to_string();
+        assert!(matches!(error, StoreError::Connection { .. }), "{error:?}");
+        assert!(text.contains(says), "{text}");
+        assert!(text.contains("not a Bigtable server"), "{text}");
+        assert!(
+            text.contains(&format!("gcloud beta emulators bigtable start --host-port={address}")),
+            "{text}"
+        );
+        assert!(!text.contains("scripts/"), "{text}");
+    }
+    // Nobody there: the hint says the same.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    drop(listener);
+    let error = BigtableStore::connect(BigtableConfig::emulator(address))
+        .await
+        .expect_err("nobody");
+    let text = error.to_string();
+    assert!(
+        text.contains("gcloud beta emulators bigtable start") && !text.contains("scripts/"),
+        "{text}"
+    );
+}
+
+/// A row key over Bigtable's 4 KiB is refused naming that limit, however
+/// long (past HBase's 32,767 bytes, HBase's rule spoke first).
+#[tokio::test]
+async fn a_row_key_over_four_kib_is_refused_with_bigtables_limit() {
+    let (store, calls) = store(|_, _| 0, Duration::from_secs(5)).await;
+    for len in [4_097, 40_000] {
+        let row = RowMutation::new(vec![b'k'; len]).put_at("f", "q", 1, "v");
+        let error = store.mutate("t", &[row]).await.expect_err("too long");
+        let text = error.to_string();
+        assert!(matches!(error, StoreError::InvalidRow { .. }), "{error:?}");
+        assert!(
+            text.contains("Bigtable's limit on row keys, 4 KiB (4096 bytes)"),
+            "{text}"
+        );
+        assert!(!text.contains("32767"), "{text}");
+        let error = store
+            .get("t", &hmap::store::Get::new(vec![b'k'; len]))
+            .await
+            .expect_err("too long");
+        assert!(error.to_string().contains("4 KiB (4096 bytes)"), "{error}");
+    }
+    assert!(calls.lock().unwrap().is_empty());
 }

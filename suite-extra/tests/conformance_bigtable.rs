@@ -85,7 +85,7 @@ mod bigtable_emulator {
             "row_length_limit",
             Differs(
                 "Bigtable's row keys are at most 4 KiB (HBase's 32 KiB): longer ones are a typed InvalidRow",
-                "4096-byte limit on row keys",
+                "limit on row keys, 4 KiB (4096 bytes)",
             ),
         ),
         // The emulator's limits, not Cloud Bigtable's.

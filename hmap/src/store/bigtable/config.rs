@@ -370,6 +370,9 @@ impl BigtableConfig {
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{address}"))
             .map_err(|e| connection(format!("`{address}` is not a host:port"), Some(Box::new(e))))?
             .connect_timeout(self.connect_timeout)
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .http2_adaptive_window(false)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
             .keep_alive_while_idle(true);
@@ -386,9 +389,22 @@ impl BigtableConfig {
                 .tls_config(config)
                 .map_err(|e| connection(format!("TLS settings refused: {e}"), Some(Box::new(e))))?;
         }
+        let emulator_hint = format!(
+            " (is the Bigtable emulator running at {address}? Start it with `gcloud beta emulators bigtable \
+             start --host-port={address}`, or check the address)"
+        );
+        if self.tls.is_none()
+            && let Err(what) = probe(address).await
+        {
+            let hint = match self.credentials {
+                BigtableCredentials::None => emulator_hint,
+                _ => " (Cloud Bigtable speaks TLS only: set BigtableConfig::tls)".to_string(),
+            };
+            return Err(connection(format!("not a Bigtable server: {what}{hint}"), None));
+        }
         endpoint.connect().await.map_err(|e| {
             let hint = match (&self.tls, self.credentials == BigtableCredentials::None) {
-                (None, true) => " (start the emulator with scripts/bigtable/emulator start)",
+                (None, true) => emulator_hint.as_str(),
                 (None, false) => " (Cloud Bigtable speaks TLS only: set BigtableConfig::tls)",
                 (Some(_), _) => {
                     " (with TLS: is the server's certificate signed by a trusted CA, for this host? \
@@ -398,6 +414,82 @@ impl BigtableConfig {
             connection(format!("cannot connect: {}{hint}", error_chain(&e)), Some(Box::new(e)))
         })
     }
+}
+
+/// What answers at `address`, looked at before tonic opens its
+/// connection (tonic sends HTTP/2's preface and returns without waiting
+/// for the server's, so a server of another protocol would fail only the
+/// calls, each as a broken connection, retried until its deadline). The
+/// preface and an empty SETTINGS frame are sent; an HTTP/2 server answers
+/// with a SETTINGS frame. `Err` says what answered instead. A connection
+/// that cannot be made is left to tonic to report.
+async fn probe(address: &str) -> std::result::Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Ok(mut socket) = tokio::net::TcpStream::connect(address).await else {
+        return Ok(());
+    };
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    if let Err(e) = socket.write_all(&hello).await {
+        return Err(format!(
+            "the server closed the connection at once ({e}): it does not speak HTTP/2 (gRPC)"
+        ));
+    }
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    loop {
+        let n = match socket.read(&mut buf).await {
+            Ok(n) => n,
+            Err(e) => {
+                return Err(format!(
+                    "the server broke the connection ({e}) without answering HTTP/2's preface: it does not \
+                     speak HTTP/2 (gRPC)"
+                ));
+            }
+        };
+        got.extend_from_slice(&buf[..n]);
+        if let Some(verdict) = look_at_preface(&got, n == 0) {
+            return verdict;
+        }
+    }
+}
+
+/// What the first bytes of a server's answer to HTTP/2's preface say:
+/// `None` while more are needed (`ended`: no more come).
+fn look_at_preface(got: &[u8], ended: bool) -> Option<std::result::Result<(), String>> {
+    if got.starts_with(b"HTTP/") {
+        let line = got.split(|&b| b == b'\r' || b == b'\n').next().unwrap_or_default();
+        return Some(Err(format!(
+            "an HTTP/1 server answered (`{}`), where Bigtable speaks gRPC over HTTP/2",
+            String::from_utf8_lossy(line)
+        )));
+    }
+    if matches!(got, [0x15 | 0x16, 0x03, ..]) {
+        return Some(Err(
+            "a TLS server answered: it takes TLS (BigtableConfig::tls; BigtableConfig::cloud sets it)".into(),
+        ));
+    }
+    // A frame header: length (3 bytes), type, flags, stream (4 bytes);
+    // the server's first frame is a SETTINGS frame (type 4) on stream 0.
+    if got.len() >= 9 {
+        return Some(match got[3] == 4 && got[5..9] == [0, 0, 0, 0] {
+            true => Ok(()),
+            false => Err(format!(
+                "the server answered bytes that are not HTTP/2 (`{}`)",
+                crate::store::show_row(&got[..got.len().min(24)])
+            )),
+        });
+    }
+    if ended {
+        return Some(Err(match got.is_empty() {
+            true => "the server closed the connection without a word: it does not speak HTTP/2 (gRPC)".into(),
+            false => format!(
+                "the server answered `{}` and closed the connection: it does not speak HTTP/2 (gRPC)",
+                crate::store::show_row(got)
+            ),
+        }));
+    }
+    None
 }
 
 /// `BIGTABLE_EMULATOR_HOST`, trimmed; `None` when unset or blank.

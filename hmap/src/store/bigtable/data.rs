@@ -58,7 +58,7 @@ fn check_key_length(table: &str, row: &[u8]) -> Result<()> {
             table: table.into(),
             row: show_row(row),
             reason: format!(
-                "{} bytes is longer than Bigtable's {MAX_ROW_KEY}-byte limit on row keys",
+                "{} bytes is longer than Bigtable's limit on row keys, 4 KiB ({MAX_ROW_KEY} bytes)",
                 row.len()
             ),
         });
@@ -80,24 +80,21 @@ impl BigtableStore {
         request
     }
 
-    /// Starts `ReadRows`; its rows as a stream, each response within the
-    /// call deadline.
+    /// Starts `ReadRows`; its rows as a stream. Each wait for a response
+    /// is bounded by the call deadline, the stream as a whole is not (the
+    /// request carries no deadline for the server to end it at); a stream
+    /// that breaks in a way worth another try is opened again after the
+    /// last row received ([`RowsState::next`]).
     pub(super) async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
         let reversed = request.reversed;
-        let (headers, left) = self
-            .data_headers(table, "ReadRows", self.inner.config.call_timeout)
-            .await?;
-        let streaming = self
-            .idempotent(table, "ReadRows", left, || {
-                let mut client = self.data(&headers);
-                let request = self.data_request(request.clone());
-                async move { client.read_rows(request).await }
-            })
-            .await?;
+        let streaming = self.open_read(table, &request, self.inner.config.call_timeout).await?;
         let state = RowsState {
-            streaming,
+            streaming: Some(streaming),
+            request,
             merger: ChunkMerger::new(reversed),
             ready: VecDeque::new(),
+            committed: 0,
+            resume_after: None,
             done: false,
             table: table.to_string(),
             endpoint: self.inner.config.address.clone(),
@@ -112,6 +109,27 @@ impl BigtableStore {
         ))))
     }
 
+    /// Opens a `ReadRows` stream of `request` within `left`: its headers
+    /// (a fresh access token, should a long scan outlive one), then the
+    /// call until the server's reply headers, retried while the server
+    /// cannot be reached.
+    async fn open_read(
+        &self,
+        table: &str,
+        request: &v2::ReadRowsRequest,
+        left: Duration,
+    ) -> Result<tonic::Streaming<v2::ReadRowsResponse>> {
+        let (headers, left) = self.data_headers(table, "ReadRows", left).await?;
+        self.idempotent(table, "ReadRows", left, || {
+            let mut client = self.data(&headers);
+            // No grpc-timeout: a deadline the server knows would end the
+            // whole stream at it, however fast the rows keep coming.
+            let request = tonic::Request::new(request.clone());
+            async move { client.read_rows(request).await }
+        })
+        .await
+    }
+
     fn read_request(&self, table: &str, rows: v2::RowSet, filter: v2::RowFilter) -> v2::ReadRowsRequest {
         v2::ReadRowsRequest {
             table_name: self.table_name(table),
@@ -123,10 +141,12 @@ impl BigtableStore {
     }
 
     pub(super) async fn get_many_impl(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
-        let (schema, ()) = self.checked(table, |schema| check_gets(schema, gets)).await?;
+        // Bigtable's limit before HBase's (32 KiB), whose message would
+        // mislead here.
         for get in gets {
             check_key_length(table, &get.row)?;
         }
+        let (schema, ()) = self.checked(table, |schema| check_gets(schema, gets)).await?;
         let now = now_ms();
         // Gets that read alike share one ReadRows over their rows.
         let mut groups: Vec<(&Get, Vec<Bytes>)> = Vec::new();
@@ -200,9 +220,11 @@ impl BigtableStore {
     /// in a later call so that its changes apply in order.
     pub(super) async fn mutate_impl(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         let max = self.inner.config.max_value_size;
-        self.checked(table, |schema| check_rows(schema, rows, max)).await?;
         for row in rows {
             check_key_length(table, &row.row)?;
+        }
+        self.checked(table, |schema| check_rows(schema, rows, max)).await?;
+        for row in rows {
             refuse_unexpressible(table, &row.mutations)?;
         }
         let now = now_ms();
@@ -360,15 +382,28 @@ impl BigtableStore {
                 }
                 Ok(Err(status)) if retryable(status.code()) => {
                     // The entries it did not report are tried again.
-                    retry_error
-                        .get_or_insert_with(|| from_status(&status, "MutateRows", table, &self.inner.config.address));
+                    retry_error.get_or_insert_with(|| {
+                        from_status(
+                            &status,
+                            "MutateRows",
+                            table,
+                            &self.inner.config.address,
+                            started.elapsed(),
+                        )
+                    });
                     broke_retryably = true;
                     break;
                 }
                 Ok(Err(status)) => {
                     return Err(self.noted(
                         table,
-                        from_status(&status, "MutateRows", table, &self.inner.config.address),
+                        from_status(
+                            &status,
+                            "MutateRows",
+                            table,
+                            &self.inner.config.address,
+                            started.elapsed(),
+                        ),
                     ));
                 }
                 Ok(Ok(None)) => break,
@@ -395,7 +430,13 @@ impl BigtableStore {
                 let error = with_row(
                     self.noted(
                         table,
-                        from_status(&status, "MutateRows", table, &self.inner.config.address),
+                        from_status(
+                            &status,
+                            "MutateRows",
+                            table,
+                            &self.inner.config.address,
+                            started.elapsed(),
+                        ),
                     ),
                     keys[index],
                 );
@@ -432,8 +473,8 @@ impl BigtableStore {
     /// the changes go to `false_mutations`.
     pub(super) async fn check_and_mutate_impl(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let max = self.inner.config.max_value_size;
-        let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
         check_key_length(table, &op.row)?;
+        let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
         refuse_unexpressible(table, &op.mutations)?;
         let now = now_ms();
         let row = [RowMutation::with(op.row.clone(), op.mutations.clone())];
@@ -559,7 +600,13 @@ impl BigtableStore {
                 Ok(Ok(Some(message))) => message,
                 Ok(Ok(None)) => return Ok(samples),
                 Ok(Err(status)) => {
-                    return Err(from_status(&status, "SampleRowKeys", table, &self.inner.config.address));
+                    return Err(from_status(
+                        &status,
+                        "SampleRowKeys",
+                        table,
+                        &self.inner.config.address,
+                        started.elapsed(),
+                    ));
                 }
                 Err(_) => {
                     return Err(StoreError::Timeout {
@@ -580,9 +627,9 @@ impl BigtableStore {
     /// `ReadModifyWriteRow` with an `increment_amount` rule per column: a
     /// counter is an 8-byte big-endian integer, as HBase's.
     pub(super) async fn increment_impl(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
+        check_key_length(table, &op.row)?;
         self.checked(table, |schema| check_increment(schema, &op.row, &op.columns))
             .await?;
-        check_key_length(table, &op.row)?;
         if op.columns.is_empty() {
             return Ok(Vec::new());
         }
@@ -858,9 +905,18 @@ fn with_row(error: StoreError, row: &[u8]) -> StoreError {
 
 /// A `ReadRows` stream being merged into rows.
 struct RowsState {
-    streaming: tonic::Streaming<v2::ReadRowsResponse>,
+    /// The stream; `None` while it is being opened again.
+    streaming: Option<tonic::Streaming<v2::ReadRowsResponse>>,
+    /// The request as the caller made it (its rows and limit narrowed to
+    /// what is left when the stream is opened again).
+    request: v2::ReadRowsRequest,
     merger: ChunkMerger,
     ready: VecDeque<RowResult>,
+    /// Rows completed so far, for the request's `rows_limit`.
+    committed: i64,
+    /// The key the server is known to have read up to: the last row
+    /// completed, or a `last_scanned_row_key` beyond it.
+    resume_after: Option<Bytes>,
     done: bool,
     table: String,
     endpoint: String,
@@ -868,8 +924,22 @@ struct RowsState {
     store: BigtableStore,
 }
 
+/// The first pause before a broken `ReadRows` stream is opened again; it
+/// doubles up to a second.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+
 impl RowsState {
+    /// The next row. Waiting for a response is bounded by the call
+    /// deadline, counted from when the wait began; a stream that breaks
+    /// with a status worth another try ([`resumable`]) is opened again
+    /// after the last row the server sent, within that deadline, after a
+    /// pause from 10 ms doubling to 1 s (each response received starts
+    /// both afresh). Rows already received are not asked for again and
+    /// none is skipped: the rows of a row set after that key, the
+    /// request's limit less the rows received.
     async fn next(mut self) -> Option<(Result<RowResult>, Self)> {
+        let mut waiting = Instant::now();
+        let mut pause = FIRST_PAUSE;
         loop {
             if let Some(row) = self.ready.pop_front() {
                 return Some((Ok(row), self));
@@ -877,48 +947,206 @@ impl RowsState {
             if self.done {
                 return None;
             }
-            let started = Instant::now();
-            let error = match tokio::time::timeout(self.timeout, self.streaming.message()).await {
-                Ok(Ok(Some(response))) => {
-                    let mut failed = None;
-                    for chunk in response.chunks {
-                        match self.merger.push(chunk) {
-                            Ok(Some(row)) => self.ready.push_back(row),
-                            Ok(None) => {}
-                            Err(e) => {
-                                failed = Some(e);
-                                break;
-                            }
+            let left = self.timeout.saturating_sub(waiting.elapsed());
+            let status = match &mut self.streaming {
+                None => match self.reopen(left).await {
+                    Ok(()) => continue,
+                    Err(e) => return Some(self.failed(e)),
+                },
+                Some(streaming) => match tokio::time::timeout(left, streaming.message()).await {
+                    Ok(Ok(Some(response))) => {
+                        waiting = Instant::now();
+                        pause = FIRST_PAUSE;
+                        match self.take(response) {
+                            Ok(()) => continue,
+                            Err(e) => return Some(self.failed(e)),
                         }
                     }
-                    match failed {
-                        None => continue,
-                        Some(e) => protocol(&self.endpoint, &self.table, "ReadRows", e),
+                    Ok(Ok(None)) => match self.merger.finish() {
+                        Ok(()) => {
+                            self.done = true;
+                            continue;
+                        }
+                        Err(e) => {
+                            let e = protocol(&self.endpoint, &self.table, "ReadRows", e);
+                            return Some(self.failed(e));
+                        }
+                    },
+                    Ok(Err(status)) => status,
+                    Err(_) => {
+                        let e = StoreError::Timeout {
+                            table: self.table.clone(),
+                            operation: "ReadRows",
+                            elapsed: waiting.elapsed(),
+                            detail: format!("{} rows read", self.committed),
+                        };
+                        return Some(self.failed(e));
                     }
-                }
-                Ok(Ok(None)) => match self.merger.finish() {
-                    Ok(()) => {
-                        self.done = true;
-                        continue;
-                    }
-                    Err(e) => protocol(&self.endpoint, &self.table, "ReadRows", e),
-                },
-                Ok(Err(status)) => self.store.noted(
-                    &self.table,
-                    from_status(&status, "ReadRows", &self.table, &self.endpoint),
-                ),
-                Err(_) => StoreError::Timeout {
-                    table: self.table.clone(),
-                    operation: "ReadRows",
-                    elapsed: started.elapsed(),
-                    detail: String::new(),
                 },
             };
-            // The rows of a response that broke the protocol are dropped:
-            // the error ends the stream.
-            self.done = true;
-            self.ready.clear();
-            return Some((Err(error), self));
+            if resumable(&status) && waiting.elapsed() + pause < self.timeout {
+                tracing::debug!(
+                    table = self.table,
+                    rows = self.committed,
+                    ?pause,
+                    message = status.message(),
+                    "ReadRows: the stream broke, opened again after the last row"
+                );
+                crate::store::metrics::retry("bigtable", "stream");
+                self.store
+                    .inner
+                    .resumed
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.streaming = None;
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+                continue;
+            }
+            let e = from_status(&status, "ReadRows", &self.table, &self.endpoint, waiting.elapsed());
+            let e = self.store.noted(&self.table, e);
+            return Some(self.failed(e));
         }
     }
+
+    /// Merges a response's chunks; the rows it completes are ready.
+    fn take(&mut self, response: v2::ReadRowsResponse) -> Result<()> {
+        for chunk in response.chunks {
+            match self.merger.push(chunk) {
+                Ok(Some(row)) => {
+                    self.committed += 1;
+                    self.resume_after = Some(row.row.clone());
+                    self.ready.push_back(row);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(protocol(&self.endpoint, &self.table, "ReadRows", e)),
+            }
+        }
+        // Rows up to this key were read and filtered out: a stream opened
+        // again starts after it.
+        let scanned = response.last_scanned_row_key;
+        if !scanned.is_empty() && !self.merger.in_row() {
+            let beyond = self
+                .resume_after
+                .as_ref()
+                .is_none_or(|last| match self.request.reversed {
+                    false => scanned > *last,
+                    true => scanned < *last,
+                });
+            if beyond {
+                self.resume_after = Some(scanned);
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the stream again for what is left of the request, within
+    /// `left`; with nothing left, the stream is done.
+    async fn reopen(&mut self, left: Duration) -> Result<()> {
+        // A row in progress is sent again whole.
+        self.merger.drop_row();
+        let Some(request) = remaining(&self.request, self.resume_after.as_ref(), self.committed) else {
+            self.done = true;
+            return Ok(());
+        };
+        self.streaming = Some(self.store.open_read(&self.table, &request, left).await?);
+        Ok(())
+    }
+
+    /// Ends the stream with `error`: the rows of a response that broke the
+    /// protocol are dropped with it.
+    fn failed(mut self, error: StoreError) -> (Result<RowResult>, Self) {
+        self.done = true;
+        self.streaming = None;
+        self.ready.clear();
+        (Err(error), self)
+    }
+}
+
+/// Whether a `ReadRows` stream that ended with `status` is opened again
+/// after its last row: the codes Google's clients resume a read on
+/// (`UNAVAILABLE`, `DEADLINE_EXCEEDED` (the server's own, as the request
+/// carries none), `ABORTED`), and the client's connection or stream
+/// broken under it (an HTTP/2 reset or GOAWAY, a closed socket).
+fn resumable(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::DeadlineExceeded | Code::Aborted
+    ) || super::error::from_transport(status)
+}
+
+/// What is left of `request` after the rows up to `after` (`committed`
+/// of them), or `None` when nothing is: its row keys after `after`, its
+/// ranges cut to start after it (end before it, reversed), its limit less
+/// the rows received.
+fn remaining(request: &v2::ReadRowsRequest, after: Option<&Bytes>, committed: i64) -> Option<v2::ReadRowsRequest> {
+    use v2::row_range::{EndKey, StartKey};
+    let mut request = request.clone();
+    if request.rows_limit > 0 {
+        request.rows_limit -= committed;
+        if request.rows_limit <= 0 {
+            return None;
+        }
+    }
+    let Some(after) = after else {
+        return Some(request);
+    };
+    let reversed = request.reversed;
+    let mut rows = request.rows.take().unwrap_or_default();
+    if rows.row_keys.is_empty() && rows.row_ranges.is_empty() {
+        // The whole table.
+        rows.row_ranges.push(v2::RowRange::default());
+    }
+    let left = |key: &Bytes| if reversed { key < after } else { key > after };
+    let keys: Vec<Bytes> = rows.row_keys.into_iter().filter(|k| left(k)).collect();
+    let ranges: Vec<v2::RowRange> = rows
+        .row_ranges
+        .into_iter()
+        .filter_map(|mut range| {
+            if reversed {
+                // Keep what lies before `after`.
+                let starts_before = match &range.start_key {
+                    None => true,
+                    Some(StartKey::StartKeyClosed(k)) | Some(StartKey::StartKeyOpen(k)) => k < after,
+                };
+                if !starts_before {
+                    return None;
+                }
+                let ends_after = match &range.end_key {
+                    None => true,
+                    Some(EndKey::EndKeyOpen(k)) => k > after,
+                    Some(EndKey::EndKeyClosed(k)) => k >= after,
+                };
+                if ends_after {
+                    range.end_key = Some(EndKey::EndKeyOpen(after.clone()));
+                }
+            } else {
+                // Keep what lies after `after`.
+                let ends_after = match &range.end_key {
+                    None => true,
+                    Some(EndKey::EndKeyOpen(k)) | Some(EndKey::EndKeyClosed(k)) => k > after,
+                };
+                if !ends_after {
+                    return None;
+                }
+                let starts_before = match &range.start_key {
+                    None => true,
+                    Some(StartKey::StartKeyClosed(k)) => k <= after,
+                    Some(StartKey::StartKeyOpen(k)) => k < after,
+                };
+                if starts_before {
+                    range.start_key = Some(StartKey::StartKeyOpen(after.clone()));
+                }
+            }
+            Some(range)
+        })
+        .collect();
+    if keys.is_empty() && ranges.is_empty() {
+        return None;
+    }
+    request.rows = Some(v2::RowSet {
+        row_keys: keys,
+        row_ranges: ranges,
+    });
+    Some(request)
 }

@@ -36,24 +36,35 @@ pub mod unsupported {
 }
 
 /// A gRPC status as the store's error; `operation` is the RPC, `table` the
-/// table it was about (empty for none), `endpoint` the server.
-pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str, endpoint: &str) -> StoreError {
+/// table it was about (empty for none), `endpoint` the server, `elapsed`
+/// how long the call waited (a `Timeout`'s).
+pub(crate) fn from_status(
+    status: &Status,
+    operation: &'static str,
+    table: &str,
+    endpoint: &str,
+    elapsed: Duration,
+) -> StoreError {
     let message = status.message().to_string();
     if from_transport(status) {
-        // tonic's own message is only "transport error": the causes say
-        // what broke.
+        // tonic's own message says little ("transport error", "h2
+        // protocol error: error reading a body from connection"): the
+        // causes say what broke.
         let mut causes = String::new();
         let mut source = std::error::Error::source(status);
         while let Some(cause) = source {
-            causes.push_str(": ");
-            causes.push_str(&cause.to_string());
+            let text = cause.to_string();
+            if !message.ends_with(&text) && !causes.ends_with(&text) {
+                causes.push_str(": ");
+                causes.push_str(&text);
+            }
             source = cause.source();
         }
         return StoreError::Connection {
             endpoint: endpoint.into(),
             message: format!(
-                "{operation}{causes} (the connection could not be made or broke: is the server up, and does it \
-                 speak TLS as BigtableConfig::tls says? Cloud Bigtable does, the emulator does not)"
+                "{operation}: {message}{causes} (the connection could not be made or broke: is the server up, \
+                 and does it speak TLS as BigtableConfig::tls says? Cloud Bigtable does, the emulator does not)"
             ),
             cause: Some(Box::new(status.clone())),
         };
@@ -70,8 +81,8 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
         Code::DeadlineExceeded => StoreError::Timeout {
             table: table.into(),
             operation,
-            elapsed: Duration::ZERO,
-            detail: String::new(),
+            elapsed,
+            detail: format!("Bigtable answered DEADLINE_EXCEEDED: {message}"),
         },
         Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => StoreError::InvalidRequest {
             table: table.into(),
@@ -116,12 +127,15 @@ pub(crate) fn from_status(status: &Status, operation: &'static str, table: &str,
     }
 }
 
-/// Whether the status is the client's own transport failing (tonic wraps
-/// a connection that could not be made, or that closed under the call, as
-/// a status with the transport error as its source; a server's statuses
-/// have none): the call may not have reached the server.
+/// Whether the status is the client's own transport failing: tonic wraps
+/// a connection that could not be made, or that broke under the call
+/// (before the reply, or in the middle of a streamed one: an HTTP/2 reset
+/// or GOAWAY, a closed socket), as a status with the transport's error as
+/// its source (`tonic::transport::Error`, hyper's or h2's); a status the
+/// server sent has none, and neither has one tonic made of a reply it
+/// could not decode.
 pub(crate) fn from_transport(status: &Status) -> bool {
-    std::error::Error::source(status).is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some())
+    std::error::Error::source(status).is_some()
 }
 
 /// Whether an INTERNAL status's message is one tonic makes of a reply it
@@ -167,7 +181,15 @@ mod tests {
 
     #[test]
     fn statuses_map_to_typed_errors() {
-        let e = |code, msg: &str| from_status(&Status::new(code, msg), "ReadRows", "t", "127.0.0.1:1");
+        let e = |code, msg: &str| {
+            from_status(
+                &Status::new(code, msg),
+                "ReadRows",
+                "t",
+                "127.0.0.1:1",
+                Duration::from_millis(1500),
+            )
+        };
         assert!(
             matches!(e(Code::NotFound, "table \"x\" not found"), StoreError::TableNotFound { table } if table == "t")
         );
@@ -201,7 +223,20 @@ mod tests {
         assert!(
             matches!(e(Code::PermissionDenied, "denied"), StoreError::Server { message, .. } if message.contains("roles/bigtable.user"))
         );
-        assert!(matches!(e(Code::DeadlineExceeded, "late"), StoreError::Timeout { .. }));
+        assert!(
+            matches!(e(Code::DeadlineExceeded, "late"), StoreError::Timeout { elapsed, .. } if elapsed == Duration::from_millis(1500))
+        );
+        // A stream broken under the call (its status carries the
+        // transport's error) is a broken connection, whatever its code.
+        let broken = Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset by peer",
+        )));
+        assert!(std::error::Error::source(&broken).is_some());
+        assert!(matches!(
+            from_status(&broken, "ReadRows", "t", "127.0.0.1:1", Duration::ZERO),
+            StoreError::Connection { .. }
+        ));
         assert!(matches!(
             e(Code::Unknown, "invalid timestamp 1"),
             StoreError::Server { .. }

@@ -102,6 +102,9 @@ struct Inner {
     next: AtomicUsize,
     auth: Authorizer,
     schemas: SchemaCache,
+    /// How many times a `ReadRows` stream was opened again after it broke
+    /// (for the tests: a slow reader must not break its stream).
+    resumed: AtomicUsize,
 }
 
 impl BigtableStore {
@@ -124,6 +127,7 @@ impl BigtableStore {
                 next: AtomicUsize::new(0),
                 auth,
                 schemas: SchemaCache::default(),
+                resumed: AtomicUsize::new(0),
             }),
         })
     }
@@ -197,7 +201,9 @@ impl BigtableStore {
         let started = Instant::now();
         let result = match tokio::time::timeout(timeout, call).await {
             Ok(Ok(response)) => return Ok(response.into_inner()),
-            Ok(Err(status)) => error::from_status(&status, operation, table, &self.inner.config.address),
+            Ok(Err(status)) => {
+                error::from_status(&status, operation, table, &self.inner.config.address, started.elapsed())
+            }
             Err(_) => StoreError::Timeout {
                 table: table.into(),
                 operation,
@@ -250,7 +256,7 @@ impl BigtableStore {
                 backoff = (backoff * 2).min(Duration::from_secs(1));
                 continue;
             }
-            let error = error::from_status(&status, operation, table, &self.inner.config.address);
+            let error = error::from_status(&status, operation, table, &self.inner.config.address, started.elapsed());
             return Err(self.noted(table, error));
         }
     }

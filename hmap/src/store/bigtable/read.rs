@@ -228,6 +228,18 @@ impl ChunkMerger {
         }
     }
 
+    /// Whether a row is in progress (begun, not committed).
+    pub(crate) fn in_row(&self) -> bool {
+        self.row.is_some()
+    }
+
+    /// Drops the row in progress, for a stream opened again after the
+    /// last row committed: it comes again whole. Rows must still come
+    /// after the last one committed.
+    pub(crate) fn drop_row(&mut self) {
+        self.reset();
+    }
+
     fn reset(&mut self) {
         self.row = None;
         self.cells.clear();
