@@ -14,8 +14,8 @@
 mod native_tls_cluster {
     use std::time::{Duration, Instant};
 
-    use hmap::store::StoreError;
     use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
+    use hmap::store::{Store, StoreError};
 
     use hmap_suite::conformance::NativeTarget as Native;
 
@@ -81,6 +81,35 @@ mod native_tls_cluster {
     async fn a_plain_client_is_told_to_use_tls() {
         let address = hmap_suite::required_env("HMAP_NATIVE");
         refused(NativeConfig::new([address]), "NativeConfig::tls").await;
+    }
+
+    /// The same mistake through ZooKeeper: the registry answers in
+    /// plaintext and names the servers; the first call to a region server
+    /// (which serves TLS only) fails at once, saying to connect with TLS,
+    /// where it waited out its deadline as for a server that is stopping.
+    #[tokio::test]
+    #[ignore = "needs a real HBase with TLS: scripts/hbase/hbase start --tls, then HMAP_ZOOKEEPER and HMAP_NATIVE_TLS_CA (scripts/hbase/hbase address)"]
+    async fn a_plain_client_bootstrapped_through_zookeeper_is_told_to_use_tls() {
+        let quorum = hmap_suite::required_env("HMAP_ZOOKEEPER");
+        let started = Instant::now();
+        let result = async {
+            let store =
+                NativeStore::connect(NativeConfig::zookeeper(&quorum).call_timeout(Duration::from_secs(20))).await?;
+            store.table_exists("hmap_tls_probe").await
+        }
+        .await;
+        let err = result.expect_err("a plaintext client on a TLS-only cluster");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
+        let message = err.to_string();
+        assert!(
+            message.contains("serves TLS only") && message.contains("NativeConfig::tls"),
+            "{message}"
+        );
     }
 
     /// The servers' certificate is checked: against the CA, and for the

@@ -2032,6 +2032,36 @@ mod tests {
         assert!(message.contains("nothing of it was applied"), "{message}");
     }
 
+    /// A region on a server that serves TLS only, found through hbase:meta
+    /// (as a store bootstrapped through ZooKeeper finds every server): the
+    /// plaintext call fails at once, saying so, where it waited out its
+    /// deadline as for a server that is stopping.
+    #[tokio::test]
+    async fn a_region_server_that_serves_tls_only_fails_a_plaintext_call_at_once() {
+        let tls_only = super::super::probe::tls_only_server().await;
+        let script = Arc::new(Script {
+            dead_server: Mutex::new(Some((tls_only.clone(), usize::MAX))),
+            ..Default::default()
+        });
+        let store = paced_store(&script, Duration::from_secs(10), quick()).await;
+        let started = Instant::now();
+        let err = store.get_unchecked("t", &Get::new("r")).await.expect_err("TLS only");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        let StoreError::Connection { endpoint, message, .. } = &err else {
+            panic!("not a connection error: {err:?}");
+        };
+        assert_eq!(*endpoint, tls_only, "{err}");
+        assert!(
+            message.contains("serves TLS only") && message.contains("NativeConfig::tls"),
+            "{message}"
+        );
+        assert_eq!(script.meta_scans.load(Ordering::SeqCst), 1, "not retried: {err}");
+    }
+
     /// What HBase does with an increment sent twice under one nonce (a
     /// retry after a lost reply): applies it once, and answers the repeat
     /// with the counter's value.

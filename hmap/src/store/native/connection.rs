@@ -147,11 +147,14 @@ type Waiter = oneshot::Sender<Result<Reply, NativeError>>;
 struct Calls {
     waiting: HashMap<u32, Waiter>,
     broken: Option<String>,
-    /// The server refused this client's authentication (it broke the
-    /// socket so): the calls fail with [`NativeError::Kerberos`].
-    refused: Option<KerberosFailure>,
+    /// The server refused this client's settings (it broke the socket
+    /// so): the calls fail with [`NativeError::Kerberos`] or
+    /// [`NativeError::Tls`], which are not tried again.
+    refused: Option<Refusal>,
     /// The reader holds part of a frame and waits for the rest.
     partial: Option<Partial>,
+    /// The server has sent a byte on this socket.
+    answered: bool,
     /// The writer is writing these bytes, since then.
     writing: Option<(usize, Instant)>,
 }
@@ -265,9 +268,19 @@ fn break_all(calls: &SharedCalls, endpoint: &str, reason: String) {
     break_refused(calls, endpoint, reason, None);
 }
 
-/// [`break_all`], for a refusal of this client's authentication when
-/// `refused` says which.
-fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: Option<KerberosFailure>) {
+/// How a server refused this client's settings, which the same settings
+/// meet again: it broke the socket so.
+#[derive(Clone, Copy, Debug)]
+enum Refusal {
+    /// Its Kerberos (or the lack of it).
+    Kerberos(KerberosFailure),
+    /// Plaintext, by a server that serves TLS only.
+    TlsOnly,
+}
+
+/// [`break_all`], for a refusal of this client's settings when `refused`
+/// says which.
+fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: Option<Refusal>) {
     let (waiting, reason, refused) = {
         let mut calls = lock(calls);
         if calls.broken.is_none() {
@@ -284,11 +297,15 @@ fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: O
 
 /// The error of a call on a broken socket; `sent`: its request had been
 /// handed to the writer (and may have reached the server).
-fn broken_error(endpoint: &str, reason: &str, refused: Option<KerberosFailure>, sent: bool) -> NativeError {
+fn broken_error(endpoint: &str, reason: &str, refused: Option<Refusal>, sent: bool) -> NativeError {
     match refused {
-        Some(failure) => NativeError::Kerberos {
+        Some(Refusal::Kerberos(failure)) => NativeError::Kerberos {
             endpoint: endpoint.to_string(),
             failure,
+            reason: reason.to_string(),
+        },
+        Some(Refusal::TlsOnly) => NativeError::Tls {
+            endpoint: endpoint.to_string(),
             reason: reason.to_string(),
         },
         None => NativeError::Closed {
@@ -595,8 +612,17 @@ impl Shared {
             self.config.max_frame,
             wire,
             layer.clone(),
+            self.config.connect_timeout,
         ));
-        let write = tokio::spawn(write_loop(writer, queue, calls.clone(), endpoint.clone(), wire, layer));
+        let write = tokio::spawn(write_loop(
+            writer,
+            queue,
+            calls.clone(),
+            endpoint.clone(),
+            wire,
+            layer,
+            self.config.connect_timeout,
+        ));
         Live {
             frames,
             calls,
@@ -689,24 +715,36 @@ impl Wire {
     /// frame that starts so would announce more than 352 MB, beyond any
     /// frame limit.)
     fn speaks_tls_unasked(self, first: &[u8]) -> bool {
-        matches!(self, Wire::Plain) && matches!(first, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
+        matches!(self, Wire::Plain) && super::probe::is_tls_record(first)
     }
 
-    /// Why a connection closed (or was reset) before its first byte came:
-    /// a server that serves TLS only (`hbase.server.netty.tls.enabled` with
+    /// Why a connection closed (or was reset) before its first byte came,
+    /// and whether the server serves TLS only (a refusal of this client's
+    /// plaintext, not tried again). A server that serves TLS only
+    /// (`hbase.server.netty.tls.enabled` with
     /// `hbase.server.netty.tls.supportplaintext` false) closes a plaintext
     /// connection that way, without a byte (its `SslHandler` finds no TLS
-    /// record in the preamble).
-    fn closed_before_any_reply(self, how: &str) -> String {
+    /// record in the preamble), and so does a server that is stopping: a
+    /// plain connection asks the server once in TLS (see [`super::probe`]),
+    /// within `probe_timeout` (at most 2 s).
+    async fn closed_before_any_reply(self, how: &str, endpoint: &str, probe_timeout: Duration) -> (String, bool) {
         match self {
-            Wire::Plain => format!(
-                "{how} before any reply: the server stopped, or it serves TLS only (a server with \
-                 hbase.server.netty.tls.enabled true and hbase.server.netty.tls.supportplaintext false does \
-                 this to a plaintext client at once; if so, connect with TLS: `NativeConfig::tls`, hmap's \
-                 feature `tls`). {NOT_HBASE_RPC}"
+            Wire::Plain if super::probe::answers_tls(endpoint, probe_timeout).await => (
+                format!(
+                    "{how} before any reply, and it answers TLS: it serves TLS only \
+                     (hbase.server.netty.tls.enabled true, hbase.server.netty.tls.supportplaintext false); \
+                     connect with TLS: `NativeConfig::tls` (hmap's feature `tls`), or `--ca` in hmap-cli"
+                ),
+                true,
+            ),
+            Wire::Plain => (
+                format!(
+                    "{how} before any reply (it does not answer TLS either): the server is stopping. {NOT_HBASE_RPC}"
+                ),
+                false,
             ),
             #[cfg(feature = "tls")]
-            Wire::Tls { .. } => format!("{how} before any reply. {NOT_HBASE_RPC}"),
+            Wire::Tls { .. } => (format!("{how} before any reply. {NOT_HBASE_RPC}"), false),
         }
     }
 }
@@ -734,6 +772,7 @@ async fn write_loop(
     endpoint: String,
     wire: Wire,
     layer: Layer,
+    probe_timeout: Duration,
 ) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
@@ -762,7 +801,20 @@ async fn write_loop(
         let written = write_and_flush(&mut writer, &out).await;
         lock(&calls).writing = None;
         if let Err(e) = written {
-            break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
+            // A server that serves TLS only may close a plaintext
+            // connection before the first request is written.
+            let unanswered = !lock(&calls).answered
+                && matches!(
+                    e.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                );
+            if matches!(wire, Wire::Plain) && unanswered {
+                let how = format!("write failed ({e})");
+                let (reason, tls_only) = wire.closed_before_any_reply(&how, &endpoint, probe_timeout).await;
+                break_refused(&calls, &endpoint, reason, tls_only.then_some(Refusal::TlsOnly));
+            } else {
+                break_all(&calls, &endpoint, format!("write failed: {}", wire.io_reason(&e)));
+            }
             return;
         }
         metrics::bytes_sent("native", out.len());
@@ -784,6 +836,7 @@ async fn read_loop(
     max_frame: usize,
     wire: Wire,
     layer: Layer,
+    probe_timeout: Duration,
 ) {
     let _break_on_exit = BreakOnExit {
         calls: calls.clone(),
@@ -808,6 +861,7 @@ async fn read_loop(
         if !first_checked && buf.len() >= 3 {
             first_checked = true;
             if wire.speaks_tls_unasked(buf.bytes()) {
+                refused = Some(Refusal::TlsOnly);
                 break "the server answered the plaintext preamble with a TLS record: it serves TLS \
                        (hbase.server.netty.tls.enabled); connect with TLS (`NativeConfig::tls`, hmap's feature `tls`)"
                     .to_string();
@@ -818,7 +872,7 @@ async fn read_loop(
                 Ok(Some(frame)) => match codec::decode_response(frame) {
                     Ok(response) => {
                         if let Err((reason, kind)) = dispatch(&calls, response) {
-                            refused = kind;
+                            refused = kind.map(Refusal::Kerberos);
                             break 'read reason;
                         }
                     }
@@ -839,15 +893,28 @@ async fn read_loop(
         let read = reader.read_buf(target).await;
         last_byte = Instant::now();
         match read {
-            Ok(0) if !any_byte => break wire.closed_before_any_reply("closed by the server"),
+            Ok(0) if !any_byte => {
+                let (reason, tls_only) = wire
+                    .closed_before_any_reply("closed by the server", &endpoint, probe_timeout)
+                    .await;
+                refused = tls_only.then_some(Refusal::TlsOnly);
+                break reason;
+            }
             Ok(0) if held == 0 => break "closed by the server".to_string(),
             Ok(0) => break format!("closed by the server in the middle of a reply ({held} bytes of it read)"),
             Ok(bytes) => {
                 metrics::bytes_received("native", bytes);
-                any_byte = true;
+                if !any_byte {
+                    any_byte = true;
+                    lock(&calls).answered = true;
+                }
             }
             Err(e) if !any_byte && e.kind() == std::io::ErrorKind::ConnectionReset => {
-                break wire.closed_before_any_reply("reset by the server");
+                let (reason, tls_only) = wire
+                    .closed_before_any_reply("reset by the server", &endpoint, probe_timeout)
+                    .await;
+                refused = tls_only.then_some(Refusal::TlsOnly);
+                break reason;
             }
             Err(e) => break format!("read failed: {}", wire.io_reason(&e)),
         }
@@ -898,6 +965,7 @@ fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), (String, Opti
 mod tests {
     use super::*;
     use crate::store::native::codec::encode_response;
+    use crate::store::native::probe;
     use crate::store::native::proto::{ExceptionResponse, GetClusterIdRequest, GetClusterIdResponse, ResponseHeader};
     use tokio::net::TcpListener;
 
@@ -910,9 +978,16 @@ mod tests {
 
     impl Peer {
         async fn accept(listener: &TcpListener) -> Peer {
-            let (mut stream, _) = listener.accept().await.expect("accept");
-            let mut preamble = [0; 6];
-            stream.read_exact(&mut preamble).await.expect("preamble");
+            let (mut stream, preamble) = loop {
+                let (mut stream, _) = listener.accept().await.expect("accept");
+                let mut preamble = [0; 6];
+                stream.read_exact(&mut preamble).await.expect("preamble");
+                // A connection closed before any reply is asked once in TLS
+                // (see `probe`): not the client's next connection.
+                if !probe::is_tls_record(&preamble) {
+                    break (stream, preamble);
+                }
+            };
             assert_eq!(&preamble, b"HBas\x00\x50");
             let len = stream.read_u32().await.expect("header length");
             let mut header = vec![0; len as usize];
@@ -1525,6 +1600,7 @@ mod tests {
             "fake:1".to_string(),
             Wire::Plain,
             Layer::default(),
+            Duration::from_secs(1),
         ));
         for frame in [&b"first"[..], b"second"] {
             frames.send(Bytes::from_static(frame)).expect("queued");

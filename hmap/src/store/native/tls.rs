@@ -469,9 +469,13 @@ mod tests {
     #[tokio::test]
     async fn a_plain_client_against_a_tls_only_server_is_told_to_use_tls() {
         // HBase with hbase.server.netty.tls.supportplaintext false closes a
-        // plaintext connection without a byte.
-        let endpoint = plain_server(b"").await;
+        // plaintext connection without a byte, and answers a TLS hello.
+        let endpoint = super::super::probe::tls_only_server().await;
         connect_fails(&endpoint, None, &["before any reply", "TLS only", "NativeConfig::tls"]).await;
+        // A server that closes without a byte and does not answer TLS is
+        // stopping (or speaks another protocol).
+        let endpoint = plain_server(b"").await;
+        connect_fails(&endpoint, None, &["before any reply", "stopping", "NativeConfig::zookeeper"]).await;
         // A TLS server that answers with an alert (rustls does; Netty's
         // SslHandler closes at once).
         let endpoint = tls_server(server_config(false, TLS12), "unused").await;
