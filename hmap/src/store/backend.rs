@@ -17,8 +17,8 @@
 //! | `HMAP_PRINCIPAL=app@REALM`, `HMAP_KEYTAB=app.keytab` (with any of the variables above but `HMAP_BIGTABLE`) | Kerberos, logged in from the keytab: `NativeStore` by HBase's SASL handshake (`NativeConfig::kerberos`), a Thrift client by its gateway's SASL transport (`ThriftConfig::kerberos`, for an unframed gateway with `hbase.thrift.security.qop`) or, in HTTP mode, by SPNEGO; `HMAP_KERBEROS=ticket-cache` instead uses the ticket cache (`kinit`); `HMAP_SERVER_PRINCIPAL` (`hbase/_HOST@REALM` by default, in the default realm) and `HMAP_KRB_PROTECTION` (`privacy`, `integrity`, `authentication`, several separated by commas, the first preferred) as HBase's `hbase.regionserver.kerberos.principal` and `hbase.rpc.protection`; `HMAP_ZOOKEEPER_PRINCIPAL` (`zookeeper/_HOST@REALM`) for a ZooKeeper quorum that demands SASL; feature `kerberos` |
 //! | `HMAP_THRIFT1=host:port` | [`Thrift1Store`] on a Thrift1 gateway |
 //! | `HMAP_THRIFT1_COMPACT=host:port` | `Thrift1Store`, compact protocol over framed transport (`hbase thrift start -c -f`) |
-//! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); feature `bigtable` |
-//! | `HMAP_BIGTABLE=projects/P/instances/I` | `BigtableStore` on Cloud Bigtable's instance `I` of project `P`, over TLS, with Google's application-default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, ...: `BigtableConfig::cloud`) |
+//! | `HMAP_BIGTABLE=host:port` | `BigtableStore` on the Bigtable emulator, project and instance `hmap` (`Backend::bigtable`, [`BIGTABLE_VARIABLE`]; `scripts/bigtable/emulator start` prints it); `host:port/projects/P/instances/I` for instance `I` of project `P` there; feature `bigtable` |
+//! | `HMAP_BIGTABLE=projects/P/instances/I` | `BigtableStore` on Cloud Bigtable's instance `I` of project `P`, over TLS, with Google's application-default credentials (`GOOGLE_APPLICATION_CREDENTIALS`, ...: `BigtableConfig::cloud`); on the emulator `BIGTABLE_EMULATOR_HOST` names instead when it is set, as Google's clients do |
 //!
 //! `scripts/hbase/hbase start` prints each of them for the gateways it
 //! runs. What to do when several are set is the caller's choice: the
@@ -286,20 +286,14 @@ impl Backend {
     }
 
     /// A `BigtableStore` on the Bigtable emulator at `address`
-    /// (`host:port`), project and instance `hmap`; or, for an instance's
-    /// resource name `projects/P/instances/I`, on Cloud Bigtable with
-    /// application-default credentials ([`BigtableConfig::cloud`]).
+    /// (`host:port`, project and instance `hmap`; `host:port/projects/P/instances/I`
+    /// for another); or, for an instance's resource name
+    /// `projects/P/instances/I`, on the emulator `BIGTABLE_EMULATOR_HOST`
+    /// names when it is set, else on Cloud Bigtable with
+    /// application-default credentials ([`BigtableConfig::from_address`]).
     #[cfg(feature = "bigtable")]
     pub fn bigtable(address: &str) -> Self {
-        let address = address.trim();
-        let instance = address
-            .strip_prefix("projects/")
-            .and_then(|rest| rest.split_once("/instances/"))
-            .filter(|(project, instance)| !project.is_empty() && !instance.is_empty() && !instance.contains('/'));
-        Backend::Bigtable(match instance {
-            Some((project, instance)) => BigtableConfig::cloud(project, instance),
-            None => BigtableConfig::emulator(address),
-        })
+        Backend::Bigtable(BigtableConfig::from_address(address))
     }
 
     /// The backend the environment variable `variable` (one of
@@ -679,7 +673,15 @@ impl fmt::Display for Backend {
                 config.project, config.instance, config.address
             ),
             #[cfg(feature = "bigtable")]
-            Backend::Bigtable(config) => write!(f, "the Bigtable emulator at {} (BigtableStore)", config.address),
+            Backend::Bigtable(config) if (config.project.as_str(), config.instance.as_str()) == ("hmap", "hmap") => {
+                write!(f, "the Bigtable emulator at {} (BigtableStore)", config.address)
+            }
+            #[cfg(feature = "bigtable")]
+            Backend::Bigtable(config) => write!(
+                f,
+                "the Bigtable emulator at {}, instance projects/{}/instances/{} (BigtableStore)",
+                config.address, config.project, config.instance
+            ),
         }
     }
 }
@@ -780,6 +782,12 @@ mod tests {
             panic!("{cloud:?}")
         };
         assert_eq!(config, BigtableConfig::cloud("p1", "i1"));
+        // The emulator, with an instance of its own.
+        let named = Backend::named(BIGTABLE_VARIABLE, "127.0.0.1:8086/projects/p1/instances/i1", None).unwrap();
+        assert_eq!(
+            named.to_string(),
+            "the Bigtable emulator at 127.0.0.1:8086, instance projects/p1/instances/i1 (BigtableStore)"
+        );
     }
 
     #[cfg(not(feature = "bigtable"))]

@@ -262,6 +262,12 @@ impl BigtableConfig {
     /// assert!(local.tls.is_none());
     /// ```
     pub fn from_address(address: &str) -> Self {
+        Self::from_address_with(address, emulator_host())
+    }
+
+    /// [`from_address`](Self::from_address), `emulator` in place of
+    /// `BIGTABLE_EMULATOR_HOST`.
+    fn from_address_with(address: &str, emulator: Option<String>) -> Self {
         let address = address.trim();
         let (host, name) = match address.split_once('/') {
             _ if address.starts_with("projects/") => ("", address),
@@ -273,7 +279,7 @@ impl BigtableConfig {
             // that is not a host:port fails at connect, saying so.
             return BigtableConfig::emulator(address);
         };
-        let config = match (host, emulator_host()) {
+        let config = match (host, emulator) {
             ("", None) => return BigtableConfig::cloud(project, instance),
             ("", Some(emulator)) => BigtableConfig::emulator(emulator),
             (host, _) => BigtableConfig::emulator(host),
@@ -533,4 +539,62 @@ pub(crate) struct Channels {
     pub(crate) data: Vec<Channel>,
     /// The admin calls'.
     pub(crate) admin: Channel,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_names_the_emulator_or_an_instance() {
+        let parts = |c: &BigtableConfig| {
+            (
+                c.address.clone(),
+                c.project.clone(),
+                c.instance.clone(),
+                c.tls.is_some(),
+                c.credentials.clone(),
+            )
+        };
+        let none = BigtableCredentials::None;
+        let at = |address: &str| parts(&BigtableConfig::from_address_with(address, None));
+        assert_eq!(at("127.0.0.1:8086"), parts(&BigtableConfig::emulator("127.0.0.1:8086")));
+        assert_eq!(
+            at(" 127.0.0.1:8086/projects/p-1/instances/i-1 "),
+            ("127.0.0.1:8086".into(), "p-1".into(), "i-1".into(), false, none.clone())
+        );
+        assert_eq!(
+            parts(&BigtableConfig::from_address_with("projects/p/instances/i", None)),
+            parts(&BigtableConfig::cloud("p", "i"))
+        );
+        // BIGTABLE_EMULATOR_HOST sends an instance's name to the emulator,
+        // plain and without credentials, as Google's clients do.
+        let emulator = Some("localhost:9000".to_string());
+        assert_eq!(
+            parts(&BigtableConfig::from_address_with(
+                "projects/p/instances/i",
+                emulator.clone()
+            )),
+            ("localhost:9000".into(), "p".into(), "i".into(), false, none)
+        );
+        // A host named beside the instance wins.
+        assert_eq!(
+            BigtableConfig::from_address_with("h:1/projects/p/instances/i", emulator).address,
+            "h:1"
+        );
+        // Not an instance's name: left for connect to refuse.
+        assert_eq!(at("h:1/projects/p").0, "h:1/projects/p");
+    }
+
+    #[test]
+    fn the_first_bytes_of_an_answer_say_what_answers() {
+        let settings = [0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100];
+        assert_eq!(look_at_preface(&settings, false), Some(Ok(())));
+        assert_eq!(look_at_preface(&settings[..5], false), None);
+        let verdict = |got: &[u8]| look_at_preface(got, true).unwrap().unwrap_err();
+        assert!(verdict(b"HTTP/1.1 505 HTTP Version Not Supported\r\n").contains("`HTTP/1.1 505"));
+        assert!(verdict(&[0x15, 0x03, 0x03, 0, 2, 2, 80]).contains("TLS"));
+        assert!(verdict(b"").contains("without a word"));
+        assert!(verdict(b"\0\0\x12\x07\0\0\0\0\0").contains("not HTTP/2"));
+    }
 }

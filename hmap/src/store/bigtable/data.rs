@@ -1150,3 +1150,105 @@ fn remaining(request: &v2::ReadRowsRequest, after: Option<&Bytes>, committed: i6
     });
     Some(request)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use v2::row_range::{EndKey, StartKey};
+
+    fn range(start: Option<StartKey>, end: Option<EndKey>) -> v2::RowRange {
+        v2::RowRange {
+            start_key: start,
+            end_key: end,
+        }
+    }
+
+    fn key(k: &str) -> Bytes {
+        Bytes::copy_from_slice(k.as_bytes())
+    }
+
+    fn request(keys: &[&str], ranges: Vec<v2::RowRange>, limit: i64, reversed: bool) -> v2::ReadRowsRequest {
+        v2::ReadRowsRequest {
+            rows: Some(v2::RowSet {
+                row_keys: keys.iter().map(|k| key(k)).collect(),
+                row_ranges: ranges,
+            }),
+            rows_limit: limit,
+            reversed,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_read_opened_again_asks_for_what_is_left() {
+        // Nothing received yet: the request as it was.
+        let whole = request(&[], vec![], 0, false);
+        assert_eq!(remaining(&whole, None, 0), Some(whole.clone()));
+        // The whole table, after row m.
+        let left = remaining(&whole, Some(&key("m")), 3).unwrap();
+        assert_eq!(
+            left.rows.unwrap().row_ranges,
+            [range(Some(StartKey::StartKeyOpen(key("m"))), None)]
+        );
+        // Keys and ranges: those after m, cut to start after it.
+        let mixed = request(
+            &["a", "m", "n"],
+            vec![
+                range(
+                    Some(StartKey::StartKeyClosed(key("b"))),
+                    Some(EndKey::EndKeyClosed(key("m"))),
+                ),
+                range(
+                    Some(StartKey::StartKeyClosed(key("k"))),
+                    Some(EndKey::EndKeyOpen(key("p"))),
+                ),
+                range(Some(StartKey::StartKeyOpen(key("q"))), None),
+            ],
+            10,
+            false,
+        );
+        let left = remaining(&mixed, Some(&key("m")), 4).unwrap();
+        assert_eq!(left.rows_limit, 6);
+        let rows = left.rows.unwrap();
+        assert_eq!(rows.row_keys, [key("n")]);
+        assert_eq!(
+            rows.row_ranges,
+            [
+                range(
+                    Some(StartKey::StartKeyOpen(key("m"))),
+                    Some(EndKey::EndKeyOpen(key("p")))
+                ),
+                range(Some(StartKey::StartKeyOpen(key("q"))), None),
+            ]
+        );
+        // The limit reached, or nothing after the last row: done.
+        assert_eq!(remaining(&mixed, Some(&key("m")), 10), None);
+        assert_eq!(
+            remaining(&mixed, Some(&key("z")), 1).unwrap().rows.unwrap().row_ranges,
+            [range(Some(StartKey::StartKeyOpen(key("z"))), None)]
+        );
+        assert_eq!(remaining(&request(&["a", "b"], vec![], 0, false), Some(&key("b")), 2), None);
+        // Reversed: what lies before the last row.
+        let reversed = request(
+            &["a", "m", "z"],
+            vec![
+                range(
+                    Some(StartKey::StartKeyClosed(key("c"))),
+                    Some(EndKey::EndKeyClosed(key("x"))),
+                ),
+                range(Some(StartKey::StartKeyClosed(key("m"))), None),
+            ],
+            0,
+            true,
+        );
+        let rows = remaining(&reversed, Some(&key("m")), 2).unwrap().rows.unwrap();
+        assert_eq!(rows.row_keys, [key("a")]);
+        assert_eq!(
+            rows.row_ranges,
+            [range(
+                Some(StartKey::StartKeyClosed(key("c"))),
+                Some(EndKey::EndKeyOpen(key("m")))
+            )]
+        );
+    }
+}
