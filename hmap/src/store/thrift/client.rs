@@ -336,7 +336,24 @@ impl Client {
         let mut request = conn.take_request_buffer();
         codec::call_into(&mut request, protocol, spec.name, seq, &spec.args);
         tracing::Span::current().record("bytes_out", request.len());
-        let mut sent = conn.round_trip(&request, deadline, self.config.read_timeout).await;
+        // A fresh plain connection whose first call goes unanswered may be
+        // talking to a gateway that demands SASL, which never answers it:
+        // asked after a second (see `probe`), it fails the call at once.
+        let unproven = !conn.replied() && self.config.http.is_none() && !self.uses_sasl();
+        let round_trip = conn.round_trip(&request, deadline, self.config.read_timeout);
+        let mut sent = if unproven {
+            let address = &self.config.address;
+            let sasl = async {
+                tokio::time::sleep(super::probe::PROBE_AFTER).await;
+                super::probe::demands_sasl(address).await
+            };
+            tokio::select! {
+                sent = round_trip => sent,
+                true = sasl => return Ok(Err(self.sasl_demanded(spec.table, spec.name))),
+            }
+        } else {
+            round_trip.await
+        };
         if let Err(Failure::Io { error, .. }) = &mut sent
             && self.config.framed
             && self.config.http.is_none()
@@ -573,6 +590,39 @@ impl Client {
             (Some(start), _) => format!(" ({})", self.wire_hint(Some(start))),
             (None, false) => format!(" ({})", self.wire_hint(None)),
             (None, true) => String::new(),
+        }
+    }
+
+    /// Whether this store's connections speak SASL (Kerberos on a socket).
+    fn uses_sasl(&self) -> bool {
+        #[cfg(feature = "kerberos")]
+        return self.config.kerberos.is_some();
+        #[cfg(not(feature = "kerberos"))]
+        false
+    }
+
+    /// The error for a call to a gateway that demands SASL from a client
+    /// without it: a refusal of the client's settings, not transient.
+    fn sasl_demanded(&self, table: &str, operation: &'static str) -> StoreError {
+        let reason = format!(
+            "the gateway demands SASL (it runs with hbase.thrift.security.qop): it refused a SASL hello at \
+             once and never answered this plain call; connect with Kerberos: `ThriftConfig::kerberos` \
+             (hmap's feature `kerberos`; in hmap-cli, `--principal` and `--keytab`)"
+        );
+        let message = format!("{operation}{}: {reason}", crate::store::error::on_table(table));
+        #[cfg(feature = "native")]
+        let cause: Option<Box<dyn std::error::Error + Send + Sync>> =
+            Some(Box::new(crate::store::native::NativeError::Kerberos {
+                endpoint: self.config.address.clone(),
+                failure: crate::store::native::KerberosFailure::AuthenticationRequired,
+                reason,
+            }));
+        #[cfg(not(feature = "native"))]
+        let cause = None;
+        StoreError::Connection {
+            endpoint: self.config.address.clone(),
+            message,
+            cause,
         }
     }
 

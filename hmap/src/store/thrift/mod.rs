@@ -30,6 +30,7 @@ mod codec;
 mod hbase;
 mod hbase1;
 mod http;
+mod probe;
 #[cfg(feature = "kerberos")]
 mod sasl;
 mod thrift1;
@@ -1314,6 +1315,41 @@ mod tests {
             let err = ThriftHttp::plain().do_as(bad).wire("h:1").expect_err("refused");
             assert!(err.contains("do_as"), "{err}");
         }
+    }
+
+    /// A store without Kerberos against a gateway that demands SASL (which
+    /// never answers a plain call): the first call fails after about a
+    /// second, saying what to set, and the failure is not transient, where
+    /// it waited out its whole `call_timeout` as a timeout.
+    #[tokio::test]
+    async fn a_gateway_that_demands_sasl_is_named_at_once() {
+        let address = probe::sasl_gateway().await;
+        let mut config = ThriftConfig::new(address.clone());
+        config.call_timeout = Duration::from_secs(30);
+        let store = ThriftStore::with_config(config);
+        let started = std::time::Instant::now();
+        let err = store
+            .get("t", &crate::store::Get::new("r"))
+            .await
+            .expect_err("SASL demanded");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        assert!(
+            matches!(&err, StoreError::Connection { endpoint, .. } if *endpoint == address),
+            "{err:?}"
+        );
+        let message = err.to_string();
+        assert!(
+            message.contains("demands SASL")
+                && message.contains("ThriftConfig::kerberos")
+                && message.contains("--keytab"),
+            "{message}"
+        );
+        #[cfg(feature = "native")]
+        assert!(!err.is_transient(), "a setting to change: {err}");
     }
 
     /// A Thrift store's own metrics (the per-call ones come from `traced`,

@@ -247,6 +247,7 @@ async fn read_message<S: AsyncRead + Unpin>(
                 return Ok((status, payload));
             }
             Ok(None) => {}
+            Err(_) if is_hbase_rpc(buf) => return Err(not_a_gateway(endpoint)),
             Err(reason) => {
                 return Err(kerberos_failure(
                     endpoint,
@@ -262,6 +263,7 @@ async fn read_message<S: AsyncRead + Unpin>(
             .await
             .map_err(|_| Failure::TimedOut)?;
         match read {
+            Ok(0) if is_hbase_rpc(buf) => return Err(not_a_gateway(endpoint)),
             Ok(0) => {
                 return Err(kerberos_failure(
                     endpoint,
@@ -280,9 +282,55 @@ async fn read_message<S: AsyncRead + Unpin>(
     }
 }
 
+/// Whether `reply` is HBase's RPC server's answer to bytes that are not
+/// its preamble: a `FatalConnectionException` ("Expected HEADER=HBas ...")
+/// before it closes.
+fn is_hbase_rpc(reply: &[u8]) -> bool {
+    memchr::memmem::find(reply, b"org.apache.hadoop.hbase.ipc.FatalConnectionException").is_some()
+}
+
+/// The failure of a SASL handshake sent to HBase's RPC port.
+fn not_a_gateway(endpoint: &str) -> Failure {
+    kerberos_failure(
+        endpoint,
+        KerberosFailure::Gssapi,
+        "this is HBase's RPC port, not a Thrift gateway: it answered the SASL hello with HBase's \
+         FatalConnectionException (\"Expected HEADER=HBas\"); a master's or region server's port needs NativeStore \
+         (`NativeConfig::new` with `NativeConfig::kerberos`), a Thrift gateway is on its own port (9090 by default)"
+            .to_string(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ThriftStore with Kerberos pointed at HBase's RPC port: the server
+    /// answers the SASL hello with its bad-preamble exception and closes;
+    /// the error says what is there, not to drop Kerberos.
+    #[tokio::test]
+    async fn hbase_rpc_answering_the_sasl_hello_is_named() {
+        let mut reply = vec![0, 0, 0, 0x60, 0x5E, 0x0A];
+        reply.extend_from_slice(b"\x32org.apache.hadoop.hbase.ipc.FatalConnectionException");
+        reply.extend_from_slice(b"Expected HEADER=HBas but received HEADER=\\x01\\x00\\x00\\x00\\x06G");
+        let (mut client, mut server) = tokio::io::duplex(4096);
+        tokio::io::AsyncWriteExt::write_all(&mut server, &reply)
+            .await
+            .expect("write");
+        drop(server);
+        let deadline = Deadline::after(std::time::Duration::from_secs(5));
+        let failure = read_message(&mut client, &mut BytesMut::new(), "h:16000", &deadline)
+            .await
+            .expect_err("not SASL");
+        let Failure::Kerberos(NativeError::Kerberos { reason, .. }) = failure else {
+            panic!("not a Kerberos failure: {failure:?}");
+        };
+        assert!(
+            reason.contains("HBase's RPC port") && reason.contains("NativeStore"),
+            "{reason}"
+        );
+        assert!(!reason.contains("without"), "{reason}");
+    }
 
     #[test]
     fn messages_are_status_length_payload() {

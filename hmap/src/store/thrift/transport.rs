@@ -345,6 +345,11 @@ impl Connection {
         }
     }
 
+    /// Whether a reply has been read on this connection.
+    pub fn replied(&self) -> bool {
+        self.replied
+    }
+
     /// The sequence number of the next call.
     pub fn next_seq(&mut self) -> i32 {
         self.seq = self.seq.wrapping_add(1);
