@@ -1227,7 +1227,10 @@ mod tests {
             remaining(&mixed, Some(&key("z")), 1).unwrap().rows.unwrap().row_ranges,
             [range(Some(StartKey::StartKeyOpen(key("z"))), None)]
         );
-        assert_eq!(remaining(&request(&["a", "b"], vec![], 0, false), Some(&key("b")), 2), None);
+        assert_eq!(
+            remaining(&request(&["a", "b"], vec![], 0, false), Some(&key("b")), 2),
+            None
+        );
         // Reversed: what lies before the last row.
         let reversed = request(
             &["a", "m", "z"],
