@@ -346,15 +346,11 @@ fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
         }
         Source::Keytab { principal, keytab } => {
             check_keytab(principal, keytab)?;
+            // MIT Kerberos gets the ticket-granting ticket here: a stale
+            // key or a realm krb5.conf does not know fail now.
             acquire_from_keytab(principal, keytab).map_err(|e| {
-                let (kind, text) = classify(&e);
-                (
-                    kind,
-                    format!(
-                        "logging in as {principal} from the keytab {} failed: {text}",
-                        keytab.display()
-                    ),
-                )
+                let (kind, reason) = explain(&e, None, source, "hbase.rpc.protection");
+                (kind, format!("logging in as {principal} failed: {reason}"))
             })
         }
     }
@@ -433,7 +429,10 @@ fn check_krb5_config(value: Option<&std::ffi::OsStr>) -> Result<(), (KerberosFai
 
 /// The realm of a principal (`app@EXAMPLE.COM`), if it names one.
 fn realm_of(principal: &str) -> Option<&str> {
-    principal.rsplit_once('@').map(|(_, realm)| realm).filter(|realm| !realm.is_empty())
+    principal
+        .rsplit_once('@')
+        .map(|(_, realm)| realm)
+        .filter(|realm| !realm.is_empty())
 }
 
 /// Where MIT Kerberos read its configuration from, for messages.
@@ -596,6 +595,12 @@ fn classify(e: &GssError) -> (KerberosFailure, String) {
 /// `service` is the server's setting of its protection levels, which says
 /// what kind of server it is (see [`principal_setting`]).
 fn step_failure(e: &GssError, server: &str, source: &Source, service: &str) -> (KerberosFailure, String) {
+    explain(e, Some(server), source, service)
+}
+
+/// What a failed GSSAPI call means, and what to change: a context step
+/// towards `server`, or (`None`) the login itself.
+fn explain(e: &GssError, server: Option<&str>, source: &Source, service: &str) -> (KerberosFailure, String) {
     let (mut kind, text) = classify(e);
     let client = match source {
         Source::Keytab { principal, keytab } => format!("{principal} (keytab {})", keytab.display()),
@@ -611,13 +616,14 @@ fn step_failure(e: &GssError, server: &str, source: &Source, service: &str) -> (
     }
     let reason = match kind {
         KerberosFailure::ServerPrincipalUnknown => format!(
-            "the KDC does not know the server principal {server} ({text}): set {} with \
+            "the KDC does not know the server principal {} ({text}): set {} with \
              `NativeKerberos::server_principal`, and the host `_HOST` stands for with `NativeKerberos::hostname`",
+            server.unwrap_or("asked for"),
             principal_setting(service)
         ),
-        KerberosFailure::ClientPrincipalUnknown => format!(
-            "the KDC does not know the client {client} ({text}): the principal must exist in the KDC's realm"
-        ),
+        KerberosFailure::ClientPrincipalUnknown => {
+            format!("the KDC does not know the client {client} ({text}): the principal must exist in the KDC's realm")
+        }
         KerberosFailure::StaleKeytab => match source {
             Source::Keytab { principal, keytab } => format!(
                 "the keytab {} holds a key of {principal} that the KDC no longer accepts ({text}): the \
@@ -638,8 +644,8 @@ fn step_failure(e: &GssError, server: &str, source: &Source, service: &str) -> (
         ),
         KerberosFailure::Krb5Config => {
             let mut realms: Vec<&str> = match source {
-                Source::Keytab { principal, .. } => [realm_of(principal), realm_of(server)],
-                Source::TicketCache { .. } => [None, realm_of(server)],
+                Source::Keytab { principal, .. } => [realm_of(principal), server.and_then(realm_of)],
+                Source::TicketCache { .. } => [None, server.and_then(realm_of)],
             }
             .into_iter()
             .flatten()
@@ -656,7 +662,10 @@ fn step_failure(e: &GssError, server: &str, source: &Source, service: &str) -> (
                 krb5_config_source()
             )
         }
-        _ => format!("the GSSAPI context for {server} failed: {text}"),
+        _ => match server {
+            Some(server) => format!("the GSSAPI context for {server} failed: {text}"),
+            None => text,
+        },
     };
     (kind, reason)
 }
@@ -1053,7 +1062,11 @@ mod tests {
     fn a_file_that_is_no_keytab_is_named_before_gssapi_reads_it() {
         let whole = keytab::tests::keytab(&[(&["app"], "R")]);
         for (name, bytes, says) in [
-            ("garbage.keytab", &b"not a keytab at all"[..], "does not start as a keytab"),
+            (
+                "garbage.keytab",
+                &b"not a keytab at all"[..],
+                "does not start as a keytab",
+            ),
             ("empty.keytab", &b""[..], "empty"),
             ("truncated.keytab", &whole[..whole.len() - 5], "cut short"),
         ] {
@@ -1096,6 +1109,16 @@ mod tests {
             assert_eq!(kind, KerberosFailure::StaleKeytab, "{reason}");
             assert!(reason.contains("export the keytab again"), "{reason}");
             assert!(!kind.is_transient());
+            // MIT Kerberos fails so at the login already (gss_acquire_cred_from
+            // with a client keytab gets the ticket-granting ticket), with
+            // GSS_S_NO_CRED.
+            let at_login = GssError {
+                major: MajorFlags::GSS_S_NO_CRED,
+                minor: minor as u32,
+            };
+            let (kind, reason) = explain(&at_login, None, &login, RPC);
+            assert_eq!(kind, KerberosFailure::StaleKeytab, "{reason}");
+            assert!(reason.contains("export the keytab again"), "{reason}");
         }
         // From the ticket cache it is no keytab's fault.
         let cache = Source::TicketCache { ccache: None };
@@ -1120,6 +1143,10 @@ mod tests {
         for says in ["KRB5_CONFIG", "krb5.conf", "the realm HMAP.TEST"] {
             assert!(reason.contains(says), "no `{says}` in {reason}");
         }
+        // At the login (the keytab's ticket-granting ticket): the client's realm.
+        let (kind, reason) = explain(&e, None, &login, RPC);
+        assert_eq!(kind, KerberosFailure::Krb5Config);
+        assert!(reason.contains("no KDC for the realm HMAP.TEST"), "{reason}");
         assert!(!kind.is_transient());
         // KRB5_CONFIG naming no file that exists is said before GSSAPI runs.
         let (kind, reason) =

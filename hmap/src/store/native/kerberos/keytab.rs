@@ -160,7 +160,12 @@ fn principals(bytes: &[u8]) -> Result<Vec<Principal>, Problem> {
         _ => {
             return Err(Problem::Invalid(format!(
                 "it does not start as a keytab does (0x05 0x02; it starts {})",
-                bytes.iter().take(4).map(|b| format!("{b:#04x}")).collect::<Vec<_>>().join(" ")
+                bytes
+                    .iter()
+                    .take(4)
+                    .map(|b| format!("{b:#04x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             )));
         }
     };
