@@ -63,6 +63,8 @@
 //! struct's field order, and a check's report as one line with its fields
 //! in a fixed order (docs/cli.md).
 
+mod hints;
+
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -369,7 +371,7 @@ impl Cli {
             }
             Err(e) => {
                 let _ = out.flush();
-                eprintln!("error: {e}");
+                eprintln!("error: {}", hints::in_flags(&e.to_string()));
                 e.exit_code()
             }
         }

@@ -550,6 +550,31 @@ fn the_binary_without_a_store() {
 
 /// Without a flag, the store comes from the one variable set; several set
 /// is an error that names them; a flag overrides them.
+/// The library's hints reach the operator as flags: a server that closes
+/// the connection without a byte (a ZooKeeper's port given for a master's,
+/// say) is told to be passed with `--zookeeper`, not
+/// `NativeConfig::zookeeper`.
+#[test]
+fn the_binarys_hints_name_flags() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address").to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let _ = std::io::Read::read(&mut stream, &mut [0u8; 64]);
+        }
+    });
+    let (code, _, stderr) = status_of(binary().args(["--native", &address, "--timeout", "3", "tables"]));
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`--zookeeper`") && stderr.contains("`--thrift`"),
+        "{stderr}"
+    );
+    for api in ["NativeConfig::", "ThriftStore", "hmap's feature"] {
+        assert!(!stderr.contains(api), "`{api}` in: {stderr}");
+    }
+}
+
 #[test]
 fn the_binary_takes_exactly_one_store_from_the_environment() {
     let (code, _, stderr) = status_of(
