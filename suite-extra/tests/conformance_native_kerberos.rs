@@ -5,16 +5,45 @@
 //! servers authenticated by HBase's SASL GSSAPI handshake with the client
 //! keytab the script exports, at the protection level the cluster demands
 //! (the client accepts only `HMAP_KRB_PROTECTION`, so a run at `privacy`
-//! wraps and encrypts every message). With `HMAP_NATIVE_TLS_CA` set too
-//! (`--kerberos --tls`), inside TLS. Then the refusals, each a typed
-//! error that names what to change: a server principal the KDC does not
-//! know, an unreadable keytab, a protection level the server does not
-//! offer, a client without Kerberos.
+//! wraps and encrypts every message; a list, `privacy,integrity`, is
+//! accepted as the library and the CLI accept it, the first preferred).
+//! With `HMAP_NATIVE_TLS_CA` set too (`--kerberos --tls`), inside TLS; with
+//! `HMAP_NATIVE_TLS_CERT` and `HMAP_NATIVE_TLS_KEY` as well (`--kerberos
+//! --mtls`), presenting that client certificate to a cluster that demands
+//! one. Then the refusals, each a typed error that names what to change
+//! and is not transient: a server principal the KDC does not know, an
+//! unreadable keytab, a file that is no keytab, a keytab without the
+//! principal or with a stale key, a realm krb5.conf does not know, a
+//! protection level the server does not offer, a client without Kerberos
+//! (and, under mutual TLS, without its certificate).
 //!
 //! Built with `--features kerberos` only (see Cargo.toml). Every test is
 //! `#[ignore]`d and lives in the module `native_kerberos_cluster`. MIT
 //! Kerberos reads its configuration from `KRB5_CONFIG`, which must name
 //! the file `HMAP_KRB5_CONFIG` names.
+
+/// The TLS settings the environment names, if the cluster serves TLS
+/// (`HMAP_NATIVE_TLS_CA`): its CA and, with `with_certificate` when
+/// `HMAP_NATIVE_TLS_CERT` and `HMAP_NATIVE_TLS_KEY` name one (`--mtls`),
+/// the client certificate a cluster demanding one is shown.
+fn tls(with_certificate: bool) -> Option<hmap::store::native::NativeTls> {
+    let ca = std::env::var("HMAP_NATIVE_TLS_CA").ok()?;
+    let tls =
+        hmap::store::native::NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
+    let client = (
+        std::env::var("HMAP_NATIVE_TLS_CERT").ok(),
+        std::env::var("HMAP_NATIVE_TLS_KEY").ok(),
+    );
+    Some(match client {
+        (Some(cert), Some(key)) if with_certificate => tls
+            .client_auth_files(&cert, &key)
+            .unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CERT={cert}, HMAP_NATIVE_TLS_KEY={key}: {e}")),
+        (Some(_), None) | (None, Some(_)) => {
+            panic!("HMAP_NATIVE_TLS_CERT and HMAP_NATIVE_TLS_KEY go together: set both or neither")
+        }
+        _ => tls,
+    })
+}
 
 mod native_kerberos_cluster {
     use std::sync::Arc;
@@ -30,14 +59,23 @@ mod native_kerberos_cluster {
 
     use hmap_suite::conformance::NativeTarget as Native;
 
-    /// The level the cluster demands (`HMAP_KRB_PROTECTION`).
-    fn protection() -> Protection {
-        match hmap_suite::required_env("HMAP_KRB_PROTECTION").as_str() {
-            "authentication" => Protection::Authentication,
-            "integrity" => Protection::Integrity,
-            "privacy" => Protection::Privacy,
-            other => panic!("HMAP_KRB_PROTECTION={other}: expected authentication, integrity or privacy"),
-        }
+    /// The levels the cluster offers (`HMAP_KRB_PROTECTION`: one, or
+    /// several separated by commas as hbase.rpc.protection lists them), in
+    /// the order given.
+    fn protection() -> Vec<Protection> {
+        let levels = hmap_suite::required_env("HMAP_KRB_PROTECTION");
+        levels
+            .split(',')
+            .map(|level| match level.trim() {
+                "authentication" => Protection::Authentication,
+                "integrity" => Protection::Integrity,
+                "privacy" => Protection::Privacy,
+                other => panic!(
+                    "HMAP_KRB_PROTECTION={levels}: {other} is not authentication, integrity or privacy (several are \
+                     separated by commas)"
+                ),
+            })
+            .collect()
     }
 
     /// The client's Kerberos settings from the environment, accepting only
@@ -54,19 +92,16 @@ mod native_kerberos_cluster {
             hmap_suite::required_env("HMAP_KEYTAB"),
         )
         .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
-        .protection([protection()])
+        .protection(protection())
     }
 
     /// The connection settings: Kerberos, inside TLS when the cluster
-    /// serves TLS (`HMAP_NATIVE_TLS_CA`).
+    /// serves TLS (see [`super::tls`]).
     fn config(kerberos: NativeKerberos) -> NativeConfig {
         let config = NativeConfig::new([hmap_suite::required_env("HMAP_NATIVE")]).kerberos(kerberos);
-        match std::env::var("HMAP_NATIVE_TLS_CA") {
-            Ok(ca) => config.tls(
-                hmap::store::native::NativeTls::with_ca_file(&ca)
-                    .unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}")),
-            ),
-            Err(_) => config,
+        match super::tls(true) {
+            Some(tls) => config.tls(tls),
+            None => config,
         }
     }
 
@@ -139,6 +174,172 @@ mod native_kerberos_cluster {
             other => panic!("not a Kerberos error: {other:?}"),
         }
         assert!(err.to_string().contains(hint), "no `{hint}` in: {err}");
+        // A setting to change: trying again fails the same way.
+        assert!(!err.is_transient(), "a refusal is not transient: {err}");
+    }
+
+    /// A file in the temporary directory, removed on drop.
+    struct TempFile(std::path::PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, bytes: &[u8]) -> TempFile {
+            let path = std::env::temp_dir().join(format!("hmap-krb-{}-{name}", std::process::id()));
+            std::fs::write(&path, bytes).expect("a temporary file");
+            TempFile(path)
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// A keytab (MIT's format, version 2) holding `principal`
+    /// (`name[/instance]@REALM`) with random keys of kvno 1 for AES-256
+    /// and AES-128: keys the KDC does not hold, as a keytab exported before
+    /// the principal's key changed holds.
+    fn keytab_with_keys_the_kdc_does_not_hold(principal: &str) -> Vec<u8> {
+        let (name, realm) = principal.rsplit_once('@').expect("a principal with a realm");
+        let mut seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("time")
+            .as_nanos() as u64
+            | 1;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        };
+        let mut out = vec![0x05, 0x02];
+        for (enctype, len) in [(18u16, 32usize), (17, 16)] {
+            let counted = |bytes: &[u8], entry: &mut Vec<u8>| {
+                entry.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+                entry.extend_from_slice(bytes);
+            };
+            let components: Vec<&str> = name.split('/').collect();
+            let mut entry = Vec::new();
+            entry.extend_from_slice(&(components.len() as u16).to_be_bytes());
+            counted(realm.as_bytes(), &mut entry);
+            for component in components {
+                counted(component.as_bytes(), &mut entry);
+            }
+            entry.extend_from_slice(&1u32.to_be_bytes()); // KRB5_NT_PRINCIPAL
+            entry.extend_from_slice(&0u32.to_be_bytes()); // timestamp
+            entry.push(1); // kvno
+            entry.extend_from_slice(&enctype.to_be_bytes());
+            let key: Vec<u8> = (0..len).map(|_| random()).collect();
+            counted(&key, &mut entry);
+            out.extend_from_slice(&(entry.len() as i32).to_be_bytes());
+            out.extend_from_slice(&entry);
+        }
+        out
+    }
+
+    /// The realm of the client principal.
+    fn realm() -> String {
+        hmap_suite::required_env("HMAP_PRINCIPAL")
+            .rsplit_once('@')
+            .map(|(_, realm)| realm.to_string())
+            .expect("HMAP_PRINCIPAL has a realm")
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_principal_the_keytab_does_not_hold_is_named() {
+        let keytab = hmap_suite::required_env("HMAP_KEYTAB");
+        let principal = format!("nobody@{}", realm());
+        let wrong = NativeKerberos::keytab(&principal, &keytab)
+            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        refused(
+            config(wrong),
+            KerberosFailure::PrincipalNotInKeytab,
+            &format!(
+                "holds no key of {principal} (it holds keys of {}",
+                hmap_suite::required_env("HMAP_PRINCIPAL")
+            ),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn files_that_are_no_keytab_are_named() {
+        let keytab = std::fs::read(hmap_suite::required_env("HMAP_KEYTAB")).expect("the keytab");
+        for (name, bytes, says) in [
+            (
+                "garbage.keytab",
+                &b"[libdefaults]\n  default_realm = X\n"[..],
+                "does not start as a keytab",
+            ),
+            ("empty.keytab", &b""[..], "the file is empty"),
+            ("truncated.keytab", &keytab[..keytab.len() / 2], "cut short"),
+        ] {
+            let file = TempFile::new(name, bytes);
+            let login = NativeKerberos::keytab(hmap_suite::required_env("HMAP_PRINCIPAL"), &file.0)
+                .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+            refused(config(login), KerberosFailure::KeytabInvalid, says).await;
+        }
+    }
+
+    /// A keytab whose key of the principal is not the KDC's: MIT Kerberos
+    /// cannot open the KDC's reply ("Decrypt integrity check failed").
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_keytab_with_a_stale_key_is_told_to_be_exported_again() {
+        let principal = hmap_suite::required_env("HMAP_PRINCIPAL");
+        let file = TempFile::new("stale.keytab", &keytab_with_keys_the_kdc_does_not_hold(&principal));
+        let stale = NativeKerberos::keytab(&principal, &file.0)
+            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        refused(config(stale), KerberosFailure::StaleKeytab, "export the keytab again").await;
+    }
+
+    /// A realm the krb5.conf does not name: MIT Kerberos finds no KDC for
+    /// it ("Cannot find KDC for realm"); the error names KRB5_CONFIG,
+    /// krb5.conf and the realm.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn a_realm_krb5_conf_does_not_know_names_krb5_config() {
+        let principal = "app@NO-SUCH-REALM.INVALID";
+        let file = TempFile::new("other-realm.keytab", &keytab_with_keys_the_kdc_does_not_hold(principal));
+        let elsewhere = NativeKerberos::keytab(principal, &file.0)
+            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        // The message: "... finds no KDC for the realm R (...) in the
+        // krb5.conf it read (KRB5_CONFIG=...): set KRB5_CONFIG ...".
+        refused(
+            config(elsewhere),
+            KerberosFailure::Krb5Config,
+            "no KDC for the realm NO-SUCH-REALM.INVALID",
+        )
+        .await;
+    }
+
+    /// Under mutual TLS (`HMAP_NATIVE_TLS_CERT` set: `--kerberos --mtls`),
+    /// a client with Kerberos but without its certificate is refused by
+    /// TLS first, and told to give one; not transient either.
+    #[tokio::test]
+    #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
+    async fn under_mutual_tls_a_client_without_its_certificate_is_refused() {
+        let Some(without_certificate) = super::tls(false) else {
+            return;
+        };
+        if std::env::var("HMAP_NATIVE_TLS_CERT").is_err() {
+            return; // the cluster demands no client certificate
+        }
+        let config = NativeConfig::new([hmap_suite::required_env("HMAP_NATIVE")])
+            .kerberos(kerberos())
+            .tls(without_certificate)
+            .call_timeout(Duration::from_secs(10));
+        let started = Instant::now();
+        let err = NativeStore::connect(config).await.expect_err("refused");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}: {err}",
+            started.elapsed()
+        );
+        assert!(err.to_string().contains("NativeTls::client_auth_files"), "{err}");
+        assert!(!err.is_transient(), "{err}");
     }
 
     #[tokio::test]
@@ -175,11 +376,20 @@ mod native_kerberos_cluster {
     #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
     async fn a_protection_level_the_server_does_not_offer_is_refused() {
         let theirs = protection();
-        let others: Vec<Protection> = Protection::ALL.into_iter().filter(|p| *p != theirs).collect();
+        let others: Vec<Protection> = Protection::ALL.into_iter().filter(|p| !theirs.contains(p)).collect();
+        if others.is_empty() {
+            return; // the cluster offers every level: none to be refused
+        }
+        // The server's offer as the error lists it: strongest first.
+        let offered: Vec<&str> = Protection::ALL
+            .into_iter()
+            .filter(|p| theirs.contains(p))
+            .map(Protection::hbase_name)
+            .collect();
         refused(
             config(kerberos().protection(others)),
             KerberosFailure::ProtectionRefused,
-            &format!("hbase.rpc.protection is {theirs}"),
+            &format!("hbase.rpc.protection is {}", offered.join(", ")),
         )
         .await;
     }
@@ -360,7 +570,7 @@ mod native_kerberos_cluster {
         assert!(status.success(), "kinit -kt {keytab} -c {ccache} {principal}: {status}");
         let cache = NativeKerberos::ticket_cache_at(&ccache)
             .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
-            .protection([protection()]);
+            .protection(protection());
         let store = NativeStore::connect(config(cache))
             .await
             .expect("connected with kinit's tickets");
@@ -394,9 +604,9 @@ mod zookeeper_sasl {
         let config = NativeConfig::zookeeper(&hmap_suite::required_env("HMAP_ZOOKEEPER"))
             .kerberos(kerberos)
             .call_timeout(Duration::from_secs(10));
-        match std::env::var("HMAP_NATIVE_TLS_CA") {
-            Ok(ca) => config.tls(hmap::store::native::NativeTls::with_ca_file(&ca).expect("the CA")),
-            Err(_) => config,
+        match super::tls(true) {
+            Some(tls) => config.tls(tls),
+            None => config,
         }
     }
 

@@ -157,13 +157,15 @@ mod thrift_kerberos_refusals {
     /// the source.
     async fn refused_by_kerberos(config: ThriftConfig, failure: KerberosFailure, hint: &str) {
         let err = refused(config, hint).await;
-        let StoreError::Connection { source, .. } = &err else {
+        let StoreError::Connection { cause: source, .. } = &err else {
             unreachable!()
         };
         match source.as_deref().and_then(|e| e.downcast_ref::<NativeError>()) {
             Some(NativeError::Kerberos { failure: got, .. }) => assert_eq!(*got, failure, "{err}"),
             other => panic!("not a Kerberos error: {other:?} in {err:?}"),
         }
+        // A setting to change: trying again fails the same way.
+        assert!(!err.is_transient(), "a refusal is not transient: {err}");
     }
 
     #[tokio::test]
@@ -232,9 +234,16 @@ mod thrift_kerberos_refusals {
         // `_HOST` becomes the dialled host, 127.0.0.1: not in the KDC.
         let wrong = kerberos().server_principal(format!("hbase/_HOST@{realm}"));
         refused_by_kerberos(
-            config(Some(wrong)),
+            config(Some(wrong.clone())),
             KerberosFailure::ServerPrincipalUnknown,
             &format!("hbase/127.0.0.1@{realm}"),
+        )
+        .await;
+        // The gateway's own setting is named, not the region servers'.
+        refused_by_kerberos(
+            config(Some(wrong)),
+            KerberosFailure::ServerPrincipalUnknown,
+            "the gateway's hbase.thrift.kerberos.principal",
         )
         .await;
     }

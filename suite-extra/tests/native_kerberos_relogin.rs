@@ -32,11 +32,20 @@ mod native_kerberos_relogin_cluster {
 
     fn config(kerberos: NativeKerberos) -> NativeConfig {
         let config = NativeConfig::new([hmap_suite::required_env("HMAP_NATIVE")]).kerberos(kerberos);
-        match std::env::var("HMAP_NATIVE_TLS_CA") {
-            Ok(ca) => {
-                config.tls(NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}")))
-            }
-            Err(_) => config,
+        let Ok(ca) = std::env::var("HMAP_NATIVE_TLS_CA") else {
+            return config;
+        };
+        let tls = NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
+        // Under mutual TLS (`--mtls`), the client certificate `address` prints.
+        match (
+            std::env::var("HMAP_NATIVE_TLS_CERT"),
+            std::env::var("HMAP_NATIVE_TLS_KEY"),
+        ) {
+            (Ok(cert), Ok(key)) => config.tls(
+                tls.client_auth_files(&cert, &key)
+                    .unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CERT={cert}, HMAP_NATIVE_TLS_KEY={key}: {e}")),
+            ),
+            _ => config.tls(tls),
         }
     }
 
