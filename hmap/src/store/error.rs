@@ -165,8 +165,11 @@ pub enum StoreError {
         detail: String,
     },
     /// The server reported an error.
-    #[error("HBase failed {operation}{}: {message}", on_table(table))]
+    #[error("{service} failed {operation}{}: {message}", on_table(table))]
     Server {
+        /// Who failed: `"HBase"` (through its RPC or a Thrift gateway) or
+        /// `"Bigtable"`.
+        service: &'static str,
         /// The table.
         table: String,
         /// The call.

@@ -118,6 +118,7 @@ mod tests {
             tokio::task::yield_now().await;
             if self.fail_at == Some(self.next) {
                 return Err(StoreError::Server {
+                    service: "HBase",
                     table: self.table.into(),
                     operation: "scan",
                     message: "boom".into(),

@@ -863,10 +863,12 @@ fn retryable(code: tonic::Code) -> bool {
 fn with_row(error: StoreError, row: &[u8]) -> StoreError {
     match error {
         StoreError::Server {
+            service,
             table,
             operation,
             message,
         } => StoreError::Server {
+            service,
             table,
             operation,
             message: format!("row {}: {message}", show_row(row)),

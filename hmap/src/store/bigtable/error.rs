@@ -105,6 +105,7 @@ pub(crate) fn from_status(
             cause: Some(Box::new(status.clone())),
         },
         Code::PermissionDenied => StoreError::Server {
+            service: "Bigtable",
             table: table.into(),
             operation,
             message: format!(
@@ -120,6 +121,7 @@ pub(crate) fn from_status(
         // tonic reports a reply it cannot decode as INTERNAL with its own
         // message; the server's INTERNAL is a server error like the rest.
         code => StoreError::Server {
+            service: "Bigtable",
             table: table.into(),
             operation,
             message: format!("{code:?}: {message}"),
@@ -237,9 +239,9 @@ mod tests {
             from_status(&broken, "ReadRows", "t", "127.0.0.1:1", Duration::ZERO),
             StoreError::Connection { .. }
         ));
-        assert!(matches!(
-            e(Code::Unknown, "invalid timestamp 1"),
-            StoreError::Server { .. }
-        ));
+        let unknown = e(Code::Unknown, "invalid timestamp 1");
+        assert!(matches!(unknown, StoreError::Server { .. }));
+        // Bigtable failed, not HBase.
+        assert!(unknown.to_string().starts_with("Bigtable failed "), "{unknown}");
     }
 }

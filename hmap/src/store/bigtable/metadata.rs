@@ -174,6 +174,7 @@ impl BigtableStore {
 fn renamed(error: StoreError, table: &str) -> StoreError {
     match error {
         StoreError::Server { operation, message, .. } => StoreError::Server {
+            service: "Bigtable",
             table: table.to_string(),
             operation,
             message: format!("reading its metadata in {METADATA_TABLE}: {message}"),

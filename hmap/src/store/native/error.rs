@@ -594,11 +594,13 @@ impl NativeError {
                 reason: at_row(e.to_string()),
             },
             e @ NativeError::NoRegion { .. } => StoreError::Server {
+                service: "HBase",
                 table: table.to_string(),
                 operation,
                 message: e.to_string(),
             },
             NativeError::Remote(e) => StoreError::Server {
+                service: "HBase",
                 table: table.to_string(),
                 operation,
                 message: at_row(e.to_string()),

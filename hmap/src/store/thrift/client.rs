@@ -604,10 +604,10 @@ impl Client {
     /// The error for a call to a gateway that demands SASL from a client
     /// without it: a refusal of the client's settings, not transient.
     fn sasl_demanded(&self, table: &str, operation: &'static str) -> StoreError {
-        let reason = format!(
+        let reason = String::from(
             "the gateway demands SASL (it runs with hbase.thrift.security.qop): it refused a SASL hello at \
              once and never answered this plain call; connect with Kerberos: `ThriftConfig::kerberos` \
-             (hmap's feature `kerberos`; in hmap-cli, `--principal` and `--keytab`)"
+             (hmap's feature `kerberos`; in hmap-cli, `--principal` and `--keytab`)",
         );
         let message = format!("{operation}{}: {reason}", crate::store::error::on_table(table));
         #[cfg(feature = "native")]
@@ -663,6 +663,7 @@ impl Client {
                 self.wrong_gateway(format!("it does not know `{operation}`: {}", app.message))
             }
             Exception::Application(app) => StoreError::Server {
+                service: "HBase",
                 table,
                 operation,
                 message: format!(
@@ -687,6 +688,7 @@ impl Client {
                         family: crate::store::error::missing_family(detail),
                     },
                     _ => StoreError::Server {
+                        service: "HBase",
                         table,
                         operation,
                         message,

@@ -98,6 +98,7 @@ where
         let found = call(chunk).await?;
         if found.len() != chunk.len() {
             return Err(StoreError::Server {
+                service: "HBase",
                 table: table.into(),
                 operation,
                 message: format!("{} results for {} gets", found.len(), chunk.len()),
@@ -583,6 +584,7 @@ impl ThriftStore {
         match failed.first() {
             None => Ok(()),
             Some(row) => Err(StoreError::Server {
+                service: "HBase",
                 table: table.into(),
                 operation: "deleteMultiple",
                 message: format!("the delete of row {} was not applied", super::error::show_row(row)),
@@ -1158,12 +1160,14 @@ fn counters(table: &str, op: &Increment, reply: RowResult) -> Result<Vec<i64>> {
                 .zip(used.iter_mut())
                 .find(|(c, used)| !**used && c.family == f && c.qualifier == q);
             let (cell, used) = found.ok_or_else(|| StoreError::Server {
+                service: "HBase",
                 table: table.into(),
                 operation: "increment",
                 message: format!("the reply holds no value for column {}", column()),
             })?;
             *used = true;
             let counter = <[u8; 8]>::try_from(&cell.value[..]).map_err(|_| StoreError::Server {
+                service: "HBase",
                 table: table.into(),
                 operation: "increment",
                 message: format!(
