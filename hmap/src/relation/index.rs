@@ -124,6 +124,24 @@ where
             })
     }
 
+    /// An entry as a finding names it: its value and its row's key, each
+    /// decoded into named parts (`value="cancelled" of row customer="c2"
+    /// at=...`); the printable bytes of one that does not decode.
+    fn describe_entry(&self, entry: &[u8]) -> String {
+        let decoded = self.key().ok().and_then(|key| {
+            let value = key.inspect(entry).ok()?.part("value")?.to_string();
+            let (_, primary): (V, Bytes) = key.decode(entry).ok()?;
+            Some((value, primary))
+        });
+        match decoded {
+            Some((value, primary)) => match T::key_schema().inspect(&primary) {
+                Ok(row) => format!("value={value} of row {row}"),
+                Err(_) => format!("value={value} of row {}", Printable(&primary)),
+            },
+            None => Printable(entry).to_string(),
+        }
+    }
+
     fn put_entry(&self, key: Bytes, ts: i64) -> RowMutation {
         RowMutation::new(key).put_at(FAMILY, "", ts, Bytes::new())
     }
@@ -325,7 +343,7 @@ where
                 let mut to_put = Vec::new();
                 for ((entry, _), stored) in expected.into_iter().zip(stored) {
                     if stored.is_none() {
-                        report.missing.push(format!("no entry {}", Printable(&entry)));
+                        report.missing.push(format!("no entry {}", self.describe_entry(&entry)));
                         to_put.push(entry);
                     }
                 }
@@ -368,14 +386,15 @@ where
                         Err(e) => return Err(e),
                     };
                     match row {
-                        None => report.absent.push(format!(
-                            "entry {}: row {} is gone",
-                            Printable(&entry),
-                            Printable(&primary)
-                        )),
-                        Some(row) if self.entry_key(&(self.value_of)(&row), &primary)? != entry => report
-                            .dangling
-                            .push(format!("entry {}: its row holds another value", Printable(&entry))),
+                        None => report
+                            .absent
+                            .push(format!("entry {}: the row is gone", self.describe_entry(&entry))),
+                        Some(row) if self.entry_key(&(self.value_of)(&row), &primary)? != entry => {
+                            report.dangling.push(format!(
+                                "entry {}: the row holds another value",
+                                self.describe_entry(&entry)
+                            ))
+                        }
                         Some(_) => continue,
                     }
                     to_delete.push(entry);
@@ -499,6 +518,9 @@ where
     }
     fn table(&self) -> &'static str {
         self.index_table
+    }
+    fn own_tables(&self) -> Vec<TableSchema> {
+        vec![self.schema()]
     }
     async fn rebuild(&self) -> Option<Result<()>> {
         Some(Index::rebuild(self).await)

@@ -122,6 +122,13 @@ pub trait Checked: Send + Sync {
     fn table(&self) -> &'static str {
         std::any::type_name::<Self>()
     }
+    /// The tables the helper keeps of its own, beside its entities' (an
+    /// index's table), with the schemas it creates them with: for tools
+    /// that list, plan and create every table (`hmap-cli tables`, `plan`,
+    /// `migrate`). None by default.
+    fn own_tables(&self) -> Vec<crate::schema::TableSchema> {
+        Vec::new()
+    }
     /// Rebuilds derived data from scratch (an index's entries), if the
     /// helper has any; `None` if it has nothing to rebuild.
     async fn rebuild(&self) -> Option<crate::Result<()>> {
