@@ -854,26 +854,63 @@ impl Session<'_> {
         done.map(|()| Status::Clean)
     }
 
+    /// The tables the registered relations keep of their own (an index's
+    /// table), each with the relation's name and the schema it creates.
+    fn helper_tables(&mut self) -> std::result::Result<Vec<(String, TableSchema)>, CliError> {
+        let store = self.store()?;
+        Ok(self
+            .cli
+            .relations
+            .iter()
+            .flat_map(|(name, build)| {
+                build(Arc::clone(&store))
+                    .own_tables()
+                    .into_iter()
+                    .map(|schema| (name.clone(), schema))
+            })
+            .collect())
+    }
+
     fn tables(&mut self, out: &mut dyn Write) -> Outcome {
         let store = self.store()?;
         let live = block_on(store.list_tables())?;
-        let width = self.cli.tables.iter().map(|t| t.name().len()).max().unwrap_or(0);
+        let helpers = self.helper_tables()?;
+        let registered = |name: &str| {
+            self.cli.tables.iter().any(|t| t.name() == name) || helpers.iter().any(|(_, s)| s.name == name)
+        };
+        let width = (self.cli.tables.iter().map(|t| t.name().len()))
+            .chain(helpers.iter().map(|(_, s)| s.name.len()))
+            .chain(live.iter().map(String::len))
+            .max()
+            .unwrap_or(0);
+        let status = |diff: Option<SchemaDiff>| match diff {
+            None => "missing: `plan` shows how to create it".to_string(),
+            Some(diff) => match diff.errors().count() {
+                0 => "ok".to_string(),
+                n => format!(
+                    "drift: {n} difference{} (`describe` lists them)",
+                    if n == 1 { "" } else { "s" }
+                ),
+            },
+        };
         for table in &self.cli.tables {
-            let status = if !live.iter().any(|l| l == table.name()) {
-                "missing: `plan` shows how to create it".to_string()
-            } else {
-                let diff = table.diff(Arc::clone(&store))?;
-                match diff.errors().count() {
-                    0 => "ok".to_string(),
-                    n => format!(
-                        "drift: {n} difference{} (`describe` lists them)",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                }
+            let diff = match live.iter().any(|l| l == table.name()) {
+                true => Some(table.diff(Arc::clone(&store))?),
+                false => None,
             };
-            writeln!(out, "{:width$}  {status}", table.name())?;
+            writeln!(out, "{:width$}  {}", table.name(), status(diff))?;
         }
-        for name in live.iter().filter(|l| !self.cli.tables.iter().any(|t| t.name() == *l)) {
+        for (relation, schema) in &helpers {
+            let diff = match live.iter().any(|l| *l == schema.name) {
+                true => Some(SchemaDiff::between(
+                    schema,
+                    &block_on(store.describe_table(&schema.name))?,
+                )),
+                false => None,
+            };
+            writeln!(out, "{:width$}  {} (kept by `{relation}`)", schema.name, status(diff))?;
+        }
+        for name in live.iter().filter(|l| !registered(l)) {
             writeln!(out, "{name:width$}  not registered")?;
         }
         Ok(())
@@ -881,11 +918,18 @@ impl Session<'_> {
 
     fn describe(&mut self, name: &str, out: &mut dyn Write) -> Outcome {
         let store = self.store()?;
-        let registered = self.cli.table_named(name).ok();
+        let declared = match self.cli.table_named(name) {
+            Ok(table) => Some(table.schema()),
+            Err(_) => self
+                .helper_tables()?
+                .into_iter()
+                .map(|(_, s)| s)
+                .find(|s| s.name == name),
+        };
         let live = block_on(store.describe_table(name))?;
         writeln!(out, "{live}")?;
-        if let Some(table) = registered {
-            let diff = SchemaDiff::between(&table.schema(), &live);
+        if let Some(declared) = declared {
+            let diff = SchemaDiff::between(&declared, &live);
             if diff.is_empty() {
                 writeln!(out, "# fits its struct")?;
             }
@@ -898,26 +942,44 @@ impl Session<'_> {
 
     fn migrate(&mut self, args: &MigrateArgs, apply: bool, out: &mut dyn Write) -> Outcome {
         let store = self.store()?;
-        let tables: Vec<&dyn Registered> = if args.tables.is_empty() {
-            self.cli.tables.iter().map(|t| &**t).collect()
-        } else {
-            args.tables
-                .iter()
-                .map(|n| self.cli.table_named(n))
-                .collect::<std::result::Result<_, _>>()?
-        };
+        let helpers = self.helper_tables()?;
         let options = MigrateOptions::new().drop_families(args.drop_families);
-        for table in tables {
-            let migration = table.migration(Arc::clone(&store), &options)?;
+        // The registered tables' migrations, then those of the tables the
+        // relations keep (an index's): every one, or those named.
+        let mut migrations = Vec::new();
+        let named = |name: &str| args.tables.is_empty() || args.tables.iter().any(|n| n == name);
+        for name in &args.tables {
+            if self.cli.table_named(name).is_err() && !helpers.iter().any(|(_, s)| s.name == *name) {
+                self.cli.table_named(name)?;
+            }
+        }
+        for table in self.cli.tables.iter().filter(|t| named(t.name())) {
+            migrations.push(table.migration(Arc::clone(&store), &options)?);
+        }
+        for (_, schema) in helpers.iter().filter(|(_, s)| named(&s.name)) {
+            let live = match block_on(store.describe_table(&schema.name)) {
+                Ok(live) => Some(live),
+                Err(StoreError::TableNotFound { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
+            migrations.push(Migration::plan_kept(
+                schema,
+                live.as_ref(),
+                &options,
+                store.kept_family_options(),
+            ));
+        }
+        for migration in migrations {
+            let name = migration.table();
             if migration.is_empty() && migration.notes().is_empty() {
-                writeln!(out, "# {}: up to date", table.name())?;
+                writeln!(out, "# {name}: up to date")?;
                 continue;
             }
-            writeln!(out, "# {}", table.name())?;
+            writeln!(out, "# {name}")?;
             write!(out, "{migration}")?;
             if apply && !migration.is_empty() {
                 block_on(migration.apply(&*store))?;
-                writeln!(out, "# {}: applied {} step(s)", table.name(), migration.steps().len())?;
+                writeln!(out, "# {name}: applied {} step(s)", migration.steps().len())?;
             }
         }
         Ok(())
