@@ -252,7 +252,8 @@ impl CliError {
 
 /// How a command that ran went, as its exit status says it, the way fsck
 /// and diff use theirs: [`Clean`](Status::Clean) 0, [`Problems`](Status::Problems)
-/// 1; a command that could not run is a [`CliError`], status 2.
+/// 1, [`NotFound`](Status::NotFound) 3; a command that could not run is a
+/// [`CliError`], status 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Status {
@@ -262,14 +263,19 @@ pub enum Status {
     /// exit status 1, after a `repair` too, which fixed what it could
     /// (those it could not are `held` and `unreadable` entries).
     Problems,
+    /// `get` found no row under the key (it printed `no row`): exit status
+    /// 3, distinct from a command that could not run (2), so that a script
+    /// can tell "absent" from "HBase unreachable".
+    NotFound,
 }
 
 impl Status {
-    /// 0 or 1.
+    /// 0, 1 or 3.
     pub fn exit_code(self) -> ExitCode {
         match self {
             Status::Clean => ExitCode::SUCCESS,
             Status::Problems => ExitCode::from(1),
+            Status::NotFound => ExitCode::from(3),
         }
     }
 }
@@ -418,7 +424,8 @@ HMAP_THRIFT_CA), HMAP_THRIFT1, HMAP_THRIFT1_COMPACT (as `scripts/hbase/hbase
 start` prints them), HMAP_BIGTABLE (as `scripts/bigtable/emulator start` does).
 
 Exit status: 0 done, nothing wrong found; 1 problems found (verify, repair);
-2 the command could not run (a bad command line, no store, HBase unreachable, an error).";
+2 the command could not run (a bad command line, no store, HBase unreachable, an error);
+3 not found (get: no row under the key).";
 
 #[derive(Parser, Debug)]
 #[command(about = "Reads, migrates and checks hmap tables on HBase", version, after_help = AFTER_HELP)]
@@ -445,8 +452,9 @@ struct Connection {
     /// A Thrift1 gateway (`hbase thrift`), host:port [env: HMAP_THRIFT1, HMAP_THRIFT1_COMPACT]
     #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     thrift1: Option<String>,
-    /// Bigtable (BigtableStore; the CLI's feature `bigtable`): the emulator's host:port, or a Cloud Bigtable
-    /// instance, projects/P/instances/I (application-default credentials) [env: HMAP_BIGTABLE]
+    /// Bigtable (BigtableStore; the CLI's feature `bigtable`): the emulator's host:port (project and instance `hmap`),
+    /// host:port/projects/P/instances/I, or projects/P/instances/I (Cloud Bigtable with application-default
+    /// credentials; the emulator at BIGTABLE_EMULATOR_HOST when that is set) [env: HMAP_BIGTABLE]
     #[arg(long, value_name = "ADDR", global = true, help_heading = "Store")]
     bigtable: Option<String>,
     /// The gateway's transport is framed (`-f`, `-hsha`, `-nonblocking`, `-threadedselector`)
@@ -831,7 +839,7 @@ impl Session<'_> {
                     Some(row) => print_rows(table, vec![row], format, out),
                     None => {
                         writeln!(out, "no row")?;
-                        Ok(())
+                        return Ok(Status::NotFound);
                     }
                 }
             }
@@ -1153,7 +1161,10 @@ fn print_report(name: &str, check: Check, report: &Report, format: Format, out: 
 /// same as a value, for the table format.
 struct PrintedRow {
     json: String,
-    value: serde_json::Value,
+    /// Each field's JSON text as `json` holds it: a map of JSON prints
+    /// its keys in the order the row's own JSON does (a `Value` would sort
+    /// them).
+    fields: std::collections::HashMap<String, Box<serde_json::value::RawValue>>,
 }
 
 /// A registered table, its struct erased.
@@ -1177,10 +1188,9 @@ impl<T: HTable + Serialize> Typed<T> {
             table: T::TABLE,
             reason: format!("the row does not serialize: {e}"),
         };
-        Ok(PrintedRow {
-            json: serde_json::to_string(row).map_err(fail)?,
-            value: serde_json::to_value(row).map_err(fail)?,
-        })
+        let json = serde_json::to_string(row).map_err(fail)?;
+        let fields = serde_json::from_str(&json).map_err(fail)?;
+        Ok(PrintedRow { json, fields })
     }
 }
 
@@ -1335,7 +1345,7 @@ fn print_rows(table: &dyn Registered, rows: Vec<PrintedRow>, format: Format, out
             let fields = table.fields();
             let cells: Vec<Vec<String>> = rows
                 .iter()
-                .map(|row| fields.iter().map(|f| shown(row.value.get(*f))).collect())
+                .map(|row| fields.iter().map(|f| shown(row.fields.get(*f).map(|v| &**v))).collect())
                 .collect();
             let widths: Vec<usize> = fields
                 .iter()
@@ -1366,10 +1376,13 @@ fn print_rows(table: &dyn Registered, rows: Vec<PrintedRow>, format: Format, out
 }
 
 /// A field's value in a table cell: strings bare, everything else as JSON.
-fn shown(value: Option<&serde_json::Value>) -> String {
-    match value {
-        None | Some(serde_json::Value::Null) => String::new(),
-        Some(serde_json::Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+fn shown(value: Option<&serde_json::value::RawValue>) -> String {
+    let Some(text) = value.map(serde_json::value::RawValue::get) else {
+        return String::new();
+    };
+    match text {
+        "null" => String::new(),
+        _ if text.starts_with('"') => serde_json::from_str(text).unwrap_or_else(|_| text.to_string()),
+        _ => text.to_string(),
     }
 }
