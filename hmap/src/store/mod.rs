@@ -42,6 +42,8 @@ pub mod metrics;
 pub mod native;
 #[cfg(any(feature = "thrift", feature = "native"))]
 mod prefetch;
+#[cfg(any(feature = "thrift", feature = "native"))]
+mod probe;
 #[cfg(feature = "thrift")]
 mod thrift;
 // TLS serves a backend: alone, the feature has nothing to do.

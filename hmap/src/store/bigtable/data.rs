@@ -366,6 +366,15 @@ impl BigtableStore {
                 async move { client.mutate_rows(request).await }
             })
             .await?;
+        let failed = |status: &tonic::Status| {
+            from_status(
+                status,
+                "MutateRows",
+                table,
+                &self.inner.config.address,
+                started.elapsed(),
+            )
+        };
         let mut reported = vec![false; keys.len()];
         let mut retry = Vec::new();
         let mut retry_error = None;
@@ -382,30 +391,11 @@ impl BigtableStore {
                 }
                 Ok(Err(status)) if retryable(status.code()) => {
                     // The entries it did not report are tried again.
-                    retry_error.get_or_insert_with(|| {
-                        from_status(
-                            &status,
-                            "MutateRows",
-                            table,
-                            &self.inner.config.address,
-                            started.elapsed(),
-                        )
-                    });
+                    retry_error.get_or_insert_with(|| failed(&status));
                     broke_retryably = true;
                     break;
                 }
-                Ok(Err(status)) => {
-                    return Err(self.noted(
-                        table,
-                        from_status(
-                            &status,
-                            "MutateRows",
-                            table,
-                            &self.inner.config.address,
-                            started.elapsed(),
-                        ),
-                    ));
-                }
+                Ok(Err(status)) => return Err(self.noted(table, failed(&status))),
                 Ok(Ok(None)) => break,
                 Ok(Ok(Some(message))) => message,
             };

@@ -14,8 +14,8 @@
 
 use std::time::Duration;
 
+#[cfg(test)]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// The longest the probe may take, dial, hello and answer together.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -24,18 +24,9 @@ pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// within `timeout` (at most [`PROBE_TIMEOUT`]). Any failure (refused,
 /// reset, silent, closed) answers `false`.
 pub(crate) async fn answers_tls(endpoint: &str, timeout: Duration) -> bool {
-    let probe = async {
-        let mut stream = TcpStream::connect(endpoint).await.ok()?;
-        stream.write_all(&client_hello()).await.ok()?;
-        let mut first = [0u8; 3];
-        stream.read_exact(&mut first).await.ok()?;
-        Some(is_tls_record(&first))
-    };
-    tokio::time::timeout(timeout.min(PROBE_TIMEOUT), probe)
+    crate::store::probe::first_answer::<3>(endpoint, &client_hello(), timeout.min(PROBE_TIMEOUT))
         .await
-        .ok()
-        .flatten()
-        .unwrap_or(false)
+        .is_some_and(|first| is_tls_record(&first))
 }
 
 /// Whether `first` starts a TLS record of an alert or a handshake message,

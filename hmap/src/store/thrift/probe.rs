@@ -15,8 +15,8 @@
 
 use std::time::Duration;
 
+#[cfg(test)]
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// How long a fresh connection's first call waits for a reply before the
 /// gateway is asked whether it demands SASL. Any gateway answers in
@@ -33,18 +33,9 @@ const MAX_REFUSAL: u32 = 64 * 1024;
 /// within [`PROBE_TIMEOUT`]. Any failure (refused, reset, silent, closed,
 /// another protocol's bytes) answers `false`.
 pub(crate) async fn demands_sasl(address: &str) -> bool {
-    let probe = async {
-        let mut stream = TcpStream::connect(address).await.ok()?;
-        stream.write_all(&hello()).await.ok()?;
-        let mut head = [0u8; 5];
-        stream.read_exact(&mut head).await.ok()?;
-        Some(is_negotiation_message(&head))
-    };
-    tokio::time::timeout(PROBE_TIMEOUT, probe)
+    crate::store::probe::first_answer::<5>(address, &hello(), PROBE_TIMEOUT)
         .await
-        .ok()
-        .flatten()
-        .unwrap_or(false)
+        .is_some_and(|head| is_negotiation_message(&head))
 }
 
 /// Whether `head` starts a negotiation message a server sends (`OK`, `BAD`,
