@@ -560,6 +560,11 @@ const KRB5KRB_AP_ERR_BAD_INTEGRITY: i32 = -1765328353;
 const AP_ERR_TKT_EXPIRED: i32 = -1765328352;
 const KRB5_KDC_UNREACH: i32 = -1765328228;
 const KRB5_REALM_UNKNOWN: i32 = -1765328230;
+/// "Can't open/find Kerberos configuration file".
+const KRB5_CONFIG_CANTOPEN: i32 = -1765328249;
+/// "Configuration file does not specify default realm" (a principal
+/// without a realm, and no krb5.conf that names the default one).
+const KRB5_CONFIG_NODEFREALM: i32 = -1765328160;
 const KRB5_KT_NOTFOUND: i32 = -1765328203;
 const KRB5_FCC_NOFILE: i32 = -1765328189;
 const KRB5_CC_NOTFOUND: i32 = -1765328243;
@@ -578,7 +583,7 @@ fn classify(e: &GssError) -> (KerberosFailure, String) {
         KDC_ERR_S_PRINCIPAL_UNKNOWN => KerberosFailure::ServerPrincipalUnknown,
         KDC_ERR_C_PRINCIPAL_UNKNOWN | KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
         KRB5_KDC_UNREACH => KerberosFailure::KdcUnreachable,
-        KRB5_REALM_UNKNOWN => KerberosFailure::Krb5Config,
+        KRB5_REALM_UNKNOWN | KRB5_CONFIG_CANTOPEN | KRB5_CONFIG_NODEFREALM => KerberosFailure::Krb5Config,
         KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | AP_ERR_TKT_EXPIRED => KerberosFailure::NoCredentials,
         _ if [MajorFlags::GSS_S_NO_CRED, MajorFlags::GSS_S_CREDENTIALS_EXPIRED]
             .iter()
@@ -1142,6 +1147,13 @@ mod tests {
         assert_eq!(kind, KerberosFailure::Krb5Config);
         for says in ["KRB5_CONFIG", "krb5.conf", "the realm HMAP.TEST"] {
             assert!(reason.contains(says), "no `{says}` in {reason}");
+        }
+        for minor in [KRB5_CONFIG_CANTOPEN, KRB5_CONFIG_NODEFREALM] {
+            let e = GssError {
+                major: MajorFlags::GSS_S_FAILURE,
+                minor: minor as u32,
+            };
+            assert_eq!(classify(&e).0, KerberosFailure::Krb5Config);
         }
         // At the login (the keytab's ticket-granting ticket): the client's realm.
         let (kind, reason) = explain(&e, None, &login, RPC);
