@@ -475,7 +475,12 @@ mod tests {
         // A server that closes without a byte and does not answer TLS is
         // stopping (or speaks another protocol).
         let endpoint = plain_server(b"").await;
-        connect_fails(&endpoint, None, &["before any reply", "stopping", "NativeConfig::zookeeper"]).await;
+        connect_fails(
+            &endpoint,
+            None,
+            &["before any reply", "stopping", "NativeConfig::zookeeper"],
+        )
+        .await;
         // A TLS server that answers with an alert (rustls does; Netty's
         // SslHandler closes at once).
         let endpoint = tls_server(server_config(false, TLS12), "unused").await;
