@@ -284,6 +284,7 @@ fn expand(m: &Model<'_>) -> TokenStream {
 
     let assertions = assertions(m);
     let tree = tree_impl(m);
+    let key_of = key_of_impl(m, &key_type);
 
     // A typed handle per field that `update` and `increment` take: a
     // misspelt field is a compile error, not a runtime one.
@@ -358,8 +359,109 @@ fn expand(m: &Model<'_>) -> TokenStream {
             }
 
             #tree
+
+            #key_of
         };
     }
+}
+
+/// `KeyOf`: the values the table's calls that take a key accept, every
+/// `KeyArg` of its key, through a trait of the table's own whose
+/// `on_unimplemented` message names the table and its key's parts. A
+/// message can name only a trait's parameters, so the parts are written
+/// into it here; `do_not_recommend` keeps the compiler from looking below
+/// it (at a part's `PartArg`, or at `FromKeyPart` of a key shape the table
+/// does not have), so that a value that is not a key is one error, this
+/// one. The trait is private to the `const _` block; its name shows only
+/// in the error's `help:` line, so it says what it is.
+fn key_of_impl(m: &Model<'_>, key_type: &TokenStream) -> TokenStream {
+    let ident = &m.input.ident;
+    let keys: Vec<_> = m.keys().collect();
+    let name = |f: &crate::model::Field<'_>| {
+        let name = f.ident.to_string();
+        name.strip_prefix("r#").unwrap_or(&name).to_string()
+    };
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|f| format!("{}: {}", name(f), type_text(f.ty)))
+        .collect();
+    let (whole, expected) = if let [only] = keys.as_slice() {
+        (
+            parts[0].clone(),
+            format!("expected {}: `{}`", name(only), type_text(only.ty)),
+        )
+    } else {
+        let names: Vec<String> = keys.iter().map(|f| name(f)).collect();
+        let types: Vec<String> = keys.iter().map(|f| type_text(f.ty)).collect();
+        (
+            format!("({})", parts.join(", ")),
+            format!("expected ({}): `({})`", names.join(", "), types.join(", ")),
+        )
+    };
+    let table = ident.to_string();
+    let table = table.strip_prefix("r#").unwrap_or(&table);
+    // `{` and `}` would be read as the message's parameters.
+    let escape = |s: &str| s.replace('{', "{{").replace('}', "}}");
+    let message = format!(
+        "`{{Self}}` is not a key of `{}`, whose key is {}",
+        escape(table),
+        escape(&whole)
+    );
+    let label = escape(&expected);
+    let note = if parts.len() > 1 {
+        "give every part of the key, in key order, as a tuple (or a reference to the key); \
+         a `String` part also takes a `&str`, a `Vec<u8>` or `Bytes` part a `&[u8]`"
+    } else {
+        "a `String` key also takes a `&str`, a `Vec<u8>` or `Bytes` key a `&[u8]`"
+    };
+    let key_trait = quote::format_ident!("KeyOf{}", table);
+    // The error shows the impl below (`KeyOf<Key>` is implemented for the
+    // table), so its parameter has a plain name, unless that is the table's.
+    let param = quote::format_ident!("{}", if table == "Key" { "K" } else { "Key" });
+    // Spanned at the struct's name: an impl spanned at the derive draws
+    // rustc's advice to implement the trait by hand "to avoid undesired
+    // bounds", which is wrong here.
+    let key_of = quote_spanned! {ident.span()=>
+        #[automatically_derived]
+        impl<#param: #key_trait> __hmap::KeyOf<#param> for #ident {
+            fn encode_key_arg(key: &#param) -> ::core::result::Result<__hmap::Vec<u8>, __hmap::KeyError> {
+                __HMAP_KEY.encode(key)
+            }
+        }
+    };
+    quote! {
+        #[diagnostic::on_unimplemented(message = #message, label = #label, note = #note)]
+        trait #key_trait: __hmap::KeyArg<#key_type> {}
+
+        #[diagnostic::do_not_recommend]
+        impl<__HmapKeyArg: __hmap::KeyArg<#key_type>> #key_trait for __HmapKeyArg {}
+
+        #key_of
+    }
+}
+
+/// A type as a user writes it (`DateTime<Utc>`, `[u8; 16]`), for messages:
+/// the tokens' text without the spaces `to_string` puts between them.
+fn type_text(ty: &syn::Type) -> String {
+    let mut text = quote!(#ty).to_string();
+    for (spaced, tight) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" ;", ";"),
+        ("& ", "&"),
+        ("[ ", "["),
+        (" ]", "]"),
+        ("( ", "("),
+        (" )", ")"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    text
 }
 
 /// `TreeMapped` for a tree node: where its parent pointer and child list

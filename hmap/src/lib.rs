@@ -147,7 +147,7 @@ pub mod __private {
 
     pub use crate::error::{Error, Result};
     pub use crate::key::{
-        FromKeyPart, KeyError, KeyFormat, KeyPart, KeySchema, Order, PartKind, PartSpec, Segment, Width,
+        FromKeyPart, KeyArg, KeyError, KeyFormat, KeyOf, KeyPart, KeySchema, Order, PartKind, PartSpec, Segment, Width,
     };
     pub use crate::relation::TreeMapped;
     pub use crate::schema::{BloomType, Compression, FamilySchema};

@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{block_on, blocking_methods};
 use crate::error::Result;
-use crate::key::{KeyArg, KeyInspection};
+use crate::key::{KeyArg, KeyInspection, KeyOf};
 use crate::migrate::{MigrateOptions, Migration};
 use crate::schema::SchemaDiff;
 use crate::store::Store as AsyncStore;
@@ -96,19 +96,46 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn exists(&self) -> Result<bool>;
         fn drop(&self) -> Result<()>;
         fn truncate(&self) -> Result<()>;
-        fn get(&self, key: impl KeyArg<T::Key>) -> Result<Option<T>>;
         fn get_row(&self, row_key: impl Into<Bytes>) -> Result<Option<T>>;
         fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Result<Option<T>>>>;
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
         fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()>;
-        fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()>;
         fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
-        fn increment(&self, key: impl KeyArg<T::Key>, field: Field<T>, amount: i64) -> Result<i64>;
+    }
+
+    // The calls that take a key are generic over it, which
+    // `blocking_methods!` does not write.
+
+    /// [`get`](crate::Table::get), waiting for it.
+    pub fn get<A>(&self, key: A) -> Result<Option<T>>
+    where
+        T: KeyOf<A>,
+    {
+        block_on(self.inner.get(key))
+    }
+
+    /// [`delete`](crate::Table::delete), waiting for it.
+    pub fn delete<A>(&self, key: A) -> Result<()>
+    where
+        T: KeyOf<A>,
+    {
+        block_on(self.inner.delete(key))
+    }
+
+    /// [`increment`](crate::Table::increment), waiting for it.
+    pub fn increment<A>(&self, key: A, field: Field<T>, amount: i64) -> Result<i64>
+    where
+        T: KeyOf<A>,
+    {
+        block_on(self.inner.increment(key, field, amount))
     }
 
     /// [`get_many`](crate::Table::get_many), waiting for it.
-    pub fn get_many<K: KeyArg<T::Key>>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>> {
+    pub fn get_many<K>(&self, keys: impl IntoIterator<Item = K>) -> Result<Vec<Result<Option<T>>>>
+    where
+        T: KeyOf<K>,
+    {
         block_on(self.inner.get_many(keys))
     }
 

@@ -2,6 +2,7 @@
 
 use bytes::Bytes;
 
+use super::KeyError;
 use super::part::{FromKeyPart, KeyPart};
 use super::tuple::KeyTuple;
 
@@ -68,45 +69,13 @@ impl PartArg<Bytes> for Vec<u8> {
 }
 
 /// A table's [`HTable::Key`](crate::HTable::Key) is the owned type of its
-/// key parts: `String`, or `(String, u64)`. The calls that take a whole key
-/// ([`Table::get`](crate::Table::get), `delete`, `increment`, the relation
-/// helpers' `link` ...) take any [`KeyArg`] of that type: the key itself, a
-/// reference to it, or a tuple of the parts' [`PartArg`]s, which lets a
-/// `&str` stand for a `String` part and a `&[u8]` for a `Vec<u8>` or
-/// [`Bytes`] part. Anything else, a `u32` for a `String` key or a pair for a
-/// one-part key, does not compile:
-///
-/// ```compile_fail,E0277
-/// # use hmap::{HTable, Table};
-/// # use hmap::store::MemoryStore;
-/// #[derive(HTable)]
-/// #[hmap(table = "user", family(name = "i"))]
-/// struct User { #[hmap(key)] id: String, name: String }
-/// # async fn run() -> Result<(), hmap::Error> {
-/// let users = Table::<User, _>::new(MemoryStore::new());
-/// users.get(5u32).await?; // `u32` is not a key of `user`, whose key is `String`
-/// # Ok(()) }
-/// ```
-///
-/// ```
-/// # use hmap::{HTable, Table};
-/// # use hmap::store::MemoryStore;
-/// # #[derive(HTable)]
-/// # #[hmap(table = "user", family(name = "i"))]
-/// # struct User { #[hmap(key)] id: String, name: String }
-/// # #[derive(HTable)]
-/// # #[hmap(table = "post", family(name = "p"))]
-/// # struct Post { #[hmap(key)] user: String, #[hmap(key)] seq: u64, text: String }
-/// # async fn run() -> Result<(), hmap::Error> {
-/// let users = Table::<User, _>::new(MemoryStore::new());
-/// let posts = Table::<Post, _>::new(MemoryStore::new());
-/// let id = String::from("u1");
-/// users.get("u1").await?;
-/// users.get(&id).await?;
-/// posts.get(("u1", 7)).await?;
-/// posts.get(&(id, 7u64)).await?;
-/// # Ok(()) }
-/// ```
+/// key parts: `String`, or `(String, u64)`. A [`KeyArg`] of it is the key
+/// itself, a reference to it, or a tuple of the parts' [`PartArg`]s, which
+/// lets a `&str` stand for a `String` part and a `&[u8]` for a `Vec<u8>` or
+/// [`Bytes`] part. The relation helpers' calls that take a whole key
+/// (`link`, `rights_of` ...) take a `KeyArg`; a table's own
+/// ([`Table::get`](crate::Table::get), `delete`, `increment`, `row_key`)
+/// take a [`KeyOf`] it, which accepts the same values.
 ///
 /// Key *prefixes* ([`Query::prefix`](crate::Query::prefix)) stay untyped
 /// [`KeyTuple`]s, checked when they are encoded.
@@ -120,7 +89,12 @@ pub trait KeyArg<K>: KeyTuple {
     fn into_key(self) -> K;
 }
 
+// The impls are `do_not_recommend`: a value that is not a key is then one
+// error, about `KeyArg` and naming the key's type, rather than about the
+// `PartArg` or `FromKeyPart` bound of an impl for a key of another shape.
+
 /// A one-part key: the part, or a one-element tuple of it.
+#[diagnostic::do_not_recommend]
 impl<P: FromKeyPart, A: PartArg<P>> KeyArg<P> for A {
     #[inline]
     fn into_key(self) -> P {
@@ -128,6 +102,7 @@ impl<P: FromKeyPart, A: PartArg<P>> KeyArg<P> for A {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<P: FromKeyPart, A: PartArg<P>> KeyArg<P> for (A,) {
     #[inline]
     fn into_key(self) -> P {
@@ -137,6 +112,7 @@ impl<P: FromKeyPart, A: PartArg<P>> KeyArg<P> for (A,) {
 
 macro_rules! key_arg_impls {
     ($($idx:tt $P:ident $A:ident),+) => {
+        #[diagnostic::do_not_recommend]
         impl<$($P: FromKeyPart, $A: PartArg<$P>),+> KeyArg<($($P,)+)> for ($($A,)+) {
             #[inline]
             fn into_key(self) -> ($($P,)+) {
@@ -145,6 +121,7 @@ macro_rules! key_arg_impls {
         }
 
         /// A reference to the owned key.
+        #[diagnostic::do_not_recommend]
         impl<$($P: FromKeyPart + Clone),+> KeyArg<($($P,)+)> for &($($P,)+) {
             #[inline]
             fn into_key(self) -> ($($P,)+) {
@@ -165,6 +142,66 @@ key_arg_impls!(0 PA A, 1 PB B, 2 PC C, 3 PD D, 4 PE E, 5 PF F, 6 PG G, 7 PH H, 8
 key_arg_impls!(0 PA A, 1 PB B, 2 PC C, 3 PD D, 4 PE E, 5 PF F, 6 PG G, 7 PH H, 8 PI I, 9 PJ J);
 key_arg_impls!(0 PA A, 1 PB B, 2 PC C, 3 PD D, 4 PE E, 5 PF F, 6 PG G, 7 PH H, 8 PI I, 9 PJ J, 10 PK K);
 key_arg_impls!(0 PA A, 1 PB B, 2 PC C, 3 PD D, 4 PE E, 5 PF F, 6 PG G, 7 PH H, 8 PI I, 9 PJ J, 10 PK K, 11 PL L);
+
+/// The values a table's calls that take a whole key
+/// ([`Table::get`](crate::Table::get), `get_many`, `delete`, `increment`,
+/// `row_key`) accept for table `Self`: exactly its [`KeyArg`]s, checked at
+/// compile time. `#[derive(HTable)]` implements it, so that a value that is
+/// not a key of the table is one error naming the table and its key's parts:
+///
+/// ```compile_fail,E0277
+/// # use hmap::{HTable, Table};
+/// # use hmap::store::MemoryStore;
+/// #[derive(HTable)]
+/// #[hmap(table = "post", family(name = "p"))]
+/// struct Post { #[hmap(key)] user: String, #[hmap(key)] seq: u64, text: String }
+/// # async fn run() -> Result<(), hmap::Error> {
+/// let posts = Table::<Post, _>::new(MemoryStore::new());
+/// // `(&str,)` is not a key of `Post`, whose key is (user: String, seq: u64)
+/// posts.get(("u1",)).await?;
+/// # Ok(()) }
+/// ```
+///
+/// ```
+/// # use hmap::{HTable, Table};
+/// # use hmap::store::MemoryStore;
+/// # #[derive(HTable)]
+/// # #[hmap(table = "user", family(name = "i"))]
+/// # struct User { #[hmap(key)] id: String, name: String }
+/// # #[derive(HTable)]
+/// # #[hmap(table = "post", family(name = "p"))]
+/// # struct Post { #[hmap(key)] user: String, #[hmap(key)] seq: u64, text: String }
+/// # async fn run() -> Result<(), hmap::Error> {
+/// let users = Table::<User, _>::new(MemoryStore::new());
+/// let posts = Table::<Post, _>::new(MemoryStore::new());
+/// let id = String::from("u1");
+/// users.get("u1").await?;
+/// users.get(&id).await?;
+/// users.get(("u1",)).await?;
+/// posts.get(("u1", 7)).await?;
+/// posts.get(&(id, 7u64)).await?;
+/// # Ok(()) }
+/// ```
+///
+/// The derive's impl is `impl<A: KeyOfPost> KeyOf<A> for Post`, where the
+/// hidden trait `KeyOfPost` holds every [`KeyArg`] of the key and carries
+/// the error message: a message can name only a trait's own parameters, so
+/// the table's parts are written into a trait of the table's own. The
+/// compiler reports the first bound of that chain it cannot meet, and the
+/// derive marks the impls below `KeyOfPost` `#[diagnostic::do_not_recommend]`,
+/// so the error is that one, not one about a part ([`PartArg`],
+/// [`FromKeyPart`]) of a key shape the table does not have.
+#[diagnostic::on_unimplemented(
+    message = "`{A}` is not a key of `{Self}`",
+    label = "not a key of `{Self}`",
+    note = "give every key part, in key order, as a tuple for a key of several parts; a `String` part also takes a `&str`"
+)]
+pub trait KeyOf<A> {
+    /// The rowkey of `key`. The derive's plumbing: [`Table::row_key`](crate::Table::row_key)
+    /// is the documented call.
+    #[doc(hidden)]
+    fn encode_key_arg(key: &A) -> Result<Vec<u8>, KeyError>;
+}
 
 #[cfg(test)]
 mod tests {

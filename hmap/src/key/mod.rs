@@ -94,7 +94,7 @@ mod tuple;
 use std::borrow::Cow;
 use std::fmt;
 
-pub use arg::{KeyArg, PartArg};
+pub use arg::{KeyArg, KeyOf, PartArg};
 pub use codec::KeyCursor;
 pub use codec::salt_bucket;
 pub use error::{KeyError, PartError};

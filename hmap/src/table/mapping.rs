@@ -6,7 +6,7 @@ use bytes::Bytes;
 
 use super::{RowReader, RowWriter};
 use crate::error::Result;
-use crate::key::{FromKeyTuple, KeyArg, KeyError, KeySchema, Segment};
+use crate::key::{FromKeyTuple, KeyArg, KeyError, KeyOf, KeySchema, Segment};
 use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
 
 /// What a field of a mapped struct is.
@@ -53,11 +53,14 @@ pub struct FieldInfo {
 
 /// A Rust type mapped to an HBase table. Implement it with
 /// `#[derive(HTable)]`; see the derive's documentation for the attributes.
-pub trait HTable: Sized + Send + Sync {
+///
+/// A table is a [`KeyOf`] its own [`Key`](Self::Key), so that code generic
+/// over tables can pass a key it holds to [`Table::get`](crate::Table::get).
+pub trait HTable: Sized + Send + Sync + KeyOf<<Self as HTable>::Key> {
     /// The key parts' owned values, in key order: a tuple, or the type of a
     /// single-part key. The calls that take a whole key take any
     /// [`KeyArg`] of it (a `&str` for a `String` part, ...), checked at
-    /// compile time.
+    /// compile time (the table's own calls through [`KeyOf`]).
     type Key: FromKeyTuple + KeyArg<Self::Key> + Send + Sync;
 
     /// The table's name.

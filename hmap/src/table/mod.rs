@@ -20,14 +20,20 @@ pub use rows::Rows;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 
 use bytes::Bytes;
 
 use crate::clock::RowSet;
 use crate::error::{Error, Result};
-use crate::key::{KeyArg, KeyError, KeyInspection};
+use crate::key::{KeyArg, KeyError, KeyInspection, KeyOf};
 use crate::schema::SchemaDiff;
 use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
+
+/// The future of a call that takes a key ([`Table::get`] ...): boxed, so
+/// that its type is not generic over the key's (see `get`). Private: the
+/// documentation shows the type itself.
+type KeyCall<'a, R> = Pin<Box<dyn Future<Output = Result<R>> + Send + 'a>>;
 
 /// A typed table over a store.
 ///
@@ -219,6 +225,16 @@ impl<T: HTable, S: Store> Table<T, S> {
         T::key_schema().encode(&key).map(Bytes::from).map_err(Self::key_error)
     }
 
+    /// The rowkey of a key value `T` accepts ([`KeyOf`]), for the calls
+    /// that take a key: the same bytes as [`row_key`](Self::row_key), whose
+    /// bound a generic caller's `impl KeyArg<T::Key>` meets.
+    fn key_of<A>(key: A) -> Result<Bytes>
+    where
+        T: KeyOf<A>,
+    {
+        T::encode_key_arg(&key).map(Bytes::from).map_err(Self::key_error)
+    }
+
     /// The rowkey of a row.
     pub fn row_key_of(&self, row: &T) -> Result<Bytes> {
         let mut out = Vec::new();
@@ -252,12 +268,23 @@ impl<T: HTable, S: Store> Table<T, S> {
         T::read_row(key, &reader)
     }
 
-    /// Reads the row with this key (a tuple of every key part). Only the
-    /// families of `T`'s fields are read: a row with no cells in them reads
+    /// Reads the row with this key: the table's [key](HTable::Key), a
+    /// reference to it, or a tuple of every key part in which a `&str`
+    /// stands for a `String` ([`KeyOf`]). Only the families of `T`'s fields
+    /// are read: a row with no cells in them reads
     /// as `None`, and a family the table lacks is an error naming it.
-    pub async fn get(&self, key: impl KeyArg<T::Key>) -> Result<Option<T>> {
-        let row = self.row_key(key)?;
-        self.get_row(row).await
+    // Not an `async fn`, here and in the other calls that take a key: an
+    // async fn's future is generic over the key's type and carries its
+    // bound, which the compiler checks again at the call and at the
+    // `.await`, so a key of the wrong type was three copies of one error.
+    // The key is encoded at once and the rest boxed: one allocation, beside
+    // the store's own boxed call.
+    pub fn get<A>(&self, key: A) -> KeyCall<'_, Option<T>>
+    where
+        T: KeyOf<A>,
+    {
+        let row = Self::key_of(key);
+        Box::pin(async move { self.get_row(row?).await })
     }
 
     /// Reads a row by its raw rowkey.
@@ -296,15 +323,16 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// assert_eq!(found, [User { id: "u1".into(), name: "Ann".into() }]);
     /// # Ok(()) }
     /// ```
-    pub async fn get_many<K: KeyArg<T::Key>>(
-        &self,
-        keys: impl IntoIterator<Item = K>,
-    ) -> Result<Vec<Result<Option<T>>>> {
+    pub fn get_many<K>(&self, keys: impl IntoIterator<Item = K>) -> KeyCall<'_, Vec<Result<Option<T>>>>
+    where
+        T: KeyOf<K>,
+    {
+        // Boxed, and the keys encoded at once, as in `get`.
         let gets = keys
             .into_iter()
-            .map(|k| self.row_key(k).map(Self::get_request))
-            .collect::<Result<Vec<_>>>()?;
-        self.get_rows(gets).await
+            .map(|k| Self::key_of(k).map(Self::get_request))
+            .collect::<Result<Vec<_>>>();
+        Box::pin(async move { self.get_rows(gets?).await })
     }
 
     /// Reads many rows by raw rowkey in one call, each answered as
@@ -522,9 +550,13 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// deleted: [`Error::Linked`] names the family, and the relation's
     /// delete (`ManyToMany::delete_left`/`delete_right`) removes the row
     /// and its id from the partners' lists.
-    pub async fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()> {
-        let row = self.row_key(key)?;
-        self.delete_rows([row]).await
+    pub fn delete<A>(&self, key: A) -> KeyCall<'_, ()>
+    where
+        T: KeyOf<A>,
+    {
+        // Boxed, and the key encoded at once, as in `get`.
+        let row = Self::key_of(key);
+        Box::pin(async move { self.delete_rows([row?]).await })
     }
 
     /// Deletes rows by raw rowkey, in one call; refuses (deleting none) if
@@ -634,7 +666,16 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// the row in between still leaves a counter-only row. A type whose
     /// fields are all optional (or counters, or dynamic) reads such a row
     /// back, so its increment creates the row, as HBase's does.
-    pub async fn increment(&self, key: impl KeyArg<T::Key>, field: Field<T>, amount: i64) -> Result<i64> {
+    pub fn increment<A>(&self, key: A, field: Field<T>, amount: i64) -> KeyCall<'_, i64>
+    where
+        T: KeyOf<A>,
+    {
+        // Boxed, and the key encoded at once, as in `get`.
+        let row = Self::key_of(key);
+        Box::pin(self.increment_row(row, field, amount))
+    }
+
+    async fn increment_row(&self, row: Result<Bytes>, field: Field<T>, amount: i64) -> Result<i64> {
         let field = field.name();
         let info = T::fields()
             .iter()
@@ -643,7 +684,7 @@ impl<T: HTable, S: Store> Table<T, S> {
         if info.role != FieldRole::Counter {
             return Err(self.field_error(field, "is not a counter (mark it #[hmap(counter)])"));
         }
-        let row = self.row_key(key)?;
+        let row = row?;
         self.require_entity_for(&row, info).await?;
         let values = self
             .store

@@ -1,0 +1,20 @@
+// A key of two parts given one: every part is needed, in key order.
+use hmap::store::MemoryStore;
+use hmap::{HTable, Table};
+
+#[derive(HTable)]
+#[hmap(table = "order", family(name = "o"))]
+struct Order {
+    #[hmap(key)]
+    customer: String,
+    #[hmap(key)]
+    day: u32,
+    total: u64,
+}
+
+async fn read(orders: &Table<Order, MemoryStore>) -> hmap::Result<()> {
+    orders.get(("c1",)).await?;
+    Ok(())
+}
+
+fn main() {}
