@@ -158,7 +158,7 @@ pub mod error;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
 pub mod locate;
-mod probe;
+pub(crate) mod probe;
 pub mod proto;
 mod retry;
 #[cfg(feature = "kerberos")]

@@ -607,7 +607,7 @@ impl Client {
         let reason = String::from(
             "the gateway demands SASL (it runs with hbase.thrift.security.qop): it refused a SASL hello at \
              once and never answered this plain call; connect with Kerberos: `ThriftConfig::kerberos` \
-             (hmap's feature `kerberos`; in hmap-cli, `--principal` and `--keytab`)",
+             (hmap's feature `kerberos`)",
         );
         let message = format!("{operation}{}: {reason}", crate::store::error::on_table(table));
         #[cfg(feature = "native")]

@@ -247,7 +247,12 @@ async fn read_message<S: AsyncRead + Unpin>(
                 return Ok((status, payload));
             }
             Ok(None) => {}
-            Err(_) if is_hbase_rpc(buf) => return Err(not_a_gateway(endpoint)),
+            Err(_) if is_hbase_rpc(buf) => {
+                return Err(not_a_gateway(
+                    endpoint,
+                    "answered the SASL hello with HBase's FatalConnectionException (\"Expected HEADER=HBas\")",
+                ));
+            }
             Err(reason) => {
                 return Err(kerberos_failure(
                     endpoint,
@@ -263,7 +268,21 @@ async fn read_message<S: AsyncRead + Unpin>(
             .await
             .map_err(|_| Failure::TimedOut)?;
         match read {
-            Ok(0) if is_hbase_rpc(buf) => return Err(not_a_gateway(endpoint)),
+            Ok(0) if is_hbase_rpc(buf) => {
+                return Err(not_a_gateway(
+                    endpoint,
+                    "answered the SASL hello with HBase's \
+                 FatalConnectionException (\"Expected HEADER=HBas\")",
+                ));
+            }
+            // HBase's RPC over TLS only, or an HTTPS gateway, closes a
+            // plaintext hello without a byte.
+            Ok(0) if buf.is_empty() && answers_tls(endpoint, deadline).await => {
+                return Err(not_a_gateway(
+                    endpoint,
+                    "closed the SASL hello without a byte and answers TLS",
+                ));
+            }
             Ok(0) => {
                 return Err(kerberos_failure(
                     endpoint,
@@ -289,15 +308,24 @@ fn is_hbase_rpc(reply: &[u8]) -> bool {
     memchr::memmem::find(reply, b"org.apache.hadoop.hbase.ipc.FatalConnectionException").is_some()
 }
 
-/// The failure of a SASL handshake sent to HBase's RPC port.
-fn not_a_gateway(endpoint: &str) -> Failure {
+/// Whether `endpoint` answers TLS, asked within what is left of `deadline`.
+async fn answers_tls(endpoint: &str, deadline: &Deadline) -> bool {
+    let left = deadline.remaining().unwrap_or_default();
+    crate::store::native::probe::answers_tls(endpoint, left).await
+}
+
+/// The failure of a SASL handshake sent to HBase's RPC port, which `what`
+/// it did.
+fn not_a_gateway(endpoint: &str, what: &str) -> Failure {
     kerberos_failure(
         endpoint,
         KerberosFailure::Gssapi,
-        "this is HBase's RPC port, not a Thrift gateway: it answered the SASL hello with HBase's \
-         FatalConnectionException (\"Expected HEADER=HBas\"); a master's or region server's port needs NativeStore \
-         (`NativeConfig::new` with `NativeConfig::kerberos`), a Thrift gateway is on its own port (9090 by default)"
-            .to_string(),
+        format!(
+            "this is HBase's RPC port, not a Thrift gateway with SASL: it {what}; a master's or region server's \
+             port needs NativeStore (`NativeConfig::new` with `NativeConfig::kerberos`, and `NativeConfig::tls` if \
+             it serves TLS), a Thrift gateway is on its own port (9090 by default; an HTTPS gateway takes \
+             `ThriftHttp::https`)"
+        ),
     )
 }
 
@@ -330,6 +358,26 @@ mod tests {
             "{reason}"
         );
         assert!(!reason.contains("without"), "{reason}");
+    }
+
+    /// The same port serving TLS only closes the hello without a byte; it
+    /// answers TLS, and is named the same way.
+    #[tokio::test]
+    async fn hbase_rpc_over_tls_closing_the_sasl_hello_is_named() {
+        let endpoint = crate::store::native::probe::tls_only_server().await;
+        let (mut client, server) = tokio::io::duplex(64);
+        drop(server);
+        let deadline = Deadline::after(std::time::Duration::from_secs(5));
+        let failure = read_message(&mut client, &mut BytesMut::new(), &endpoint, &deadline)
+            .await
+            .expect_err("closed");
+        let Failure::Kerberos(NativeError::Kerberos { reason, .. }) = failure else {
+            panic!("not a Kerberos failure: {failure:?}");
+        };
+        assert!(
+            reason.contains("HBase's RPC port") && reason.contains("answers TLS"),
+            "{reason}"
+        );
     }
 
     #[test]
