@@ -909,7 +909,7 @@ impl Session<'_> {
             writeln!(out, "{:width$}  {}", table.name(), status(diff))?;
         }
         for (relation, schema) in &helpers {
-            let diff = match live.iter().any(|l| *l == schema.name) {
+            let diff = match live.contains(&schema.name) {
                 true => Some(SchemaDiff::between(
                     schema,
                     &block_on(store.describe_table(&schema.name))?,

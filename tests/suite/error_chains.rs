@@ -46,7 +46,7 @@ fn closed_port() -> String {
 async fn a_native_connection_error_prints_each_text_once() {
     let address = closed_port();
     let config = NativeConfig::new([address.as_str()]).call_timeout(Duration::from_secs(2));
-    let error = NativeStore::connect(config).await.err().expect("nothing listens there");
+    let error = NativeStore::connect(config).await.expect_err("nothing listens there");
     assert!(error.to_string().contains(&address), "{error}");
     assert_each_text_once(&error);
     let whole = chain(&error);
