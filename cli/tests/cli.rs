@@ -1093,7 +1093,7 @@ fn the_binary_through_a_sasl_zookeeper() {
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let (code, _, stderr) = status_of(binary().args(["--zookeeper", &quorum]).args(login).arg("tables"));
     assert_eq!(code, Some(2), "no SASL: {stderr}");
-    assert!(stderr.contains("zookeeper_principal"), "{stderr}");
+    assert!(stderr.contains("`--zookeeper-principal`"), "{stderr}");
 }
 
 /// The binary on the Bigtable emulator, by `--bigtable` and by
