@@ -313,7 +313,7 @@ async fn a_batched_repair_resumes_from_its_checkpoint() {
             .unwrap();
     }
     for p in 0..12 {
-        rel.link(&format!("{p:03}"), &format!("{}", 100 + p % 6)).await.unwrap();
+        rel.link(format!("{p:03}"), format!("{}", 100 + p % 6)).await.unwrap();
     }
     // Damage: half the right side's entries gone, and two it should not have.
     for r in 0..3 {

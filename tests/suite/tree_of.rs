@@ -110,14 +110,14 @@ async fn the_org_chart_in_the_seeds_layout() {
     );
     let top: Vec<String> = org.top_level().await.unwrap().into_iter().map(|d| d.id).collect();
     assert_eq!(top, ["001", "009"]);
-    let kids = org.children(&id("002")).await.unwrap();
+    let kids = org.children(id("002")).await.unwrap();
     assert_eq!(kids.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), ["003", "004"]);
     // The nodes' own fields and what the tree set.
     let dev = &kids[0];
     assert_eq!((dev.level, dev.budget, dev.pid.as_deref()), (1, 100, Some("1_002")));
     assert!(dev.children.is_empty());
     let path: Vec<String> = org
-        .path_to_root(&id("004"))
+        .path_to_root(id("004"))
         .await
         .unwrap()
         .into_iter()
@@ -143,27 +143,27 @@ async fn the_org_chart_in_the_seeds_layout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_between_levels_repoints_the_children() {
     let (store, org) = org_chart("a_move_between_levels_repoints_the_children").await;
-    org.move_node(&id("002"), None).await.unwrap();
+    org.move_node(id("002"), None).await.unwrap();
     assert!(raw(&store, "1_002").await.is_empty());
     assert_eq!(
         raw(&store, "0_002").await,
         ["cf1:name=dept 002", "cf2:003=dept 003", "cf2:004=dept 004"]
     );
-    assert_eq!(org.get(&id("002")).await.unwrap().unwrap().budget, 100);
+    assert_eq!(org.get(id("002")).await.unwrap().unwrap().budget, 100);
     assert_eq!(raw(&store, "1_003").await[1], "cf1:pid=0_002");
     assert!(!raw(&store, "0_001").await.contains(&"cf2:002=dept 002".to_string()));
 
-    org.move_node(&id("002"), Some(&id("009"))).await.unwrap();
+    org.move_node(id("002"), Some(&id("009"))).await.unwrap();
     assert_eq!(raw(&store, "1_004").await[1], "cf1:pid=1_002");
     assert!(raw(&store, "0_009").await.contains(&"cf2:002=dept 002".to_string()));
-    let err = org.move_node(&id("009"), Some(&id("003"))).await.unwrap_err();
+    let err = org.move_node(id("009"), Some(&id("003"))).await.unwrap_err();
     assert!(err.to_string().contains("descendant"), "{err}");
     assert_consistent(&org).await;
 
-    assert!(org.delete(&id("009"), DeleteMode::Refuse).await.is_err());
-    org.delete(&id("009"), DeleteMode::Subtree).await.unwrap();
+    assert!(org.delete(id("009"), DeleteMode::Refuse).await.is_err());
+    org.delete(id("009"), DeleteMode::Subtree).await.unwrap();
     for gone in ["009", "002", "003", "004"] {
-        assert!(org.get(&id(gone)).await.unwrap().is_none(), "{gone}");
+        assert!(org.get(id(gone)).await.unwrap().is_none(), "{gone}");
     }
     assert_consistent(&org).await;
 }
@@ -174,12 +174,12 @@ async fn a_move_between_levels_repoints_the_children() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_of_a_node_leave_the_tree_alone() {
     let (store, org) = org_chart("writes_of_a_node_leave_the_tree_alone").await;
-    let mut dev = org.get(&id("002")).await.unwrap().unwrap();
+    let mut dev = org.get(id("002")).await.unwrap().unwrap();
     dev.pid = None;
     dev.children.clear();
     dev.budget = 7;
     org.table().put(&dev).await.unwrap();
-    let stored = org.get(&id("002")).await.unwrap().unwrap();
+    let stored = org.get(id("002")).await.unwrap().unwrap();
     assert_eq!(
         (stored.budget, stored.pid.as_deref(), stored.children.len()),
         (7, Some("0_001"), 2)
@@ -257,15 +257,15 @@ async fn the_animal_taxonomy_keyed_by_id() {
     let top: Vec<u32> = animals.top_level().await.unwrap().into_iter().map(|a| a.id).collect();
     assert_eq!(top, [1, 20]);
     let path: Vec<String> = animals
-        .path_to_root(&7)
+        .path_to_root(7)
         .await
         .unwrap()
         .into_iter()
         .map(|a| a.name)
         .collect();
     assert_eq!(path, ["reddog", "dog", "animal"]);
-    animals.move_node(&7, Some(&1)).await.unwrap();
-    assert_eq!(animals.get(&1).await.unwrap().unwrap().children.len(), 2);
+    animals.move_node(7, Some(&1)).await.unwrap();
+    assert_eq!(animals.get(1).await.unwrap().unwrap().children.len(), 2);
     assert_eq!(
         Table::<Animal, _>::new(Arc::clone(&store))
             .get(7u32)

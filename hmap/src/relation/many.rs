@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::key::{KeyArg, KeyTuple};
 use crate::schema::SchemaDiff;
 use crate::store::{Get, Mutation, RowMutation, RowResult, Scan, Store};
-use crate::table::{FieldRole, HTable, Table};
+use crate::table::{FieldRole, HTable, KeyCall, Table};
 use crate::value::CellValue;
 
 /// A many-to-many relation stored twice: each left row lists its right ids
@@ -176,19 +176,32 @@ where
     /// [`with_labels`](Self::with_labels) (empty without them). Both must
     /// exist, else [`Error::NoSuchEntity`] names the table and the row.
     /// Linking twice is harmless.
-    pub async fn link(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()> {
-        let left = &left.into_key();
-        let right = &right.into_key();
-        self.link_many_with(&[(left.clone(), right.clone())], None).await
+    pub fn link<'a>(&'a self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        let right = right.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let right = &right;
+            self.link_many_with(&[(left.clone(), right.clone())], None).await
+        })
     }
 
     /// Links a left and a right entity with a value of the link itself (a
     /// shop/item link's type), stored in both lists. Both must exist, as
     /// for [`link`](Self::link).
-    pub async fn link_with(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>, value: &str) -> Result<()> {
-        let left = &left.into_key();
-        let right = &right.into_key();
-        self.link_many_with(&[(left.clone(), right.clone())], Some(value)).await
+    pub fn link_with<'a>(
+        &'a self,
+        left: impl KeyArg<L::Key>,
+        right: impl KeyArg<R::Key>,
+        value: &'a str,
+    ) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        let right = right.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let right = &right;
+            self.link_many_with(&[(left.clone(), right.clone())], Some(value)).await
+        })
     }
 
     /// Links many pairs at once, as [`link`](Self::link) does one: every
@@ -291,24 +304,28 @@ where
     }
 
     /// Removes a link. Removing a missing link is harmless.
-    pub async fn unlink(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()> {
-        let left = &left.into_key();
-        let right = &right.into_key();
-        let (left_row, right_row) = self.pair_rows(left, right)?;
-        let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
-        self.store()
-            .mutate(
-                L::TABLE,
-                &[RowMutation::new(left_row).delete_column_up_to(self.left_family, right.to_cell(), ts)],
-            )
-            .await?;
-        self.store()
-            .mutate(
-                R::TABLE,
-                &[RowMutation::new(right_row).delete_column_up_to(self.right_family, left.to_cell(), ts)],
-            )
-            .await?;
-        Ok(())
+    pub fn unlink<'a>(&'a self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        let right = right.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let right = &right;
+            let (left_row, right_row) = self.pair_rows(left, right)?;
+            let ts = next_timestamp(&RowSet::of(L::TABLE, &left_row).with(R::TABLE, &right_row));
+            self.store()
+                .mutate(
+                    L::TABLE,
+                    &[RowMutation::new(left_row).delete_column_up_to(self.left_family, right.to_cell(), ts)],
+                )
+                .await?;
+            self.store()
+                .mutate(
+                    R::TABLE,
+                    &[RowMutation::new(right_row).delete_column_up_to(self.right_family, left.to_cell(), ts)],
+                )
+                .await?;
+            Ok(())
+        })
     }
 
     async fn list<K: CellValue>(
@@ -325,42 +342,55 @@ where
     }
 
     /// The right ids a left entity lists, with their values, in id order.
-    pub async fn rights_of(&self, left: impl KeyArg<L::Key>) -> Result<Vec<(R::Key, String)>> {
-        let left = &left.into_key();
-        self.list(L::TABLE, self.left.row_key(left.clone())?, self.left_family)
-            .await
+    pub fn rights_of<'a>(&'a self, left: impl KeyArg<L::Key>) -> KeyCall<'a, Vec<(R::Key, String)>> {
+        let left = left.into_key();
+        Box::pin(async move {
+            let left = &left;
+            self.list(L::TABLE, self.left.row_key(left.clone())?, self.left_family)
+                .await
+        })
     }
 
     /// The left ids a right entity lists, with their values, in id order.
-    pub async fn lefts_of(&self, right: impl KeyArg<R::Key>) -> Result<Vec<(L::Key, String)>> {
-        let right = &right.into_key();
-        self.list(R::TABLE, self.right.row_key(right.clone())?, self.right_family)
-            .await
+    pub fn lefts_of<'a>(&'a self, right: impl KeyArg<R::Key>) -> KeyCall<'a, Vec<(L::Key, String)>> {
+        let right = right.into_key();
+        Box::pin(async move {
+            let right = &right;
+            self.list(R::TABLE, self.right.row_key(right.clone())?, self.right_family)
+                .await
+        })
     }
 
     /// The right entities a left entity lists, read in one batched get
     /// (ids whose row is gone are left out; a row that does not read as `R`
     /// is the error naming it).
-    pub async fn load_rights(&self, left: impl KeyArg<L::Key>) -> Result<Vec<R>> {
-        let left = &left.into_key();
-        let ids = self.rights_of(left.clone()).await?;
-        let rows = self.right.get_many(ids.into_iter().map(|(id, _)| id)).await?;
-        rows.into_iter().filter_map(Result::transpose).collect()
+    pub fn load_rights<'a>(&'a self, left: impl KeyArg<L::Key>) -> KeyCall<'a, Vec<R>> {
+        let left = left.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let ids = self.rights_of(left.clone()).await?;
+            let rows = self.right.get_many(ids.into_iter().map(|(id, _)| id)).await?;
+            rows.into_iter().filter_map(Result::transpose).collect()
+        })
     }
 
     /// The left entities a right entity lists, read in one batched get, as
     /// [`load_rights`](Self::load_rights) reads the right ones.
-    pub async fn load_lefts(&self, right: impl KeyArg<R::Key>) -> Result<Vec<L>> {
-        let right = &right.into_key();
-        let ids = self.lefts_of(right.clone()).await?;
-        let rows = self.left.get_many(ids.into_iter().map(|(id, _)| id)).await?;
-        rows.into_iter().filter_map(Result::transpose).collect()
+    pub fn load_lefts<'a>(&'a self, right: impl KeyArg<R::Key>) -> KeyCall<'a, Vec<L>> {
+        let right = right.into_key();
+        Box::pin(async move {
+            let right = &right;
+            let ids = self.lefts_of(right.clone()).await?;
+            let rows = self.left.get_many(ids.into_iter().map(|(id, _)| id)).await?;
+            rows.into_iter().filter_map(Result::transpose).collect()
+        })
     }
 
     /// Deletes a left entity and removes it from every right list that names
     /// it: the left row first, then the lists.
-    pub async fn delete_left(&self, left: impl KeyArg<L::Key>) -> Result<()> {
-        self.delete_left_indexed(left, &[]).await
+    pub fn delete_left<'a>(&'a self, left: impl KeyArg<L::Key>) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        Box::pin(async move { self.delete_left_indexed(left, &[]).await })
     }
 
     /// Deletes a left entity that [`Index`](super::Index)es also list, as
@@ -370,91 +400,112 @@ where
     /// [`delete`](super::Index::delete) refuses a linked row). The row goes
     /// first, then the lists, then the entries: cut off half-way, what is
     /// left is what the relation's and the indexes' `repair` remove.
-    pub async fn delete_left_indexed(&self, left: impl KeyArg<L::Key>, indexes: &[&dyn IndexOf<L>]) -> Result<()> {
-        let left = &left.into_key();
-        let left_row = self.left.row_key(left.clone())?;
-        let entries = index_entries(&self.left, &left_row, indexes).await?;
-        let right_rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
-        let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
-        rows.insert(L::TABLE, &left_row);
-        for (table, entry) in &entries {
-            rows.insert(table, entry);
-        }
-        let ts = next_timestamp(&rows);
-        self.store()
-            .mutate(
-                L::TABLE,
-                &[RowMutation::new(left_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
-            )
-            .await?;
-        let qualifier = left.to_cell();
-        let mirrors: Vec<RowMutation> = right_rows
-            .into_iter()
-            .map(|r| RowMutation::new(r).delete_column_up_to(self.right_family, qualifier.clone(), ts))
-            .collect();
-        self.store().mutate(R::TABLE, &mirrors).await?;
-        delete_index_entries(self.store(), entries, ts).await
+    pub fn delete_left_indexed<'a>(
+        &'a self,
+        left: impl KeyArg<L::Key>,
+        indexes: &'a [&'a dyn IndexOf<L>],
+    ) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let left_row = self.left.row_key(left.clone())?;
+            let entries = index_entries(&self.left, &left_row, indexes).await?;
+            let right_rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
+            let mut rows = RowSet::of_rows(R::TABLE, right_rows.iter().map(|r| &r[..]));
+            rows.insert(L::TABLE, &left_row);
+            for (table, entry) in &entries {
+                rows.insert(table, entry);
+            }
+            let ts = next_timestamp(&rows);
+            self.store()
+                .mutate(
+                    L::TABLE,
+                    &[RowMutation::new(left_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
+                )
+                .await?;
+            let qualifier = left.to_cell();
+            let mirrors: Vec<RowMutation> = right_rows
+                .into_iter()
+                .map(|r| RowMutation::new(r).delete_column_up_to(self.right_family, qualifier.clone(), ts))
+                .collect();
+            self.store().mutate(R::TABLE, &mirrors).await?;
+            delete_index_entries(self.store(), entries, ts).await
+        })
     }
 
     /// Deletes a right entity and removes it from every left list that names
     /// it: the lists first, then the row.
-    pub async fn delete_right(&self, right: impl KeyArg<R::Key>) -> Result<()> {
-        self.delete_right_indexed(right, &[]).await
+    pub fn delete_right<'a>(&'a self, right: impl KeyArg<R::Key>) -> KeyCall<'a, ()> {
+        let right = right.into_key();
+        Box::pin(async move { self.delete_right_indexed(right, &[]).await })
     }
 
     /// Deletes a right entity that indexes also list, as
     /// [`delete_right`](Self::delete_right) does, and its entry in each of
     /// `indexes`, as [`delete_left_indexed`](Self::delete_left_indexed)
     /// does on the left: the lists first, then the row, then the entries.
-    pub async fn delete_right_indexed(&self, right: impl KeyArg<R::Key>, indexes: &[&dyn IndexOf<R>]) -> Result<()> {
-        let right = &right.into_key();
-        let right_row = self.right.row_key(right.clone())?;
-        let index_rows = index_entries(&self.right, &right_row, indexes).await?;
-        let left_rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
-        let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
-        rows.insert(R::TABLE, &right_row);
-        for (table, entry) in &index_rows {
-            rows.insert(table, entry);
-        }
-        let ts = next_timestamp(&rows);
-        let qualifier = right.to_cell();
-        let entries: Vec<RowMutation> = left_rows
-            .into_iter()
-            .map(|l| RowMutation::new(l).delete_column_up_to(self.left_family, qualifier.clone(), ts))
-            .collect();
-        self.store().mutate(L::TABLE, &entries).await?;
-        self.store()
-            .mutate(
-                R::TABLE,
-                &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
-            )
-            .await?;
-        delete_index_entries(self.store(), index_rows, ts).await
+    pub fn delete_right_indexed<'a>(
+        &'a self,
+        right: impl KeyArg<R::Key>,
+        indexes: &'a [&'a dyn IndexOf<R>],
+    ) -> KeyCall<'a, ()> {
+        let right = right.into_key();
+        Box::pin(async move {
+            let right = &right;
+            let right_row = self.right.row_key(right.clone())?;
+            let index_rows = index_entries(&self.right, &right_row, indexes).await?;
+            let left_rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
+            let mut rows = RowSet::of_rows(L::TABLE, left_rows.iter().map(|r| &r[..]));
+            rows.insert(R::TABLE, &right_row);
+            for (table, entry) in &index_rows {
+                rows.insert(table, entry);
+            }
+            let ts = next_timestamp(&rows);
+            let qualifier = right.to_cell();
+            let entries: Vec<RowMutation> = left_rows
+                .into_iter()
+                .map(|l| RowMutation::new(l).delete_column_up_to(self.left_family, qualifier.clone(), ts))
+                .collect();
+            self.store().mutate(L::TABLE, &entries).await?;
+            self.store()
+                .mutate(
+                    R::TABLE,
+                    &[RowMutation::new(right_row).push(Mutation::DeleteRow { up_to: Some(ts) })],
+                )
+                .await?;
+            delete_index_entries(self.store(), index_rows, ts).await
+        })
     }
 
     /// Rewrites a left entity's label in every right list that names it,
     /// after the entity changed (a person renamed).
-    pub async fn relabel_left(&self, left: impl KeyArg<L::Key>) -> Result<()> {
-        let left = &left.into_key();
-        let Some(label) = self.left_label else { return Ok(()) };
-        let Some(entity) = self.left.get(left.clone()).await? else {
-            return Ok(());
-        };
-        let rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
-        self.write_label(R::TABLE, self.right_family, rows, left.to_cell(), label(&entity))
-            .await
+    pub fn relabel_left<'a>(&'a self, left: impl KeyArg<L::Key>) -> KeyCall<'a, ()> {
+        let left = left.into_key();
+        Box::pin(async move {
+            let left = &left;
+            let Some(label) = self.left_label else { return Ok(()) };
+            let Some(entity) = self.left.get(left.clone()).await? else {
+                return Ok(());
+            };
+            let rows = self.right_rows(self.rights_of(left.clone()).await?).await?;
+            self.write_label(R::TABLE, self.right_family, rows, left.to_cell(), label(&entity))
+                .await
+        })
     }
 
     /// Rewrites a right entity's label in every left list that names it.
-    pub async fn relabel_right(&self, right: impl KeyArg<R::Key>) -> Result<()> {
-        let right = &right.into_key();
-        let Some(label) = self.right_label else { return Ok(()) };
-        let Some(entity) = self.right.get(right.clone()).await? else {
-            return Ok(());
-        };
-        let rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
-        self.write_label(L::TABLE, self.left_family, rows, right.to_cell(), label(&entity))
-            .await
+    pub fn relabel_right<'a>(&'a self, right: impl KeyArg<R::Key>) -> KeyCall<'a, ()> {
+        let right = right.into_key();
+        Box::pin(async move {
+            let right = &right;
+            let Some(label) = self.right_label else { return Ok(()) };
+            let Some(entity) = self.right.get(right.clone()).await? else {
+                return Ok(());
+            };
+            let rows = self.left_rows(self.lefts_of(right.clone()).await?).await?;
+            self.write_label(L::TABLE, self.left_family, rows, right.to_cell(), label(&entity))
+                .await
+        })
     }
 
     /// Writes `value` as the entry `qualifier` of `family` in each of `rows`

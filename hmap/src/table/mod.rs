@@ -33,7 +33,7 @@ use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowRes
 /// The future of a call that takes a key ([`Table::get`] ...): boxed, so
 /// that its type is not generic over the key's (see `get`). Private: the
 /// documentation shows the type itself.
-type KeyCall<'a, R> = Pin<Box<dyn Future<Output = Result<R>> + Send + 'a>>;
+pub(crate) type KeyCall<'a, R> = Pin<Box<dyn Future<Output = Result<R>> + Send + 'a>>;
 
 /// A typed table over a store.
 ///

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::relation::Report;
 use crate::schema::SchemaDiff;
 use crate::store::{RowResult, Store};
-use crate::table::{HTable, RowReader, Table};
+use crate::table::{HTable, KeyCall, RowReader, Table};
 use crate::value::ValueError;
 
 /// The table holding the writers' locks of [`TreeOf`] trees (one row per
@@ -275,13 +275,16 @@ where
     }
 
     /// A node by id (one batched get of its possible keys).
-    pub async fn get(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Option<T>> {
-        let id = &id.into_key();
-        self.engine
-            .get(&Self::qualifier(id)?)
-            .await?
-            .map(|n| decode::<T>(&n.row))
-            .transpose()
+    pub fn get<'a>(&'a self, id: impl crate::key::KeyArg<T::Id>) -> KeyCall<'a, Option<T>> {
+        let id = id.into_key();
+        Box::pin(async move {
+            let id = &id;
+            self.engine
+                .get(&Self::qualifier(id)?)
+                .await?
+                .map(|n| decode::<T>(&n.row))
+                .transpose()
+        })
     }
 
     /// The cells of `node`, at a key and timestamp the tree chooses.
@@ -315,32 +318,48 @@ where
     }
 
     /// A node's children, as its list names them, read in one batched get.
-    pub async fn children(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Vec<T>> {
-        let id = &id.into_key();
-        Self::nodes(self.engine.children(&Self::qualifier(id)?).await?)
+    pub fn children<'a>(&'a self, id: impl crate::key::KeyArg<T::Id>) -> KeyCall<'a, Vec<T>> {
+        let id = id.into_key();
+        Box::pin(async move {
+            let id = &id;
+            Self::nodes(self.engine.children(&Self::qualifier(id)?).await?)
+        })
     }
 
     /// The node and its ancestors, up to its top-level node.
-    pub async fn path_to_root(&self, id: impl crate::key::KeyArg<T::Id>) -> Result<Vec<T>> {
-        let id = &id.into_key();
-        Self::nodes(self.engine.path_to_root(&Self::qualifier(id)?).await?)
+    pub fn path_to_root<'a>(&'a self, id: impl crate::key::KeyArg<T::Id>) -> KeyCall<'a, Vec<T>> {
+        let id = id.into_key();
+        Box::pin(async move {
+            let id = &id;
+            Self::nodes(self.engine.path_to_root(&Self::qualifier(id)?).await?)
+        })
     }
 
     /// Moves a node (and its subtree) under a new parent, or to the top
     /// level.
-    pub async fn move_node(&self, id: impl crate::key::KeyArg<T::Id>, new_parent: Option<&T::Id>) -> Result<()> {
-        let id = &id.into_key();
-        let new_parent = new_parent.map(Self::qualifier).transpose()?;
-        self.engine
-            .move_node(&Self::qualifier(id)?, new_parent.as_deref())
-            .await
+    pub fn move_node<'a>(
+        &'a self,
+        id: impl crate::key::KeyArg<T::Id>,
+        new_parent: Option<&'a T::Id>,
+    ) -> KeyCall<'a, ()> {
+        let id = id.into_key();
+        Box::pin(async move {
+            let id = &id;
+            let new_parent = new_parent.map(Self::qualifier).transpose()?;
+            self.engine
+                .move_node(&Self::qualifier(id)?, new_parent.as_deref())
+                .await
+        })
     }
 
     /// Deletes a node, or refuses to if it has children
     /// ([`DeleteMode::Refuse`]), or deletes its subtree, deepest first.
-    pub async fn delete(&self, id: impl crate::key::KeyArg<T::Id>, mode: DeleteMode) -> Result<()> {
-        let id = &id.into_key();
-        self.engine.delete(&Self::qualifier(id)?, mode).await
+    pub fn delete<'a>(&'a self, id: impl crate::key::KeyArg<T::Id>, mode: DeleteMode) -> KeyCall<'a, ()> {
+        let id = id.into_key();
+        Box::pin(async move {
+            let id = &id;
+            self.engine.delete(&Self::qualifier(id)?, mode).await
+        })
     }
 
     /// Checks the pointers against the lists, as
