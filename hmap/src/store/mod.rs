@@ -35,6 +35,7 @@ mod check;
 mod error;
 #[cfg(feature = "testing")]
 mod faulty;
+pub mod filter;
 mod load;
 mod memory;
 pub mod metrics;
@@ -64,6 +65,7 @@ pub use backend::{Backend, BackendError};
 #[cfg(feature = "bigtable")]
 pub use bigtable::BigtableStore;
 pub use error::StoreError;
+pub use filter::Filter;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
@@ -343,6 +345,12 @@ macro_rules! read_options {
             self.time_range = range;
             self
         }
+
+        /// Apply this filter where the data is (see [`filter`](crate::store::filter)).
+        pub fn filter(mut self, filter: impl Into<Filter>) -> Self {
+            self.filter = Some(filter.into());
+            self
+        }
     };
 }
 
@@ -359,6 +367,8 @@ pub struct Get {
     pub max_versions: u32,
     /// Only cells with timestamps in this range.
     pub time_range: TimeRange,
+    /// A server-side filter (see [`filter`](crate::store::filter)).
+    pub filter: Option<Filter>,
 }
 
 impl Get {
@@ -369,6 +379,7 @@ impl Get {
             columns: Vec::new(),
             max_versions: 1,
             time_range: TimeRange::ALL,
+            filter: None,
         }
     }
 
@@ -398,6 +409,8 @@ pub struct Scan {
     pub max_versions: u32,
     /// Only cells with timestamps in this range.
     pub time_range: TimeRange,
+    /// A server-side filter (see [`filter`](crate::store::filter)).
+    pub filter: Option<Filter>,
     /// At most this many rows.
     pub limit: Option<usize>,
     /// Rows fetched per round trip (HBase's scanner caching), at least 1.
@@ -443,6 +456,7 @@ impl Default for Scan {
             columns: Vec::new(),
             max_versions: 1,
             time_range: TimeRange::ALL,
+            filter: None,
             limit: None,
             batch_size: None,
             batch_bytes: None,
@@ -809,31 +823,61 @@ impl RowMutation {
     }
 }
 
-/// Applies mutations to a row only if one column's newest value is as
-/// expected. Built with [`CheckAndMutate::new`] (`#[non_exhaustive]`:
-/// comparisons other than equality will be added).
+/// Applies mutations to a row only if a condition on it holds: one
+/// column's newest value compared with a given one, or a filter (HBase's
+/// `CheckAndMutate`, whose fields these are). Built with
+/// [`CheckAndMutate::new`] or [`CheckAndMutate::when_filter`] and the
+/// builder methods.
+///
+/// The comparison reads `stored op given`, as filters do
+/// ([`filter`](crate::store::filter)): `.compare(CompareOp::Less)` passes
+/// when the stored value sorts below `expected`. (HBase's own
+/// `checkAndMutate` reads `given op stored`; backends send the mirrored
+/// operator.)
+///
+/// ```
+/// use hmap::store::filter::CompareOp;
+/// use hmap::store::{CheckAndMutate, RowMutation};
+///
+/// // Lower the price only if the stored one is higher.
+/// let op = CheckAndMutate::new(RowMutation::new("item1").put("p", "price", "0042"), "p", "price", Some("0042".into()))
+///     .compare(CompareOp::Greater);
+/// assert_eq!(op.compare, CompareOp::Greater);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct CheckAndMutate {
     /// The row checked and changed.
     pub row: Bytes,
-    /// The family of the checked column.
+    /// The family of the checked column (unused with a [`filter`](Self::filter)).
     pub family: Bytes,
-    /// The qualifier of the checked column.
+    /// The qualifier of the checked column (unused with a [`filter`](Self::filter)).
     pub qualifier: Bytes,
-    /// The value expected; `None` expects the column to be absent.
+    /// How the column's newest value in [`time_range`](Self::time_range) is
+    /// compared with `expected`: `stored op expected`. Default
+    /// [`CompareOp::Equal`].
+    pub compare: filter::CompareOp,
+    /// The value compared with; `None` tests for absence.
     ///
     /// An empty value and `None` mean the same, as in HBase: "absent or
     /// empty". A check for `Some("")` passes when the column is absent, and
     /// a check for `None` passes when it holds an empty value
     /// (`HRegion.checkAndMutateInternal`: `valueIsNull` is a null *or empty*
-    /// comparator value, and then an empty cell matches).
+    /// comparator value, and then an empty cell matches). With `None` (or
+    /// empty), [`CompareOp::NotEqual`] passes when the column holds a
+    /// non-empty value, and every other operator when it does not.
     ///
     /// When the check passes, puts without a timestamp are stamped no older
     /// than the checked cell, `max(now, checked cell's timestamp)`, so that a
     /// checked cell from the future does not hide the write (HBase: "ensure
     /// write is not eclipsed", HBASE-14054).
     pub expected: Option<Bytes>,
+    /// Only the versions in this range are looked at (default: all).
+    pub time_range: TimeRange,
+    /// The condition is this filter instead of a column: it passes when the
+    /// filter leaves any cell of the row (in [`time_range`](Self::time_range)),
+    /// HBase 2.4's `CheckAndMutate.Builder.ifMatches(Filter)`.
+    pub filter: Option<Filter>,
     /// The changes applied, atomically, when the check passes.
     pub mutations: Vec<Mutation>,
 }
@@ -850,9 +894,62 @@ impl CheckAndMutate {
             row: mutation.row,
             family: family.into(),
             qualifier: qualifier.into(),
+            compare: filter::CompareOp::Equal,
             expected,
+            time_range: TimeRange::ALL,
+            filter: None,
             mutations: mutation.mutations,
         }
+    }
+
+    /// Applies `mutation` if `filter` leaves any cell of its row.
+    pub fn when_filter(mutation: RowMutation, filter: impl Into<Filter>) -> Self {
+        CheckAndMutate {
+            filter: Some(filter.into()),
+            ..CheckAndMutate::new(mutation, Bytes::new(), Bytes::new(), None)
+        }
+    }
+
+    /// Compares with `op` instead of equality: `stored op expected`.
+    pub fn compare(mut self, op: filter::CompareOp) -> Self {
+        self.compare = op;
+        self
+    }
+
+    /// Looks only at versions in `range`.
+    pub fn time_range(mut self, range: TimeRange) -> Self {
+        self.time_range = range;
+        self
+    }
+}
+
+/// Appends bytes to the values of columns of one row atomically (HBase's
+/// `Append`): a missing column starts empty. Answers with the new values.
+///
+/// Sent with a nonce where the backend has one (NativeStore), so that a
+/// retry after a lost reply is applied once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Append {
+    /// The row.
+    pub row: Bytes,
+    /// `(family, qualifier, bytes appended)` for each column.
+    pub columns: Vec<(Bytes, Bytes, Bytes)>,
+}
+
+impl Append {
+    /// No columns yet.
+    pub fn new(row: impl Into<Bytes>) -> Self {
+        Append {
+            row: row.into(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Appends `value` to a column.
+    pub fn add(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        self.columns.push((family.into(), qualifier.into(), value.into()));
+        self
     }
 }
 
@@ -1008,6 +1105,20 @@ pub trait Store: Send + Sync {
     /// Adds to counters; returns their new values, in order.
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
 
+    /// Appends to columns' values; returns the row's new values of those
+    /// columns (HBase's `Append`).
+    ///
+    /// Every backend of hmap implements it; the default, for a store of
+    /// your own that does not, refuses with [`StoreError::Unsupported`].
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        let _ = op;
+        Err(StoreError::Unsupported {
+            backend: std::any::type_name::<Self>(),
+            feature: "Append",
+            table: table.to_owned(),
+        })
+    }
+
     /// Forgets what the store keeps about the table between calls (the
     /// remote backends keep its families, to check requests before they
     /// are sent), so that the next call reads it afresh from the server.
@@ -1112,6 +1223,9 @@ macro_rules! forward_store {
             }
             async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
                 (**self).increment(table, op).await
+            }
+            async fn append(&self, table: &str, op: &$crate::store::Append) -> Result<RowResult> {
+                (**self).append(table, op).await
             }
             fn forget_schema(&self, table: &str) {
                 (**self).forget_schema(table)
