@@ -162,8 +162,25 @@ pub(crate) fn check_read(schema: &TableSchema, columns: &[Column], max_versions:
 pub(crate) fn check_gets(schema: &TableSchema, gets: &[super::Get]) -> Result<()> {
     gets.iter().try_for_each(|g| {
         check_row(&schema.name, &g.row)?;
-        check_read(schema, &g.columns, g.max_versions, g.time_range)
+        check_read(schema, &g.columns, g.max_versions, g.time_range)?;
+        check_filter(&schema.name, g.filter.as_ref())
     })
+}
+
+/// A read's filter is one HBase would build ([`Filter::check`](super::Filter::check)).
+// Every backend's reads call it; a build with no remote backend may not.
+#[cfg_attr(
+    not(any(feature = "thrift", feature = "native", feature = "bigtable")),
+    allow(dead_code)
+)]
+pub(crate) fn check_filter(table: &str, filter: Option<&super::Filter>) -> Result<()> {
+    match filter.map(super::Filter::check) {
+        Some(Err(reason)) => Err(StoreError::InvalidRequest {
+            table: table.to_owned(),
+            reason,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The rows of a [`Store::mutate`](super::Store::mutate), each checked as

@@ -191,6 +191,7 @@ impl BigtableStore {
         let (schema, ()) = self
             .checked(table, |schema| {
                 crate::store::check::check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                    .and_then(|()| crate::store::check::check_filter(&schema.name, scan.filter.as_ref()))
             })
             .await?;
         if scan.is_empty_range() || scan.limit == Some(0) {

@@ -51,6 +51,7 @@ pub fn get(get: &Get) -> proto::Get {
         column: columns(&get.columns),
         time_range: time_range(get.time_range),
         max_versions: Some(get.max_versions.max(1)),
+        filter: get.filter.as_ref().map(super::filter::filter_to_proto),
         ..Default::default()
     }
 }
@@ -73,6 +74,7 @@ pub fn scan(scan: &Scan) -> proto::Scan {
             .batch_size
             .is_none()
             .then(|| scan.batch_bytes.unwrap_or(crate::store::DEFAULT_BATCH_BYTES) as u64),
+        filter: scan.filter.as_ref().map(super::filter::filter_to_proto),
         ..Default::default()
     };
     if scan.reversed {

@@ -155,6 +155,7 @@ pub mod codec;
 pub mod connection;
 pub mod convert;
 pub mod error;
+pub(crate) mod filter;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
 pub mod locate;

@@ -270,6 +270,286 @@ pub struct Filter {
     pub serialized_filter: Option<Bytes>,
 }
 
+// The comparators and filters `filter.rs` encodes, each the serialized form
+// its class's `parseFrom` reads (`ProtobufUtil.toComparator`/`toFilter`
+// name the class and carry these bytes).
+
+/// `Comparator.proto`: compares with as many leading bytes of the value.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BinaryPrefixComparator {
+    #[prost(message, required, tag = "1")]
+    pub comparable: ByteArrayComparable,
+}
+
+/// `Comparator.proto`: a bitwise test of the value against a mask.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BitComparator {
+    #[prost(message, required, tag = "1")]
+    pub comparable: ByteArrayComparable,
+    #[prost(enumeration = "bit_comparator::BitwiseOp", required, tag = "2")]
+    pub bitwise_op: i32,
+}
+
+/// `Comparator.proto`: nested in `BitComparator`.
+pub mod bit_comparator {
+    /// `Comparator.proto`: the bitwise operation.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum BitwiseOp {
+        And = 1,
+        Or = 2,
+        Xor = 3,
+    }
+}
+
+/// `Comparator.proto`: equal when the value is empty.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NullComparator {}
+
+/// `Comparator.proto`: a regular expression found in the value.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RegexStringComparator {
+    #[prost(string, required, tag = "1")]
+    pub pattern: String,
+    #[prost(int32, required, tag = "2")]
+    pub pattern_flags: i32,
+    #[prost(string, required, tag = "3")]
+    pub charset: String,
+    #[prost(string, optional, tag = "4")]
+    pub engine: Option<String>,
+}
+
+/// `Comparator.proto`: a substring of the value, without case.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SubstringComparator {
+    #[prost(string, required, tag = "1")]
+    pub substr: String,
+}
+
+/// `Filter.proto`: the first `limit` columns of a row.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ColumnCountGetFilter {
+    #[prost(int32, required, tag = "1")]
+    pub limit: i32,
+}
+
+/// `Filter.proto`: `limit` columns from an offset or a qualifier.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ColumnPaginationFilter {
+    #[prost(int32, required, tag = "1")]
+    pub limit: i32,
+    #[prost(int32, optional, tag = "2")]
+    pub offset: Option<i32>,
+    #[prost(bytes = "bytes", optional, tag = "3")]
+    pub column_offset: Option<Bytes>,
+}
+
+/// `Filter.proto`: qualifiers starting with a prefix.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ColumnPrefixFilter {
+    #[prost(bytes = "bytes", required, tag = "1")]
+    pub prefix: Bytes,
+}
+
+/// `Filter.proto`: qualifiers in a range.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ColumnRangeFilter {
+    #[prost(bytes = "bytes", optional, tag = "1")]
+    pub min_column: Option<Bytes>,
+    #[prost(bool, optional, tag = "2")]
+    pub min_column_inclusive: Option<bool>,
+    #[prost(bytes = "bytes", optional, tag = "3")]
+    pub max_column: Option<Bytes>,
+    #[prost(bool, optional, tag = "4")]
+    pub max_column_inclusive: Option<bool>,
+}
+
+/// `Filter.proto`: an operator and a comparator, the part every
+/// `CompareFilter` shares.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CompareFilter {
+    #[prost(enumeration = "CompareType", required, tag = "1")]
+    pub compare_op: i32,
+    #[prost(message, optional, tag = "2")]
+    pub comparator: Option<Comparator>,
+}
+
+/// `Filter.proto`: cells with a timestamp of a reference column's.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DependentColumnFilter {
+    #[prost(message, required, tag = "1")]
+    pub compare_filter: CompareFilter,
+    #[prost(bytes = "bytes", optional, tag = "2")]
+    pub column_family: Option<Bytes>,
+    #[prost(bytes = "bytes", optional, tag = "3")]
+    pub column_qualifier: Option<Bytes>,
+    #[prost(bool, optional, tag = "4")]
+    pub drop_dependent_column: Option<bool>,
+}
+
+/// `Filter.proto`: a comparison of the family.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FamilyFilter {
+    #[prost(message, required, tag = "1")]
+    pub compare_filter: CompareFilter,
+}
+
+/// `Filter.proto`: filters combined with AND or OR.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FilterList {
+    #[prost(enumeration = "filter_list::Operator", required, tag = "1")]
+    pub operator: i32,
+    #[prost(message, repeated, tag = "2")]
+    pub filters: Vec<Filter>,
+}
+
+/// `Filter.proto`: nested in `FilterList`.
+pub mod filter_list {
+    /// `Filter.proto`: how a list combines its filters.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+    #[repr(i32)]
+    pub enum Operator {
+        MustPassAll = 1,
+        MustPassOne = 2,
+    }
+}
+
+/// `Filter.proto`: the first cell of each row.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FirstKeyOnlyFilter {}
+
+/// `Filter.proto`: rows matching a fixed-and-any pattern.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FuzzyRowFilter {
+    #[prost(message, repeated, tag = "1")]
+    pub fuzzy_keys_data: Vec<BytesBytesPair>,
+    #[prost(bool, optional, tag = "2")]
+    pub is_mask_v2: Option<bool>,
+}
+
+/// `Filter.proto`: rows up to and including one.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct InclusiveStopFilter {
+    #[prost(bytes = "bytes", optional, tag = "1")]
+    pub stop_row_key: Option<Bytes>,
+}
+
+/// `Filter.proto`: cells without their values (or their lengths instead).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct KeyOnlyFilter {
+    #[prost(bool, required, tag = "1")]
+    pub len_as_val: bool,
+}
+
+/// `Filter.proto`: qualifiers starting with any of the prefixes.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MultipleColumnPrefixFilter {
+    #[prost(bytes = "bytes", repeated, tag = "1")]
+    pub sorted_prefixes: Vec<Bytes>,
+}
+
+/// `Filter.proto`: at most `page_size` rows per region.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PageFilter {
+    #[prost(int64, required, tag = "1")]
+    pub page_size: i64,
+}
+
+/// `Filter.proto`: rows starting with a prefix.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PrefixFilter {
+    #[prost(bytes = "bytes", optional, tag = "1")]
+    pub prefix: Option<Bytes>,
+}
+
+/// `Filter.proto`: a comparison of the qualifier.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct QualifierFilter {
+    #[prost(message, required, tag = "1")]
+    pub compare_filter: CompareFilter,
+}
+
+/// `Filter.proto`: a comparison of the row.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RowFilter {
+    #[prost(message, required, tag = "1")]
+    pub compare_filter: CompareFilter,
+}
+
+/// `Filter.proto`: a `SingleColumnValueFilter` that leaves its column out.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SingleColumnValueExcludeFilter {
+    #[prost(message, required, tag = "1")]
+    pub single_column_value_filter: SingleColumnValueFilter,
+}
+
+/// `Filter.proto`: rows whose column's value passes a comparison.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SingleColumnValueFilter {
+    #[prost(bytes = "bytes", optional, tag = "1")]
+    pub column_family: Option<Bytes>,
+    #[prost(bytes = "bytes", optional, tag = "2")]
+    pub column_qualifier: Option<Bytes>,
+    #[prost(enumeration = "CompareType", required, tag = "3")]
+    pub compare_op: i32,
+    #[prost(message, required, tag = "4")]
+    pub comparator: Comparator,
+    #[prost(bool, optional, tag = "5")]
+    pub filter_if_missing: Option<bool>,
+    #[prost(bool, optional, tag = "6")]
+    pub latest_version_only: Option<bool>,
+}
+
+/// `Filter.proto`: rows none of whose cells the inner filter drops.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SkipFilter {
+    #[prost(message, required, tag = "1")]
+    pub filter: Filter,
+}
+
+/// `Filter.proto`: cells with one of these timestamps.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TimestampsFilter {
+    #[prost(int64, repeated, packed = "true", tag = "1")]
+    pub timestamps: Vec<i64>,
+    #[prost(bool, optional, tag = "2")]
+    pub can_hint: Option<bool>,
+}
+
+/// `Filter.proto`: a comparison of the value.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ValueFilter {
+    #[prost(message, required, tag = "1")]
+    pub compare_filter: CompareFilter,
+}
+
+/// `Filter.proto`: rows until the inner filter first drops one.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct WhileMatchFilter {
+    #[prost(message, required, tag = "1")]
+    pub filter: Filter,
+}
+
+/// `Filter.proto`: one range of `MultiRowRangeFilter`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RowRange {
+    #[prost(bytes = "bytes", optional, tag = "1")]
+    pub start_row: Option<Bytes>,
+    #[prost(bool, optional, tag = "2")]
+    pub start_row_inclusive: Option<bool>,
+    #[prost(bytes = "bytes", optional, tag = "3")]
+    pub stop_row: Option<Bytes>,
+    #[prost(bool, optional, tag = "4")]
+    pub stop_row_inclusive: Option<bool>,
+}
+
+/// `Filter.proto`: rows in any of these ranges.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct MultiRowRangeFilter {
+    #[prost(message, repeated, tag = "1")]
+    pub row_range_list: Vec<RowRange>,
+}
+
 // --------------------------------------------------------------- Cell.proto
 
 /// `Cell.proto`: the type of a cell.

@@ -201,6 +201,7 @@ impl Store for NativeStore {
             self.noted(table, async move {
                 self.checked(table, |schema| {
                     check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                        .and_then(|()| crate::store::check::check_filter(&schema.name, scan.filter.as_ref()))
                 })
                 .await?;
                 let mut scanner = self.scanner(table, scan);

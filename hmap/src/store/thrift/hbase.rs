@@ -206,7 +206,8 @@ fn columns(e: &mut Encoder, id: i16, columns: &[Column]) {
     });
 }
 
-/// TGet { 1: row, 2: columns, 4: timeRange, 5: maxVersions }
+/// TGet { 1: row, 2: columns, 4: timeRange, 5: maxVersions, 6: filterString
+/// or 15: filterBytes }
 pub fn get(e: &mut Encoder, g: &Get) {
     e.binary_field(1, &g.row);
     if !g.columns.is_empty() {
@@ -216,11 +217,12 @@ pub fn get(e: &mut Encoder, g: &Get) {
         time_range(e, 4, g.time_range);
     }
     e.i32_field(5, i32::try_from(g.max_versions).unwrap_or(i32::MAX));
+    super::filter::write_thrift2(e, g.filter.as_ref(), true);
     e.stop();
 }
 
 /// TScan { 1: startRow, 2: stopRow, 3: columns, 4: caching, 5: maxVersions,
-/// 6: timeRange, 11: reversed }; the range as HBase reads it (a reversed
+/// 6: timeRange, 11: reversed, 7: filterString or 18: filterBytes }; the range as HBase reads it (a reversed
 /// scan starts at its high end).
 pub fn scan(e: &mut Encoder, s: &Scan, start: &[u8], stop: &[u8]) {
     if !start.is_empty() {
@@ -245,6 +247,7 @@ pub fn scan(e: &mut Encoder, s: &Scan, start: &[u8], stop: &[u8]) {
     if s.reversed {
         e.bool_field(11, true);
     }
+    super::filter::write_thrift2(e, s.filter.as_ref(), false);
     e.stop();
 }
 

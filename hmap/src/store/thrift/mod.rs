@@ -27,6 +27,7 @@
 
 mod client;
 mod codec;
+pub(crate) mod filter;
 mod hbase;
 mod hbase1;
 mod http;
@@ -461,6 +462,16 @@ impl std::fmt::Debug for ThriftStore {
 }
 
 impl ThriftStore {
+    /// Refuses a filter the gateway cannot be sent: one HBase's filter
+    /// language cannot express, without the `native` feature that encodes
+    /// it as `filterBytes` (see [`filter`]).
+    fn expressible(table: &str, filter: Option<&crate::store::Filter>) -> Result<()> {
+        match filter.map(filter::thrift2_filter) {
+            Some(Err(feature)) => Err(Self::unsupported(table, feature)),
+            _ => Ok(()),
+        }
+    }
+
     /// A store on the gateway at `address` (`host:port`), with default
     /// settings. Connects lazily; [`ping`](Self::ping) checks the gateway.
     pub fn new(address: impl Into<String>) -> Self {
@@ -826,6 +837,7 @@ impl Store for ThriftStore {
             self.confirmed(table, async move {
                 self.checked(table, |schema| check_gets(schema, std::slice::from_ref(get)))
                     .await?;
+                Self::expressible(table, get.filter.as_ref())?;
                 let result = self
                     .shared
                     .call(
@@ -859,6 +871,8 @@ impl Store for ThriftStore {
             gets.len(),
             self.confirmed(table, async move {
                 self.checked(table, |schema| check_gets(schema, gets)).await?;
+                gets.iter()
+                    .try_for_each(|g| Self::expressible(table, g.filter.as_ref()))?;
                 if gets.is_empty() {
                     return Ok(Vec::new());
                 }
@@ -944,8 +958,10 @@ impl Store for ThriftStore {
             self.confirmed(table, async move {
                 self.checked(table, |schema| {
                     check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                        .and_then(|()| crate::store::check::check_filter(&schema.name, scan.filter.as_ref()))
                 })
                 .await?;
+                Self::expressible(table, scan.filter.as_ref())?;
                 // The gateway would read a stop equal to the start as a one-row get.
                 if scan.is_empty_range() {
                     let none: RowStream<'a> = Box::pin(futures_util::stream::empty());

@@ -802,6 +802,7 @@ impl Store for Thrift1Store {
                 let (schema, ()) = self
                     .checked(table, |schema| {
                         check_read(schema, &scan.columns, scan.max_versions, scan.time_range)
+                            .and_then(|()| crate::store::check::check_filter(&schema.name, scan.filter.as_ref()))
                     })
                     .await?;
                 if Self::versions_read(&schema, &scan.columns, scan.max_versions) > 1 {
