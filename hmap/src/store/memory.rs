@@ -15,10 +15,12 @@ use super::check::{
     check_family_change, check_increment, check_mutation, check_read, check_row, check_schema, check_table_name,
 };
 use super::error::{show_column, show_row};
+use super::filter::CompareOp;
+use super::filter::eval::{RegionScan, RowOutcome, StoreRow};
 use super::traced;
 use super::{
-    CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan,
-    Store, StoreError, TimeRange, selected_columns,
+    Append, CheckAndMutate, Column, FamilyChange, Filter, Get, Increment, Mutation, Result, RowMutation, RowResult,
+    RowStream, Scan, Store, StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -752,6 +754,17 @@ impl ReadPlan {
         ReadPlan { sel, families }
     }
 
+    /// The plan of a read with a filter: every version the time range
+    /// leaves (the filter's evaluator counts them against `VERSIONS`
+    /// itself, as HBase's column tracker does with a filter).
+    fn for_filter(schema: &TableSchema, sel: Selection, now: i64) -> Self {
+        let mut plan = ReadPlan::new(schema, sel, now);
+        for fam in &mut plan.families {
+            fam.max_versions = u32::MAX;
+        }
+        plan
+    }
+
     /// How the read treats a column's family, or `None` if it skips the column.
     fn column(&self, column: &StoredColumn) -> Option<&FamilyPlan> {
         let fam = self.families.get(usize::from(column.family))?;
@@ -834,6 +847,79 @@ fn visit_column<'r>(
             return;
         }
         emit(cell);
+    }
+}
+
+/// A row as the filter evaluator reads it: for each family the read
+/// selects, the cells its matcher would hand the filter (see
+/// [`ReadPlan::for_filter`]), and whether the store holds anything of the
+/// row at all.
+fn store_rows(
+    schema: &TableSchema,
+    family_names: &[Bytes],
+    plan: &ReadPlan,
+    row: &StoredRow,
+    read_point: u64,
+) -> Vec<Option<StoreRow>> {
+    let mut stores: Vec<Option<StoreRow>> = plan
+        .families
+        .iter()
+        .zip(&schema.families)
+        .zip(family_names)
+        .map(|((fam, schema), name)| {
+            fam.wanted.then(|| StoreRow {
+                family: name.clone(),
+                versions: schema.versions,
+                present: false,
+                cells: Vec::new(),
+            })
+        })
+        .collect();
+    for column in &row.columns {
+        if let Some(Some(store)) = stores.get_mut(usize::from(column.family)) {
+            store.present = true;
+        }
+    }
+    if let Some(markers) = &row.markers {
+        let families = markers.family.iter().map(|m| m.family);
+        for f in families.chain(markers.column.keys().map(|(f, _)| *f)) {
+            if let Some(Some(store)) = stores.get_mut(usize::from(f)) {
+                store.present = true;
+            }
+        }
+    }
+    visit_visible(plan, row, read_point, |c| {
+        if let Some(Some(store)) = stores.get_mut(usize::from(c.column.family)) {
+            store
+                .cells
+                .push((c.column.qualifier.clone(), c.version.ts, c.version.value.to_bytes()));
+        }
+    });
+    stores
+}
+
+/// A read's filter, ready to run: refused as [`StoreError::InvalidRequest`]
+/// if HBase would refuse it.
+fn region_scan(table: &str, filter: &Filter, reversed: bool, families: usize, max_versions: u32) -> Result<RegionScan> {
+    RegionScan::new(filter, reversed, families, max_versions).map_err(|reason| StoreError::InvalidRequest {
+        table: table.to_owned(),
+        reason,
+    })
+}
+
+/// One row read through a filter, as a get reads it.
+fn filtered_row(
+    t: &MemTable,
+    filter: &mut RegionScan,
+    plan: &ReadPlan,
+    key: &Bytes,
+    row: &StoredRow,
+    read_point: u64,
+) -> Option<Vec<super::Cell>> {
+    let stores = store_rows(&t.schema, &t.family_names, plan, row, read_point);
+    match filter.next_row(key, stores) {
+        RowOutcome::Row(cells) => Some(cells),
+        RowOutcome::Unseen | RowOutcome::Filtered => None,
     }
 }
 
@@ -980,8 +1066,22 @@ fn latest_cell<'r>(
     read_point: u64,
     now: i64,
 ) -> Option<&'r StoredVersion> {
+    latest_cell_in(schema, row, family, qualifier, TimeRange::ALL, read_point, now)
+}
+
+/// The newest visible version of one column in a time range.
+fn latest_cell_in<'r>(
+    schema: &TableSchema,
+    row: Option<&'r StoredRow>,
+    family: u16,
+    qualifier: &Bytes,
+    range: TimeRange,
+    read_point: u64,
+    now: i64,
+) -> Option<&'r StoredVersion> {
     let row = row?;
-    let sel = Selection::one_column(schema.families.len(), family, qualifier, 1);
+    let mut sel = Selection::one_column(schema.families.len(), family, qualifier, 1);
+    sel.time_range = range;
     let plan = ReadPlan::new(schema, sel, now);
     let mut found = None;
     visit_visible(&plan, row, read_point, |c| {
@@ -1307,6 +1407,7 @@ trait SyncStore {
     fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner>;
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+    fn append(&self, table: &str, op: &Append) -> Result<RowResult>;
 }
 
 /// The store's operations, synchronous: the async [`Store`] impl below runs
@@ -1450,6 +1551,20 @@ impl SyncStore for MemoryStore {
         let t = self.table(table)?;
         check_row(table, &get.row)?;
         let sel = t.selection(&get.columns, get.max_versions, get.time_range)?;
+        if let Some(filter) = &get.filter {
+            let mut scan = region_scan(table, filter, false, t.schema.families.len(), get.max_versions)?;
+            let plan = ReadPlan::for_filter(&t.schema, sel, self.now());
+            let data = read_lock(&t.data);
+            let key = RowKey::new(get.row.clone());
+            return Ok(data
+                .rows
+                .get(&key)
+                .and_then(|row| filtered_row(&t, &mut scan, &plan, &get.row, row, data.seq))
+                .map(|cells| RowResult {
+                    row: get.row.clone(),
+                    cells,
+                }));
+        }
         let plan = ReadPlan::new(&t.schema, sel, self.now());
         let data = read_lock(&t.data);
         let key = RowKey::new(get.row.clone());
@@ -1464,6 +1579,9 @@ impl SyncStore for MemoryStore {
     }
 
     fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
+        if gets.iter().any(|g| g.filter.is_some()) {
+            return gets.iter().map(|g| SyncStore::get(self, table, g)).collect();
+        }
         let t = self.table(table)?;
         let selections = gets
             .iter()
@@ -1511,6 +1629,16 @@ impl SyncStore for MemoryStore {
     fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner> {
         let t = self.table(table)?;
         let selection = t.selection(&scan.columns, scan.max_versions, scan.time_range)?;
+        let filter = match &scan.filter {
+            Some(f) => Some(region_scan(
+                table,
+                f,
+                scan.reversed,
+                t.schema.families.len(),
+                scan.max_versions,
+            )?),
+            None => None,
+        };
         let read_point = {
             let mut data = write_lock(&t.data);
             let seq = data.seq;
@@ -1518,10 +1646,14 @@ impl SyncStore for MemoryStore {
             seq
         };
         self.open_scanners.fetch_add(1, Ordering::SeqCst);
-        let plan = ReadPlan::new(&t.schema, selection, self.now());
+        let plan = match filter {
+            Some(_) => ReadPlan::for_filter(&t.schema, selection, self.now()),
+            None => ReadPlan::new(&t.schema, selection, self.now()),
+        };
         Ok(MemScanner {
             table: t,
             plan,
+            filter,
             start: scan.start.clone(),
             stop: scan.stop.clone(),
             reversed: scan.reversed,
@@ -1540,7 +1672,26 @@ impl SyncStore for MemoryStore {
 
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let t = self.table(table)?;
-        let family = t.require_family(&op.family)?;
+        let invalid = |reason: String| StoreError::InvalidRequest {
+            table: table.to_owned(),
+            reason: format!("row {}: {reason}", show_row(&op.row)),
+        };
+        // With a filter, the condition is a get of the row through it;
+        // without, a get of the one column (`HRegion.checkAndMutateInternal`).
+        let (family, mut filter) = match &op.filter {
+            Some(f) => (None, Some(region_scan(table, f, false, t.schema.families.len(), 1)?)),
+            None => (Some(t.require_family(&op.family)?), None),
+        };
+        if op.filter.is_none() && op.compare == CompareOp::NoOp {
+            // `HRegion.matches` throws "Unknown Compare op NO_OP" once a
+            // value is compared; refused before, as every backend does.
+            return Err(invalid("a check-and-mutate cannot compare with NO_OP".into()));
+        }
+        let range = op.time_range;
+        if range.min < 0 || range.max < range.min {
+            return Err(invalid(format!("invalid time range [{}, {})", range.min, range.max)));
+        }
+        check_row(table, &op.row)?;
         check_mutation(&t.schema, &op.row, &op.mutations, self.config.max_value_size)?;
         let now = self.now();
         let mut data = write_lock(&t.data);
@@ -1549,19 +1700,102 @@ impl SyncStore for MemoryStore {
             return SyncStore::check_and_mutate(self, table, op);
         }
         let stored = data.rows.get(&RowKey::new(op.row.clone())).map(|r| &**r);
-        let current = latest_cell(&t.schema, stored, family, &op.qualifier, data.seq, now);
-        // `HRegion.checkAndMutateInternal`: an empty expected value is
-        // "absent or empty", like no value at all.
-        let passes = match op.expected.as_deref().unwrap_or_default() {
-            b"" => current.is_none_or(|cell| cell.value.is_empty()),
-            expected => current.is_some_and(|cell| cell.value[..] == *expected),
+        let (passes, cell_ts) = match (&mut filter, family) {
+            (Some(filter), _) => {
+                let sel = t.selection(&[], 1, range)?;
+                let plan = ReadPlan::for_filter(&t.schema, sel, now);
+                let cells = stored.and_then(|row| filtered_row(&t, filter, &plan, &op.row, row, data.seq));
+                match cells.as_deref() {
+                    Some([first, ..]) => (true, first.timestamp),
+                    _ => (false, 0),
+                }
+            }
+            (None, Some(family)) => {
+                let current = latest_cell_in(&t.schema, stored, family, &op.qualifier, range, data.seq, now);
+                let not_equal = op.compare == CompareOp::NotEqual;
+                // `valueIsNull`: an empty expected value is "absent or
+                // empty", like no value at all.
+                match (op.expected.as_deref().unwrap_or_default(), current) {
+                    (b"", None) => (!not_equal, 0),
+                    (b"", Some(cell)) => (cell.value.is_empty() != not_equal, cell.ts),
+                    (_, None) => (false, 0),
+                    // `matches(op, compareResult)` reads `given op stored`;
+                    // hmap's operator reads `stored op given`.
+                    (expected, Some(cell)) => (op.compare.holds(cell.value[..].cmp(expected)), cell.ts),
+                }
+            }
+            (None, None) => (false, 0),
         };
         if passes {
             // "ensure write is not eclipsed": puts no older than the checked cell.
-            let put_now = current.map_or(now, |cell| now.max(cell.ts));
+            let put_now = now.max(cell_ts);
             data.apply(&t, &op.row, &op.mutations, now, put_now);
         }
         Ok(passes)
+    }
+
+    fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        let t = self.table(table)?;
+        check_row(table, &op.row)?;
+        let families = op
+            .columns
+            .iter()
+            .map(|(f, _, _)| t.require_family(f))
+            .collect::<Result<Vec<_>>>()?;
+        for (i, (family, qualifier, _)) in op.columns.iter().enumerate() {
+            if op.columns[..i].iter().any(|(f, q, _)| f == family && q == qualifier) {
+                return Err(StoreError::InvalidRequest {
+                    table: table.to_owned(),
+                    reason: format!(
+                        "row {}: column {} appears twice in one append; append the values joined into one",
+                        show_row(&op.row),
+                        show_column(family, qualifier)
+                    ),
+                });
+            }
+        }
+        let now = self.now();
+        let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return SyncStore::append(self, table, op);
+        }
+        // `HRegion.reckonDeltasByStore` and `reckonDelta`: the old value
+        // (the newest version) with the bytes after it, at `max(old
+        // timestamp + 1, now)`; a missing column starts empty, at `now`.
+        let stored = data.rows.get(&RowKey::new(op.row.clone())).map(|r| &**r);
+        let mut cells: Vec<super::Cell> = op
+            .columns
+            .iter()
+            .zip(&families)
+            .map(|((_, qualifier, value), &f)| {
+                let current = latest_cell_in(&t.schema, stored, f, qualifier, TimeRange::ALL, data.seq, now);
+                let (value, ts) = match current {
+                    None => (value.clone(), now),
+                    Some(cell) => {
+                        let mut joined = Vec::with_capacity(cell.value.len() + value.len());
+                        joined.extend_from_slice(&cell.value);
+                        joined.extend_from_slice(value);
+                        (Bytes::from(joined), now.max(cell.ts.saturating_add(1)))
+                    }
+                };
+                super::Cell::new(t.family_names[usize::from(f)].clone(), qualifier.clone(), ts, value)
+            })
+            .collect();
+        let mutations: Vec<Mutation> = cells
+            .iter()
+            .map(|c| Mutation::Put {
+                family: c.family.clone(),
+                qualifier: c.qualifier.clone(),
+                value: c.value.clone(),
+                timestamp: Some(c.timestamp),
+            })
+            .collect();
+        // The cells as written: within the cell size limit.
+        check_mutation(&t.schema, &op.row, &mutations, self.config.max_value_size)?;
+        data.apply(&t, &op.row, &mutations, now, now);
+        cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+        Ok(RowResult::new(op.row.clone(), cells))
     }
 
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
@@ -1713,6 +1947,13 @@ impl Store for MemoryStore {
         })
         .await
     }
+
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        traced("memory", "append", table, 1, async move {
+            SyncStore::append(self, table, op)
+        })
+        .await
+    }
 }
 
 /// A scanner over a [`MemoryStore`] table: fetches `batch_size` rows per
@@ -1721,6 +1962,8 @@ struct MemScanner {
     table: Arc<MemTable>,
     /// What the scan reads, at the time it was opened.
     plan: ReadPlan,
+    /// The scan's filter, as a region scanner runs it.
+    filter: Option<RegionScan>,
     start: Bytes,
     stop: Bytes,
     reversed: bool,
@@ -1770,6 +2013,22 @@ impl MemScanner {
         let copies = &mut self.copies;
         for (key, row) in rows {
             last = Some(key);
+            if let Some(filter) = &mut self.filter {
+                if filter.done() {
+                    break;
+                }
+                let row_key = Bytes::copy_from_slice(key.as_slice());
+                let Some(cells) = filtered_row(&self.table, filter, &self.plan, &row_key, row, self.read_point) else {
+                    continue;
+                };
+                self.buffer.push_back(RowResult { row: row_key, cells });
+                found += 1;
+                if found == want {
+                    exhausted = false;
+                    break;
+                }
+                continue;
+            }
             // A row that shows no cell copied nothing.
             let Some(cells) = read_cells(family_names, &self.plan, row, self.read_point, |v| copies.value(v)) else {
                 continue;
@@ -1792,7 +2051,7 @@ impl MemScanner {
         if let Some(key) = last {
             self.cursor = Some(key.clone());
         }
-        if exhausted {
+        if exhausted || self.filter.as_ref().is_some_and(RegionScan::done) {
             self.done = true;
         }
     }

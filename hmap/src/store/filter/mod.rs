@@ -27,6 +27,8 @@
 
 use bytes::Bytes;
 
+pub(crate) mod eval;
+
 /// How a stored value is compared to a given one (HBase's
 /// `CompareOperator`): the stored value is on the left, `stored < given`
 /// for [`Less`](CompareOp::Less).
