@@ -296,10 +296,23 @@ fn expand(m: &Model<'_>) -> TokenStream {
         let name = f.ident.to_string();
         let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
         let konst = syn::Ident::new(&name.to_uppercase(), f.ident.span());
-        let doc = format!("The field `{name}`: a typed handle for `Table::update` and `Table::increment`.");
+        let doc = format!(
+            "The field `{name}`: a typed handle for `Table::update`, `Table::increment` and typed filters (`Where`)."
+        );
+        // The value type and codec a filter on the field encodes with.
+        let ty = f.ty;
+        let (value, codec) = match &f.role {
+            Role::Cell { codec, optional, .. } => {
+                let value = optional.unwrap_or(ty);
+                (quote!(#value), codec_at(*codec, value.span()))
+            }
+            Role::Versions { value_ty, codec, .. } => (quote!(#value_ty), codec_at(*codec, value_ty.span())),
+            Role::Counter { .. } => (quote!(i64), quote!(__hmap::Native)),
+            _ => (quote!(#ty), quote!(__hmap::Native)),
+        };
         Some(quote! {
             #[doc = #doc]
-            #vis const #konst: __hmap::Field<#ident> = __hmap::Field::new(#name);
+            #vis const #konst: __hmap::Field<#ident, #value, #codec> = __hmap::Field::new(#name);
         })
     });
 

@@ -131,7 +131,7 @@ pub mod value;
 pub use error::{Error, Result};
 #[doc = include_str!("../docs/derive.md")]
 pub use hmap_derive::HTable;
-pub use table::{Cursor, Field, FieldInfo, FieldRole, HTable, Page, Query, Rows, Table, TableLoader};
+pub use table::{Cursor, Field, FieldInfo, FieldRole, Fields, HTable, Page, Query, Rows, Table, TableLoader, Where};
 pub use value::Versioned;
 
 /// What `#[derive(HTable)]` expands to refers to these, and only these.

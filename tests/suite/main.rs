@@ -13,6 +13,7 @@
 mod differential;
 mod error_chains;
 mod examples;
+mod filter_differential;
 mod happybase;
 mod load_faults;
 mod migrate;
@@ -22,4 +23,5 @@ mod schema_check;
 mod seed_designs;
 mod thrift_store;
 mod tree_of;
+mod typed_filters;
 mod typed_load;

@@ -100,7 +100,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn get_many_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<Vec<Result<Option<T>>>>;
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
-        fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()>;
+        fn update(&self, row: &T, fields: impl crate::table::Fields<T>) -> Result<()>;
         fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
     }
 
@@ -124,7 +124,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
     }
 
     /// [`increment`](crate::Table::increment), waiting for it.
-    pub fn increment<A>(&self, key: A, field: Field<T>, amount: i64) -> Result<i64>
+    pub fn increment<A, C>(&self, key: A, field: Field<T, i64, C>, amount: i64) -> Result<i64>
     where
         T: KeyOf<A>,
     {
@@ -149,7 +149,7 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
 
     /// [`scan`](crate::Table::scan): the rows as an iterator, fetched in
     /// batches as it advances.
-    pub fn scan(&self, query: Query<'_>) -> Result<Rows<'_, T>> {
+    pub fn scan<Q: crate::table::QueryOf<T>>(&self, query: Query<'_, Q>) -> Result<Rows<'_, T>> {
         Ok(Rows {
             inner: futures_util::StreamExt::fuse(block_on(self.inner.scan(query))?),
             ready: std::collections::VecDeque::new(),
@@ -158,7 +158,12 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
     }
 
     /// [`page`](crate::Table::page), waiting for it.
-    pub fn page(&self, query: Query<'_>, limit: usize, cursor: Option<&Cursor>) -> Result<Page<T>> {
+    pub fn page<Q: crate::table::QueryOf<T>>(
+        &self,
+        query: Query<'_, Q>,
+        limit: usize,
+        cursor: Option<&Cursor>,
+    ) -> Result<Page<T>> {
         block_on(self.inner.page(query, limit, cursor))
     }
 }

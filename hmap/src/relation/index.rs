@@ -180,8 +180,8 @@ where
     }
 
     /// Updates chosen fields of a row and keeps its index entry current.
-    pub async fn update(&self, row: &T, fields: &[crate::Field<T>]) -> Result<()> {
-        let fields = crate::table::field_names(fields);
+    pub async fn update(&self, row: &T, fields: impl crate::table::Fields<T>) -> Result<()> {
+        let fields = fields.names();
         let primary = self.table.row_key_of(row)?;
         let old = self.table.get_row(primary.clone()).await?;
         let store = self.table.store();

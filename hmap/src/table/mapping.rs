@@ -124,14 +124,21 @@ pub trait HTable: Sized + Send + Sync + KeyOf<<Self as HTable>::Key> {
     }
 }
 
-/// A field of `T`, by name: the typed handles `#[derive(HTable)]` generates
-/// as associated constants (`User::NAME` for the field `name`), which
-/// [`Table::update`](crate::Table::update) and
-/// [`Table::increment`](crate::Table::increment) take, so that a misspelt
-/// field is a compile error.
+/// A field of `T`: the typed handles `#[derive(HTable)]` generates as
+/// associated constants (`User::NAME` for the field `name`), which
+/// [`Table::update`](crate::Table::update),
+/// [`Table::increment`](crate::Table::increment) and the typed filters
+/// ([`Where`](crate::Where)) take, so that a misspelt field, a value of
+/// the wrong type or another table's field is a compile error.
+///
+/// `V` is the field's value type (`X` for an `Option<X>` field, and for a
+/// multi-version field of `Versioned<X>`), `C` its cell codec
+/// ([`Native`](crate::value::Native), [`Json`](crate::value::Json) or
+/// [`Text`](crate::value::Text)).
 ///
 /// ```
 /// use hmap::{Field, HTable};
+/// use hmap::value::Native;
 ///
 /// #[derive(HTable)]
 /// #[hmap(table = "user", family(name = "i"))]
@@ -143,16 +150,16 @@ pub trait HTable: Sized + Send + Sync + KeyOf<<Self as HTable>::Key> {
 ///     posts: i64,
 /// }
 ///
-/// let name: Field<User> = User::NAME;
+/// let name: Field<User, String, Native> = User::NAME;
 /// assert_eq!(name.name(), "name");
 /// assert_eq!(User::POSTS.name(), "posts");
 /// ```
-pub struct Field<T> {
+pub struct Field<T, V, C> {
     name: &'static str,
-    of: PhantomData<fn() -> T>,
+    of: PhantomData<fn() -> (T, V, C)>,
 }
 
-impl<T> Field<T> {
+impl<T, V, C> Field<T, V, C> {
     /// The handle of `T`'s field `name`; the derive's business.
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
@@ -165,26 +172,85 @@ impl<T> Field<T> {
     }
 }
 
-impl<T> Clone for Field<T> {
+impl<T, V, C> Clone for Field<T, V, C> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for Field<T> {}
+impl<T, V, C> Copy for Field<T, V, C> {}
 
-impl<T> PartialEq for Field<T> {
+impl<T, V, C> PartialEq for Field<T, V, C> {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name
     }
 }
 
-impl<T> Eq for Field<T> {}
+impl<T, V, C> Eq for Field<T, V, C> {}
 
-impl<T> std::fmt::Debug for Field<T> {
+impl<T, V, C> std::fmt::Debug for Field<T, V, C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Field({})", self.name)
     }
+}
+
+/// Some fields of `T`, for [`Table::update`](crate::Table::update): one
+/// handle, an array or slice of handles of one type (`&[User::NAME,
+/// User::CITY]`), or a tuple of handles of different types
+/// (`(User::NAME, User::AGE)`, up to 8).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a list of fields of `{T}`",
+    label = "expected handles of `{T}`'s fields",
+    note = "pass one handle, an array of handles of one type, or a tuple of handles (`(User::NAME, User::AGE)`)"
+)]
+pub trait Fields<T> {
+    /// The fields' names.
+    fn names(&self) -> Vec<&'static str>;
+}
+
+impl<T, V, C> Fields<T> for Field<T, V, C> {
+    fn names(&self) -> Vec<&'static str> {
+        vec![self.name]
+    }
+}
+
+impl<T, V, C, const N: usize> Fields<T> for [Field<T, V, C>; N] {
+    fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Field::name).collect()
+    }
+}
+
+impl<T, V, C, const N: usize> Fields<T> for &[Field<T, V, C>; N] {
+    fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Field::name).collect()
+    }
+}
+
+impl<T, V, C> Fields<T> for &[Field<T, V, C>] {
+    fn names(&self) -> Vec<&'static str> {
+        self.iter().map(Field::name).collect()
+    }
+}
+
+macro_rules! tuple_fields {
+    ($(($($v:ident $c:ident $i:tt),+))*) => {$(
+        impl<T, $($v, $c),+> Fields<T> for ($(Field<T, $v, $c>,)+) {
+            fn names(&self) -> Vec<&'static str> {
+                vec![$(self.$i.name),+]
+            }
+        }
+    )*};
+}
+
+tuple_fields! {
+    (V0 C0 0)
+    (V0 C0 0, V1 C1 1)
+    (V0 C0 0, V1 C1 1, V2 C2 2)
+    (V0 C0 0, V1 C1 1, V2 C2 2, V3 C3 3)
+    (V0 C0 0, V1 C1 1, V2 C2 2, V3 C3 3, V4 C4 4)
+    (V0 C0 0, V1 C1 1, V2 C2 2, V3 C3 3, V4 C4 4, V5 C5 5)
+    (V0 C0 0, V1 C1 1, V2 C2 2, V3 C3 3, V4 C4 4, V5 C5 5, V6 C6 6)
+    (V0 C0 0, V1 C1 1, V2 C2 2, V3 C3 3, V4 C4 4, V5 C5 5, V6 C6 6, V7 C7 7)
 }
 
 /// The region split points of a salted key: the first key of each bucket

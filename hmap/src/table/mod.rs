@@ -2,6 +2,7 @@
 //! [`Table`], the typed API over any [`Store`].
 
 use futures_util::TryFutureExt;
+mod filter;
 pub(crate) mod lifecycle;
 mod loader;
 mod mapping;
@@ -9,8 +10,9 @@ mod query;
 mod row;
 mod rows;
 
+pub use filter::{QueryOf, SortedCodec, Where};
 pub use loader::TableLoader;
-pub use mapping::{Field, FieldInfo, FieldRole, HTable, salt_split_keys};
+pub use mapping::{Field, FieldInfo, FieldRole, Fields, HTable, salt_split_keys};
 pub use query::{Cursor, Page, Query};
 pub(crate) use row::show_typed_row;
 pub use row::{RowReader, RowWriter};
@@ -414,8 +416,8 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// Writes only the given fields of a row: `users.update(&user,
     /// &[User::NAME, User::CITY])`, with the handles the derive generates.
-    pub async fn update(&self, row: &T, fields: &[Field<T>]) -> Result<()> {
-        let fields = field_names(fields);
+    pub async fn update(&self, row: &T, fields: impl Fields<T>) -> Result<()> {
+        let fields = fields.names();
         self.check_update_fields(&fields)?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
@@ -666,17 +668,16 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// the row in between still leaves a counter-only row. A type whose
     /// fields are all optional (or counters, or dynamic) reads such a row
     /// back, so its increment creates the row, as HBase's does.
-    pub fn increment<A>(&self, key: A, field: Field<T>, amount: i64) -> KeyCall<'_, i64>
+    pub fn increment<A, C>(&self, key: A, field: Field<T, i64, C>, amount: i64) -> KeyCall<'_, i64>
     where
         T: KeyOf<A>,
     {
         // Boxed, and the key encoded at once, as in `get`.
         let row = Self::key_of(key);
-        Box::pin(self.increment_row(row, field, amount))
+        Box::pin(self.increment_row(row, field.name(), amount))
     }
 
-    async fn increment_row(&self, row: Result<Bytes>, field: Field<T>, amount: i64) -> Result<i64> {
-        let field = field.name();
+    async fn increment_row(&self, row: Result<Bytes>, field: &'static str, amount: i64) -> Result<i64> {
         let info = T::fields()
             .iter()
             .find(|f| f.name == field)
@@ -741,18 +742,20 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// fetching in batches as the iterator advances. On a salted table a
     /// query that does not give the salt's parts reads every bucket and
     /// merges them in key order.
-    pub fn scan<'a>(&'a self, query: Query<'_>) -> impl Future<Output = Result<Rows<'a, T>>> + Send + 'a
+    pub fn scan<'a, Q: QueryOf<T>>(&'a self, query: Query<'_, Q>) -> KeyCall<'a, Rows<'a, T>>
     where
         T: 'a,
     {
         // The query (whose key parts need not be `Send`) becomes scans
-        // before anything waits.
+        // before anything waits; the future is boxed, so that its type is
+        // not generic over the query's table (a query of another table is
+        // then one error, at the call).
         let planned = self.planned(&query);
-        async move { Ok(Rows::new(self.merge(planned?).await?)) }
+        Box::pin(async move { Ok(Rows::new(self.merge(planned?).await?)) })
     }
 
     /// What a query reads: its scans, and how their rows are merged.
-    fn planned(&self, query: &Query<'_>) -> Result<Merge<'static>> {
+    fn planned<Q>(&self, query: &Query<'_, Q>) -> Result<Merge<'static>> {
         let scans = query.plan::<T>()?;
         let skip = if scans.len() > 1 {
             T::key_schema()
@@ -787,18 +790,18 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// One page of a query: at most `limit` rows after `cursor`, and the
     /// cursor of the next page if there are more rows.
-    pub fn page<'a>(
+    pub fn page<'a, Q: QueryOf<T>>(
         &'a self,
-        query: Query<'_>,
+        query: Query<'_, Q>,
         limit: usize,
         cursor: Option<&Cursor>,
-    ) -> impl Future<Output = Result<Page<T>>> + Send + 'a {
+    ) -> KeyCall<'a, Page<T>> {
         let mut query = query.limit(limit + 1);
         if let Some(c) = cursor {
             query = query.after(c.clone());
         }
         let planned = self.planned(&query);
-        async move { self.page_of(planned?, limit).await }
+        Box::pin(async move { self.page_of(planned?, limit).await })
     }
 
     async fn page_of(&self, planned: Merge<'static>, limit: usize) -> Result<Page<T>> {
@@ -820,11 +823,6 @@ impl<T: HTable, S: Store> Table<T, S> {
             next: if more { last.map(Cursor) } else { None },
         })
     }
-}
-
-/// The names of typed field handles.
-pub(crate) fn field_names<T>(fields: &[Field<T>]) -> Vec<&'static str> {
-    fields.iter().map(Field::name).collect()
 }
 
 /// The families `T` reads, each once.

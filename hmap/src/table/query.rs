@@ -5,10 +5,13 @@ use std::fmt;
 
 use bytes::Bytes;
 
+use std::marker::PhantomData;
+
 use super::HTable;
+use super::filter::{Where, WhereError};
 use crate::error::{Error, Result};
 use crate::key::{KeyError, KeySchema, KeyTuple, Order, Segment, Transform};
-use crate::store::{Scan, TimeRange, prefix_end};
+use crate::store::{Filter, Scan, TimeRange, prefix_end};
 
 /// A position in a scan: the key of the last row a page returned. Opaque;
 /// its text form (hex) can travel in a URL and be parsed back.
@@ -106,7 +109,11 @@ impl KeyTuple for Chain<'_> {
 /// ```
 ///
 /// See the [scans chapter](https://github.com/hmap-rs/hmap/blob/main/docs/scans.md) of the guide.
-pub struct Query<'k> {
+///
+/// A query that [filters](Query::filter) on a table's fields is a query of
+/// that table, `Query<'k, T>`: passing it to another table's `scan` does
+/// not compile.
+pub struct Query<'k, T = ()> {
     pub(crate) prefix: Box<dyn KeyTuple + 'k>,
     pub(crate) range: Option<(Box<dyn KeyTuple + 'k>, Box<dyn KeyTuple + 'k>)>,
     pub(crate) time_range: TimeRange,
@@ -116,9 +123,12 @@ pub struct Query<'k> {
     pub(crate) after: Option<Cursor>,
     pub(crate) batch_size: Option<usize>,
     pub(crate) batch_bytes: Option<usize>,
+    /// The server-side filter, or why it could not be built.
+    pub(crate) filter: Option<std::result::Result<Filter, WhereError>>,
+    pub(crate) of: PhantomData<fn() -> T>,
 }
 
-impl fmt::Debug for Query<'_> {
+impl<T> fmt::Debug for Query<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Query")
             .field("prefix_parts", &self.prefix.arity())
@@ -128,6 +138,7 @@ impl fmt::Debug for Query<'_> {
             .field("offset", &self.offset)
             .field("limit", &self.limit)
             .field("after", &self.after)
+            .field("filter", &self.filter)
             .finish()
     }
 }
@@ -151,6 +162,8 @@ impl<'k> Query<'k> {
             after: None,
             batch_size: None,
             batch_bytes: None,
+            filter: None,
+            of: PhantomData,
         }
     }
 
@@ -163,6 +176,39 @@ impl<'k> Query<'k> {
         }
     }
 
+    /// Only the rows that pass a typed filter on `T`'s fields, applied on
+    /// the server (see [`Where`]): the query becomes one of `T`'s table.
+    pub fn filter<T: HTable>(self, filter: Where<T>) -> Query<'k, T> {
+        Query {
+            prefix: self.prefix,
+            range: self.range,
+            time_range: self.time_range,
+            reversed: self.reversed,
+            offset: self.offset,
+            limit: self.limit,
+            after: self.after,
+            batch_size: self.batch_size,
+            batch_bytes: self.batch_bytes,
+            filter: Some(filter.into_filter()),
+            of: PhantomData,
+        }
+    }
+}
+
+impl<'k, T: HTable> Query<'k, T> {
+    /// Also only the rows that pass `filter` (both filters apply).
+    pub fn and_filter(mut self, filter: Where<T>) -> Self {
+        let both = match self.filter.take() {
+            None => filter.into_filter(),
+            Some(Err(e)) => Err(e),
+            Some(Ok(first)) => filter.into_filter().map(|second| Filter::all([first, second])),
+        };
+        self.filter = Some(both);
+        self
+    }
+}
+
+impl<'k, T> Query<'k, T> {
     /// Of those, the rows whose next key part is in `[from, to)`, in the
     /// part's own value order, whether it is stored ascending, `desc` or
     /// `reverse_ts`.
@@ -220,9 +266,14 @@ impl<'k> Query<'k> {
     }
 }
 
-impl Query<'_> {
+impl<Q> Query<'_, Q> {
     /// The scans a query needs: one range, or one per salt bucket.
     pub(crate) fn plan<T: HTable>(&self) -> Result<Vec<Scan>> {
+        let filter = match &self.filter {
+            None => None,
+            Some(Ok(filter)) => Some(filter.clone()),
+            Some(Err(e)) => return Err(e.error(T::TABLE)),
+        };
         let schema = T::key_schema();
         let query_error = |reason: String| Error::Query {
             table: T::TABLE,
@@ -326,6 +377,7 @@ impl Query<'_> {
             if let Some(limit) = self.limit {
                 scan.limit = Some(limit.saturating_add(self.offset));
             }
+            scan.filter = filter.clone();
             scans.push(scan);
         }
         Ok(scans)

@@ -1,0 +1,194 @@
+//! Typed filters (`Where`) built from a table's field handles: the rows each
+//! keeps, on MemoryStore or, with `HMAP_NATIVE`/`HMAP_THRIFT`, on a real
+//! HBase, where the filter runs on the region servers.
+
+use hmap::store::filter::{Comparator, CompareOp, Filter};
+use hmap::{Error, HTable, Query, Table, Where};
+
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "typed_filter_order", family(name = "o"), family(name = "n"))]
+struct Order {
+    #[hmap(key)]
+    customer: String,
+    #[hmap(key)]
+    id: u32,
+    #[hmap(family = "o")]
+    status: String,
+    #[hmap(family = "o")]
+    cents: u64,
+    #[hmap(family = "o")]
+    balance: i64,
+    #[hmap(family = "n")]
+    note: Option<String>,
+}
+
+fn order(customer: &str, id: u32, status: &str, cents: u64, note: Option<&str>) -> Order {
+    Order {
+        customer: customer.into(),
+        id,
+        status: status.into(),
+        cents,
+        balance: i64::from(id) - 3,
+        note: note.map(Into::into),
+    }
+}
+
+async fn orders(test: &str) -> Table<Order, std::sync::Arc<dyn hmap::store::Store>> {
+    let store = hmap_suite::test_store(test).await;
+    let table = Table::new(store);
+    table.create().await.unwrap();
+    for o in [
+        order("c1", 1, "paid", 500, Some("gift")),
+        order("c1", 2, "open", 900, None),
+        order("c1", 3, "paid", 2_500, Some("Rush order")),
+        order("c1", 4, "void", 10_000, None),
+        order("c2", 1, "paid", 1_200, None),
+        order("c2", 2, "paid-late", 700, Some("rush")),
+    ] {
+        table.put(&o).await.unwrap();
+    }
+    table
+}
+
+async fn ids<Q: hmap::table::QueryOf<Order>>(
+    table: &Table<Order, std::sync::Arc<dyn hmap::store::Store>>,
+    query: Query<'_, Q>,
+) -> Vec<(String, u32)> {
+    let rows = table.scan(query).await.unwrap().into_vec().await.unwrap();
+    rows.into_iter().map(|o| (o.customer, o.id)).collect()
+}
+
+fn keys(list: &[(&str, u32)]) -> Vec<(String, u32)> {
+    list.iter().map(|(c, i)| ((*c).to_owned(), *i)).collect()
+}
+
+#[tokio::test]
+async fn typed_filters_keep_the_rows_they_say() {
+    let t = orders("typed_filters").await;
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::STATUS.equals("paid"))).await,
+        keys(&[("c1", 1), ("c1", 3), ("c2", 1)])
+    );
+    assert_eq!(
+        ids(&t, Query::prefix("c1").filter(Order::STATUS.not_equals("paid"))).await,
+        keys(&[("c1", 2), ("c1", 4)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::CENTS.at_least(1_200u64))).await,
+        keys(&[("c1", 3), ("c1", 4), ("c2", 1)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::CENTS.less_than(700u64))).await,
+        keys(&[("c1", 1)])
+    );
+    assert_eq!(
+        ids(
+            &t,
+            Query::all().filter(Order::CENTS.at_most(700u64).or(Order::CENTS.greater_than(9_999u64)))
+        )
+        .await,
+        keys(&[("c1", 1), ("c1", 4), ("c2", 2)])
+    );
+    // Both filters apply, and with a prefix and a limit.
+    assert_eq!(
+        ids(
+            &t,
+            Query::prefix("c1")
+                .filter(Order::STATUS.equals("paid"))
+                .and_filter(Order::CENTS.greater_than(600u64))
+                .limit(5)
+        )
+        .await,
+        keys(&[("c1", 3)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::STATUS.starts_with("paid"))).await,
+        keys(&[("c1", 1), ("c1", 3), ("c2", 1), ("c2", 2)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::NOTE.matches("^[Rr]ush"))).await,
+        keys(&[("c1", 3), ("c2", 2)])
+    );
+    // A signed number is compared for equality only (ordering does not
+    // compile); -2 is stored as two's complement and found as such.
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::BALANCE.equals(-2))).await,
+        keys(&[("c1", 1), ("c2", 1)])
+    );
+}
+
+#[tokio::test]
+async fn rows_without_the_field_pass_only_is_missing() {
+    let t = orders("missing_fields").await;
+    // A test of an absent field drops the row, as SQL's WHERE drops NULLs.
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::NOTE.not_equals("gift"))).await,
+        keys(&[("c1", 3), ("c2", 2)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::NOTE.is_present())).await,
+        keys(&[("c1", 1), ("c1", 3), ("c2", 2)])
+    );
+    assert_eq!(
+        ids(&t, Query::all().filter(Order::NOTE.is_missing())).await,
+        keys(&[("c1", 2), ("c1", 4), ("c2", 1)])
+    );
+    assert_eq!(
+        ids(
+            &t,
+            Query::all().filter(Where::all([Order::NOTE.is_missing(), Order::STATUS.equals("paid")]))
+        )
+        .await,
+        keys(&[("c2", 1)])
+    );
+    assert_eq!(ids(&t, Query::all().filter(Where::<Order>::any([]))).await, keys(&[]));
+}
+
+#[tokio::test]
+async fn raw_filters_and_pages() {
+    let t = orders("raw_filters").await;
+    let rush = Filter::single_column_value("n", "note", CompareOp::Equal, Comparator::substring("RUSH"));
+    let raw = Where::<Order>::raw(rush.filter_if_missing(true).into());
+    assert_eq!(ids(&t, Query::all().filter(raw)).await, keys(&[("c1", 3), ("c2", 2)]));
+    // A filter that drops some of a row's cells cannot make typed rows.
+    let cells = Where::<Order>::raw(Filter::value(CompareOp::Equal, Comparator::substring("RUSH")));
+    let err = match t.scan(Query::all().filter(cells)).await {
+        Ok(_) => panic!("a ValueFilter made typed rows"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(
+            err,
+            Error::Query {
+                table: "typed_filter_order",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    // A page of filtered rows resumes after its cursor.
+    let paid = || Query::all().filter(Order::STATUS.starts_with("paid"));
+    let first = t.page(paid(), 2, None).await.unwrap();
+    assert_eq!(first.rows.iter().map(|o| o.id).collect::<Vec<_>>(), [1, 3]);
+    let second = t.page(paid(), 2, first.next.as_ref()).await.unwrap();
+    assert_eq!(
+        second
+            .rows
+            .iter()
+            .map(|o| (o.customer.as_str(), o.id))
+            .collect::<Vec<_>>(),
+        [("c2", 1), ("c2", 2)]
+    );
+    assert!(second.next.is_none());
+}
+
+#[tokio::test]
+async fn a_regex_the_store_cannot_compile_is_a_typed_error() {
+    let t = orders("bad_regex").await;
+    let err = match t.scan(Query::all().filter(Order::STATUS.matches("(unclosed"))).await {
+        Ok(rows) => rows.into_vec().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(matches!(err, Error::Store(_)), "{err:?}");
+    assert!(err.to_string().contains("typed_filter_order"), "{err}");
+}
