@@ -12,6 +12,9 @@
 //! a case must rely on the server's clock it allows for the clock of a server
 //! on the same machine.
 
+mod conditional;
+pub use conditional::*;
+
 use std::thread;
 
 use bytes::Bytes;
@@ -423,6 +426,9 @@ impl<S: Store> Store for Refusals<S> {
     }
     async fn increment(&self, table: &str, op: &Increment) -> hmap::store::Result<Vec<i64>> {
         self.note(self.store.increment(table, op).await)
+    }
+    async fn append(&self, table: &str, op: &hmap::store::Append) -> hmap::store::Result<RowResult> {
+        self.note(self.store.append(table, op).await)
     }
     fn forget_schema(&self, table: &str) {
         self.store.forget_schema(table)
@@ -3345,6 +3351,12 @@ macro_rules! for_each_case {
             alter_modifies_a_family,
             alter_deletes_a_family,
             alter_refuses_what_does_not_fit,
+            check_compares_every_way,
+            check_absent_or_empty_every_way,
+            check_time_range,
+            check_filter_condition,
+            append_to_columns,
+            append_refusals,
         }
     };
 }

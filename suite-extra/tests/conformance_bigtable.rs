@@ -53,6 +53,9 @@ mod bigtable_emulator {
         // Deletes Bigtable cannot express (it deletes by time range only,
         // and a family's or a row's cells only all at once).
         ("delete_latest_reveals_previous", Refused(u::DELETE_LATEST)),
+        // A filter as a check-and-mutate's condition: not mapped to a
+        // predicate filter yet.
+        ("check_filter_condition", Refused(u::CHECK_FILTER)),
         ("delete_latest_of_single_version", Refused(u::DELETE_LATEST)),
         ("two_delete_latest_in_one_mutation", Refused(u::DELETE_LATEST)),
         ("repeated_row_in_one_batch_applies_in_order", Refused(u::DELETE_LATEST)),
@@ -188,6 +191,9 @@ mod bigtable_emulator {
         }
         async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
             self.note(self.store.increment(table, op).await)
+        }
+        async fn append(&self, table: &str, op: &hmap::store::Append) -> Result<RowResult> {
+            self.note(self.store.append(table, op).await)
         }
         fn forget_schema(&self, table: &str) {
             self.store.forget_schema(table)

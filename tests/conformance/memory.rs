@@ -30,7 +30,12 @@ hmap_suite::for_each_case!(memory_cases);
 /// left out of the list would silently never run.
 #[test]
 fn every_case_is_listed() {
-    let source = include_str!("../../src/conformance.rs");
+    // The cases of `src/conformance.rs`, then those of its modules.
+    let source = [
+        include_str!("../../src/conformance.rs"),
+        include_str!("../../src/conformance/conditional.rs"),
+    ]
+    .concat();
     let defined: Vec<&str> = source
         .lines()
         .filter(|l| l.contains("(t: &dyn Target)"))

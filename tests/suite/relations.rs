@@ -1477,6 +1477,9 @@ impl<F: Fn() + Send + Sync> Store for Hooked<F> {
     async fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
         self.inner.increment(table, op).await
     }
+    async fn append(&self, table: &str, op: &hmap::store::Append) -> hmap::store::Result<hmap::store::RowResult> {
+        self.inner.append(table, op).await
+    }
 }
 
 fn post(recipients: &[Bytes], n: i64) -> Delivery {
@@ -1916,6 +1919,10 @@ impl Store for Delayed {
     async fn increment(&self, table: &str, op: &hmap::store::Increment) -> hmap::store::Result<Vec<i64>> {
         tokio::time::sleep(self.delay).await;
         self.inner.increment(table, op).await
+    }
+    async fn append(&self, table: &str, op: &hmap::store::Append) -> hmap::store::Result<hmap::store::RowResult> {
+        tokio::time::sleep(self.delay).await;
+        self.inner.append(table, op).await
     }
 }
 

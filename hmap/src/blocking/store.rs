@@ -5,7 +5,8 @@ use std::fmt;
 use super::{block_on, blocking_methods};
 use crate::schema::TableSchema;
 use crate::store::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store as AsyncStore,
+    Append, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan,
+    Store as AsyncStore,
 };
 
 /// Any [`Store`](crate::store::Store), blocking: its methods, each waiting
@@ -63,6 +64,7 @@ impl<S: AsyncStore> Store<S> {
         fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
         fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
         fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
+        fn append(&self, table: &str, op: &Append) -> Result<RowResult>;
     }
 
     /// [`scan`](crate::store::Store::scan): the rows as an iterator,

@@ -191,11 +191,62 @@ pub(crate) fn check_rows(schema: &TableSchema, rows: &[super::RowMutation], max_
         .try_for_each(|r| check_mutation(schema, &r.row, &r.mutations, max_cell_size))
 }
 
-/// A check-and-mutate: the checked column's family, and the row's changes.
+/// A check-and-mutate: the checked column's family (or a valid filter),
+/// a comparison other than [`CompareOp::NoOp`](super::filter::CompareOp::NoOp)
+/// (HBase's region fails on it with a `RuntimeException`, "Unknown Compare
+/// op", once a value is compared), a valid time range, and the row's changes.
 #[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
 pub(crate) fn check_conditional(schema: &TableSchema, op: &super::CheckAndMutate, max_cell_size: usize) -> Result<()> {
-    check_family(schema, &op.family)?;
+    let invalid = |reason: String| StoreError::InvalidRequest {
+        table: schema.name.clone(),
+        reason: format!("row {}: {reason}", show_row(&op.row)),
+    };
+    match &op.filter {
+        Some(filter) => filter.check().map_err(invalid)?,
+        None => check_family(schema, &op.family)?,
+    }
+    if op.filter.is_none() && op.compare == super::filter::CompareOp::NoOp {
+        return Err(invalid("a check-and-mutate cannot compare with NO_OP".into()));
+    }
+    let range = op.time_range;
+    if range.min < 0 || range.max < range.min {
+        return Err(invalid(format!("invalid time range [{}, {})", range.min, range.max)));
+    }
     check_mutation(schema, &op.row, &op.mutations, max_cell_size)
+}
+
+/// An append: a valid row, known families, no column twice (HBase appends
+/// each value to the same old one, keeps the last, and answers with a cell
+/// per value, as it does for an increment: see [`check_increment`]).
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
+pub(crate) fn check_append(schema: &TableSchema, op: &super::Append, max_cell_size: usize) -> Result<()> {
+    check_row(&schema.name, &op.row)?;
+    for (i, (family, qualifier, value)) in op.columns.iter().enumerate() {
+        check_family(schema, family)?;
+        if op.columns[..i].iter().any(|(f, q, _)| f == family && q == qualifier) {
+            return Err(StoreError::InvalidRequest {
+                table: schema.name.clone(),
+                reason: format!(
+                    "row {}: column {} appears twice in one append; append the values joined into one",
+                    show_row(&op.row),
+                    show_column(family, qualifier)
+                ),
+            });
+        }
+        // The appended bytes alone: the cell they make may be longer, which
+        // only the server knows.
+        let size = cell_size(&op.row, family, qualifier, value);
+        if size > max_cell_size {
+            return Err(StoreError::CellTooLarge {
+                table: schema.name.clone(),
+                row: show_row(&op.row),
+                column: show_column(family, qualifier),
+                size,
+                limit: max_cell_size,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An increment: a valid row, known families, and no column twice (HBase

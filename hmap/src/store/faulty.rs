@@ -241,6 +241,9 @@ impl<S: Store> Store for FaultyStore<S> {
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {
         self.call("increment", self.inner.increment(table, op)).await
     }
+    async fn append(&self, table: &str, op: &crate::store::Append) -> Result<RowResult> {
+        self.call("append", self.inner.append(table, op)).await
+    }
 
     fn forget_schema(&self, table: &str) {
         self.inner.forget_schema(table);

@@ -75,7 +75,8 @@ pub use load::{
 pub use memory::{MemoryStore, MemoryStoreConfig};
 #[cfg(feature = "thrift")]
 pub use thrift::{
-    DEFAULT_MAX_REQUEST_BYTES, Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore, thrift1_unsupported,
+    DEFAULT_MAX_REQUEST_BYTES, Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore,
+    thrift1_unsupported, unsupported as thrift_unsupported,
 };
 pub(crate) use trace::traced;
 pub use trace::{TraceContext, TraceContextSource};
@@ -950,6 +951,40 @@ impl Append {
     pub fn add(mut self, family: impl Into<Bytes>, qualifier: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
         self.columns.push((family.into(), qualifier.into(), value.into()));
         self
+    }
+
+    /// The get that reads the appended columns back: for a server that
+    /// applied the append and answered without their values (see
+    /// [`Increment::read_back`]).
+    #[cfg(any(feature = "thrift", feature = "native"))]
+    pub(crate) fn read_back(&self) -> Get {
+        self.columns
+            .iter()
+            .fold(Get::new(self.row.clone()), |get, (family, qualifier, _)| {
+                get.column(family.clone(), qualifier.clone())
+            })
+    }
+
+    /// Whether `row`, a server's answer to the append, holds a value for
+    /// each column.
+    #[cfg(any(feature = "thrift", feature = "native"))]
+    pub(crate) fn answered_by(&self, row: Option<&RowResult>) -> bool {
+        self.columns
+            .iter()
+            .all(|(family, qualifier, _)| row.is_some_and(|r| r.latest(family, qualifier).is_some()))
+    }
+
+    /// The answer to the append: the newest cell of each appended column
+    /// that `row` holds, sorted as HBase sorts a row's cells.
+    #[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
+    pub(crate) fn answer(&self, row: Option<RowResult>) -> RowResult {
+        let mut cells: Vec<Cell> = self
+            .columns
+            .iter()
+            .filter_map(|(family, qualifier, _)| row.as_ref()?.latest(family, qualifier).cloned())
+            .collect();
+        cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+        RowResult::new(self.row.clone(), cells)
     }
 }
 

@@ -85,6 +85,12 @@ impl Counted for Option<RowResult> {
     }
 }
 
+impl Counted for RowResult {
+    fn cells(&self) -> usize {
+        self.cells.len()
+    }
+}
+
 impl Counted for Vec<Option<RowResult>> {
     fn cells(&self) -> usize {
         self.iter().map(Counted::cells).sum()

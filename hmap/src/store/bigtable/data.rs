@@ -16,10 +16,11 @@ use super::error::{from_status, protocol};
 use super::read::{ChunkMerger, filter, read_filter};
 use super::{BigtableStore, DataClient, MAX_MESSAGE, MAX_ROW_KEY};
 
-use crate::store::check::{check_conditional, check_gets, check_increment, check_rows, check_table_name};
+use crate::store::check::{check_append, check_conditional, check_gets, check_increment, check_rows, check_table_name};
 use crate::store::error::{show_column, show_row};
+use crate::store::filter::CompareOp;
 use crate::store::{
-    CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
+    Append, Cell, CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
 };
 
 /// A row key `SampleRowKeys` answers with
@@ -456,39 +457,36 @@ impl BigtableStore {
     }
 
     /// `CheckAndMutateRow`. Bigtable applies `true_mutations` when its
-    /// predicate filter yields a cell: for an expected value, the
-    /// predicate is "the column's newest cell holds exactly this value"
-    /// (a closed value range `[v, v]`, so no comparison runs the wrong way
-    /// round); for "absent or empty" (HBase's reading of `None` and of an
-    /// empty value) it is "the newest cell holds a non-empty value", and
-    /// the changes go to `false_mutations`.
+    /// predicate filter yields a cell, as Google's HBase adapter builds it
+    /// (`CheckAndMutateUtil`): the column's newest cell in the time range,
+    /// whose value is in the range the comparison allows (`stored op
+    /// expected`: `Less` is `[-inf, expected)`, `NotEqual` the interleave of
+    /// below and above). For "absent or empty" (HBase's reading of `None`
+    /// and of an empty value) the predicate is "the newest cell holds a
+    /// non-empty value": `NotEqual` applies the changes when it matches,
+    /// every other operator when it does not (`false_mutations`).
     pub(super) async fn check_and_mutate_impl(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let max = self.inner.config.max_value_size;
         check_key_length(table, &op.row)?;
         let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
+        if op.filter.is_some() {
+            return Err(super::error::refuse(table, super::error::unsupported::CHECK_FILTER));
+        }
         refuse_unexpressible(table, &op.mutations)?;
         let now = now_ms();
         let row = [RowMutation::with(op.row.clone(), op.mutations.clone())];
         let expanded = self.expand_up_to_deletes(table, &row, now).await?;
         let changes = mutations(table, &expanded[0].mutations, now)?;
         let family = family_name(table, &op.family)?;
-        // The newest cell HBase would see: one the family's TTL has not
-        // expired (Bigtable's GC is lazy).
+        // The newest cell HBase would see: one in the time range that the
+        // family's TTL has not expired (Bigtable's GC is lazy).
         let live = schema.find_family(&op.family).and_then(|f| f.ttl()).map(|ttl| {
             now.saturating_sub(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX))
                 .saturating_add(1)
         });
+        let (min, max_ts) = (live.unwrap_or(0).max(op.time_range.min), op.time_range.max);
         let expected = op.expected.clone().filter(|v| !v.is_empty());
-        let value = match &expected {
-            Some(v) => v2::ValueRange {
-                start_value: Some(v2::value_range::StartValue::StartValueClosed(v.clone())),
-                end_value: Some(v2::value_range::EndValue::EndValueClosed(v.clone())),
-            },
-            None => v2::ValueRange {
-                start_value: Some(v2::value_range::StartValue::StartValueOpen(Bytes::new())),
-                end_value: None,
-            },
-        };
+        let (value, when_matched) = condition_values(op.compare, expected.as_ref());
         let predicate = filter(Filter::Chain(Chain {
             filters: vec![
                 filter(Filter::ColumnRangeFilter(v2::ColumnRange {
@@ -498,12 +496,13 @@ impl BigtableStore {
                     )),
                     end_qualifier: Some(v2::column_range::EndQualifier::EndQualifierClosed(op.qualifier.clone())),
                 })),
-                filter(match live {
-                    Some(min) => Filter::TimestampRangeFilter(super::convert::time_range(min, i64::MAX)),
-                    None => Filter::PassAllFilter(true),
+                filter(if min > 0 || max_ts < i64::MAX {
+                    Filter::TimestampRangeFilter(super::convert::time_range(min, max_ts))
+                } else {
+                    Filter::PassAllFilter(true)
                 }),
                 filter(Filter::CellsPerColumnLimitFilter(1)),
-                filter(Filter::ValueRangeFilter(value)),
+                value,
             ],
         }));
         if changes.is_empty() {
@@ -522,11 +521,11 @@ impl BigtableStore {
                 )
                 .await?;
             let matched = futures_util::StreamExt::next(&mut stream).await.transpose()?.is_some();
-            return Ok(matched == expected.is_some());
+            return Ok(matched == when_matched);
         }
-        let (true_mutations, false_mutations) = match expected {
-            Some(_) => (changes, Vec::new()),
-            None => (Vec::new(), changes),
+        let (true_mutations, false_mutations) = match when_matched {
+            true => (changes, Vec::new()),
+            false => (Vec::new(), changes),
         };
         let absent = false_mutations.len();
         let request = v2::CheckAndMutateRowRequest {
@@ -694,6 +693,81 @@ impl BigtableStore {
             .collect()
     }
 
+    /// `ReadModifyWriteRow` with an `append_value` rule per column (Google's
+    /// HBase adapter's `AppendAdapter`). Bigtable has no nonce: a call whose
+    /// reply was lost is not sent again.
+    pub(super) async fn append_impl(&self, table: &str, op: &Append) -> Result<RowResult> {
+        check_key_length(table, &op.row)?;
+        let max = self.inner.config.max_value_size;
+        self.checked(table, |schema| check_append(schema, op, max)).await?;
+        if op.columns.is_empty() {
+            return Ok(RowResult::new(op.row.clone(), Vec::new()));
+        }
+        let rules = op
+            .columns
+            .iter()
+            .map(|(family, qualifier, value)| {
+                Ok(v2::ReadModifyWriteRule {
+                    family_name: family_name(table, family)?,
+                    column_qualifier: qualifier.clone(),
+                    rule: Some(v2::read_modify_write_rule::Rule::AppendValue(value.clone())),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let request = v2::ReadModifyWriteRowRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            row_key: op.row.clone(),
+            rules,
+            ..Default::default()
+        };
+        let (headers, left) = self
+            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
+            .await
+            .map_err(|e| with_row(e, &op.row))?;
+        let mut client = self.data(&headers);
+        let reply = self
+            .deadline(
+                table,
+                "ReadModifyWriteRow",
+                left,
+                client.read_modify_write_row(self.data_request(request)),
+            )
+            .await
+            .map_err(|e| with_row(e, &op.row))?;
+        let row = reply.row.unwrap_or_default();
+        let mut cells = Vec::with_capacity(op.columns.len());
+        for (family, qualifier, _) in &op.columns {
+            let cell = row
+                .families
+                .iter()
+                .filter(|f| f.name.as_bytes() == &family[..])
+                .flat_map(|f| &f.columns)
+                .find(|c| c.qualifier == *qualifier)
+                .and_then(|c| c.cells.iter().max_by_key(|c| c.timestamp_micros))
+                .ok_or_else(|| {
+                    protocol(
+                        &self.inner.config.address,
+                        table,
+                        "ReadModifyWriteRow",
+                        format!(
+                            "no cell of {} in the reply for row {}",
+                            show_column(family, qualifier),
+                            show_row(&op.row)
+                        ),
+                    )
+                })?;
+            cells.push(Cell::new(
+                family.clone(),
+                qualifier.clone(),
+                super::convert::from_micros(cell.timestamp_micros),
+                cell.value.clone(),
+            ));
+        }
+        cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
+        Ok(RowResult::new(op.row.clone(), cells))
+    }
+
     /// The error of an increment of a cell that is not a counter, naming
     /// the first such column as the store reads it now.
     async fn not_a_counter(&self, table: &str, op: &Increment) -> StoreError {
@@ -727,6 +801,44 @@ impl BigtableStore {
         }
         fallback
     }
+}
+
+/// The value part of a check-and-mutate's predicate (on the column's
+/// newest cell), and whether the check passes when the predicate matches
+/// (else when it does not). `stored op expected`, with HBase's reading of
+/// nothing expected (`HRegion.checkAndMutateInternal`: `valueIsNull`):
+/// `NotEqual` passes on a non-empty value, every other operator on an
+/// absent or empty one. With a value, an absent column fails every
+/// operator, `NotEqual` included: the predicate matches no cell.
+fn condition_values(op: CompareOp, expected: Option<&Bytes>) -> (v2::RowFilter, bool) {
+    use v2::value_range::{EndValue, StartValue};
+    let range = |start: Option<StartValue>, end: Option<EndValue>| {
+        filter(Filter::ValueRangeFilter(v2::ValueRange {
+            start_value: start,
+            end_value: end,
+        }))
+    };
+    let Some(v) = expected else {
+        let non_empty = range(Some(StartValue::StartValueOpen(Bytes::new())), None);
+        return (non_empty, op == CompareOp::NotEqual);
+    };
+    let below = || range(None, Some(EndValue::EndValueOpen(v.clone())));
+    let above = || range(Some(StartValue::StartValueOpen(v.clone())), None);
+    let value = match op {
+        CompareOp::Less => below(),
+        CompareOp::LessOrEqual => range(None, Some(EndValue::EndValueClosed(v.clone()))),
+        CompareOp::GreaterOrEqual => range(Some(StartValue::StartValueClosed(v.clone())), None),
+        CompareOp::Greater => above(),
+        CompareOp::NotEqual => filter(Filter::Interleave(v2::row_filter::Interleave {
+            filters: vec![below(), above()],
+        })),
+        // Equal; NoOp was refused by the check.
+        _ => range(
+            Some(StartValue::StartValueClosed(v.clone())),
+            Some(EndValue::EndValueClosed(v.clone())),
+        ),
+    };
+    (value, true)
 }
 
 /// What no expansion can express, refused before anything is sent: a

@@ -69,7 +69,8 @@ pub use read::fuzz_read_rows as __fuzz_read_rows;
 
 use super::check::SchemaCache;
 use super::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
+    Append, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store,
+    StoreError,
 };
 use crate::schema::{FamilyOption, TableSchema};
 
@@ -342,6 +343,10 @@ impl Store for BigtableStore {
 
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         self.check_and_mutate_impl(table, op).await
+    }
+
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        self.append_impl(table, op).await
     }
 
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>> {

@@ -23,7 +23,8 @@ use super::proto;
 use super::retry::{Attempts, FailedServers, Idempotence, Retry, RetryPolicy, retry_kind};
 use super::zookeeper::{self, ZooKeeperRegistry};
 use crate::store::{
-    CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource, metrics,
+    Append, CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource,
+    metrics,
 };
 
 /// How a [`NativeStore`] reaches HBase.
@@ -1008,6 +1009,39 @@ impl NativeStore {
             return convert::counters(op, read.as_ref()).map_err(|e| store_error((e, String::new())));
         }
         convert::counters(op, row.as_ref()).map_err(|e| store_error((e, String::new())))
+    }
+
+    /// Appends to columns; returns the row's new values of those columns.
+    pub(super) async fn append_unchecked(&self, table: &str, op: &Append) -> Result<RowResult, StoreError> {
+        // A nonce, the same on every try, as for an increment: a retry of a
+        // try whose reply was lost is answered, not applied again.
+        let mutation = proto::MutationProto {
+            nonce: Some(super::admin::random_u64()),
+            ..convert::append(op)
+        };
+        let request = |region: &RegionLocation| proto::MutateRequest {
+            region: region.specifier(),
+            mutation: mutation.clone(),
+            condition: None,
+            nonce_group: Some(self.inner.nonce_group),
+        };
+        let store_error =
+            |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "append", &endpoint);
+        let (_, reply) = self
+            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", Idempotence::Safe, request)
+            .await
+            .map_err(store_error)?;
+        let result = reply.message.result.unwrap_or_default();
+        let row = convert::associated_cells(&result)
+            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
+            .map_err(|e| store_error((e, String::new())))?;
+        if !op.answered_by(row.as_ref()) {
+            // Applied, without the values (a retry recognised by its nonce):
+            // read them, other appends since included.
+            let read = self.get_unchecked(table, &op.read_back()).await?;
+            return Ok(op.answer(read));
+        }
+        Ok(op.answer(row))
     }
 
     /// Reads the rows of a scan, region by region, all of them (up to the

@@ -8,7 +8,8 @@ use super::proto::{self, mutation_proto};
 use prost::Message;
 
 use crate::store::{
-    Cell, CheckAndMutate, Column, Get, Increment, Mutation, RowMutation, RowResult, Scan, TimeRange, selected_columns,
+    Append, Cell, CheckAndMutate, Column, Get, Increment, Mutation, RowMutation, RowResult, Scan, TimeRange,
+    selected_columns,
 };
 
 /// The KeyValue type byte of a put.
@@ -216,12 +217,27 @@ pub fn mutations(row: &RowMutation) -> Result<Vec<proto::MutationProto>, NativeE
     Ok(out)
 }
 
-/// The check of a check-and-mutate: the column's newest value EQUAL to the
-/// expected one. An absent expected value is the empty one: HBase's region
-/// reads an empty comparator value as "absent or empty"
-/// (`HRegion.checkAndMutateInternal`: `valueIsNull`), as its client's
-/// `ifNotExists()` relies on.
+/// The check of a check-and-mutate, as HBase's `Condition`: a filter, or
+/// the column's newest value (in the time range) compared with the expected
+/// one. HBase reads its operator as `given op stored`
+/// (`HRegion.checkAndMutateInternal`: `compareResult` is the comparator's
+/// value compared with the cell's), hmap's as `stored op given`: the
+/// operator is sent mirrored. An absent expected value is the empty one:
+/// HBase's region reads an empty comparator value as "absent or empty"
+/// (`valueIsNull`), as its client's `ifNotExists()` relies on.
 pub fn condition(op: &CheckAndMutate) -> proto::Condition {
+    let time_range = time_range(op.time_range);
+    if let Some(filter) = &op.filter {
+        return proto::Condition {
+            row: op.row.clone(),
+            family: None,
+            qualifier: None,
+            compare_type: None,
+            comparator: None,
+            time_range,
+            filter: Some(super::filter::filter_to_proto(filter)),
+        };
+    }
     let comparable = proto::BinaryComparator {
         comparable: proto::ByteArrayComparable {
             value: Some(op.expected.clone().unwrap_or_default()),
@@ -231,14 +247,40 @@ pub fn condition(op: &CheckAndMutate) -> proto::Condition {
         row: op.row.clone(),
         family: Some(op.family.clone()),
         qualifier: Some(op.qualifier.clone()),
-        compare_type: Some(proto::CompareType::Equal as i32),
+        compare_type: Some(super::filter::compare_type(op.compare.mirrored()) as i32),
         comparator: Some(proto::Comparator {
             name: "org.apache.hadoop.hbase.filter.BinaryComparator".to_string(),
             serialized_comparator: Some(comparable.encode_to_vec().into()),
         }),
-        time_range: None,
+        time_range,
         filter: None,
     }
+}
+
+/// An append as HBase's `APPEND` mutation: each column's bytes to append.
+pub fn append(op: &Append) -> proto::MutationProto {
+    let mut mutation = proto::MutationProto {
+        row: Some(op.row.clone()),
+        mutate_type: Some(mutation_proto::MutationType::Append as i32),
+        ..Default::default()
+    };
+    for (family, qualifier, value) in &op.columns {
+        let qv = mutation_proto::column_value::QualifierValue {
+            qualifier: Some(qualifier.clone()),
+            value: Some(value.clone()),
+            timestamp: None,
+            delete_type: None,
+            tags: None,
+        };
+        match mutation.column_value.iter_mut().find(|c| c.family == *family) {
+            Some(column) => column.qualifier_value.push(qv),
+            None => mutation.column_value.push(mutation_proto::ColumnValue {
+                family: family.clone(),
+                qualifier_value: vec![qv],
+            }),
+        }
+    }
+    mutation
 }
 
 /// An increment as HBase's `INCREMENT` mutation: each amount as an 8-byte

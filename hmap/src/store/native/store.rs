@@ -11,12 +11,12 @@ use super::admin;
 use super::client::NativeStore;
 use crate::schema::TableSchema;
 use crate::store::check::{
-    check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows, check_schema,
-    check_table_name,
+    check_append, check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows,
+    check_schema, check_table_name,
 };
 use crate::store::{
-    CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
-    traced,
+    Append, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store,
+    StoreError, traced,
 };
 
 impl NativeStore {
@@ -225,6 +225,27 @@ impl Store for NativeStore {
                 })
                 .await?;
                 self.check_and_mutate_unchecked(table, op).await
+            }),
+        )
+        .await
+    }
+
+    /// HBase's `Append`, with a nonce (see [`Store::append`]).
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        traced(
+            "native",
+            "append",
+            table,
+            1,
+            self.noted(table, async move {
+                self.checked(table, |schema| {
+                    check_append(schema, op, self.inner.config.max_value_size)
+                })
+                .await?;
+                if op.columns.is_empty() {
+                    return Ok(RowResult::new(op.row.clone(), Vec::new()));
+                }
+                self.append_unchecked(table, op).await
             }),
         )
         .await

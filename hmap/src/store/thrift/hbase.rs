@@ -257,7 +257,22 @@ const DELETE_COLUMNS: i32 = 1;
 const DELETE_FAMILY: i32 = 2;
 
 /// `TCompareOp.EQUAL`.
+#[cfg(test)]
 pub const COMPARE_EQUAL: i32 = 2;
+
+/// An operator as a `TCompareOp` (`LESS = 0` ... `NO_OP = 6`).
+pub fn compare_op(op: crate::store::filter::CompareOp) -> i32 {
+    use crate::store::filter::CompareOp;
+    match op {
+        CompareOp::Less => 0,
+        CompareOp::LessOrEqual => 1,
+        CompareOp::Equal => 2,
+        CompareOp::NotEqual => 3,
+        CompareOp::GreaterOrEqual => 4,
+        CompareOp::Greater => 5,
+        CompareOp::NoOp => 6,
+    }
+}
 
 /// One mutation as a `TMutation` union member: `1: TPut` or `2: TDelete`.
 fn mutation(e: &mut Encoder, row: &[u8], m: &Mutation) {
@@ -429,6 +444,22 @@ pub fn increment(e: &mut Encoder, row: &[u8], columns: &[(Bytes, Bytes, i64)]) {
         e.stop();
     }
     e.bool_field(7, true);
+    e.stop();
+}
+
+/// TAppend { 1: row, 2: list<TColumnValue>, 6: returnResults }
+pub fn append(e: &mut Encoder, row: &[u8], columns: &[(Bytes, Bytes, Bytes)]) {
+    e.binary_field(1, row);
+    e.field(TType::List, 2);
+    e.list(TType::Struct, columns.len());
+    for (f, q, value) in columns {
+        // TColumnValue { 1: family, 2: qualifier, 3: value }
+        e.binary_field(1, f);
+        e.binary_field(2, q);
+        e.binary_field(3, value);
+        e.stop();
+    }
+    e.bool_field(6, true);
     e.stop();
 }
 

@@ -51,15 +51,26 @@ use self::codec::{DecodeError, Encoder, Reader, TType};
 pub use self::thrift1::{Thrift1Store, unsupported as thrift1_unsupported};
 use self::transport::HttpWire;
 use super::check::{
-    check_conditional, check_family_change, check_gets, check_increment, check_load_row, check_mutation, check_read,
-    check_schema, check_table_name,
+    check_append, check_conditional, check_family_change, check_gets, check_increment, check_load_row, check_mutation,
+    check_read, check_schema, check_table_name,
 };
 use super::traced;
 use super::{
-    CheckAndMutate, FIRST_SIZED_BATCH_ROWS, FamilyChange, Get, Increment, LoadBatch, MAX_SIZED_BATCH_ROWS, Result,
-    RowMutation, RowResult, RowStream, Scan, Store, StoreError,
+    Append, CheckAndMutate, FIRST_SIZED_BATCH_ROWS, FamilyChange, Get, Increment, LoadBatch, MAX_SIZED_BATCH_ROWS,
+    Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
 use crate::schema::TableSchema;
+
+/// What [`ThriftStore`] cannot express, each the `feature` of the
+/// [`StoreError::Unsupported`] it returns, before anything is sent.
+pub mod unsupported {
+    /// Thrift2's `checkAndMutate` takes a column, an operator and a value:
+    /// no `TimeRange` (HBase's `CheckAndMutate.Builder.timeRange`).
+    pub const CHECK_TIME_RANGE: &str = "a time range in a check-and-mutate";
+    /// Thrift2's `checkAndMutate` takes a column, an operator and a value:
+    /// no filter (HBase 2.4's `CheckAndMutate.Builder.ifMatches(Filter)`).
+    pub const CHECK_FILTER: &str = "a filter as the condition of a check-and-mutate";
+}
 
 /// About how many bytes of rows one `get_many` call through a gateway
 /// brings back: a gateway builds each reply whole in its heap, and one
@@ -462,6 +473,16 @@ impl std::fmt::Debug for ThriftStore {
 }
 
 impl ThriftStore {
+    /// The refusal of a feature the Thrift2 gateway cannot express (see
+    /// [`unsupported`]).
+    fn unsupported(table: &str, feature: &'static str) -> StoreError {
+        StoreError::Unsupported {
+            backend: "ThriftStore",
+            feature,
+            table: table.into(),
+        }
+    }
+
     /// Refuses a filter the gateway cannot be sent: one HBase's filter
     /// language cannot express, without the `native` feature that encodes
     /// it as `filterBytes` (see [`filter`]).
@@ -1014,13 +1035,20 @@ impl Store for ThriftStore {
                     check_conditional(schema, op, self.shared.config.max_value_size)
                 })
                 .await?;
+                if op.filter.is_some() {
+                    return Err(Self::unsupported(table, unsupported::CHECK_FILTER));
+                }
+                if !op.time_range.is_all() {
+                    return Err(Self::unsupported(table, unsupported::CHECK_TIME_RANGE));
+                }
                 // checkAndMutate { 1: table, 2: row, 3: family, 4: qualifier,
                 // 5: compareOp, 6: value, 7: rowMutations }. The gateway passes the
                 // value to `ifMatches` as it is (it cannot be left out: a null one
                 // fails there), and HBase's region treats an empty expected value as
                 // its client's `ifNotExists()` does (`HRegion.checkAndMutateInternal`:
                 // `valueIsNull`): an absent column passes. So "absent" is EQUAL to
-                // the empty value, and may guard deletes as well as puts.
+                // the empty value, and may guard deletes as well as puts. HBase
+                // reads the operator as `given op stored`: it goes mirrored.
                 let expected = op.expected.as_deref().unwrap_or_default();
                 self.shared
                     .call(
@@ -1032,13 +1060,54 @@ impl Store for ThriftStore {
                             e.binary_field(2, &op.row);
                             e.binary_field(3, &op.family);
                             e.binary_field(4, &op.qualifier);
-                            e.i32_field(5, hbase::COMPARE_EQUAL);
+                            e.i32_field(5, hbase::compare_op(op.compare.mirrored()));
                             e.binary_field(6, expected);
                             hbase::row_mutations(e, 7, &op.row, &op.mutations);
                         },
                         |r| hbase::reply(r, TType::Bool, Reader::bool),
                     )
                     .await
+            }),
+        )
+        .await
+    }
+
+    /// `append(TAppend)`: the gateway's Java client sends it with a nonce of
+    /// its own, for its own retries; a call of this store that fails after
+    /// it was sent is not sent again.
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        traced(
+            "thrift",
+            "append",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_append(schema, op, self.shared.config.max_value_size)
+                })
+                .await?;
+                if op.columns.is_empty() {
+                    return Ok(RowResult::new(op.row.clone(), Vec::new()));
+                }
+                let row = self
+                    .shared
+                    .call(
+                        table,
+                        "append",
+                        false,
+                        |e| {
+                            e.binary_field(1, self.shared.wire(table).as_bytes());
+                            e.field(TType::Struct, 2);
+                            hbase::append(e, &op.row, &op.columns);
+                        },
+                        |r| hbase::reply(r, TType::Struct, hbase::result),
+                    )
+                    .await?;
+                if !op.answered_by(row.as_ref()) {
+                    // Applied, without the values (see `Increment::read_back`).
+                    return Ok(op.answer(self.get(table, &op.read_back()).await?));
+                }
+                Ok(op.answer(row))
             }),
         )
         .await

@@ -14,12 +14,13 @@ use super::hbase::{self, ServerException};
 use super::hbase1::{self, Change, ScanSpec};
 use crate::schema::{FamilySchema, KEY_LAYOUT_ATTRIBUTE, TableSchema};
 use crate::store::check::{
-    check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows, check_schema,
-    check_table_name,
+    check_append, check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows,
+    check_schema, check_table_name,
 };
+use crate::store::filter::CompareOp;
 use crate::store::{
-    Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream,
-    Scan, Store, StoreError, TimeRange, traced,
+    Append, Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult,
+    RowStream, Scan, Store, StoreError, TimeRange, traced,
 };
 
 /// What [`Thrift1Store`] cannot express, each the `feature` of the
@@ -61,6 +62,14 @@ pub mod unsupported {
     pub const CHECK_AND_PUT_AT: &str = "check-and-mutate with a put at a chosen timestamp";
     /// `atomicIncrement` adds to one column.
     pub const INCREMENT_COLUMNS: &str = "an increment of several columns";
+    /// `checkAndPut` checks for equality (`ifEquals`) or absence
+    /// (`ifNotExists`) only: no other comparison of a value, nor "holds a
+    /// non-empty value" (NOT_EQUAL to nothing).
+    pub const CHECK_COMPARE: &str = "check-and-mutate with a comparison other than equality";
+    /// `checkAndPut` takes no time range.
+    pub const CHECK_TIME_RANGE: &str = "a time range in a check-and-mutate";
+    /// `checkAndPut` takes no filter.
+    pub const CHECK_FILTER: &str = "a filter as the condition of a check-and-mutate";
 }
 
 /// A store on a real HBase through its original Thrift gateway (Thrift1,
@@ -117,7 +126,10 @@ pub mod unsupported {
 ///   them as separate operations, not atomically: [`split_rows`](Self::split_rows)
 ///   sends such a row anyway when each of its mutations carries a timestamp);
 /// - check-and-mutate other than one put without a timestamp
-///   (`checkAndPut`); an increment of several columns (`atomicIncrement`).
+///   (`checkAndPut`), or with a comparison other than equality (but for
+///   the comparisons that, with nothing expected, mean "absent or empty"
+///   as equality does), a time range or a filter; an increment of several
+///   columns (`atomicIncrement`).
 ///
 /// A time range's lower bound, which Thrift1's calls lack (they read
 /// `[0, max)`), is applied to the newest version read below its upper
@@ -872,6 +884,25 @@ impl Store for Thrift1Store {
                 })
                 .await?;
                 let refuse = |feature| Err(Self::unsupported(table, feature));
+                if op.filter.is_some() {
+                    return refuse(unsupported::CHECK_FILTER);
+                }
+                if !op.time_range.is_all() {
+                    return refuse(unsupported::CHECK_TIME_RANGE);
+                }
+                // With nothing (or the empty value) expected, HBase passes
+                // every operator but NOT_EQUAL when the column is absent or
+                // empty (`HRegion.checkAndMutateInternal`: `valueIsNull`):
+                // equality with nothing says the same.
+                let absent = op.expected.as_ref().is_none_or(|v| v.is_empty());
+                let equal = match op.compare {
+                    CompareOp::Equal => true,
+                    CompareOp::NotEqual => false,
+                    _ => absent,
+                };
+                if !equal {
+                    return refuse(unsupported::CHECK_COMPARE);
+                }
                 if op.mutations.iter().any(|m| !matches!(m, Mutation::Put { .. })) {
                     return refuse(unsupported::CHECK_AND_DELETE);
                 }
@@ -908,6 +939,64 @@ impl Store for Thrift1Store {
                         |r| hbase::reply(r, TType::Bool, Reader::bool),
                     )
                     .await
+            }),
+        )
+        .await
+    }
+
+    /// `append(TAppend)`: the columns as `family:qualifier` texts beside
+    /// their values; the gateway answers with the new cells' values and
+    /// timestamps, without their columns, in the row's column order.
+    async fn append(&self, table: &str, op: &Append) -> Result<RowResult> {
+        traced(
+            "thrift1",
+            "append",
+            table,
+            1,
+            self.confirmed(table, async move {
+                self.checked(table, |schema| {
+                    check_append(schema, op, self.client.config.max_value_size)
+                })
+                .await?;
+                if op.columns.is_empty() {
+                    return Ok(RowResult::new(op.row.clone(), Vec::new()));
+                }
+                let names: Vec<Bytes> = op
+                    .columns
+                    .iter()
+                    .map(|(f, q, _)| Bytes::from(hbase1::column_name(f, Some(q))))
+                    .collect();
+                let values: Vec<&Bytes> = op.columns.iter().map(|(_, _, v)| v).collect();
+                let cells = self
+                    .client
+                    .call(
+                        table,
+                        "append",
+                        false,
+                        |e: &mut Encoder| {
+                            // TAppend { 1: table, 2: row, 3: columns, 4: values }
+                            e.field(TType::Struct, 1);
+                            e.binary_field(1, self.client.wire(table).as_bytes());
+                            e.binary_field(2, &op.row);
+                            hbase1::texts(e, 3, &names.iter().collect::<Vec<_>>());
+                            hbase1::texts(e, 4, &values);
+                            e.stop();
+                        },
+                        |r| hbase::reply(r, TType::List, hbase1::cells),
+                    )
+                    .await?;
+                let mut columns: Vec<(&Bytes, &Bytes)> = op.columns.iter().map(|(f, q, _)| (f, q)).collect();
+                columns.sort();
+                if cells.len() != columns.len() {
+                    // Applied, without the values (see `Increment::read_back`).
+                    return Ok(op.answer(self.get(table, &op.read_back()).await?));
+                }
+                let cells = columns
+                    .into_iter()
+                    .zip(cells)
+                    .map(|((f, q), (value, ts))| Cell::new(f.clone(), q.clone(), ts, value))
+                    .collect();
+                Ok(RowResult::new(op.row.clone(), cells))
             }),
         )
         .await
