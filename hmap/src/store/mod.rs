@@ -831,7 +831,7 @@ impl RowMutation {
 /// builder methods.
 ///
 /// The comparison reads `stored op given`, as filters do
-/// ([`filter`](crate::store::filter)): `.compare(CompareOp::Less)` passes
+/// ([`filter`]): `.compare(CompareOp::Less)` passes
 /// when the stored value sorts below `expected`. (HBase's own
 /// `checkAndMutate` reads `given op stored`; backends send the mirrored
 /// operator.)
@@ -856,7 +856,10 @@ pub struct CheckAndMutate {
     pub qualifier: Bytes,
     /// How the column's newest value in [`time_range`](Self::time_range) is
     /// compared with `expected`: `stored op expected`. Default
-    /// [`CompareOp::Equal`].
+    /// [`CompareOp::Equal`](filter::CompareOp::Equal).
+    /// [`CompareOp::NoOp`](filter::CompareOp::NoOp) compares nothing and is
+    /// refused with [`StoreError::InvalidRequest`] (HBase's region fails on
+    /// it, "Unknown Compare op", once a value is compared).
     pub compare: filter::CompareOp,
     /// The value compared with; `None` tests for absence.
     ///
@@ -865,8 +868,11 @@ pub struct CheckAndMutate {
     /// a check for `None` passes when it holds an empty value
     /// (`HRegion.checkAndMutateInternal`: `valueIsNull` is a null *or empty*
     /// comparator value, and then an empty cell matches). With `None` (or
-    /// empty), [`CompareOp::NotEqual`] passes when the column holds a
-    /// non-empty value, and every other operator when it does not.
+    /// empty), [`CompareOp::NotEqual`](filter::CompareOp::NotEqual) passes
+    /// when the column holds a non-empty value, and every other operator
+    /// when it does not. With a non-empty value expected, an absent column
+    /// fails every operator, `NotEqual` included, and an empty one compares
+    /// as the empty value, below any other (all checked on HBase 2.6.1).
     ///
     /// When the check passes, puts without a timestamp are stamped no older
     /// than the checked cell, `max(now, checked cell's timestamp)`, so that a
@@ -1135,13 +1141,72 @@ pub trait Store: Send + Sync {
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>>;
 
     /// Applies the mutations if the check passes; returns whether it did.
+    ///
+    /// The check compares the column's newest value (in the op's time
+    /// range) with the expected one as `stored op expected`, byte by byte
+    /// as unsigned bytes (HBase's `BinaryComparator`), or is a filter that
+    /// must leave a cell of the row; see [`CheckAndMutate`] for what nothing
+    /// or an empty value expected means.
+    ///
+    /// ```
+    /// use hmap::schema::{FamilySchema, TableSchema};
+    /// use hmap::store::filter::CompareOp;
+    /// use hmap::store::{CheckAndMutate, Get, MemoryStore, RowMutation, Store};
+    ///
+    /// # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
+    /// let store = MemoryStore::new();
+    /// store.create_table(&TableSchema::new("item").family(FamilySchema::new("p"))).await?;
+    /// store.mutate("item", &[RowMutation::new("i1").put("p", "price", "0050")]).await?;
+    /// // Lower the price to 0042 only if the stored one is higher.
+    /// let lower = |to: &'static str| {
+    ///     CheckAndMutate::new(RowMutation::new("i1").put("p", "price", to), "p", "price", Some(to.into()))
+    ///         .compare(CompareOp::Greater)
+    /// };
+    /// assert!(store.check_and_mutate("item", &lower("0042")).await?);
+    /// assert!(!store.check_and_mutate("item", &lower("0045")).await?); // 0042 is not above 0045
+    /// let row = store.get("item", &Get::new("i1")).await?.expect("the row exists");
+    /// assert_eq!(row.value("p", "price").as_deref(), Some(&b"0042"[..]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// What a backend cannot send is refused with
+    /// [`StoreError::Unsupported`] before anything is sent: a time range or
+    /// a filter through a Thrift2 gateway (its `checkAndMutate` takes a
+    /// column, an operator and a value), any comparison but equality, a time
+    /// range or a filter through a Thrift1 gateway (`checkAndPut`), a filter
+    /// on Bigtable. [`CompareOp::NoOp`](filter::CompareOp::NoOp) is refused
+    /// everywhere with [`StoreError::InvalidRequest`].
     async fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
 
     /// Adds to counters; returns their new values, in order.
     async fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
 
     /// Appends to columns' values; returns the row's new values of those
-    /// columns (HBase's `Append`).
+    /// columns (HBase's `Append`), one cell per column, sorted by column.
+    /// A missing column starts empty; the old value stays as an older
+    /// version, as after a put. A column named twice in one append is
+    /// refused with [`StoreError::InvalidRequest`], as for an
+    /// [`Increment`] (HBase would append each value to the same old one
+    /// and keep the last), and a family the table lacks with the
+    /// [`StoreError::NoSuchFamily`] every write gives.
+    ///
+    /// ```
+    /// use hmap::schema::{FamilySchema, TableSchema};
+    /// use hmap::store::{Append, MemoryStore, Store};
+    ///
+    /// # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
+    /// let store = MemoryStore::new();
+    /// store.create_table(&TableSchema::new("log").family(FamilySchema::new("l"))).await?;
+    /// store.append("log", &Append::new("day1").add("l", "events", "a;")).await?;
+    /// let row = store.append("log", &Append::new("day1").add("l", "events", "b;")).await?;
+    /// assert_eq!(row.value("l", "events").as_deref(), Some(&b"a;b;"[..]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// NativeStore sends it with a nonce, so that a retry after a lost
+    /// reply is applied once; through a gateway, the gateway's own client
+    /// does, and a call that fails after it was sent is not sent again
+    /// (nor on Bigtable, whose `ReadModifyWriteRow` has no nonce).
     ///
     /// Every backend of hmap implements it; the default, for a store of
     /// your own that does not, refuses with [`StoreError::Unsupported`].

@@ -1949,6 +1949,53 @@ mod tests {
         assert_eq!(script.gets.load(Ordering::SeqCst), 1);
     }
 
+    /// Appends to column `f:c` of row `r` in table `t`.
+    async fn append_c(store: &NativeStore) -> Result<RowResult, StoreError> {
+        store.append_unchecked("t", &Append::new("r").add("f", "c", "x")).await
+    }
+
+    #[tokio::test]
+    async fn an_append_whose_reply_was_lost_is_sent_again_with_its_nonce() {
+        let script = Arc::new(Script {
+            drop_writes: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let row = append_c(&store).await.expect("sent again");
+        assert_eq!(
+            row.value("f", "c").as_deref(),
+            Some(&1i64.to_be_bytes()[..]),
+            "the answer's cell"
+        );
+        let mutates = script.mutates.lock().expect("lock").clone();
+        assert_eq!(mutates.len(), 2, "{mutates:?}");
+        let (group, nonce) = mutates[0];
+        assert!(group.is_some() && nonce.is_some_and(|n| n != 0), "{mutates:?}");
+        assert_eq!(mutates[1], mutates[0], "the same nonce on the repeat");
+        append_c(&store).await.expect("answered");
+        let mutates = script.mutates.lock().expect("lock").clone();
+        assert_eq!(mutates[2].0, group);
+        assert_ne!(mutates[2].1, nonce, "another append, another nonce");
+    }
+
+    #[tokio::test]
+    async fn an_append_answered_without_its_values_reads_them_back() {
+        let script = Arc::new(Script {
+            empty_answers: AtomicUsize::new(1),
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let row = append_c(&store).await.expect("read back");
+        assert_eq!(
+            row.value("f", "c").as_deref(),
+            Some(&7i64.to_be_bytes()[..]),
+            "the value the get read"
+        );
+        assert_eq!(row.cells.len(), 1, "only the appended column: {row:?}");
+        assert_eq!(script.mutates.lock().expect("lock").len(), 1, "not sent again");
+        assert_eq!(script.gets.load(Ordering::SeqCst), 1);
+    }
+
     #[tokio::test]
     async fn a_check_and_mutate_whose_reply_was_lost_says_it_may_have_been_applied() {
         let script = Arc::new(Script {
