@@ -14,6 +14,8 @@
 
 mod conditional;
 pub use conditional::*;
+mod filters;
+pub use filters::*;
 
 use std::thread;
 
@@ -3351,6 +3353,43 @@ macro_rules! for_each_case {
             alter_modifies_a_family,
             alter_deletes_a_family,
             alter_refuses_what_does_not_fit,
+            filter_prefix,
+            filter_row,
+            filter_family,
+            filter_qualifier,
+            filter_value,
+            filter_runs_before_versions,
+            filter_binary_prefix,
+            filter_regex,
+            filter_substring,
+            filter_null_comparator,
+            filter_bit_comparator,
+            filter_no_op,
+            filter_tricky_bytes,
+            filter_single_column_value,
+            filter_single_column_value_exclude,
+            filter_column_prefix,
+            filter_multiple_column_prefix,
+            filter_column_range,
+            filter_column_count_get,
+            filter_column_pagination,
+            filter_column_pagination_from,
+            filter_key_only,
+            filter_key_only_lengths,
+            filter_first_key_only,
+            filter_inclusive_stop,
+            filter_page,
+            filter_timestamps,
+            filter_dependent_column,
+            filter_skip,
+            filter_while_match,
+            filter_list_and,
+            filter_list_or,
+            filter_list_nested,
+            filter_multi_row_range,
+            filter_fuzzy_row,
+            filter_get,
+            filter_invalid_refused,
             check_compares_every_way,
             check_absent_or_empty_every_way,
             check_time_range,

@@ -164,7 +164,14 @@ impl BigtableStore {
         for (get, mut rows) in groups.iter().cloned() {
             rows.sort();
             rows.dedup();
-            let filter = read_filter(&schema, &get.columns, get.max_versions, get.time_range, now)?;
+            let filter = read_filter(
+                &schema,
+                &get.columns,
+                get.max_versions,
+                get.time_range,
+                now,
+                get.filter.as_ref(),
+            )?;
             let set = v2::RowSet {
                 row_keys: rows,
                 row_ranges: Vec::new(),
@@ -202,7 +209,14 @@ impl BigtableStore {
             start_key: (!scan.start.is_empty()).then(|| v2::row_range::StartKey::StartKeyClosed(scan.start.clone())),
             end_key: (!scan.stop.is_empty()).then(|| v2::row_range::EndKey::EndKeyOpen(scan.stop.clone())),
         };
-        let filter = read_filter(&schema, &scan.columns, scan.max_versions, scan.time_range, now_ms())?;
+        let filter = read_filter(
+            &schema,
+            &scan.columns,
+            scan.max_versions,
+            scan.time_range,
+            now_ms(),
+            scan.filter.as_ref(),
+        )?;
         let mut request = self.read_request(
             table,
             v2::RowSet {

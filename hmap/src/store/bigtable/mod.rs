@@ -39,6 +39,7 @@ mod config;
 mod convert;
 mod data;
 mod error;
+pub mod filter;
 mod framing;
 mod metadata;
 #[cfg(test)]

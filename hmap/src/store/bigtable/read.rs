@@ -15,7 +15,8 @@ use crate::schema::TableSchema;
 use crate::store::{Cell, Column, Result, RowResult, StoreError, TimeRange, selected_columns};
 
 /// The filter of a read of `columns` (every family when empty), up to
-/// `max_versions` per column, in `range`, at `now_ms`.
+/// `max_versions` per column, in `range`, at `now_ms`, through the
+/// user's filter `user` (see [`super::filter`]).
 ///
 /// Each column is a chain of its selection, its time range (narrowed to
 /// what its family's TTL has not yet expired: Bigtable's garbage collection
@@ -28,7 +29,16 @@ pub(crate) fn read_filter(
     max_versions: u32,
     range: TimeRange,
     now_ms: i64,
+    user: Option<&crate::store::Filter>,
 ) -> Result<v2::RowFilter> {
+    let refuse = |feature| StoreError::Unsupported {
+        backend: "BigtableStore",
+        feature,
+        table: schema.name.clone(),
+    };
+    if let Some(f) = user {
+        super::filter::check(f).map_err(refuse)?;
+    }
     let all: Vec<Column>;
     let columns = if columns.is_empty() {
         all = schema
@@ -73,8 +83,18 @@ pub(crate) fn read_filter(
                 chain.push(filter(Filter::TimestampRangeFilter(time_range(min, range.max))));
             }
         }
+        // The filter runs before versions are counted, as on HBase (see
+        // `super::filter`).
+        if let Some(f) = user
+            && let Some(cells) = super::filter::family_cells(f, &family.name, true).map_err(refuse)?
+        {
+            chain.push(cells);
+        }
         let limit = max_versions.min(family.versions).clamp(1, i32::MAX as u32) as i32;
         chain.push(filter(Filter::CellsPerColumnLimitFilter(limit)));
+        if user.is_some_and(super::filter::strips_values) {
+            chain.push(filter(Filter::StripValueTransformer(true)));
+        }
         branches.push(filter(Filter::Chain(Chain { filters: chain })));
     }
     Ok(match branches.len() {
@@ -589,7 +609,7 @@ mod tests {
         let schema = TableSchema::new("t")
             .family(FamilySchema::new("a").versions(3))
             .family(FamilySchema::new("b").ttl_secs(10));
-        let f = read_filter(&schema, &[], 5, TimeRange::ALL, 100_000).unwrap();
+        let f = read_filter(&schema, &[], 5, TimeRange::ALL, 100_000, None).unwrap();
         let Some(Filter::Interleave(Interleave { filters })) = f.filter else {
             panic!("{f:?}")
         };
@@ -609,12 +629,13 @@ mod tests {
             2,
             TimeRange::new(1, 5),
             0,
+            None,
         )
         .unwrap();
         let Some(Filter::Chain(Chain { filters })) = one.filter else {
             panic!()
         };
         assert_eq!(filters.len(), 3);
-        assert!(read_filter(&schema, &[Column::Family("zz".into())], 1, TimeRange::ALL, 0).is_err());
+        assert!(read_filter(&schema, &[Column::Family("zz".into())], 1, TimeRange::ALL, 0, None).is_err());
     }
 }

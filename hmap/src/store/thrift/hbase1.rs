@@ -115,10 +115,12 @@ pub struct ScanSpec<'a> {
     pub caching: Option<i32>,
     /// Last row first.
     pub reversed: bool,
+    /// A filter in HBase's filter language (`TScan.filterString`).
+    pub filter: Option<&'a [u8]>,
 }
 
 /// `TScan { 1: startRow, 2: stopRow, 3: timestamp, 4: columns, 5: caching,
-/// 8: sortColumns, 9: reversed }` as a struct field `id`. `sortColumns` is
+/// 6: filterString, 8: sortColumns, 9: reversed }` as a struct field `id`. `sortColumns` is
 /// set so that rows come back as lists of cells (`sortedColumns`) rather
 /// than maps; `7: batchSize` is never sent: it would split rows into
 /// several results (`Scan.setBatch`).
@@ -138,6 +140,9 @@ pub fn scan(e: &mut Encoder, id: i16, s: &ScanSpec<'_>) {
     }
     if let Some(rows) = s.caching {
         e.i32_field(5, rows);
+    }
+    if let Some(filter) = s.filter {
+        e.binary_field(6, filter);
     }
     e.bool_field(8, true);
     if s.reversed {

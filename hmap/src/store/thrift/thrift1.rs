@@ -62,6 +62,12 @@ pub mod unsupported {
     pub const CHECK_AND_PUT_AT: &str = "check-and-mutate with a put at a chosen timestamp";
     /// `atomicIncrement` adds to one column.
     pub const INCREMENT_COLUMNS: &str = "an increment of several columns";
+    /// A reversed `TScan` reads from hmap's stop row, which the filter would
+    /// see (and count) before the row is dropped.
+    pub const FILTER_REVERSED: &str = "a filter on a reversed scan";
+    /// `TScan` and the row calls take only an upper time bound: the cells
+    /// below the lower one would be dropped after the filter ran on them.
+    pub const FILTER_MIN_TIME: &str = "a filter with a time range that has a lower bound";
     /// `checkAndPut` checks for equality (`ifEquals`) or absence
     /// (`ifNotExists`) only: no other comparison of a value, nor "holds a
     /// non-empty value" (NOT_EQUAL to nothing).
@@ -318,7 +324,47 @@ impl Thrift1Store {
     /// Reads one row with `getRowWithColumnsTs` (one version of each
     /// column below the range's upper bound), or a single column's versions
     /// with `getVerTs`; the range's lower bound applied to what comes back.
+    /// The filter in HBase's filter language, or what Thrift1 cannot send
+    /// exactly: what the language cannot express (Thrift1 has no
+    /// `filterBytes`), a reversed scan, a time range with a lower bound.
+    fn filter_string(table: &str, filter: &crate::store::Filter, reversed: bool, range: TimeRange) -> Result<Vec<u8>> {
+        if reversed {
+            return Err(Self::unsupported(table, unsupported::FILTER_REVERSED));
+        }
+        if range.min > 0 {
+            return Err(Self::unsupported(table, unsupported::FILTER_MIN_TIME));
+        }
+        super::filter::filter_string(filter).map_err(|feature| Self::unsupported(table, feature))
+    }
+
+    /// A filtered get, which Thrift1's row calls cannot carry: a scan of the
+    /// one row (`scannerOpenWithScan` from the row to the row and a zero
+    /// byte), as HBase itself runs a get (a one-row scan).
+    async fn read_filtered_row(&self, table: &str, get: &Get) -> Result<Option<RowResult>> {
+        let mut stop = get.row.to_vec();
+        stop.push(0);
+        let scan = Scan {
+            start: get.row.clone(),
+            stop: Bytes::from(stop),
+            columns: get.columns.clone(),
+            max_versions: get.max_versions,
+            time_range: get.time_range,
+            filter: get.filter.clone(),
+            limit: Some(1),
+            ..Scan::default()
+        };
+        let mut rows = self.scan(table, &scan).await?;
+        use futures_util::StreamExt;
+        match rows.next().await {
+            Some(row) => row.map(|r| (r.row == get.row).then_some(r)),
+            None => Ok(None),
+        }
+    }
+
     async fn read_row(&self, table: &str, schema: &TableSchema, get: &Get) -> Result<Option<RowResult>> {
+        if get.filter.is_some() {
+            return self.read_filtered_row(table, get).await;
+        }
         let versions = Self::versions_read(schema, &get.columns, get.max_versions);
         let before = get.time_range.max;
         let cells = if versions > 1 {
@@ -718,6 +764,7 @@ impl Store for Thrift1Store {
                 };
                 let alike = gets.iter().all(|g| {
                     g.columns == first.columns
+                        && g.filter.is_none()
                         && g.time_range == first.time_range
                         && Self::versions_read(&schema, &g.columns, g.max_versions) <= 1
                 });
@@ -835,7 +882,12 @@ impl Store for Thrift1Store {
                 } else {
                     (&scan.start, &scan.stop)
                 };
+                let filter = match &scan.filter {
+                    Some(f) => Some(Self::filter_string(table, f, scan.reversed, scan.time_range)?),
+                    None => None,
+                };
                 let spec = ScanSpec {
+                    filter: filter.as_deref(),
                     start,
                     stop,
                     before: (scan.time_range.max != i64::MAX).then_some(scan.time_range.max),
