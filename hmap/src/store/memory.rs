@@ -870,6 +870,7 @@ fn store_rows(
             fam.wanted.then(|| StoreRow {
                 family: name.clone(),
                 versions: schema.versions,
+                explicit: fam.named,
                 present: false,
                 cells: Vec::new(),
             })
@@ -900,11 +901,34 @@ fn store_rows(
 
 /// A read's filter, ready to run: refused as [`StoreError::InvalidRequest`]
 /// if HBase would refuse it.
-fn region_scan(table: &str, filter: &Filter, reversed: bool, families: usize, max_versions: u32) -> Result<RegionScan> {
-    RegionScan::new(filter, reversed, families, max_versions).map_err(|reason| StoreError::InvalidRequest {
+fn region_scan(
+    t: &MemTable,
+    filter: &Filter,
+    reversed: bool,
+    sel: &Selection,
+    max_versions: u32,
+) -> Result<RegionScan> {
+    let families: Vec<Option<Bytes>> = t
+        .family_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let read = sel
+                .families
+                .as_ref()
+                .is_none_or(|families| matches!(families.get(i), Some(Some(_))));
+            read.then(|| name.clone())
+        })
+        .collect();
+    RegionScan::new(filter, reversed, &families, max_versions).map_err(|reason| filter_failed(&t.schema.name, reason))
+}
+
+/// A filter HBase refuses, or fails on.
+fn filter_failed(table: &str, reason: String) -> StoreError {
+    StoreError::InvalidRequest {
         table: table.to_owned(),
         reason,
-    })
+    }
 }
 
 /// One row read through a filter, as a get reads it.
@@ -915,11 +939,12 @@ fn filtered_row(
     key: &Bytes,
     row: &StoredRow,
     read_point: u64,
-) -> Option<Vec<super::Cell>> {
+) -> Result<Option<Vec<super::Cell>>> {
     let stores = store_rows(&t.schema, &t.family_names, plan, row, read_point);
     match filter.next_row(key, stores) {
-        RowOutcome::Row(cells) => Some(cells),
-        RowOutcome::Unseen | RowOutcome::Filtered => None,
+        Ok(RowOutcome::Row(cells)) => Ok(Some(cells)),
+        Ok(RowOutcome::Unseen | RowOutcome::Filtered) => Ok(None),
+        Err(reason) => Err(filter_failed(&t.schema.name, reason)),
     }
 }
 
@@ -1552,18 +1577,18 @@ impl SyncStore for MemoryStore {
         check_row(table, &get.row)?;
         let sel = t.selection(&get.columns, get.max_versions, get.time_range)?;
         if let Some(filter) = &get.filter {
-            let mut scan = region_scan(table, filter, false, t.schema.families.len(), get.max_versions)?;
+            let mut scan = region_scan(&t, filter, false, &sel, get.max_versions)?;
             let plan = ReadPlan::for_filter(&t.schema, sel, self.now());
             let data = read_lock(&t.data);
             let key = RowKey::new(get.row.clone());
-            return Ok(data
-                .rows
-                .get(&key)
-                .and_then(|row| filtered_row(&t, &mut scan, &plan, &get.row, row, data.seq))
-                .map(|cells| RowResult {
-                    row: get.row.clone(),
-                    cells,
-                }));
+            let cells = match data.rows.get(&key) {
+                Some(row) => filtered_row(&t, &mut scan, &plan, &get.row, row, data.seq)?,
+                None => None,
+            };
+            return Ok(cells.map(|cells| RowResult {
+                row: get.row.clone(),
+                cells,
+            }));
         }
         let plan = ReadPlan::new(&t.schema, sel, self.now());
         let data = read_lock(&t.data);
@@ -1630,13 +1655,12 @@ impl SyncStore for MemoryStore {
         let t = self.table(table)?;
         let selection = t.selection(&scan.columns, scan.max_versions, scan.time_range)?;
         let filter = match &scan.filter {
-            Some(f) => Some(region_scan(
-                table,
-                f,
-                scan.reversed,
-                t.schema.families.len(),
-                scan.max_versions,
-            )?),
+            // An empty range reads nothing, and no backend sends it.
+            Some(f) if scan.is_empty_range() => {
+                f.check().map_err(|reason| filter_failed(table, reason))?;
+                None
+            }
+            Some(f) => Some(region_scan(&t, f, scan.reversed, &selection, scan.max_versions)?),
             None => None,
         };
         let read_point = {
@@ -1654,6 +1678,7 @@ impl SyncStore for MemoryStore {
             table: t,
             plan,
             filter,
+            failed: None,
             start: scan.start.clone(),
             stop: scan.stop.clone(),
             reversed: scan.reversed,
@@ -1678,8 +1703,9 @@ impl SyncStore for MemoryStore {
         };
         // With a filter, the condition is a get of the row through it;
         // without, a get of the one column (`HRegion.checkAndMutateInternal`).
+        let all = t.selection(&[], 1, TimeRange::ALL)?;
         let (family, mut filter) = match &op.filter {
-            Some(f) => (None, Some(region_scan(table, f, false, t.schema.families.len(), 1)?)),
+            Some(f) => (None, Some(region_scan(&t, f, false, &all, 1)?)),
             None => (Some(t.require_family(&op.family)?), None),
         };
         if op.filter.is_none() && op.compare == CompareOp::NoOp {
@@ -1704,7 +1730,10 @@ impl SyncStore for MemoryStore {
             (Some(filter), _) => {
                 let sel = t.selection(&[], 1, range)?;
                 let plan = ReadPlan::for_filter(&t.schema, sel, now);
-                let cells = stored.and_then(|row| filtered_row(&t, filter, &plan, &op.row, row, data.seq));
+                let cells = match stored {
+                    Some(row) => filtered_row(&t, filter, &plan, &op.row, row, data.seq)?,
+                    None => None,
+                };
                 match cells.as_deref() {
                     Some([first, ..]) => (true, first.timestamp),
                     _ => (false, 0),
@@ -1964,6 +1993,8 @@ struct MemScanner {
     plan: ReadPlan,
     /// The scan's filter, as a region scanner runs it.
     filter: Option<RegionScan>,
+    /// The filter failed (as HBase's would): returned after the rows before it.
+    failed: Option<StoreError>,
     start: Bytes,
     stop: Bytes,
     reversed: bool,
@@ -2018,8 +2049,14 @@ impl MemScanner {
                     break;
                 }
                 let row_key = Bytes::copy_from_slice(key.as_slice());
-                let Some(cells) = filtered_row(&self.table, filter, &self.plan, &row_key, row, self.read_point) else {
-                    continue;
+                let cells = match filtered_row(&self.table, filter, &self.plan, &row_key, row, self.read_point) {
+                    Ok(Some(cells)) => cells,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        // The read fails: the error is the scan's last item.
+                        self.failed = Some(e);
+                        break;
+                    }
                 };
                 self.buffer.push_back(RowResult { row: row_key, cells });
                 found += 1;
@@ -2051,7 +2088,7 @@ impl MemScanner {
         if let Some(key) = last {
             self.cursor = Some(key.clone());
         }
-        if exhausted || self.filter.as_ref().is_some_and(RegionScan::done) {
+        if exhausted || self.failed.is_some() || self.filter.as_ref().is_some_and(RegionScan::done) {
             self.done = true;
         }
     }
@@ -2067,7 +2104,9 @@ impl Iterator for MemScanner {
         if self.buffer.is_empty() && !self.done {
             self.fetch();
         }
-        let row = self.buffer.pop_front()?;
+        let Some(row) = self.buffer.pop_front() else {
+            return self.failed.take().map(Err);
+        };
         if let Some(r) = &mut self.remaining {
             *r -= 1;
         }

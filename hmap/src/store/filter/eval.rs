@@ -138,7 +138,16 @@ enum Rc {
     NextRow,
     SeekNextUsingHint,
     IncludeAndSeekNextRow,
+    /// Java's `null`: what `MultiRowRangeFilter.filterCell` answers before
+    /// its `filterRowKey` ever ran (inside a `SkipFilter`, which does not
+    /// pass `filterRowKey` on). A `switch` on it throws a
+    /// `NullPointerException`, which fails the read.
+    Null,
 }
+
+/// Set when HBase's code would throw a `NullPointerException` (the read
+/// then fails on the server).
+type Npe = Option<&'static str>;
 
 /// A comparator ready to compare (`ByteArrayComparable.compareTo`): the
 /// result is the given value against the stored one, as Java's.
@@ -497,6 +506,25 @@ impl Node {
         )
     }
 
+    /// `isFamilyEssential`: whether a region scanner needs the family's
+    /// cells to decide on a row; the others are read only for rows that
+    /// pass (its "joined heap", `hbase.hregion.scan.loadColumnFamiliesOnDemand`,
+    /// on by default).
+    fn is_family_essential(&self, name: &[u8]) -> bool {
+        match self {
+            Node::Scv {
+                family,
+                filter_if_missing,
+                ..
+            } => !*filter_if_missing || family[..] == *name,
+            Node::Skip { inner, .. } | Node::WhileMatch { inner, .. } => inner.is_family_essential(name),
+            Node::And { filters, .. } | Node::Or { filters, .. } => {
+                filters.is_empty() || filters.iter().any(|f| f.is_family_essential(name))
+            }
+            _ => true,
+        }
+    }
+
     fn reset(&mut self) {
         match self {
             Node::Prefix { filter_row, .. } => *filter_row = true,
@@ -631,7 +659,7 @@ impl Node {
         }
     }
 
-    fn filter_cell(&mut self, c: &Key, value: &[u8]) -> Rc {
+    fn filter_cell(&mut self, c: &Key, value: &[u8], npe: &mut Npe) -> Rc {
         match self {
             Node::Prefix { filter_row, .. } => {
                 if *filter_row {
@@ -825,24 +853,24 @@ impl Node {
                 if *drop { Rc::Skip } else { Rc::Include }
             }
             Node::Skip { inner, filter_row } => {
-                let rc = inner.filter_cell(c, value);
+                let rc = inner.filter_cell(c, value, npe);
                 *filter_row |= rc != Rc::Include;
                 rc
             }
             Node::WhileMatch { inner, far } => {
-                let rc = inner.filter_cell(c, value);
+                let rc = inner.filter_cell(c, value, npe);
                 *far |= rc != Rc::Include;
                 rc
             }
-            Node::And { filters, seek_hint, .. } => and_filter_cell(filters, seek_hint, c, value),
+            Node::And { filters, seek_hint, .. } => and_filter_cell(filters, seek_hint, c, value, npe),
             Node::Or {
                 filters,
                 prev_rc,
                 prev_cell,
                 included,
                 reversed,
-            } => or_filter_cell(filters, prev_rc, prev_cell, included, *reversed, c, value),
-            Node::MultiRowRange(m) => m.current,
+            } => or_filter_cell(filters, prev_rc, prev_cell, included, *reversed, c, value, npe),
+            Node::MultiRowRange(m) => m.current.unwrap_or(Rc::Null),
             Node::Fuzzy(f) => f.filter_cell(&c.row),
         }
     }
@@ -929,7 +957,7 @@ impl Node {
         }
     }
 
-    fn next_cell_hint(&mut self, c: &Key) -> Option<Key> {
+    fn next_cell_hint(&mut self, c: &Key, npe: &mut Npe) -> Option<Key> {
         match self {
             Node::ColumnPrefix(prefix) => Some(c.first_on_row_col(prefix.clone())),
             Node::MultiColumnPrefix { hint, .. } => hint.clone().map(|h| c.first_on_row_col(h)),
@@ -955,12 +983,19 @@ impl Node {
                     if f.filter_all_remaining() {
                         continue;
                     }
-                    // A null hint here is a NullPointerException in HBase's
-                    // `compareCell`; it is passed over.
-                    let Some(hint) = f.next_cell_hint(c) else { continue };
-                    match &max {
-                        Some(m) if directed(m, &hint, *reversed) != Ordering::Less => {}
-                        _ => max = Some(hint),
+                    let hint = f.next_cell_hint(c, npe);
+                    match (&max, hint) {
+                        (None, hint) => max = hint,
+                        // `compareCell(maxHint, null)` dereferences the null.
+                        (Some(_), None) => {
+                            *npe = Some("FilterListWithAND.getNextCellHint compared a null hint");
+                            return None;
+                        }
+                        (Some(m), Some(hint)) => {
+                            if directed(m, &hint, *reversed) == Ordering::Less {
+                                max = Some(hint);
+                            }
+                        }
                     }
                 }
                 max
@@ -971,7 +1006,7 @@ impl Node {
                     if f.filter_all_remaining() {
                         continue;
                     }
-                    let hint = f.next_cell_hint(c)?;
+                    let hint = f.next_cell_hint(c, npe)?;
                     match &min {
                         Some(m) if directed(m, &hint, *reversed) != Ordering::Greater => {}
                         _ => min = Some(hint),
@@ -1019,14 +1054,16 @@ fn and_merge(rc: Rc, local: Rc) -> Rc {
     if rc == SeekNextUsingHint {
         return SeekNextUsingHint;
     }
+    // (A null code is handled by the caller.)
     match local {
+        Null => Skip,
         SeekNextUsingHint => SeekNextUsingHint,
         Include => rc,
         IncludeAndNextCol => match rc {
             Include | IncludeAndNextCol => IncludeAndNextCol,
             IncludeAndSeekNextRow => IncludeAndSeekNextRow,
             Skip | NextCol => NextCol,
-            NextRow | SeekNextUsingHint => NextRow,
+            NextRow | SeekNextUsingHint | Null => NextRow,
         },
         IncludeAndSeekNextRow => match rc {
             Include | IncludeAndNextCol | IncludeAndSeekNextRow => IncludeAndSeekNextRow,
@@ -1046,7 +1083,7 @@ fn and_merge(rc: Rc, local: Rc) -> Rc {
 }
 
 /// `FilterListWithAND.filterCell`.
-fn and_filter_cell(filters: &mut [Node], seek_hint: &mut Vec<usize>, c: &Key, value: &[u8]) -> Rc {
+fn and_filter_cell(filters: &mut [Node], seek_hint: &mut Vec<usize>, c: &Key, value: &[u8], npe: &mut Npe) -> Rc {
     if filters.is_empty() {
         return Rc::Include;
     }
@@ -1060,9 +1097,13 @@ fn and_filter_cell(filters: &mut [Node], seek_hint: &mut Vec<usize>, c: &Key, va
             rc = Rc::NextRow;
             break;
         }
-        let local = f.filter_cell(c, value);
+        let local = f.filter_cell(c, value, npe);
         if local == Rc::SeekNextUsingHint {
             seek_hint.push(i);
+        }
+        if local == Rc::Null && rc != Rc::SeekNextUsingHint {
+            *npe = Some("FilterListWithAND.mergeReturnCode switched on a null return code");
+            return Rc::Skip;
         }
         rc = and_merge(rc, local);
         if !is_include(rc) {
@@ -1074,7 +1115,7 @@ fn and_filter_cell(filters: &mut [Node], seek_hint: &mut Vec<usize>, c: &Key, va
     // too, for their hints.
     i += 1;
     while i < n {
-        if filters[i].is_hinting() && filters[i].filter_cell(c, value) == Rc::SeekNextUsingHint {
+        if filters[i].is_hinting() && filters[i].filter_cell(c, value, npe) == Rc::SeekNextUsingHint {
             seek_hint.push(i);
         }
         i += 1;
@@ -1089,14 +1130,16 @@ fn and_filter_cell(filters: &mut [Node], seek_hint: &mut Vec<usize>, c: &Key, va
 fn or_merge(rc: Option<Rc>, local: Rc) -> Rc {
     use Rc::*;
     let Some(rc) = rc else { return local };
+    // (A null code is handled by the caller.)
     match local {
+        Null => Skip,
         Include => Include,
         IncludeAndNextCol => match rc {
             Include | Skip | SeekNextUsingHint => Include,
             _ => IncludeAndNextCol,
         },
         IncludeAndSeekNextRow => match rc {
-            Include | Skip | SeekNextUsingHint => Include,
+            Include | Skip | SeekNextUsingHint | Null => Include,
             IncludeAndNextCol | NextCol => IncludeAndNextCol,
             IncludeAndSeekNextRow | NextRow => IncludeAndSeekNextRow,
         },
@@ -1108,19 +1151,19 @@ fn or_merge(rc: Option<Rc>, local: Rc) -> Rc {
             Include => Include,
             NextCol | NextRow => NextCol,
             IncludeAndNextCol | IncludeAndSeekNextRow => IncludeAndNextCol,
-            Skip | SeekNextUsingHint => Skip,
+            Skip | SeekNextUsingHint | Null => Skip,
         },
         NextRow => match rc {
             Include => Include,
             IncludeAndNextCol => IncludeAndNextCol,
             IncludeAndSeekNextRow => IncludeAndSeekNextRow,
-            Skip | SeekNextUsingHint => Skip,
+            Skip | SeekNextUsingHint | Null => Skip,
             NextCol => NextCol,
             NextRow => NextRow,
         },
         SeekNextUsingHint => match rc {
             Include | IncludeAndNextCol | IncludeAndSeekNextRow => Include,
-            Skip | NextCol | NextRow => Skip,
+            Skip | NextCol | NextRow | Null => Skip,
             SeekNextUsingHint => SeekNextUsingHint,
         },
     }
@@ -1135,6 +1178,7 @@ fn or_filter_cell(
     reversed: bool,
     c: &Key,
     value: &[u8],
+    npe: &mut Npe,
 ) -> Rc {
     if filters.is_empty() {
         return Rc::Include;
@@ -1148,9 +1192,9 @@ fn or_filter_cell(
         }
         let from_prev = match (&prev_cell[i], prev_rc[i]) {
             (Some(prev), Some(code)) => match code {
-                Rc::Include | Rc::Skip => None,
+                Rc::Include | Rc::Skip | Rc::Null => None,
                 Rc::SeekNextUsingHint => f
-                    .next_cell_hint(prev)
+                    .next_cell_hint(prev, npe)
                     .filter(|hint| directed(c, hint, reversed) == Ordering::Less)
                     .map(|_| Rc::SeekNextUsingHint),
                 Rc::NextCol | Rc::IncludeAndNextCol => {
@@ -1162,14 +1206,22 @@ fn or_filter_cell(
         };
         let local = match from_prev {
             Some(code) => code,
-            None => f.filter_cell(c, value),
+            None => f.filter_cell(c, value, npe),
         };
-        prev_rc[i] = Some(local);
+        prev_rc[i] = (local != Rc::Null).then_some(local);
         prev_cell[i] = if matches!(local, Rc::Include | Rc::Skip) {
             None
         } else {
             Some(c.clone())
         };
+        if local == Rc::Null {
+            // `mergeReturnCode(null, null)` is null; a switch on null throws.
+            if rc.is_some() {
+                *npe = Some("FilterListWithOR.mergeReturnCode switched on a null return code");
+                return Rc::Skip;
+            }
+            continue;
+        }
         rc = Some(or_merge(rc, local));
         if is_include(local) {
             included[i] = true;
@@ -1190,7 +1242,8 @@ struct MultiRowRange {
     done: bool,
     /// The current range's index into `ranges`.
     range: Option<usize>,
-    current: Rc,
+    /// `currentReturnCode`: null until `filterRowKey` first runs.
+    current: Option<Rc>,
 }
 
 /// `BasicRowRange.contains`.
@@ -1349,7 +1402,7 @@ impl MultiRowRange {
             exclusive: false,
             done: false,
             range: None,
-            current: Rc::Include,
+            current: None,
         })
     }
 
@@ -1415,29 +1468,29 @@ impl MultiRowRange {
             let index = self.next_range_index(row);
             if index >= self.ranges.len() as isize {
                 self.done = true;
-                self.current = Rc::NextRow;
+                self.current = Some(Rc::NextRow);
                 return false;
             }
             self.range = Some(if index != -1 { index as usize } else { 0 });
             if self.exclusive {
                 self.exclusive = false;
-                self.current = Rc::NextRow;
+                self.current = Some(Rc::NextRow);
                 return false;
             }
             if !self.found_first {
-                self.current = if index != -1 {
+                self.current = Some(if index != -1 {
                     Rc::Include
                 } else {
                     Rc::SeekNextUsingHint
-                };
+                });
                 self.found_first = true;
             } else if self.range.is_some_and(|r| range_contains(&self.ranges[r], row)) {
-                self.current = Rc::Include;
+                self.current = Some(Rc::Include);
             } else {
-                self.current = Rc::SeekNextUsingHint;
+                self.current = Some(Rc::SeekNextUsingHint);
             }
         } else {
-            self.current = Rc::Include;
+            self.current = Some(Rc::Include);
         }
         false
     }
@@ -1624,6 +1677,9 @@ pub(crate) struct StoreRow {
     pub(crate) family: Bytes,
     /// The family's `VERSIONS`.
     pub(crate) versions: u32,
+    /// The read names single columns of the family (HBase's
+    /// `ExplicitColumnTracker`), rather than reading it whole.
+    pub(crate) explicit: bool,
     /// The store holds something of the row in this family, seen or not
     /// (a cell outside the time range, a masked one, a delete marker): the
     /// region scanner then visits the row and calls `filterRowKey` on it.
@@ -1642,6 +1698,11 @@ struct Cursor {
     /// A reversed scan's seek to a row: rows after it (in key order) are
     /// skipped.
     seek_row: Option<Bytes>,
+    /// In the region scanner's joined heap (a family the filter does not
+    /// need, `isFamilyEssential`): read only for rows that pass.
+    joined: bool,
+    /// Not read at all (a family the read does not select).
+    unread: bool,
 }
 
 /// What the region scanner did with a row.
@@ -1671,93 +1732,111 @@ pub(crate) struct RegionScan {
 
 impl RegionScan {
     /// A scanner with `filter` for a read of `max_versions`, over a table
-    /// of `families` families. Refuses what HBase refuses when it builds
+    /// whose families are `families` (by index; `None` for a family the
+    /// read does not select). Refuses what HBase refuses when it builds
     /// the filter (a regular expression that does not compile, repeated
-    /// column prefixes, an invalid row range, ...).
-    pub(crate) fn new(filter: &Filter, reversed: bool, families: usize, max_versions: u32) -> Result<Self, String> {
+    /// column prefixes, an invalid row range, ...) or opens the scanner (a
+    /// reversed scan whose filter leaves a family out of the essential ones:
+    /// "Reverse scan with loading CFs on demand is not supported").
+    pub(crate) fn new(
+        filter: &Filter,
+        reversed: bool,
+        families: &[Option<Bytes>],
+        max_versions: u32,
+    ) -> Result<Self, String> {
         filter.check()?;
+        let node = Node::new(filter, reversed)?;
+        let stores: Vec<Cursor> = families
+            .iter()
+            .map(|name| Cursor {
+                unread: name.is_none(),
+                joined: name.as_ref().is_some_and(|n| !node.is_family_essential(n)),
+                ..Cursor::default()
+            })
+            .collect();
+        if reversed && stores.iter().any(|s| s.joined) {
+            return Err("Reverse scan with loading CFs on demand is not supported (HBase's \
+                        ReversedRegionScannerImpl, for a filter that does not need every family read)"
+                .into());
+        }
         Ok(RegionScan {
-            filter: Node::new(filter, reversed)?,
+            filter: node,
             reversed,
-            stores: vec![Cursor::default(); families],
+            stores,
             max_versions,
             done: false,
         })
     }
 
     /// Whether the scan has ended (`filterAllRemaining`, or every store
-    /// closed): no later row can be returned.
+    /// that drives it closed): no later row can be returned.
     pub(crate) fn done(&self) -> bool {
-        self.done || self.stores.iter().all(|s| s.closed)
+        self.done || self.stores.iter().filter(|s| !s.unread && !s.joined).all(|s| s.closed)
+    }
+
+    /// The store's cells of the row at or after its position, or `None` if
+    /// it holds nothing there.
+    fn position(&mut self, index: usize, row: &Bytes, store: Option<StoreRow>) -> Option<StoreRow> {
+        let mut store = store?;
+        let cursor = self.stores.get_mut(index)?;
+        if cursor.closed {
+            return None;
+        }
+        if let Some(target) = &cursor.seek_row {
+            if row[..] > target[..] {
+                return None;
+            }
+            cursor.seek_row = None;
+        }
+        if let Some(target) = &cursor.seek {
+            match target.row[..].cmp(&row[..]) {
+                Ordering::Greater => return None,
+                Ordering::Equal => {
+                    let target = target.clone();
+                    store.cells.retain(|(q, ts, _)| {
+                        compare_keys(&Key::cell(row, &store.family, q, *ts), &target) != Ordering::Less
+                    });
+                }
+                Ordering::Less => {}
+            }
+            cursor.seek = None;
+        }
+        (!store.cells.is_empty() || store.present).then_some(store)
     }
 
     /// The next row of the scan: `row`'s stores, by family index (`None`
-    /// for a family the read does not select).
-    pub(crate) fn next_row(&mut self, row: &Bytes, stores: Vec<Option<StoreRow>>) -> RowOutcome {
+    /// for a family the read does not select). An error is what HBase
+    /// throws while filtering (a `NullPointerException`): the read fails.
+    pub(crate) fn next_row(&mut self, row: &Bytes, stores: Vec<Option<StoreRow>>) -> Result<RowOutcome, String> {
         if self.done() {
-            return RowOutcome::Unseen;
+            return Ok(RowOutcome::Unseen);
         }
-        // Each store's cells at or after its position.
-        let mut visible: Vec<Option<StoreRow>> = Vec::with_capacity(stores.len());
+        let mut essential = Vec::new();
+        let mut joined = Vec::new();
         for (i, store) in stores.into_iter().enumerate() {
-            let Some(mut store) = store else {
-                visible.push(None);
-                continue;
-            };
-            let Some(cursor) = self.stores.get_mut(i) else {
-                visible.push(None);
-                continue;
-            };
-            if cursor.closed {
-                visible.push(None);
-                continue;
+            let is_joined = self.stores.get(i).is_some_and(|c| c.joined);
+            // The joined heap is positioned only for rows that pass.
+            if is_joined {
+                joined.push((i, store));
+            } else if let Some(store) = self.position(i, row, store) {
+                essential.push((i, store));
             }
-            if let Some(target) = &cursor.seek_row {
-                if row[..] > target[..] {
-                    visible.push(None);
-                    continue;
-                }
-                cursor.seek_row = None;
-            }
-            if let Some(target) = &cursor.seek {
-                match target.row[..].cmp(&row[..]) {
-                    Ordering::Greater => {
-                        visible.push(None);
-                        continue;
-                    }
-                    Ordering::Equal => {
-                        let target = target.clone();
-                        store.cells.retain(|(q, ts, _)| {
-                            compare_keys(&Key::cell(row, &store.family, q, *ts), &target) != Ordering::Less
-                        });
-                    }
-                    Ordering::Less => {}
-                }
-                cursor.seek = None;
-            }
-            if store.cells.is_empty() && !store.present {
-                visible.push(None);
-                continue;
-            }
-            visible.push(Some(store));
         }
-        if visible.iter().all(Option::is_none) {
-            return RowOutcome::Unseen;
+        if essential.is_empty() {
+            return Ok(RowOutcome::Unseen);
         }
         // `filterRowKey`, through `FilterWrapper`.
         let filtered = self.filter.filter_all_remaining() || self.filter.filter_row_key(row);
         if filtered {
             if self.filter.filter_all_remaining() {
                 self.done = true;
-                return RowOutcome::Filtered;
+                return Ok(RowOutcome::Filtered);
             }
-            return self.next_row_reset(RowOutcome::Filtered);
+            return Ok(self.next_row_reset(RowOutcome::Filtered));
         }
         let mut results: Vec<Cell> = Vec::new();
-        for (i, store) in visible.into_iter().enumerate() {
-            if let Some(store) = store {
-                self.store_next(i, row, store, &mut results);
-            }
+        for (i, store) in essential {
+            self.store_next(i, row, store, &mut results)?;
         }
         let empty = results.is_empty();
         let has_filter_row = self.filter.has_filter_row();
@@ -1770,10 +1849,32 @@ impl RegionScan {
                 excluded = true;
             }
         }
-        if empty || excluded || (!has_filter_row && self.filter.filter_row()) || results.is_empty() {
-            return self.next_row_reset(RowOutcome::Filtered);
+        if empty || excluded || (!has_filter_row && self.filter.filter_row()) {
+            return Ok(self.next_row_reset(RowOutcome::Filtered));
         }
-        self.next_row_reset(RowOutcome::Row(results))
+        // `populateFromJoinedHeap`: the other families' cells, through the
+        // filter's `filterCell` only, then the row sorted.
+        if !joined.is_empty() {
+            let before = results.len();
+            for (i, store) in joined {
+                if let Some(store) = self.position(i, row, store) {
+                    self.store_next(i, row, store, &mut results)?;
+                }
+            }
+            if results.len() != before {
+                results.sort_by(|a, b| {
+                    (&a.family, &a.qualifier, std::cmp::Reverse(a.timestamp)).cmp(&(
+                        &b.family,
+                        &b.qualifier,
+                        std::cmp::Reverse(b.timestamp),
+                    ))
+                });
+            }
+        }
+        if results.is_empty() {
+            return Ok(self.next_row_reset(RowOutcome::Filtered));
+        }
+        Ok(self.next_row_reset(RowOutcome::Row(results)))
     }
 
     /// `resetFilters` after a row, and the scan's end if the filter is done.
@@ -1786,7 +1887,13 @@ impl RegionScan {
     }
 
     /// `StoreScanner.next` over one store's cells of the row.
-    fn store_next(&mut self, index: usize, row: &Bytes, store: StoreRow, results: &mut Vec<Cell>) {
+    fn store_next(
+        &mut self,
+        index: usize,
+        row: &Bytes,
+        store: StoreRow,
+        results: &mut Vec<Cell>,
+    ) -> Result<(), String> {
         let versions_after_filter = self.max_versions.min(store.versions);
         let cells = &store.cells;
         let mut i = 0;
@@ -1795,18 +1902,27 @@ impl RegionScan {
         let mut column: Option<usize> = None;
         let (mut checked, mut included) = (0u32, 0u32);
         let same_column = |a: usize, b: usize| cells[a].0 == cells[b].0;
+        // `seekOrSkipToNextColumn`: past the column's versions; for an
+        // empty qualifier `ScanQueryMatcher.getKeyForNextColumn` seeks to
+        // `createNextOnRowCol`, the very next cell (HBASE-18471), where a
+        // wildcard read's filter sees the column's next version (a read
+        // naming the column skips it without the filter).
         let next_column = |from: usize| {
+            if cells[from].0.is_empty() && !store.explicit {
+                return from + 1;
+            }
             let mut j = from + 1;
             while j < cells.len() && cells[j].0 == cells[from].0 {
                 j += 1;
             }
             j
         };
+        let mut npe: Npe = None;
         while i < cells.len() {
             // `match`: `DONE_SCAN` once the filter is done.
             if self.filter.filter_all_remaining() {
                 self.stores[index].closed = true;
-                return;
+                return Ok(());
             }
             let (qualifier, ts, value) = &cells[i];
             if column.is_none_or(|c| !same_column(c, i)) {
@@ -1821,9 +1937,18 @@ impl RegionScan {
                 continue;
             }
             let key = Key::cell(row, &store.family, qualifier, *ts);
-            let rc = self.filter.filter_cell(&key, value);
+            let rc = self.filter.filter_cell(&key, value, &mut npe);
+            if let Some(what) = npe {
+                return Err(format!("HBase fails this filter with a NullPointerException: {what}"));
+            }
             // `mergeFilterResponse` with the tracker's `INCLUDE`.
             let code = match rc {
+                Rc::Null => {
+                    return Err("HBase fails this filter with a NullPointerException: \
+                                UserScanQueryMatcher.mergeFilterResponse switched on a null return code \
+                                (a MultiRowRangeFilter whose filterRowKey never ran, as inside a SkipFilter)"
+                        .into());
+                }
                 Rc::Skip => {
                     i += 1;
                     continue;
@@ -1834,7 +1959,11 @@ impl RegionScan {
                 }
                 Rc::NextRow => break,
                 Rc::SeekNextUsingHint => {
-                    match self.filter.next_cell_hint(&key) {
+                    let hint = self.filter.next_cell_hint(&key, &mut npe);
+                    if let Some(what) = npe {
+                        return Err(format!("HBase fails this filter with a NullPointerException: {what}"));
+                    }
+                    match hint {
                         Some(hint) if !self.reversed && compare_keys(&hint, &key) == Ordering::Greater => {
                             if hint.row[..] > row[..] {
                                 self.stores[index].seek = Some(hint);
@@ -1885,6 +2014,7 @@ impl RegionScan {
         if self.filter.filter_all_remaining() {
             self.stores[index].closed = true;
         }
+        Ok(())
     }
 }
 
@@ -1910,6 +2040,7 @@ mod tests {
         StoreRow {
             family: b("f"),
             versions: 3,
+            explicit: false,
             present: true,
             cells: cells.iter().map(|(q, t, v)| (b(q), *t, b(v))).collect(),
         }
@@ -1920,7 +2051,7 @@ mod tests {
     }
 
     fn run_with(filter: Filter, reversed: bool, max_versions: u32, rows: Rows<'_>) -> Out {
-        let mut scan = RegionScan::new(&filter, reversed, 1, max_versions).expect("filter");
+        let mut scan = RegionScan::new(&filter, reversed, &[Some(b("f"))], max_versions).expect("filter");
         let mut out = Vec::new();
         let mut order: Vec<_> = rows.to_vec();
         if reversed {
@@ -1930,7 +2061,7 @@ mod tests {
             if scan.done() {
                 break;
             }
-            if let RowOutcome::Row(cells) = scan.next_row(&b(row), vec![Some(store(cells))]) {
+            if let Ok(RowOutcome::Row(cells)) = scan.next_row(&b(row), vec![Some(store(cells))]) {
                 out.push((
                     row.to_string(),
                     cells
@@ -1997,8 +2128,8 @@ mod tests {
     #[test]
     fn prefix_ends_the_scan() {
         assert_eq!(rows(&run(Filter::prefix("a"), DATA)), ["a1", "a2"]);
-        let mut scan = RegionScan::new(&Filter::prefix("a"), false, 1, 1).unwrap();
-        scan.next_row(&b("b1"), vec![Some(store(&[("q", 1, "v")]))]);
+        let mut scan = RegionScan::new(&Filter::prefix("a"), false, &[Some(b("f"))], 1).unwrap();
+        scan.next_row(&b("b1"), vec![Some(store(&[("q", 1, "v")]))]).unwrap();
         assert!(scan.done());
     }
 
@@ -2055,7 +2186,7 @@ mod tests {
             ["a1"]
         );
         let no_op: SingleColumnValue = Filter::single_column_value("f", "p", CompareOp::NoOp, Comparator::binary("x"));
-        assert!(RegionScan::new(&no_op.keep(), false, 1, 1).is_err());
+        assert!(RegionScan::new(&no_op.keep(), false, &[Some(b("f"))], 1).is_err());
     }
 
     /// `ColumnPrefixFilter`, `MultipleColumnPrefixFilter` and
@@ -2071,7 +2202,7 @@ mod tests {
         };
         assert_eq!(quals(Filter::column_prefix("b")), ["ba", "bb"]);
         assert_eq!(quals(Filter::multiple_column_prefix(["c", "a"])), ["a", "c"]);
-        assert!(RegionScan::new(&Filter::multiple_column_prefix(["a", "a"]), false, 1, 1).is_err());
+        assert!(RegionScan::new(&Filter::multiple_column_prefix(["a", "a"]), false, &[Some(b("f"))], 1).is_err());
         assert_eq!(
             quals(Filter::column_range(Some(b("ba")), false, Some(b("c")), true)),
             ["bb", "c"]
