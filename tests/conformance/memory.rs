@@ -30,9 +30,11 @@ hmap_suite::for_each_case!(memory_cases);
 /// left out of the list would silently never run.
 #[test]
 fn every_case_is_listed() {
-    // The cases of `src/conformance.rs`, then those of its modules.
+    // The cases of `src/conformance.rs`, then those of its modules, in
+    // the order `for_each_case!` lists them.
     let source = [
         include_str!("../../src/conformance.rs"),
+        include_str!("../../src/conformance/filters.rs"),
         include_str!("../../src/conformance/conditional.rs"),
     ]
     .concat();

@@ -478,16 +478,23 @@ impl BigtableStore {
     /// below and above). For "absent or empty" (HBase's reading of `None`
     /// and of an empty value) the predicate is "the newest cell holds a
     /// non-empty value": `NotEqual` applies the changes when it matches,
-    /// every other operator when it does not (`false_mutations`).
+    /// every other operator when it does not (`false_mutations`). A filter
+    /// condition is the read of the row with that filter (see `read_filter`).
     pub(super) async fn check_and_mutate_impl(&self, table: &str, op: &CheckAndMutate) -> Result<bool> {
         let max = self.inner.config.max_value_size;
         check_key_length(table, &op.row)?;
         let (schema, ()) = self.checked(table, |schema| check_conditional(schema, op, max)).await?;
-        if op.filter.is_some() {
-            return Err(super::error::refuse(table, super::error::unsupported::CHECK_FILTER));
-        }
         refuse_unexpressible(table, &op.mutations)?;
         let now = now_ms();
+        // A filter as the condition: the row as HBase's region reads it for
+        // the check (a get of every family, one version, in the time range,
+        // the filter applied) as a read of the row here builds it; the
+        // check passes when it yields a cell. What the read cannot express
+        // is refused there, before anything is sent.
+        let filter_condition = match &op.filter {
+            Some(f) => Some(read_filter(&schema, &[], 1, op.time_range, now, Some(f))?),
+            None => None,
+        };
         let row = [RowMutation::with(op.row.clone(), op.mutations.clone())];
         let expanded = self.expand_up_to_deletes(table, &row, now).await?;
         let changes = mutations(table, &expanded[0].mutations, now)?;
@@ -501,24 +508,27 @@ impl BigtableStore {
         let (min, max_ts) = (live.unwrap_or(0).max(op.time_range.min), op.time_range.max);
         let expected = op.expected.clone().filter(|v| !v.is_empty());
         let (value, when_matched) = condition_values(op.compare, expected.as_ref());
-        let predicate = filter(Filter::Chain(Chain {
-            filters: vec![
-                filter(Filter::ColumnRangeFilter(v2::ColumnRange {
-                    family_name: family,
-                    start_qualifier: Some(v2::column_range::StartQualifier::StartQualifierClosed(
-                        op.qualifier.clone(),
-                    )),
-                    end_qualifier: Some(v2::column_range::EndQualifier::EndQualifierClosed(op.qualifier.clone())),
-                })),
-                filter(if min > 0 || max_ts < i64::MAX {
-                    Filter::TimestampRangeFilter(super::convert::time_range(min, max_ts))
-                } else {
-                    Filter::PassAllFilter(true)
-                }),
-                filter(Filter::CellsPerColumnLimitFilter(1)),
-                value,
-            ],
-        }));
+        let when_matched = when_matched || filter_condition.is_some();
+        let predicate = filter_condition.unwrap_or_else(|| {
+            filter(Filter::Chain(Chain {
+                filters: vec![
+                    filter(Filter::ColumnRangeFilter(v2::ColumnRange {
+                        family_name: family,
+                        start_qualifier: Some(v2::column_range::StartQualifier::StartQualifierClosed(
+                            op.qualifier.clone(),
+                        )),
+                        end_qualifier: Some(v2::column_range::EndQualifier::EndQualifierClosed(op.qualifier.clone())),
+                    })),
+                    filter(if min > 0 || max_ts < i64::MAX {
+                        Filter::TimestampRangeFilter(super::convert::time_range(min, max_ts))
+                    } else {
+                        Filter::PassAllFilter(true)
+                    }),
+                    filter(Filter::CellsPerColumnLimitFilter(1)),
+                    value,
+                ],
+            }))
+        });
         if changes.is_empty() {
             // Bigtable wants a mutation on one side: read the check instead.
             let mut stream = self

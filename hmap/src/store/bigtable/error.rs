@@ -33,10 +33,6 @@ pub mod unsupported {
     /// by time range only (Google's HBase adapter refuses it too: "Cannot
     /// delete single latest cell").
     pub const DELETE_LATEST: &str = "a delete of the newest version of a column";
-    /// A filter as the condition of a check-and-mutate (HBase 2.4's
-    /// `CheckAndMutate.Builder.ifMatches(Filter)`): not mapped to a
-    /// predicate yet.
-    pub const CHECK_FILTER: &str = "a filter as the condition of a check-and-mutate";
 }
 
 /// A gRPC status as the store's error; `operation` is the RPC, `table` the
