@@ -24,11 +24,9 @@ pub const REFUSALS: &[(&str, &[&str])] = &[
     (
         // The filter language has no NullComparator, BitComparator,
         // NO_OP, MultiRowRangeFilter, FuzzyRowFilter, qualifier offset, and
-        // reads a regex's values as UTF-8 (hmap's as ISO-8859-1); Thrift1
-        // has no filterBytes.
+        // Thrift1 has no filterBytes.
         "Thrift1Store",
         &[
-            "filter_regex",
             "filter_null_comparator",
             "filter_bit_comparator",
             "filter_no_op",

@@ -65,10 +65,10 @@ pub use backend::{Backend, BackendError};
 #[cfg(feature = "bigtable")]
 pub use bigtable::BigtableStore;
 pub use error::StoreError;
-pub use filter::Filter;
 pub(crate) use error::show_row;
 #[cfg(feature = "testing")]
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
+pub use filter::Filter;
 pub use load::{
     DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadError, LoadRow, LoadRowWriter, Loader, LoaderRow,
 };
@@ -368,7 +368,7 @@ pub struct Get {
     pub max_versions: u32,
     /// Only cells with timestamps in this range.
     pub time_range: TimeRange,
-    /// A server-side filter (see [`filter`](crate::store::filter)).
+    /// A server-side filter (see [`filter`]).
     pub filter: Option<Filter>,
 }
 
@@ -410,7 +410,7 @@ pub struct Scan {
     pub max_versions: u32,
     /// Only cells with timestamps in this range.
     pub time_range: TimeRange,
-    /// A server-side filter (see [`filter`](crate::store::filter)).
+    /// A server-side filter (see [`filter`]).
     pub filter: Option<Filter>,
     /// At most this many rows.
     pub limit: Option<usize>,

@@ -108,14 +108,17 @@ pub enum Comparator {
     /// (`BinaryPrefixComparator`, `binaryprefix:`).
     BinaryPrefix(Bytes),
     /// A Java regular expression, found anywhere in the stored bytes read as
-    /// ISO-8859-1, with `DOTALL` (`RegexStringComparator`, `regexstring:`).
+    /// UTF-8 (malformed bytes as U+FFFD), with `DOTALL`
+    /// (`RegexStringComparator` with its defaults, `regexstring:`).
     /// Only [`CompareOp::Equal`] and [`CompareOp::NotEqual`] make sense with it.
     Regex(String),
     /// A substring, case-insensitively, of the stored bytes read as UTF-8
     /// (`SubstringComparator`, `substring:`). Only `Equal` and `NotEqual`.
     Substring(String),
-    /// Whether the stored value is empty (`NullComparator`, `null`): equal
-    /// when it is.
+    /// HBase's `NullComparator`: a stored value is never null, not even an
+    /// empty one, so [`CompareOp::Equal`] passes no cell and
+    /// [`CompareOp::NotEqual`] every one (`NullComparator.compareTo` is 1
+    /// for any value). Not in the filter language.
     Null,
     /// A bitwise test against a value of the same length (`BitComparator`,
     /// `bit:`): equal when any byte of `stored op value` is not zero
@@ -163,7 +166,10 @@ impl Comparator {
 
     /// [`Comparator::Bit`].
     pub fn bit(value: impl Into<Bytes>, op: BitOp) -> Self {
-        Comparator::Bit { value: value.into(), op }
+        Comparator::Bit {
+            value: value.into(),
+            op,
+        }
     }
 }
 
@@ -513,12 +519,7 @@ impl Filter {
 
     /// [`Filter::ColumnRange`]: qualifiers from `min` to `max`, `None` for
     /// an open end.
-    pub fn column_range(
-        min: Option<Bytes>,
-        min_inclusive: bool,
-        max: Option<Bytes>,
-        max_inclusive: bool,
-    ) -> Self {
+    pub fn column_range(min: Option<Bytes>, min_inclusive: bool, max: Option<Bytes>, max_inclusive: bool) -> Self {
         Filter::ColumnRange(ColumnRange {
             min,
             min_inclusive,
@@ -663,7 +664,11 @@ impl Filter {
         }
         let int = |what: &str, n: u64| {
             if n > i32::MAX as u64 {
-                Err(format!("{} {what} {n} is over HBase's limit {}", self.hbase_name(), i32::MAX))
+                Err(format!(
+                    "{} {what} {n} is over HBase's limit {}",
+                    self.hbase_name(),
+                    i32::MAX
+                ))
             } else {
                 Ok(())
             }
@@ -741,9 +746,17 @@ mod tests {
     #[test]
     fn check_refuses_what_hbase_refuses() {
         assert!(Filter::fuzzy_row([FuzzyPattern::new("ab", vec![0u8])]).check().is_err());
-        assert!(Filter::fuzzy_row([FuzzyPattern::new("ab", vec![0u8, 2])]).check().is_err());
+        assert!(
+            Filter::fuzzy_row([FuzzyPattern::new("ab", vec![0u8, 2])])
+                .check()
+                .is_err()
+        );
         assert!(Filter::fuzzy_row([FuzzyPattern::any_then(2, b"x")]).check().is_ok());
-        assert!(Filter::value(CompareOp::Equal, Comparator::bit(Bytes::new(), BitOp::And)).check().is_err());
+        assert!(
+            Filter::value(CompareOp::Equal, Comparator::bit(Bytes::new(), BitOp::And))
+                .check()
+                .is_err()
+        );
         let mut deep = Filter::key_only();
         for _ in 0..=MAX_DEPTH {
             deep = Filter::skip(deep);

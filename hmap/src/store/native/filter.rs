@@ -34,7 +34,7 @@ pub(crate) const REGEX_DOTALL: i32 = 32;
 
 /// The charset a [`Comparator::Regex`] reads stored bytes in: one
 /// character per byte, so a pattern matches bytes whatever they hold.
-pub(crate) const REGEX_CHARSET: &str = "ISO-8859-1";
+pub(crate) const REGEX_CHARSET: &str = "UTF-8";
 
 /// HBase's `CompareType` of an operator (`CompareType.valueOf(op.name())`).
 pub(crate) fn compare_type(op: CompareOp) -> proto::CompareType {

@@ -26,7 +26,6 @@ public class FilterGolden {
     out("row_less_binary", new RowFilter(CompareOperator.LESS, new BinaryComparator(b("m"))));
     out("family_eq_prefix", new FamilyFilter(CompareOperator.EQUAL, new BinaryPrefixComparator(b("c"))));
     RegexStringComparator re = new RegexStringComparator("^a.b$");
-    re.setCharset(java.nio.charset.StandardCharsets.ISO_8859_1);
     out("qualifier_ne_regex", new QualifierFilter(CompareOperator.NOT_EQUAL, re));
     out("value_eq_substring", new ValueFilter(CompareOperator.EQUAL, new SubstringComparator("AbC")));
     out("value_eq_null", new ValueFilter(CompareOperator.EQUAL, new NullComparator()));
