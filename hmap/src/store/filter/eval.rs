@@ -1171,6 +1171,10 @@ fn or_merge(rc: Option<Rc>, local: Rc) -> Rc {
 }
 
 /// `FilterListWithOR.filterCell`, with `calculateReturnCodeByPrevCellAndRC`.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the OR list's state, field by field, as FilterListWithOR keeps it"
+)]
 fn or_filter_cell(
     filters: &mut [Node],
     prev_rc: &mut [Option<Rc>],
