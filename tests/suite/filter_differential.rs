@@ -91,7 +91,8 @@ fn data_bytes(rng: &mut Rng) -> Bytes {
     bytes(&whole[a.min(b)..a.max(b)])
 }
 
-/// A Java regular expression built from data bytes (as ISO-8859-1 chars),
+/// A Java regular expression built from data bytes (a byte above 0x7F as
+/// `\x{..}`, which matches only where the value is valid UTF-8 for it),
 /// in the syntax Java and `regex-lite` read alike.
 fn regex(rng: &mut Rng) -> String {
     let mut pattern = String::new();

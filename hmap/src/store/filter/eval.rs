@@ -189,9 +189,11 @@ impl Cmp {
             // `BinaryPrefixComparator.compareTo`: against as many leading
             // bytes of the stored value as the given one has.
             Cmp::Prefix(given) => sign(given[..].cmp(&stored[..given.len().min(stored.len())])),
-            // `RegexStringComparator.JavaRegexEngine.compareTo`: `find()`.
+            // `RegexStringComparator.JavaRegexEngine.compareTo`: `find()`
+            // on `new String(value, charset)`, UTF-8 by default (malformed
+            // bytes become U+FFFD).
             Cmp::Regex(re) => {
-                if re.is_match(&latin1(stored)) {
+                if re.is_match(&String::from_utf8_lossy(stored)) {
                     0
                 } else {
                     1
@@ -229,11 +231,6 @@ impl Cmp {
             }
         }
     }
-}
-
-/// The bytes as ISO-8859-1 text: each byte the char U+00XX.
-fn latin1(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| char::from(b)).collect()
 }
 
 /// A Java regular expression compiled as `RegexStringComparator` compiles
@@ -2114,10 +2111,11 @@ mod tests {
         let prefix = Cmp::new(&Comparator::binary_prefix("ab")).unwrap();
         assert_eq!(prefix.compare_to(b"abc"), 0);
         assert_eq!(prefix.compare_to(b"a"), 1);
-        // `RegexStringComparator`: `find()`, DOTALL, bytes as ISO-8859-1.
+        // `RegexStringComparator`: `find()`, DOTALL, bytes as UTF-8.
         let re = Cmp::new(&Comparator::regex("b.c")).unwrap();
         assert_eq!(re.compare_to(b"xxb\nc"), 0);
-        assert_eq!(Cmp::new(&Comparator::regex("\u{e9}")).unwrap().compare_to(&[0xE9]), 0);
+        assert_eq!(Cmp::new(&Comparator::regex("\u{e9}")).unwrap().compare_to("\u{e9}".as_bytes()), 0);
+        assert_eq!(Cmp::new(&Comparator::regex("\u{fffd}")).unwrap().compare_to(&[0xE9]), 0);
         assert!(Cmp::new(&Comparator::regex("(")).is_err());
         // `SubstringComparator`: case-insensitive.
         assert_eq!(
