@@ -1,7 +1,7 @@
 //! A scan that keeps 1% of 100,000 rows: the filter applied by the region
 //! server (a `SingleColumnValueFilter` sent with the scan) against the same
 //! scan read whole and filtered by the client, side by side in one run on
-//! NativeStore.
+//! NativeStore, with rows of about 130 bytes and of about 1 KiB.
 //!
 //! Needs an HBase master's address: `scripts/hbase/hbase start`,
 //! `eval $(scripts/hbase/hbase address)`, then
@@ -19,16 +19,22 @@ use hmap::store::{RowMutation, Scan, Store};
 const ROWS: usize = 100_000;
 /// One row in this many is kept.
 const KEEP_ONE_IN: usize = 100;
-const TABLE: &str = "events";
+/// The payload sizes, each in a table of its own.
+const PAYLOADS: [usize; 2] = [100, 1_000];
 
-/// Each row: a kind (`rare` for 1%, `common` otherwise) and a 100-byte payload.
-async fn load(store: &NativeStore) {
-    let _ = store.delete_table(TABLE).await;
+fn table(payload: usize) -> String {
+    format!("events_{payload}")
+}
+
+/// Each row: a kind (`rare` for 1%, `common` otherwise) and a payload.
+async fn load(store: &NativeStore, payload: usize) {
+    let table = table(payload);
+    let _ = store.delete_table(&table).await;
     store
-        .create_table(&TableSchema::new(TABLE).family(FamilySchema::new("e")))
+        .create_table(&TableSchema::new(table.as_str()).family(FamilySchema::new("e")))
         .await
         .expect("create the table");
-    let payload = Bytes::from(vec![b'x'; 100]);
+    let payload = Bytes::from(vec![b'x'; payload]);
     for chunk in (0..ROWS).collect::<Vec<_>>().chunks(1_000) {
         let rows: Vec<RowMutation> = chunk
             .iter()
@@ -39,7 +45,7 @@ async fn load(store: &NativeStore) {
                     .put("e", "payload", payload.clone())
             })
             .collect();
-        store.mutate(TABLE, &rows).await.expect("load a batch");
+        store.mutate(&table, &rows).await.expect("load a batch");
     }
 }
 
@@ -49,8 +55,8 @@ fn rare() -> Filter {
         .into()
 }
 
-async fn count(store: &NativeStore, scan: Scan, on_client: bool) -> usize {
-    let mut rows = store.scan(TABLE, &scan).await.expect("open the scan");
+async fn count(store: &NativeStore, table: &str, scan: Scan, on_client: bool) -> usize {
+    let mut rows = store.scan(table, &scan).await.expect("open the scan");
     let mut kept = 0;
     while let Some(row) = rows.next().await {
         let row = row.expect("a row");
@@ -80,24 +86,27 @@ fn filtered_scan(c: &mut Criterion) {
     let store = runtime
         .block_on(NativeStore::connect(NativeConfig::new([address]).table_prefix(prefix)))
         .expect("NativeStore connects");
-    runtime.block_on(load(&store));
     let expected = ROWS / KEEP_ONE_IN;
-    let mut group = c.benchmark_group("scan keeping 1% of 100,000 rows");
-    group.sample_size(10);
-    group.bench_function("filter on the server", |b| {
-        b.iter(|| {
-            let kept = runtime.block_on(count(&store, Scan::all().filter(rare()), false));
-            assert_eq!(kept, expected);
-        })
-    });
-    group.bench_function("filter on the client", |b| {
-        b.iter(|| {
-            let kept = runtime.block_on(count(&store, Scan::all(), true));
-            assert_eq!(kept, expected);
-        })
-    });
-    group.finish();
-    let _ = runtime.block_on(store.delete_table(TABLE));
+    for payload in PAYLOADS {
+        runtime.block_on(load(&store, payload));
+        let table = table(payload);
+        let mut group = c.benchmark_group(format!("scan keeping 1% of 100,000 rows, {payload}-byte payloads"));
+        group.sample_size(10);
+        group.bench_function("filter on the server", |b| {
+            b.iter(|| {
+                let kept = runtime.block_on(count(&store, &table, Scan::all().filter(rare()), false));
+                assert_eq!(kept, expected);
+            })
+        });
+        group.bench_function("filter on the client", |b| {
+            b.iter(|| {
+                let kept = runtime.block_on(count(&store, &table, Scan::all(), true));
+                assert_eq!(kept, expected);
+            })
+        });
+        group.finish();
+        let _ = runtime.block_on(store.delete_table(&table));
+    }
 }
 
 criterion_group!(benches, filtered_scan);

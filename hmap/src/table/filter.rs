@@ -152,9 +152,15 @@ impl<T: HTable> Where<T> {
         Where::collect([a, b], list)
     }
 
+    /// The filters as a list; one alone as itself (a `FilterList` of one
+    /// does not always filter as its filter does, and HBase's filter
+    /// language has no list of one).
     fn collect(filters: impl IntoIterator<Item = Where<T>>, list: fn(Vec<Filter>) -> Filter) -> Where<T> {
         let filters: std::result::Result<Vec<Filter>, WhereError> = filters.into_iter().map(|w| w.filter).collect();
-        Where::of(filters.map(list))
+        Where::of(filters.map(|mut filters| match filters.len() {
+            1 => filters.remove(0),
+            _ => list(filters),
+        }))
     }
 
     /// The store's filter, or what building it met.

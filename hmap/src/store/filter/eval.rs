@@ -2114,7 +2114,12 @@ mod tests {
         // `RegexStringComparator`: `find()`, DOTALL, bytes as UTF-8.
         let re = Cmp::new(&Comparator::regex("b.c")).unwrap();
         assert_eq!(re.compare_to(b"xxb\nc"), 0);
-        assert_eq!(Cmp::new(&Comparator::regex("\u{e9}")).unwrap().compare_to("\u{e9}".as_bytes()), 0);
+        assert_eq!(
+            Cmp::new(&Comparator::regex("\u{e9}"))
+                .unwrap()
+                .compare_to("\u{e9}".as_bytes()),
+            0
+        );
         assert_eq!(Cmp::new(&Comparator::regex("\u{fffd}")).unwrap().compare_to(&[0xE9]), 0);
         assert!(Cmp::new(&Comparator::regex("(")).is_err());
         // `SubstringComparator`: case-insensitive.

@@ -198,6 +198,15 @@ pub struct RowRange {
 }
 
 impl RowRange {
+    /// Whether HBase takes the range (`RowRange.isValid`): an open end, or
+    /// a start before the stop (or equal to an inclusive stop).
+    pub fn is_valid(&self) -> bool {
+        self.start.is_empty()
+            || self.stop.is_empty()
+            || self.start < self.stop
+            || (self.start == self.stop && self.stop_inclusive)
+    }
+
     /// `[start, stop)`, as [`Scan::range`](super::Scan::range) reads a range.
     pub fn new(start: impl Into<Bytes>, stop: impl Into<Bytes>) -> Self {
         RowRange {
@@ -677,7 +686,43 @@ impl Filter {
             Filter::Row(_, c) | Filter::Family(_, c) | Filter::Qualifier(_, c) | Filter::Value(_, c) => {
                 check_comparator(c)
             }
-            Filter::SingleColumnValue(t) | Filter::SingleColumnValueExclude(t) => check_comparator(&t.comparator),
+            Filter::SingleColumnValue(t) | Filter::SingleColumnValueExclude(t) => {
+                if t.op == CompareOp::NoOp {
+                    // `CompareFilter.compare` throws "Unknown Compare op
+                    // NO_OP" on the server once the column is met.
+                    return Err(format!("{} cannot compare with NO_OP", self.hbase_name()));
+                }
+                check_comparator(&t.comparator)
+            }
+            Filter::MultipleColumnPrefix(prefixes) => {
+                let mut sorted: Vec<&Bytes> = prefixes.iter().collect();
+                sorted.sort();
+                if sorted.windows(2).any(|w| w[0] == w[1]) {
+                    // `MultipleColumnPrefixFilter(byte[][])`.
+                    Err("MultipleColumnPrefixFilter prefixes must be distinct".to_owned())
+                } else {
+                    Ok(())
+                }
+            }
+            Filter::Timestamps { timestamps, .. } => match timestamps.iter().find(|t| **t < 0) {
+                // `TimestampsFilter(List, boolean)`.
+                Some(t) => Err(format!("TimestampsFilter timestamp {t} must be positive")),
+                None => Ok(()),
+            },
+            Filter::MultiRowRange(ranges) => {
+                // `MultiRowRangeFilter.sortAndMerge`.
+                if ranges.is_empty() {
+                    Err("MultiRowRangeFilter: No ranges found.".to_owned())
+                } else if let Some(r) = ranges.iter().find(|r| !r.is_valid()) {
+                    Err(format!(
+                        "MultiRowRangeFilter: invalid range, its start {} is after its stop {}",
+                        crate::key::Printable(&r.start),
+                        crate::key::Printable(&r.stop)
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
             Filter::DependentColumn(d) => d.value.as_ref().map_or(Ok(()), |(_, c)| check_comparator(c)),
             Filter::ColumnCountGet(n) => int("count", u64::from(*n)),
             Filter::ColumnPagination { limit, offset } => {
@@ -763,5 +808,13 @@ mod tests {
         }
         assert!(deep.check().is_err());
         assert!(Filter::column_count_get(u32::MAX).check().is_err());
+        // What HBase's constructors refuse.
+        assert!(Filter::multiple_column_prefix(["a", "b", "a"]).check().is_err());
+        assert!(Filter::timestamps([3, -1]).check().is_err());
+        assert!(Filter::multi_row_range([]).check().is_err());
+        assert!(Filter::multi_row_range([RowRange::new("b", "a")]).check().is_err());
+        assert!(Filter::multi_row_range([RowRange::new("a", "")]).check().is_ok());
+        let no_op = Filter::single_column_value("f", "q", CompareOp::NoOp, Comparator::binary("x"));
+        assert!(Filter::from(no_op).check().is_err());
     }
 }

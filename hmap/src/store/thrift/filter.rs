@@ -37,24 +37,27 @@ pub mod inexpressible {
     /// `createComparator` makes no `BitComparator`.
     pub const BIT_COMPARATOR: &str = "BitComparator (not in HBase's filter language)";
     /// `CompareFilter.extractArguments` refuses them.
-    pub const SUBSTRING_ORDER: &str =
-        "SubstringComparator with other than EQUAL or NOT_EQUAL (HBase's filter language refuses it)";
+    pub const SUBSTRING_ORDER: &str = "a SubstringComparator or RegexStringComparator with other than EQUAL or NOT_EQUAL (HBase's filter language refuses it)";
     /// `ColumnPaginationFilter.createFilterFromArguments` takes a count.
     pub const PAGINATION_FROM: &str = "ColumnPaginationFilter from a qualifier (not in HBase's filter language)";
     /// A list is written `a AND b`: none of no filters.
     pub const EMPTY_LIST: &str = "an empty FilterList (not in HBase's filter language)";
     /// `ColumnRangeFilter.createFilterFromArguments` reads `''` as no bound.
-    pub const EMPTY_BOUND: &str =
-        "ColumnRangeFilter excluding an empty qualifier bound (HBase's filter language reads '' as no bound)";
+    pub const EMPTY_BOUND: &str = "ColumnRangeFilter with an empty qualifier as its upper bound, or excluded as its lower (HBase's filter language reads '' as no bound)";
+    /// `ParseFilter` builds no list of one filter, and a list of one does
+    /// not always filter as its filter does (a `ColumnCountGetFilter` ends
+    /// a scan alone, not in a `MUST_PASS_ONE` list).
+    pub const LIST_OF_ONE: &str = "a FilterList of one filter (HBase's filter language writes the filter alone)";
 }
 
 /// The filter in HBase's filter language, bytes `ParseFilter` reads back as
 /// exactly this filter; or what the language cannot express (one of
 /// [`inexpressible`]).
 ///
-/// A [`Filter::List`] of one filter is written as that filter:
-/// `ParseFilter` builds no list of one, and a `FilterList` of one filter
-/// filters as the filter does. [`Filter::Timestamps`]'s `can_hint` is not
+/// A [`Filter::List`] of one filter cannot be written: `ParseFilter` builds
+/// no list of one, and a `FilterList` of one filter does not always filter
+/// as the filter does (found by the filter differential through Thrift2).
+/// [`Filter::Timestamps`]'s `can_hint` is not
 /// written (`TimestampsFilter(ts)` has it false): it changes how the server
 /// seeks, not what it returns.
 ///
@@ -106,7 +109,12 @@ fn comparison(out: &mut Vec<u8>, op: CompareOp, comparator: &Comparator) -> Resu
             }
             (b"substring:", s.as_bytes())
         }
-        Comparator::Regex(pattern) => (b"regexstring:", pattern.as_bytes()),
+        Comparator::Regex(pattern) => {
+            if !matches!(op, CompareOp::Equal | CompareOp::NotEqual) {
+                return Err(inexpressible::SUBSTRING_ORDER);
+            }
+            (b"regexstring:", pattern.as_bytes())
+        }
         Comparator::Null => return Err(inexpressible::NULL_COMPARATOR),
         Comparator::Bit { .. } => return Err(inexpressible::BIT_COMPARATOR),
     };
@@ -164,15 +172,15 @@ fn write(out: &mut Vec<u8>, filter: &Filter) -> Result<(), &'static str> {
         }
         Filter::ColumnRange(r) => {
             // `''` is read as no bound: an empty bound is the same only
-            // when it is included (every qualifier is at or above "").
-            fn bound(b: &Option<bytes::Bytes>, inclusive: bool) -> Result<&[u8], &'static str> {
+            // as an included lower one (every qualifier is at or above "").
+            fn bound(b: &Option<bytes::Bytes>, lower_included: bool) -> Result<&[u8], &'static str> {
                 match b {
-                    Some(b) if b.is_empty() && !inclusive => Err(inexpressible::EMPTY_BOUND),
+                    Some(b) if b.is_empty() && !lower_included => Err(inexpressible::EMPTY_BOUND),
                     Some(b) => Ok(b),
                     None => Ok(b""),
                 }
             }
-            let (min, max) = (bound(&r.min, r.min_inclusive)?, bound(&r.max, r.max_inclusive)?);
+            let (min, max) = (bound(&r.min, r.min_inclusive)?, bound(&r.max, false)?);
             call(out, "ColumnRangeFilter");
             quoted(out, min);
             out.extend_from_slice(format!(", {}, ", boolean(r.min_inclusive)).as_bytes());
@@ -232,7 +240,7 @@ fn write(out: &mut Vec<u8>, filter: &Filter) -> Result<(), &'static str> {
         Filter::List(op, filters) => {
             match &filters[..] {
                 [] => return Err(inexpressible::EMPTY_LIST),
-                [one] => return write(out, one),
+                [_] => return Err(inexpressible::LIST_OF_ONE),
                 _ => {}
             }
             let joint: &[u8] = match op {
@@ -373,7 +381,6 @@ mod tests {
             ])),
             "(PrefixFilter('a') OR (PrefixFilter('b') AND FirstKeyOnlyFilter()) OR (WHILE PrefixFilter('c')))"
         );
-        assert_eq!(s(&Filter::all([Filter::prefix("a")])), "PrefixFilter('a')");
     }
 
     #[test]
@@ -414,6 +421,14 @@ mod tests {
         assert_eq!(
             e(Filter::column_range(Some(Bytes::new()), false, None, false)),
             inexpressible::EMPTY_BOUND
+        );
+        assert_eq!(
+            e(Filter::column_range(None, false, Some(Bytes::new()), true)),
+            inexpressible::EMPTY_BOUND
+        );
+        assert_eq!(
+            e(Filter::all([Filter::column_count_get(1)])),
+            inexpressible::LIST_OF_ONE
         );
         // Nested, it is named too.
         assert_eq!(

@@ -992,8 +992,27 @@ impl Store for ThriftStore {
                 // high end) down to its stop row (exclusive). hmap's range is low to
                 // high with the low end inclusive: start from the high end, skip a
                 // row equal to it, and stop below the low end here.
+                // A filter must not see the row equal to the high end, which
+                // a stateful one (a PageFilter, a WhileMatchFilter) would
+                // count: with one, start just before it, as HBase's Java
+                // client starts a reversed scan whose start row is excluded
+                // (`ConnectionUtils.createClosestRowBefore`).
+                // Nor rows below the range, where a filter may fail or count
+                // too: its stop (exclusive) is then the row just before the
+                // low end.
                 let (start, stop) = if scan.reversed {
-                    (scan.stop.clone(), Bytes::new())
+                    if scan.filter.is_some() {
+                        let below = |row: &Bytes| {
+                            if row.is_empty() {
+                                Bytes::new()
+                            } else {
+                                closest_row_before(row)
+                            }
+                        };
+                        (below(&scan.stop), below(&scan.start))
+                    } else {
+                        (scan.stop.clone(), Bytes::new())
+                    }
                 } else {
                     (scan.start.clone(), scan.stop.clone())
                 };
@@ -1717,5 +1736,36 @@ mod tests {
     fn batches_of_nothing() {
         assert!(shape(&[]).is_empty());
         assert!(shape(&[RowMutation::new("a"), RowMutation::new("b")]).is_empty());
+    }
+}
+
+/// The row just before `row` in HBase's order, as HBase's Java client
+/// writes it (`ConnectionUtils.createClosestRowBefore`): `row` without a
+/// last zero byte, else with its last byte one lower followed by nine
+/// `0xff` bytes; empty for an empty `row`.
+fn closest_row_before(row: &[u8]) -> Bytes {
+    match row.split_last() {
+        None => Bytes::new(),
+        Some((0, head)) => Bytes::copy_from_slice(head),
+        Some((&last, head)) => {
+            let mut before = Vec::with_capacity(row.len() + 9);
+            before.extend_from_slice(head);
+            before.push(last - 1);
+            before.extend_from_slice(&[0xff; 9]);
+            Bytes::from(before)
+        }
+    }
+}
+
+#[cfg(test)]
+mod closest_row_before_tests {
+    use super::closest_row_before;
+
+    #[test]
+    fn is_the_java_clients_row_before() {
+        assert_eq!(&closest_row_before(b"ab\0")[..], b"ab");
+        assert_eq!(&closest_row_before(b"b")[..], b"a\xff\xff\xff\xff\xff\xff\xff\xff\xff");
+        assert!(closest_row_before(b"b")[..] < b"b"[..]);
+        assert!(closest_row_before(b"b")[..] > b"a\xff\xff"[..]);
     }
 }
