@@ -98,7 +98,7 @@ pub fn run(store: Arc<dyn Store>, out: &mut dyn Write) -> ExampleResult {
     // A role renamed: its name is copied into each person's list.
     let mut soldier = rel.right().get("200")?.ok_or("no role 200")?;
     soldier.name = "private".into();
-    rel.right().update(&soldier, &[Role::NAME])?;
+    rel.right().update(&soldier, [Role::NAME])?;
     rel.relabel_right("200")?;
     rel.unlink("003", "300")?;
     rel.delete_left("002")?;

@@ -132,7 +132,7 @@ async fn person_and_role() {
     // A rename reaches every copy.
     let mut r200 = rel.right().get("200").await.unwrap().unwrap();
     r200.name = "private".into();
-    rel.right().update(&r200, &[Role::NAME]).await.unwrap();
+    rel.right().update(&r200, [Role::NAME]).await.unwrap();
     rel.relabel_right("200").await.unwrap();
     assert_eq!(
         rel.rights_of("002").await.unwrap(),
@@ -266,7 +266,7 @@ async fn a_put_of_an_entity_keeps_its_links() {
     assert_eq!(p.name, "Xiaohei the third");
     assert_eq!(p.roles, BTreeMap::from([("100".into(), "monitor".into())]));
     assert_eq!(names(&rel.lefts_of("100").await.unwrap()), ["001"]);
-    let err = rel.left().update(&p, &[Person::ROLES]).await.unwrap_err();
+    let err = rel.left().update(&p, [Person::ROLES]).await.unwrap_err();
     assert!(matches!(err, Error::Field { table: "person", .. }), "{err}");
     // The labels are stale (renames), not lost.
     let report = rel.verify().await.unwrap();
@@ -1064,11 +1064,11 @@ async fn secondary_index_by_city() {
     assert_eq!(ids("Beijing").await, [2, 3]);
     // An update of the indexed field, and of another field.
     by_city
-        .update(&account(1, "ignored", "Shanghai"), &[Account::CITY])
+        .update(&account(1, "ignored", "Shanghai"), [Account::CITY])
         .await
         .unwrap();
     by_city
-        .update(&account(2, "new@x", "ignored"), &[Account::EMAIL])
+        .update(&account(2, "new@x", "ignored"), [Account::EMAIL])
         .await
         .unwrap();
     assert_eq!(ids("Shanghai").await, [1]);

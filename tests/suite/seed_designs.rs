@@ -423,11 +423,11 @@ async fn weibo_users_and_fans() {
         fans: BTreeMap::new(),
         ..red.clone()
     };
-    users.update(&rename, &[WeiboUser::NICKNAME]).await.unwrap();
+    users.update(&rename, [WeiboUser::NICKNAME]).await.unwrap();
     let back = users.get("001").await.unwrap().unwrap();
     assert_eq!(back.nickname, "Hong");
     assert_eq!(back.fans.len(), 2);
-    // Key fields have no handle: `users.update(&rename, &[User::ID])` does
+    // Key fields have no handle: `users.update(&rename, [User::ID])` does
     // not compile (ui-tests/tests/ui/update-key-field.rs).
 }
 

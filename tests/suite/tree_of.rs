@@ -190,7 +190,7 @@ async fn writes_of_a_node_leave_the_tree_alone() {
     assert!(raw(&store, "0_001").await.contains(&"cf2:002=Engineering".to_string()));
     assert_consistent(&org).await;
 
-    let err = org.table().update(&dev, &[Dept::PID]).await.unwrap_err();
+    let err = org.table().update(&dev, [Dept::PID]).await.unwrap_err();
     assert!(matches!(&err, Error::Field { field, .. } if field == "pid"), "{err}");
 }
 

@@ -156,8 +156,12 @@ pub trait HTable: Sized + Send + Sync + KeyOf<<Self as HTable>::Key> {
 /// ```
 pub struct Field<T, V, C> {
     name: &'static str,
-    of: PhantomData<fn() -> (T, V, C)>,
+    of: PhantomData<Of<T, V, C>>,
 }
+
+/// What a [`Field`] stands for, without owning any of it (so that a handle
+/// is `Copy`, `Send` and `Sync` whatever the types).
+type Of<T, V, C> = fn() -> (T, V, C);
 
 impl<T, V, C> Field<T, V, C> {
     /// The handle of `T`'s field `name`; the derive's business.

@@ -415,7 +415,8 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     /// Writes only the given fields of a row: `users.update(&user,
-    /// &[User::NAME, User::CITY])`, with the handles the derive generates.
+    /// [User::NAME, User::CITY])`, with the handles the derive generates
+    /// (a tuple, `(User::NAME, User::AGE)`, for fields of different types).
     pub async fn update(&self, row: &T, fields: impl Fields<T>) -> Result<()> {
         let fields = fields.names();
         self.check_update_fields(&fields)?;

@@ -337,6 +337,7 @@ pub(crate) fn filter_to_proto(filter: &Filter) -> proto::Filter {
 }
 
 /// The bytes of [`filter_to_proto`]: what Thrift2's `filterBytes` carries.
+#[cfg(feature = "thrift")]
 pub(crate) fn filter_to_bytes(filter: &Filter) -> Bytes {
     filter_to_proto(filter).encode_to_vec().into()
 }

@@ -270,17 +270,21 @@ pub(crate) enum Thrift2Filter {
     /// `filterString` (TGet field 6, TScan field 7).
     String(Vec<u8>),
     /// `filterBytes` (TGet field 15, TScan field 18): the serialized
-    /// `FilterProtos.Filter`, for what the language cannot express.
+    /// `FilterProtos.Filter`, for what the language cannot express (with
+    /// the `native` feature, whose encoder writes it).
+    #[cfg(feature = "native")]
     Bytes(bytes::Bytes),
 }
 
 /// TGet's and TScan's fields: `filterString`, and `filterBytes`.
 pub(crate) const TGET_FILTER_STRING: i16 = 6;
 /// TGet's `filterBytes`.
+#[cfg(feature = "native")]
 pub(crate) const TGET_FILTER_BYTES: i16 = 15;
 /// TScan's `filterString`.
 pub(crate) const TSCAN_FILTER_STRING: i16 = 7;
 /// TScan's `filterBytes`.
+#[cfg(feature = "native")]
 pub(crate) const TSCAN_FILTER_BYTES: i16 = 18;
 
 /// The filter as ThriftStore sends it: the language where it can, else the
@@ -305,6 +309,7 @@ pub(crate) fn write_thrift2(e: &mut super::codec::Encoder, filter: Option<&Filte
     let Some(filter) = filter else { return };
     match thrift2_filter(filter) {
         Ok(Thrift2Filter::String(s)) => e.binary_field(if get { TGET_FILTER_STRING } else { TSCAN_FILTER_STRING }, &s),
+        #[cfg(feature = "native")]
         Ok(Thrift2Filter::Bytes(b)) => e.binary_field(if get { TGET_FILTER_BYTES } else { TSCAN_FILTER_BYTES }, &b),
         Err(_) => {}
     }
