@@ -964,20 +964,14 @@ impl Append {
     /// [`Increment::read_back`]).
     #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn read_back(&self) -> Get {
-        self.columns
-            .iter()
-            .fold(Get::new(self.row.clone()), |get, (family, qualifier, _)| {
-                get.column(family.clone(), qualifier.clone())
-            })
+        read_back(&self.row, self.columns.iter().map(|(f, q, _)| (f, q)))
     }
 
     /// Whether `row`, a server's answer to the append, holds a value for
     /// each column.
     #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn answered_by(&self, row: Option<&RowResult>) -> bool {
-        self.columns
-            .iter()
-            .all(|(family, qualifier, _)| row.is_some_and(|r| r.latest(family, qualifier).is_some()))
+        answered_by(row, self.columns.iter().map(|(f, q, _)| (f, q)))
     }
 
     /// The answer to the append: the newest cell of each appended column
@@ -1031,21 +1025,31 @@ impl Increment {
     /// nonce on some paths; seen through a Thrift gateway).
     #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn read_back(&self) -> Get {
-        self.columns
-            .iter()
-            .fold(Get::new(self.row.clone()), |get, (family, qualifier, _)| {
-                get.column(family.clone(), qualifier.clone())
-            })
+        read_back(&self.row, self.columns.iter().map(|(f, q, _)| (f, q)))
     }
 
     /// Whether `row`, a server's answer to the increment, holds a value
     /// for each counter.
     #[cfg(any(feature = "thrift", feature = "native"))]
     pub(crate) fn answered_by(&self, row: Option<&RowResult>) -> bool {
-        self.columns
-            .iter()
-            .all(|(family, qualifier, _)| row.is_some_and(|r| r.latest(family, qualifier).is_some()))
+        answered_by(row, self.columns.iter().map(|(f, q, _)| (f, q)))
     }
+}
+
+/// The get of these columns of `row`: how an increment or an append is
+/// read back when the server applied it without answering its values.
+#[cfg(any(feature = "thrift", feature = "native"))]
+fn read_back<'a>(row: &Bytes, columns: impl Iterator<Item = (&'a Bytes, &'a Bytes)>) -> Get {
+    columns.fold(Get::new(row.clone()), |get, (family, qualifier)| {
+        get.column(family.clone(), qualifier.clone())
+    })
+}
+
+/// Whether `row`, a server's answer to an increment or an append, holds a
+/// value of each of these columns.
+#[cfg(any(feature = "thrift", feature = "native"))]
+fn answered_by<'a>(row: Option<&RowResult>, mut columns: impl Iterator<Item = (&'a Bytes, &'a Bytes)>) -> bool {
+    columns.all(|(family, qualifier)| row.is_some_and(|r| r.latest(family, qualifier).is_some()))
 }
 
 /// The rows of a scan, a [`Stream`] fetched in batches; a server-side

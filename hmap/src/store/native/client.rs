@@ -959,21 +959,6 @@ impl NativeStore {
 
     /// Adds to counters; returns their new values, in the order of `op`.
     pub(super) async fn increment_unchecked(&self, table: &str, op: &Increment) -> Result<Vec<i64>, StoreError> {
-        // A nonce, the same on every try: a try whose reply was lost and
-        // that is sent again is recognised by the region server (even
-        // after the region moved: nonces are in its write-ahead log), which
-        // answers it with the counters' values instead of adding again, as
-        // for HBase's Java client.
-        let mutation = proto::MutationProto {
-            nonce: Some(super::admin::random_u64()),
-            ..convert::increment(op)
-        };
-        let request = |region: &RegionLocation| proto::MutateRequest {
-            region: region.specifier(),
-            mutation: mutation.clone(),
-            condition: None,
-            nonce_group: Some(self.inner.nonce_group),
-        };
         let store_error = |(e, endpoint): (NativeError, String)| {
             // `DoNotRetryIOException: Field is not a long, it's N bytes wide`
             // (`HRegion.MutationBatchOperation.getLongValue`).
@@ -994,14 +979,9 @@ impl NativeStore {
                 _ => e.into_store(table, Some(&op.row), "increment", &endpoint),
             }
         };
-        let (_, reply) = self
-            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", Idempotence::Safe, request)
-            .await
-            .map_err(store_error)?;
-        let result = reply.message.result.unwrap_or_default();
-        let row = convert::associated_cells(&result)
-            .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
-            .map_err(|e| store_error((e, String::new())))?;
+        let row = self
+            .nonced_mutate(table, &op.row, convert::increment(op), &store_error)
+            .await?;
         if !op.answered_by(row.as_ref()) {
             // Applied, without the values (see `Increment::read_back`):
             // read them, other increments since included.
@@ -1011,13 +991,23 @@ impl NativeStore {
         convert::counters(op, row.as_ref()).map_err(|e| store_error((e, String::new())))
     }
 
-    /// Appends to columns; returns the row's new values of those columns.
-    pub(super) async fn append_unchecked(&self, table: &str, op: &Append) -> Result<RowResult, StoreError> {
-        // A nonce, the same on every try, as for an increment: a retry of a
-        // try whose reply was lost is answered, not applied again.
+    /// Sends an increment or an append of `row` with a nonce, the same on
+    /// every try: a try whose reply was lost and that is sent again is
+    /// recognised by the region server (even after the region moved: nonces
+    /// are in its write-ahead log), which answers it with the values
+    /// instead of applying it again, as for HBase's Java client. Returns the
+    /// row the server answered with (`None`, or without some columns, when
+    /// it answered without them).
+    async fn nonced_mutate(
+        &self,
+        table: &str,
+        row: &Bytes,
+        mutation: proto::MutationProto,
+        store_error: &impl Fn((NativeError, String)) -> StoreError,
+    ) -> Result<Option<RowResult>, StoreError> {
         let mutation = proto::MutationProto {
             nonce: Some(super::admin::random_u64()),
-            ..convert::append(op)
+            ..mutation
         };
         let request = |region: &RegionLocation| proto::MutateRequest {
             region: region.specifier(),
@@ -1025,16 +1015,23 @@ impl NativeStore {
             condition: None,
             nonce_group: Some(self.inner.nonce_group),
         };
-        let store_error =
-            |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "append", &endpoint);
         let (_, reply) = self
-            .region_call::<_, proto::MutateResponse>(table, Target::Row(&op.row), "Mutate", Idempotence::Safe, request)
+            .region_call::<_, proto::MutateResponse>(table, Target::Row(row), "Mutate", Idempotence::Safe, request)
             .await
             .map_err(store_error)?;
         let result = reply.message.result.unwrap_or_default();
-        let row = convert::associated_cells(&result)
+        convert::associated_cells(&result)
             .and_then(|n| convert::row_result(&result, n, &mut reply.cells.into_iter()))
-            .map_err(|e| store_error((e, String::new())))?;
+            .map_err(|e| store_error((e, String::new())))
+    }
+
+    /// Appends to columns; returns the row's new values of those columns.
+    pub(super) async fn append_unchecked(&self, table: &str, op: &Append) -> Result<RowResult, StoreError> {
+        let store_error =
+            |(e, endpoint): (NativeError, String)| e.into_store(table, Some(&op.row), "append", &endpoint);
+        let row = self
+            .nonced_mutate(table, &op.row, convert::append(op), &store_error)
+            .await?;
         if !op.answered_by(row.as_ref()) {
             // Applied, without the values (a retry recognised by its nonce):
             // read them, other appends since included.
