@@ -647,63 +647,26 @@ impl BigtableStore {
         if op.columns.is_empty() {
             return Ok(Vec::new());
         }
-        let rules = op
-            .columns
-            .iter()
-            .map(|(family, qualifier, amount)| {
-                Ok(v2::ReadModifyWriteRule {
-                    family_name: family_name(table, family)?,
-                    column_qualifier: qualifier.clone(),
-                    rule: Some(v2::read_modify_write_rule::Rule::IncrementAmount(*amount)),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let request = v2::ReadModifyWriteRowRequest {
-            table_name: self.table_name(table),
-            app_profile_id: self.inner.config.app_profile.clone(),
-            row_key: op.row.clone(),
-            rules,
-            ..Default::default()
-        };
-        let (headers, left) = self
-            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
-            .await?;
-        let mut client = self.data(&headers);
-        let reply = match self
-            .deadline(
-                table,
-                "ReadModifyWriteRow",
-                left,
-                client.read_modify_write_row(self.data_request(request)),
+        let rules = op.columns.iter().map(|(family, qualifier, amount)| {
+            (
+                family,
+                qualifier,
+                v2::read_modify_write_rule::Rule::IncrementAmount(*amount),
             )
-            .await
-        {
-            Ok(reply) => reply,
+        });
+        let row = match self.read_modify_write(table, &op.row, rules).await {
+            Ok(row) => row,
             // The emulator: UNKNOWN "increment on non-64-bit value".
             Err(StoreError::Server { message, .. }) if message.contains("non-64-bit") => {
                 return Err(self.not_a_counter(table, op).await);
             }
             Err(e) => return Err(with_row(e, &op.row)),
         };
-        let row = reply.row.unwrap_or_default();
         op.columns
             .iter()
             .map(|(family, qualifier, _)| {
-                let cell = row
-                    .families
-                    .iter()
-                    .filter(|f| f.name.as_bytes() == &family[..])
-                    .flat_map(|f| &f.columns)
-                    .find(|c| c.qualifier == *qualifier)
-                    .and_then(|c| c.cells.iter().max_by_key(|c| c.timestamp_micros));
                 let bad = |message: String| protocol(&self.inner.config.address, table, "ReadModifyWriteRow", message);
-                let cell = cell.ok_or_else(|| {
-                    bad(format!(
-                        "no cell of {} in the reply for row {}",
-                        show_column(family, qualifier),
-                        show_row(&op.row)
-                    ))
-                })?;
+                let cell = self.reply_cell(table, &row, &op.row, family, qualifier)?;
                 let bytes: [u8; 8] = cell.value[..].try_into().map_err(|_| {
                     bad(format!(
                         "a {}-byte counter in {} of row {}",
@@ -727,60 +690,20 @@ impl BigtableStore {
         if op.columns.is_empty() {
             return Ok(RowResult::new(op.row.clone(), Vec::new()));
         }
-        let rules = op
-            .columns
-            .iter()
-            .map(|(family, qualifier, value)| {
-                Ok(v2::ReadModifyWriteRule {
-                    family_name: family_name(table, family)?,
-                    column_qualifier: qualifier.clone(),
-                    rule: Some(v2::read_modify_write_rule::Rule::AppendValue(value.clone())),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let request = v2::ReadModifyWriteRowRequest {
-            table_name: self.table_name(table),
-            app_profile_id: self.inner.config.app_profile.clone(),
-            row_key: op.row.clone(),
-            rules,
-            ..Default::default()
-        };
-        let (headers, left) = self
-            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
-            .await
-            .map_err(|e| with_row(e, &op.row))?;
-        let mut client = self.data(&headers);
-        let reply = self
-            .deadline(
-                table,
-                "ReadModifyWriteRow",
-                left,
-                client.read_modify_write_row(self.data_request(request)),
+        let rules = op.columns.iter().map(|(family, qualifier, value)| {
+            (
+                family,
+                qualifier,
+                v2::read_modify_write_rule::Rule::AppendValue(value.clone()),
             )
+        });
+        let row = self
+            .read_modify_write(table, &op.row, rules)
             .await
             .map_err(|e| with_row(e, &op.row))?;
-        let row = reply.row.unwrap_or_default();
         let mut cells = Vec::with_capacity(op.columns.len());
         for (family, qualifier, _) in &op.columns {
-            let cell = row
-                .families
-                .iter()
-                .filter(|f| f.name.as_bytes() == &family[..])
-                .flat_map(|f| &f.columns)
-                .find(|c| c.qualifier == *qualifier)
-                .and_then(|c| c.cells.iter().max_by_key(|c| c.timestamp_micros))
-                .ok_or_else(|| {
-                    protocol(
-                        &self.inner.config.address,
-                        table,
-                        "ReadModifyWriteRow",
-                        format!(
-                            "no cell of {} in the reply for row {}",
-                            show_column(family, qualifier),
-                            show_row(&op.row)
-                        ),
-                    )
-                })?;
+            let cell = self.reply_cell(table, &row, &op.row, family, qualifier)?;
             cells.push(Cell::new(
                 family.clone(),
                 qualifier.clone(),
@@ -790,6 +713,76 @@ impl BigtableStore {
         }
         cells.sort_by(|a, b| (&a.family, &a.qualifier).cmp(&(&b.family, &b.qualifier)));
         Ok(RowResult::new(op.row.clone(), cells))
+    }
+
+    /// One `ReadModifyWriteRow` of `row` with a rule per column (an
+    /// increment's or an append's); returns the row the reply holds.
+    async fn read_modify_write<'a>(
+        &self,
+        table: &str,
+        row: &Bytes,
+        rules: impl Iterator<Item = (&'a Bytes, &'a Bytes, v2::read_modify_write_rule::Rule)>,
+    ) -> Result<v2::Row> {
+        let rules = rules
+            .map(|(family, qualifier, rule)| {
+                Ok(v2::ReadModifyWriteRule {
+                    family_name: family_name(table, family)?,
+                    column_qualifier: qualifier.clone(),
+                    rule: Some(rule),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let request = v2::ReadModifyWriteRowRequest {
+            table_name: self.table_name(table),
+            app_profile_id: self.inner.config.app_profile.clone(),
+            row_key: row.clone(),
+            rules,
+            ..Default::default()
+        };
+        let (headers, left) = self
+            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
+            .await?;
+        let mut client = self.data(&headers);
+        let reply = self
+            .deadline(
+                table,
+                "ReadModifyWriteRow",
+                left,
+                client.read_modify_write_row(self.data_request(request)),
+            )
+            .await?;
+        Ok(reply.row.unwrap_or_default())
+    }
+
+    /// The newest cell of a column in a `ReadModifyWriteRow` reply; a reply
+    /// without it is a protocol error.
+    fn reply_cell<'r>(
+        &self,
+        table: &str,
+        reply: &'r v2::Row,
+        row: &Bytes,
+        family: &Bytes,
+        qualifier: &Bytes,
+    ) -> Result<&'r v2::Cell> {
+        reply
+            .families
+            .iter()
+            .filter(|f| f.name.as_bytes() == &family[..])
+            .flat_map(|f| &f.columns)
+            .find(|c| c.qualifier == *qualifier)
+            .and_then(|c| c.cells.iter().max_by_key(|c| c.timestamp_micros))
+            .ok_or_else(|| {
+                protocol(
+                    &self.inner.config.address,
+                    table,
+                    "ReadModifyWriteRow",
+                    format!(
+                        "no cell of {} in the reply for row {}",
+                        show_column(family, qualifier),
+                        show_row(row)
+                    ),
+                )
+            })
     }
 
     /// The error of an increment of a cell that is not a counter, naming
