@@ -259,42 +259,41 @@ pub fn condition(op: &CheckAndMutate) -> proto::Condition {
 
 /// An append as HBase's `APPEND` mutation: each column's bytes to append.
 pub fn append(op: &Append) -> proto::MutationProto {
-    let mut mutation = proto::MutationProto {
-        row: Some(op.row.clone()),
-        mutate_type: Some(mutation_proto::MutationType::Append as i32),
-        ..Default::default()
-    };
-    for (family, qualifier, value) in &op.columns {
-        let qv = mutation_proto::column_value::QualifierValue {
-            qualifier: Some(qualifier.clone()),
-            value: Some(value.clone()),
-            timestamp: None,
-            delete_type: None,
-            tags: None,
-        };
-        match mutation.column_value.iter_mut().find(|c| c.family == *family) {
-            Some(column) => column.qualifier_value.push(qv),
-            None => mutation.column_value.push(mutation_proto::ColumnValue {
-                family: family.clone(),
-                qualifier_value: vec![qv],
-            }),
-        }
-    }
-    mutation
+    column_values(
+        &op.row,
+        mutation_proto::MutationType::Append,
+        op.columns.iter().map(|(f, q, v)| (f, q, v.clone())),
+    )
 }
 
 /// An increment as HBase's `INCREMENT` mutation: each amount as an 8-byte
 /// big-endian value.
 pub fn increment(op: &Increment) -> proto::MutationProto {
+    column_values(
+        &op.row,
+        mutation_proto::MutationType::Increment,
+        op.columns
+            .iter()
+            .map(|(f, q, amount)| (f, q, Bytes::copy_from_slice(&amount.to_be_bytes()))),
+    )
+}
+
+/// A mutation of `kind` with a value per column, grouped by family as
+/// HBase's client groups them.
+fn column_values<'a>(
+    row: &Bytes,
+    kind: mutation_proto::MutationType,
+    columns: impl Iterator<Item = (&'a Bytes, &'a Bytes, Bytes)>,
+) -> proto::MutationProto {
     let mut mutation = proto::MutationProto {
-        row: Some(op.row.clone()),
-        mutate_type: Some(mutation_proto::MutationType::Increment as i32),
+        row: Some(row.clone()),
+        mutate_type: Some(kind as i32),
         ..Default::default()
     };
-    for (family, qualifier, amount) in &op.columns {
+    for (family, qualifier, value) in columns {
         let qv = mutation_proto::column_value::QualifierValue {
             qualifier: Some(qualifier.clone()),
-            value: Some(Bytes::copy_from_slice(&amount.to_be_bytes())),
+            value: Some(value),
             timestamp: None,
             delete_type: None,
             tags: None,
