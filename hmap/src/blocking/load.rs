@@ -55,6 +55,24 @@ impl<'a, S: AsyncStore> Loader<'a, S> {
         }
     }
 
+    /// Rows that fail do not stop the load
+    /// ([`crate::store::Loader::keep_going`]).
+    pub fn keep_going(self) -> Self {
+        Loader {
+            inner: self.inner.keep_going(),
+        }
+    }
+
+    /// The rows that failed so far ([`crate::store::Loader::failed`]).
+    pub fn failed(&self) -> &[crate::store::FailedRow] {
+        self.inner.failed()
+    }
+
+    /// The rows that failed so far, taken out of the loader.
+    pub fn take_failed(&mut self) -> Vec<crate::store::FailedRow> {
+        self.inner.take_failed()
+    }
+
     /// Starts a row: add its puts to the returned writer, then
     /// [`end`](LoaderRow::end) it.
     pub fn row(&mut self, key: impl AsRef<[u8]>) -> LoaderRow<'_, 'a, S> {
@@ -184,6 +202,23 @@ impl<T: HTable, S: AsyncStore> TableLoader<'_, T, S> {
         TableLoader {
             inner: self.inner.max_bytes(bytes),
         }
+    }
+
+    /// [`crate::TableLoader::keep_going`].
+    pub fn keep_going(self) -> Self {
+        TableLoader {
+            inner: self.inner.keep_going(),
+        }
+    }
+
+    /// The rows that failed so far ([`crate::TableLoader::failed`]).
+    pub fn failed(&self) -> &[crate::store::FailedRow<crate::Error>] {
+        self.inner.failed()
+    }
+
+    /// The rows that failed so far, taken out of the loader.
+    pub fn take_failed(&mut self) -> Vec<crate::store::FailedRow<crate::Error>> {
+        self.inner.take_failed()
     }
 
     /// Adds a row, and writes the batch if it is full

@@ -235,6 +235,7 @@ where
         fn create_if_missing(&self) -> Result<bool>;
         fn check_schema(&self) -> Result<SchemaDiff>;
         fn put(&self, row: &T) -> Result<()>;
+        fn save(&self, row: &mut T) -> Result<()>;
         fn update(&self, row: &T, fields: impl crate::table::Fields<T>) -> Result<()>;
         fn delete(&self, key: impl KeyArg<T::Key>) -> Result<()>;
         fn lookup(&self, value: impl PartArg<V>) -> Result<Vec<T>>;

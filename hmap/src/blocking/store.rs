@@ -5,8 +5,8 @@ use std::fmt;
 use super::{block_on, blocking_methods};
 use crate::schema::TableSchema;
 use crate::store::{
-    Append, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan,
-    Store as AsyncStore,
+    Append, BatchOutcome, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream,
+    Scan, Store as AsyncStore,
 };
 
 /// Any [`Store`](crate::store::Store), blocking: its methods, each waiting
@@ -62,6 +62,7 @@ impl<S: AsyncStore> Store<S> {
         fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
         fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>>;
         fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+        fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome>;
         fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
         fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
         fn append(&self, table: &str, op: &Append) -> Result<RowResult>;

@@ -147,6 +147,17 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         block_on(self.inner.put_many(rows))
     }
 
+    /// [`put_each`](crate::Table::put_each), waiting for it.
+    pub fn put_each<'r>(
+        &self,
+        rows: impl IntoIterator<Item = &'r T>,
+    ) -> Result<crate::store::BatchOutcome<crate::Error>>
+    where
+        T: 'r,
+    {
+        block_on(self.inner.put_each(rows))
+    }
+
     /// [`scan`](crate::Table::scan): the rows as an iterator, fetched in
     /// batches as it advances.
     pub fn scan<Q: crate::table::QueryOf<T>>(&self, query: Query<'_, Q>) -> Result<Rows<'_, T>> {

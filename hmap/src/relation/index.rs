@@ -150,8 +150,25 @@ where
         RowMutation::new(key).push(Mutation::DeleteRow { up_to: Some(ts) })
     }
 
-    /// Writes a row and keeps its index entry current.
+    /// Writes a row and keeps its index entry current. A type with a
+    /// `version` field is written only if the stored version is the row's
+    /// (else [`Error::Conflict`], and the entry written for a new value is
+    /// taken back), as by [`Table::put`].
     pub async fn put(&self, row: &T) -> Result<()> {
+        self.write(row).await.map(drop)
+    }
+
+    /// [`put`](Self::put), then sets the row's version field to the version
+    /// now stored, as [`Table::save`] does.
+    pub async fn save(&self, row: &mut T) -> Result<()> {
+        if let Some(version) = self.write(row).await? {
+            row.set_version(version);
+        }
+        Ok(())
+    }
+
+    /// Writes a row and its entry; the version stored, for versioned types.
+    async fn write(&self, row: &T) -> Result<Option<u64>> {
         let primary = self.table.row_key_of(row)?;
         let old = self.table.get_row(primary.clone()).await?;
         let value = (self.value_of)(row);
@@ -171,12 +188,26 @@ where
         }
         let ts = next_timestamp(&rows);
         let store = self.table.store();
-        store.mutate(self.index_table, &[self.put_entry(entry, ts)]).await?;
-        self.table.put_at(row, primary, ts).await?;
+        store
+            .mutate(self.index_table, &[self.put_entry(entry.clone(), ts)])
+            .await?;
+        let version = match self.table.save_at(row, primary, ts).await {
+            Ok(version) => version,
+            Err(e @ Error::Conflict { .. }) => {
+                // Not written: the new value's entry goes (the old one
+                // stays, its row unchanged); a failure to remove it leaves
+                // a stale entry, which lookups skip and `repair` removes.
+                if stale.is_some() {
+                    let _ = store.mutate(self.index_table, &[self.delete_entry(entry, ts)]).await;
+                }
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(stale) = stale {
             store.mutate(self.index_table, &[self.delete_entry(stale, ts)]).await?;
         }
-        Ok(())
+        Ok(version)
     }
 
     /// Updates chosen fields of a row and keeps its index entry current.

@@ -422,6 +422,40 @@ impl SchemaCache {
         }
     }
 
+    /// Each of `items` checked on its own against the table's schema, from
+    /// the cache or from `fetch`: one verdict per item, in order (`Err`
+    /// only when the schema cannot be read). As in
+    /// [`checked`](Self::checked), an item a cached schema refuses with
+    /// [`StoreError::NoSuchFamily`] has every item checked again against
+    /// the table as `fetch` describes it now.
+    pub(crate) async fn checked_each<R, F>(
+        &self,
+        table: &str,
+        fetch: impl Fn() -> F,
+        items: &[R],
+        check: impl Fn(&TableSchema, &R) -> Result<()>,
+    ) -> Result<Vec<Result<()>>>
+    where
+        F: Future<Output = Result<TableSchema>>,
+    {
+        let cached = self.lock().get(table).cloned();
+        let schema = match &cached {
+            Some(schema) => Arc::clone(schema),
+            None => self.get_or_fetch(table, fetch()).await?,
+        };
+        let verdicts: Vec<Result<()>> = items.iter().map(|item| check(&schema, item)).collect();
+        let stale = cached.is_some()
+            && verdicts
+                .iter()
+                .any(|v| matches!(v, Err(StoreError::NoSuchFamily { .. })));
+        if !stale {
+            return Ok(verdicts);
+        }
+        let fresh = Arc::new(fetch().await?);
+        self.lock().insert(table.to_string(), Arc::clone(&fresh));
+        Ok(items.iter().map(|item| check(&fresh, item)).collect())
+    }
+
     /// Forgets the table's schema: the next request describes it again.
     pub(crate) fn forget(&self, table: &str) {
         self.lock().remove(table);

@@ -215,6 +215,21 @@ impl<S: Store> Store for FaultyStore<S> {
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.call("mutate", self.inner.mutate(table, rows)).await
     }
+    /// A fault before fails the call; a fault after leaves every row
+    /// unknown (the rows were written, their answer lost).
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<super::BatchOutcome> {
+        match self.roll() {
+            None => self.inner.mutate_each(table, rows).await,
+            Some(FaultPoint::Before) => Err(self.fault(FaultPoint::Before, "mutate_each")),
+            Some(FaultPoint::After) => {
+                self.inner.mutate_each(table, rows).await?;
+                Ok(rows
+                    .iter()
+                    .map(|_| super::RowOutcome::Unknown(self.fault(FaultPoint::After, "mutate_each")))
+                    .collect())
+            }
+        }
+    }
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
         let inner = match self.roll() {
             Some(point) => return Err(self.fault(point, "scan")),

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use bytes::Bytes;
 
-use super::{Mutation, Result, RowMutation, Store, StoreError};
+use super::{Mutation, Result, RowMutation, RowOutcome, Store, StoreError};
 use crate::key::Printable;
 
 /// Rows of puts in one buffer, as a [`Loader`] gathers them: each row's key
@@ -367,6 +367,9 @@ pub struct Loader<S> {
     max_rows: usize,
     max_bytes: usize,
     written: u64,
+    /// Rows that fail do not stop the load ([`keep_going`](Self::keep_going)).
+    keep_going: bool,
+    failed: Vec<FailedRow>,
 }
 
 impl<S: Store> Loader<S> {
@@ -380,7 +383,55 @@ impl<S: Store> Loader<S> {
             max_rows: DEFAULT_LOAD_ROWS,
             max_bytes: DEFAULT_LOAD_BYTES,
             written: 0,
+            keep_going: false,
+            failed: Vec::new(),
         }
+    }
+
+    /// Rows that fail do not stop the load: each flush writes its rows
+    /// each on its own ([`Store::mutate_each`]), the rows written are
+    /// counted, and the rows refused or unknown leave the batch and are
+    /// kept, with why, in [`failed`](Self::failed) (take them with
+    /// [`take_failed`](Self::take_failed)). A flush still fails as a whole
+    /// for what concerns every row (the table does not exist), keeping its
+    /// rows; [`finish`](Self::finish) fails if any row failed, handing the
+    /// failed rows back in [`LoadError::failed`]. Such a flush writes the
+    /// rows as [`Store::mutate`] would, without a backend's load path.
+    ///
+    /// ```
+    /// use hmap::schema::{FamilySchema, TableSchema};
+    /// use hmap::store::{Loader, MemoryStore, RowOutcome, Store};
+    ///
+    /// # #[tokio::main] async fn main() -> Result<(), hmap::store::StoreError> {
+    /// let store = MemoryStore::new();
+    /// store.create_table(&TableSchema::new("t").family(FamilySchema::new("f"))).await?;
+    /// let mut loader = Loader::new(&store, "t").keep_going();
+    /// loader.row("a").put("f", "q", "1").end().await?;
+    /// loader.row("b").put("g", "q", "2").end().await?; // no family g
+    /// loader.row("c").put("f", "q", "3").end().await?;
+    /// loader.flush().await?;
+    /// assert_eq!(loader.written(), 2);
+    /// let failed = loader.take_failed();
+    /// assert_eq!(failed.len(), 1);
+    /// assert_eq!(&failed[0].row[..], b"b");
+    /// assert!(matches!(failed[0].outcome, RowOutcome::Refused(_)));
+    /// assert_eq!(loader.finish().await?, 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn keep_going(mut self) -> Self {
+        self.keep_going = true;
+        self
+    }
+
+    /// The rows that failed so far, with why (only with
+    /// [`keep_going`](Self::keep_going)), in the order written.
+    pub fn failed(&self) -> &[FailedRow] {
+        &self.failed
+    }
+
+    /// The rows that failed so far, taken out of the loader.
+    pub fn take_failed(&mut self) -> Vec<FailedRow> {
+        std::mem::take(&mut self.failed)
     }
 
     /// Writes a batch once it holds this many rows (at least 1; by default
@@ -420,6 +471,12 @@ impl<S: Store> Loader<S> {
         if self.batch.is_empty() {
             return Ok(());
         }
+        if self.keep_going {
+            let rows = self.batch.to_row_mutations();
+            write_each(&self.store, &self.table, &rows, &mut self.written, &mut self.failed).await?;
+            self.batch.clear();
+            return Ok(());
+        }
         self.store.load(&self.table, &self.batch).await?;
         self.written += self.batch.rows().filter(|r| r.cell_count() > 0).count() as u64;
         self.batch.clear();
@@ -445,7 +502,10 @@ impl<S: Store> Loader<S> {
     /// failed flush keeps its rows in the loader.
     pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
         match self.flush().await {
-            Ok(()) => Ok(self.written),
+            Ok(()) => match first_failure(&self.failed) {
+                None => Ok(self.written),
+                Some(cause) => Err(self.refused(cause)),
+            },
             Err(source) => Err(self.refused(source)),
         }
     }
@@ -457,6 +517,7 @@ impl<S: Store> Loader<S> {
             table: self.table,
             written: self.written,
             unwritten: self.batch,
+            failed: self.failed,
             cause: source,
         }
     }
@@ -467,6 +528,54 @@ impl<S: Store> Loader<S> {
         }
         Ok(())
     }
+}
+
+/// A row a load did not write, and why: refused, or unknown (see
+/// [`RowOutcome`]), from a loader that keeps going
+/// ([`Loader::keep_going`], [`TableLoader::keep_going`](crate::TableLoader::keep_going)).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct FailedRow<E = StoreError> {
+    /// The row's key.
+    pub row: Bytes,
+    /// What became of it: never [`RowOutcome::Applied`].
+    pub outcome: RowOutcome<E>,
+}
+
+impl<E> FailedRow<E> {
+    pub(crate) fn new(row: Bytes, outcome: RowOutcome<E>) -> Self {
+        FailedRow { row, outcome }
+    }
+}
+
+/// Writes `rows` each on its own ([`Store::mutate_each`]): counts in
+/// `written` the rows applied that change something, and keeps the others
+/// in `failed`. `Err` only for the call as a whole.
+pub(crate) async fn write_each<S: Store + ?Sized, E: From<StoreError>>(
+    store: &S,
+    table: &str,
+    rows: &[RowMutation],
+    written: &mut u64,
+    failed: &mut Vec<FailedRow<E>>,
+) -> Result<()> {
+    let outcome = store.mutate_each(table, rows).await?;
+    for (row, outcome) in rows.iter().zip(outcome) {
+        if !outcome.is_applied() {
+            failed.push(FailedRow::new(row.row.clone(), outcome.map_err(E::from)));
+        } else if !row.mutations.is_empty() {
+            *written += 1;
+        }
+    }
+    Ok(())
+}
+
+/// The error a finished load that kept going fails with: its first failed
+/// row's, if any row failed.
+pub(crate) fn first_failure(failed: &[FailedRow]) -> Option<StoreError> {
+    failed
+        .first()
+        .and_then(|f| f.outcome.error())
+        .map(StoreError::duplicate)
 }
 
 /// A [`Loader::finish`] that failed: how many rows were written, and the
@@ -483,8 +592,8 @@ impl<S: Store> Loader<S> {
 /// returns a `StoreError` or an [`Error`](crate::Error)), dropping the rows.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "loading into table `{table}`: {written} rows written, the last {} rows not written (handed back): {cause}",
-    unwritten.len()
+    "loading into table `{table}`: {written} rows written, {} rows not written (handed back): {cause}",
+    unwritten.len() + failed.len()
 )]
 #[non_exhaustive]
 pub struct LoadError {
@@ -494,6 +603,9 @@ pub struct LoadError {
     pub written: u64,
     /// The rows not written (not acknowledged), in the order added.
     pub unwritten: LoadBatch,
+    /// The rows refused or unknown, each with why, of a loader that kept
+    /// going ([`Loader::keep_going`]); empty otherwise.
+    pub failed: Vec<FailedRow>,
     /// Why the last batch failed.
     /// Already part of this error's message, so not its
     /// [`source`](std::error::Error::source): a chain printer shows it once.

@@ -19,8 +19,8 @@ use super::filter::CompareOp;
 use super::filter::eval::{RegionScan, RowOutcome, StoreRow};
 use super::traced;
 use super::{
-    Append, CheckAndMutate, Column, FamilyChange, Filter, Get, Increment, Mutation, Result, RowMutation, RowResult,
-    RowStream, Scan, Store, StoreError, TimeRange, selected_columns,
+    Append, BatchOutcome, CheckAndMutate, Column, FamilyChange, Filter, Get, Increment, Mutation, Result, RowMutation,
+    RowResult, RowStream, Scan, Store, StoreError, TimeRange, selected_columns,
 };
 use crate::key::Printable;
 use crate::schema::{FamilySchema, TTL_FOREVER, TableSchema};
@@ -1429,6 +1429,7 @@ trait SyncStore {
     fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
     fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>>;
     fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
+    fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome>;
     fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner>;
     fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;
     fn increment(&self, table: &str, op: &Increment) -> Result<Vec<i64>>;
@@ -1649,6 +1650,31 @@ impl SyncStore for MemoryStore {
             data.apply(&t, &r.row, &r.mutations, now, now);
         }
         Ok(())
+    }
+
+    fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        let t = self.table(table)?;
+        let checked: Vec<Result<()>> = rows
+            .iter()
+            .map(|r| check_mutation(&t.schema, &r.row, &r.mutations, self.config.max_value_size))
+            .collect();
+        let now = self.now();
+        let mut data = write_lock(&t.data);
+        if data.retired {
+            drop(data);
+            return SyncStore::mutate_each(self, table, rows);
+        }
+        Ok(rows
+            .iter()
+            .zip(checked)
+            .map(|(r, checked)| match checked {
+                Ok(()) => {
+                    data.apply(&t, &r.row, &r.mutations, now, now);
+                    super::RowOutcome::Applied
+                }
+                Err(e) => super::RowOutcome::Refused(e),
+            })
+            .collect())
     }
 
     fn scan(&self, table: &str, scan: &Scan) -> Result<MemScanner> {
@@ -1951,6 +1977,13 @@ impl Store for MemoryStore {
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         traced("memory", "mutate", table, rows.len(), async move {
             SyncStore::mutate(self, table, rows)
+        })
+        .await
+    }
+
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        traced("memory", "mutate_each", table, rows.len(), async move {
+            SyncStore::mutate_each(self, table, rows)
         })
         .await
     }

@@ -36,11 +36,12 @@ mod error;
 #[cfg(feature = "testing")]
 mod faulty;
 pub mod filter;
-mod load;
+pub(crate) mod load;
 mod memory;
 pub mod metrics;
 #[cfg(feature = "native")]
 pub mod native;
+pub(crate) mod outcome;
 #[cfg(any(feature = "thrift", feature = "native"))]
 mod prefetch;
 #[cfg(any(feature = "thrift", feature = "native"))]
@@ -70,9 +71,11 @@ pub(crate) use error::show_row;
 pub use faulty::{FaultPlan, FaultPoint, FaultyStore};
 pub use filter::Filter;
 pub use load::{
-    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadCell, LoadError, LoadRow, LoadRowWriter, Loader, LoaderRow,
+    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, FailedRow, LoadBatch, LoadCell, LoadError, LoadRow, LoadRowWriter, Loader,
+    LoaderRow,
 };
 pub use memory::{MemoryStore, MemoryStoreConfig};
+pub use outcome::{BatchOutcome, RowOutcome};
 #[cfg(feature = "thrift")]
 pub use thrift::{
     DEFAULT_MAX_REQUEST_BYTES, Thrift1Store, ThriftConfig, ThriftHttp, ThriftProtocol, ThriftStore,
@@ -1129,6 +1132,35 @@ pub trait Store: Send + Sync {
     /// nothing.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
 
+    /// Applies mutations to rows as [`mutate`](Self::mutate) does (each
+    /// row atomically, rows independently, a repeated row's changes in the
+    /// order given), but a row that cannot be written does not stop the
+    /// others: the answer says, for each row in the order given, whether
+    /// it was applied, refused (not written, with the typed reason: a
+    /// family the table lacks, a cell too large, an invalid row key) or
+    /// unknown (sent, and the call failed before its answer). HBase's
+    /// `Table.batch` with its per-action results.
+    ///
+    /// `Err` is for the call as a whole, before any row is written: a
+    /// table that does not exist, an invalid table name.
+    /// [`BatchOutcome::into_result`] gives back the all-or-first-error
+    /// form (with this difference from `mutate`: the valid rows are
+    /// written).
+    ///
+    /// The default writes the rows one by one with `mutate`; every backend
+    /// of hmap overrides it to send them in one batch.
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        let mut outcome = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            outcome.push(match self.mutate(table, std::slice::from_ref(row)).await {
+                Ok(()) => RowOutcome::Applied,
+                Err(e @ StoreError::TableNotFound { .. }) if i == 0 => return Err(e),
+                Err(e) => outcome::failed(e),
+            });
+        }
+        Ok(BatchOutcome::new(outcome))
+    }
+
     /// Writes the rows of puts a [`Loader`] gathered, as
     /// [`mutate`](Self::mutate) writes the same rows: each row atomically,
     /// rows independently, a repeated row's puts in order, every row checked
@@ -1315,6 +1347,9 @@ macro_rules! forward_store {
             }
             async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
                 (**self).mutate(table, rows).await
+            }
+            async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<$crate::store::BatchOutcome> {
+                (**self).mutate_each(table, rows).await
             }
             async fn load(&self, table: &str, batch: &$crate::store::LoadBatch) -> Result<()> {
                 (**self).load(table, batch).await

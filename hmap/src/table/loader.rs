@@ -7,8 +7,9 @@ use bytes::Bytes;
 use super::{HTable, RowWriter, Table};
 use crate::clock::{RowSet, next_timestamp};
 use crate::error::{Error, Result};
+use crate::store::load::write_each;
 use crate::store::{
-    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, LoadBatch, LoadError, Mutation, RowMutation, Store, StoreError,
+    DEFAULT_LOAD_BYTES, DEFAULT_LOAD_ROWS, FailedRow, LoadBatch, LoadError, Mutation, RowMutation, Store, StoreError,
 };
 use crate::table::FieldRole;
 
@@ -71,6 +72,9 @@ pub struct TableLoader<'t, T, S> {
     key: Vec<u8>,
     /// Whether `T` has a version field (written row by row).
     versioned: bool,
+    /// Rows that fail do not stop the load ([`keep_going`](Self::keep_going)).
+    keep_going: bool,
+    failed: Vec<FailedRow<Error>>,
 }
 
 impl<T: HTable, S: Store> Table<T, S> {
@@ -86,6 +90,8 @@ impl<T: HTable, S: Store> Table<T, S> {
             written: 0,
             key: Vec::new(),
             versioned: T::fields().iter().any(|f| f.role == FieldRole::Version),
+            keep_going: false,
+            failed: Vec::new(),
         }
     }
 }
@@ -105,6 +111,34 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
         self
     }
 
+    /// Rows that fail do not stop the load, as with
+    /// [`Loader::keep_going`](crate::store::Loader::keep_going): each flush
+    /// writes its rows each on its own, and the rows refused or unknown
+    /// leave the loader and are kept, with why, in
+    /// [`failed`](Self::failed). A versioned row that conflicts is one of
+    /// them, refused with the conflict ([`Error::Conflict`]'s message);
+    /// [`add`](Self::add) still fails at once on a row that does not
+    /// encode. [`finish`](Self::finish) fails if any row failed, handing
+    /// them back in [`LoadError::failed`](crate::store::LoadError::failed)
+    /// (where an error that is not the store's, a conflict, is an
+    /// [`StoreError::InvalidRequest`] with its message: take them with
+    /// [`take_failed`](Self::take_failed) first to keep them typed).
+    pub fn keep_going(mut self) -> Self {
+        self.keep_going = true;
+        self
+    }
+
+    /// The rows that failed so far, with why (only with
+    /// [`keep_going`](Self::keep_going)), in the order written.
+    pub fn failed(&self) -> &[FailedRow<Error>] {
+        &self.failed
+    }
+
+    /// The rows that failed so far, taken out of the loader.
+    pub fn take_failed(&mut self) -> Vec<FailedRow<Error>> {
+        std::mem::take(&mut self.failed)
+    }
+
     /// The rows added and not written yet.
     pub fn pending(&self) -> usize {
         self.batch.len() + self.mixed.len()
@@ -120,8 +154,14 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
     /// nothing of it is added.
     pub async fn add(&mut self, row: &T) -> Result<()> {
         if self.versioned {
-            self.table.put(row).await?;
-            self.written += 1;
+            match self.table.put(row).await {
+                Ok(()) => self.written += 1,
+                Err(e) if self.keep_going && !matches!(e, Error::Key { .. } | Error::Encode { .. }) => {
+                    let row = self.table.row_key_of(row)?;
+                    self.failed.push(FailedRow::new(row, crate::table::row_failed(e)));
+                }
+                Err(e) => return Err(e),
+            }
             return Ok(());
         }
         self.key.clear();
@@ -177,6 +217,20 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
             rows.insert(T::TABLE, &m.row);
         }
         let ts = next_timestamp(&rows);
+        if self.keep_going {
+            // Stamped once: a retry writes the same timestamp.
+            self.batch.stamp_unstamped(ts);
+            for m in &mut self.mixed {
+                stamp(m, ts);
+            }
+            let mut rows = self.batch.to_row_mutations();
+            rows.append(&mut self.mixed.clone());
+            write_each(self.table.store(), T::TABLE, &rows, &mut self.written, &mut self.failed).await?;
+            self.batch.clear();
+            self.mixed.clear();
+            self.mixed_bytes = 0;
+            return Ok(());
+        }
         if !self.batch.is_empty() {
             // Stamped once: a retry writes the same timestamp.
             self.batch.stamp_unstamped(ts);
@@ -211,7 +265,20 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
     /// its message, not handed back).
     pub async fn finish(mut self) -> std::result::Result<u64, LoadError> {
         match self.write().await {
-            Ok(()) => Ok(self.written),
+            Ok(()) => match self.failed.first().and_then(|f| f.outcome.error()) {
+                None => Ok(self.written),
+                Some(Error::Store(e)) => {
+                    let cause = e.duplicate();
+                    Err(self.refused(cause))
+                }
+                Some(other) => {
+                    let cause = StoreError::InvalidRequest {
+                        table: T::TABLE.to_owned(),
+                        reason: other.to_string(),
+                    };
+                    Err(self.refused(cause))
+                }
+            },
             Err(source) => Err(self.refused(source)),
         }
     }
@@ -222,9 +289,29 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
             table: T::TABLE.to_owned(),
             written: self.written,
             unwritten: std::mem::take(&mut self.batch),
+            failed: untyped(T::TABLE, std::mem::take(&mut self.failed)),
             cause: source,
         }
     }
+}
+
+/// A table loader's failed rows as a [`LoadError`] hands them back: an
+/// error that is not the store's (a version conflict) as an
+/// [`StoreError::InvalidRequest`] with its message.
+fn untyped(table: &str, failed: Vec<FailedRow<Error>>) -> Vec<FailedRow> {
+    failed
+        .into_iter()
+        .map(|f| {
+            let outcome = f.outcome.map_err(|e| match e {
+                Error::Store(e) => e,
+                other => StoreError::InvalidRequest {
+                    table: table.to_owned(),
+                    reason: other.to_string(),
+                },
+            });
+            FailedRow::new(f.row, outcome)
+        })
+        .collect()
 }
 
 /// The bytes a mutation carries, for the batch budget.

@@ -1,7 +1,7 @@
 //! Typed tables: [`HTable`] (what `#[derive(HTable)]` implements) and
 //! [`Table`], the typed API over any [`Store`].
 
-use futures_util::TryFutureExt;
+use futures_util::{StreamExt, TryFutureExt};
 mod filter;
 pub(crate) mod lifecycle;
 mod loader;
@@ -30,7 +30,9 @@ use crate::clock::RowSet;
 use crate::error::{Error, Result};
 use crate::key::{KeyArg, KeyError, KeyInspection, KeyOf};
 use crate::schema::SchemaDiff;
-use crate::store::{CheckAndMutate, Get, Increment, Mutation, RowMutation, RowResult, Store, StoreError};
+use crate::store::{
+    BatchOutcome, CheckAndMutate, Get, Increment, Mutation, RowMutation, RowOutcome, RowResult, Store, StoreError,
+};
 
 /// The future of a call that takes a key ([`Table::get`] ...): boxed, so
 /// that its type is not generic over the key's (see `get`). Private: the
@@ -393,9 +395,10 @@ impl<T: HTable, S: Store> Table<T, S> {
 
     /// [`put`](Self::put) of the row `key` (its
     /// [`row_key_of`](Self::row_key_of)) at a timestamp the caller took for
-    /// it (a relation operation writing several rows at one timestamp).
-    pub(crate) async fn put_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<()> {
-        self.write(row, key, None, timestamp).await.map(|_| ())
+    /// it (a relation operation writing several rows at one timestamp);
+    /// the version stored, for versioned types.
+    pub(crate) async fn save_at(&self, row: &T, key: Bytes, timestamp: i64) -> Result<Option<u64>> {
+        self.write(row, key, None, timestamp).await
     }
 
     /// A timestamp for a call writing the row `key` of this table.
@@ -520,17 +523,19 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// Writes many rows in one call (each row atomically, rows independently),
     /// all stamped with one timestamp: give each row once per call (two
     /// writes of a row at one timestamp are one version, and two maps of a
-    /// dynamic family merge). Versioned types are written one by one, each
-    /// checked.
+    /// dynamic family merge). Every row is checked before any is written, so
+    /// a row the store refuses writes nothing.
+    ///
+    /// A versioned type's rows are each a check-and-put of its own
+    /// ([`put`](Self::put)), sent a few at once: every row that does not
+    /// conflict is written, and the error is the first failed row's
+    /// ([`put_each`](Self::put_each) names each).
     pub async fn put_many<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<()>
     where
         T: 'r,
     {
-        if T::fields().iter().any(|f| f.role == FieldRole::Version) {
-            for row in rows {
-                self.put(row).await?;
-            }
-            return Ok(());
+        if Self::versioned() {
+            return self.put_each(rows).await?.into_result();
         }
         let rows = rows
             .into_iter()
@@ -546,6 +551,108 @@ impl<T: HTable, S: Store> Table<T, S> {
             .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))
             .await?;
         Ok(())
+    }
+
+    /// Writes many rows as [`put_many`](Self::put_many) does, each row on
+    /// its own: what became of each, in the order given. A row whose key
+    /// or fields do not encode, that the store refuses (a cell too large),
+    /// or, for a type with a `version` field, whose stored version is not
+    /// the row's ([`Error::Conflict`]) is
+    /// [`Refused`](crate::store::RowOutcome::Refused) without stopping the
+    /// others; a row whose answer the call lost is
+    /// [`Unknown`](crate::store::RowOutcome::Unknown). `Err` is for the
+    /// call as a whole: the table does not exist.
+    ///
+    /// ```
+    /// use hmap::store::{MemoryStore, RowOutcome};
+    /// use hmap::{Error, HTable, Table};
+    ///
+    /// #[derive(HTable, Clone)]
+    /// #[hmap(table = "account", family(name = "a"))]
+    /// struct Account {
+    ///     #[hmap(key)]
+    ///     id: String,
+    ///     #[hmap(family = "a")]
+    ///     owner: String,
+    ///     #[hmap(version)]
+    ///     version: u64,
+    /// }
+    ///
+    /// # #[tokio::main] async fn main() -> hmap::Result<()> {
+    /// let accounts = Table::<Account, _>::new(MemoryStore::new());
+    /// accounts.create().await?;
+    /// let mut a1 = Account { id: "a1".into(), owner: "ann".into(), version: 0 };
+    /// accounts.save(&mut a1).await?; // stored at version 1
+    /// let stale = Account { version: 0, ..a1.clone() }; // read before that
+    /// let a2 = Account { id: "a2".into(), owner: "bob".into(), version: 0 };
+    /// let outcome = accounts.put_each([&stale, &a2]).await?;
+    /// assert!(matches!(outcome[0], RowOutcome::Refused(Error::Conflict { .. })));
+    /// assert!(outcome[1].is_applied());
+    /// # Ok(()) }
+    /// ```
+    pub async fn put_each<'r>(&self, rows: impl IntoIterator<Item = &'r T>) -> Result<BatchOutcome<Error>>
+    where
+        T: 'r,
+    {
+        let rows: Vec<&T> = rows.into_iter().collect();
+        let outcome: Vec<RowOutcome<Error>> = if Self::versioned() {
+            // Each row its own check-and-put, a few at once.
+            futures_util::stream::iter(&rows)
+                .map(|row| async move { self.put(row).await.map_or_else(row_failed, |()| RowOutcome::Applied) })
+                .buffered(VERSIONED_AT_ONCE)
+                .collect()
+                .await
+        } else {
+            let keys: Vec<Result<Bytes>> = rows.iter().map(|r| self.row_key_of(r)).collect();
+            let valid_keys = keys.iter().filter_map(|k| k.as_ref().ok()).map(|k| &k[..]);
+            let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, valid_keys));
+            let mut outcome: Vec<Option<RowOutcome<Error>>> = Vec::with_capacity(rows.len());
+            let mut mutations = Vec::with_capacity(rows.len());
+            for (row, key) in rows.iter().zip(keys) {
+                match key.and_then(|key| self.mutation_of(row, key, None, ts)) {
+                    Ok(mutation) => {
+                        mutations.push(mutation);
+                        outcome.push(None);
+                    }
+                    Err(e) => outcome.push(Some(RowOutcome::Refused(e))),
+                }
+            }
+            let written = self
+                .store
+                .mutate_each(T::TABLE, &mutations)
+                .await
+                .map_err(|e| Self::store_error(e, mutations.iter().map(|m| &m.row[..])))?;
+            let mut written = written.into_iter().zip(&mutations);
+            outcome
+                .into_iter()
+                .map(|o| match o {
+                    Some(refused) => refused,
+                    None => match written.next() {
+                        Some((o, m)) => o.map_err(|e| Self::store_error(e, [&m.row[..]])),
+                        None => RowOutcome::Unknown(Error::Store(StoreError::Protocol {
+                            endpoint: String::new(),
+                            table: T::TABLE.into(),
+                            operation: "mutate_each",
+                            message: "the store answered for fewer rows than it was given".into(),
+                        })),
+                    },
+                })
+                .collect()
+        };
+        if let Some(RowOutcome::Refused(Error::Store(StoreError::TableNotFound { .. }))) = outcome.first()
+            && !outcome.iter().any(RowOutcome::is_applied)
+        {
+            let Some(RowOutcome::Refused(e)) = outcome.into_iter().next() else {
+                unreachable!("matched just above")
+            };
+            return Err(e);
+        }
+        Ok(BatchOutcome::new(outcome))
+    }
+
+    /// Whether `T` has a `version` field (its writes are checked).
+    fn versioned() -> bool {
+        T::fields().iter().any(|f| f.role == FieldRole::Version)
     }
 
     /// Deletes the row with this key. A row that a relation links (one of
@@ -834,4 +941,16 @@ pub(crate) fn read_families<T: HTable>() -> impl Iterator<Item = &'static str> {
         .enumerate()
         .filter(move |(i, f)| !f.family.is_empty() && !fields.iter().take(*i).any(|g| g.family == f.family))
         .map(|(_, f)| f.family)
+}
+
+/// How many versioned rows of one [`Table::put_each`] are in flight at once.
+const VERSIONED_AT_ONCE: usize = 16;
+
+/// A row's outcome after its write failed with `error`: unknown if the
+/// store's error leaves it so, else refused.
+pub(crate) fn row_failed(error: Error) -> RowOutcome<Error> {
+    match &error {
+        Error::Store(e) if e.maybe_applied() => RowOutcome::Unknown(error),
+        _ => RowOutcome::Refused(error),
+    }
 }

@@ -16,9 +16,12 @@ use super::error::{from_status, protocol};
 use super::read::{ChunkMerger, filter, read_filter};
 use super::{BigtableStore, DataClient, MAX_MESSAGE, MAX_ROW_KEY};
 
-use crate::store::check::{check_append, check_conditional, check_gets, check_increment, check_rows, check_table_name};
+use crate::store::check::{
+    check_append, check_conditional, check_gets, check_increment, check_mutation, check_rows, check_table_name,
+};
 use crate::store::error::{show_column, show_row};
 use crate::store::filter::CompareOp;
+use crate::store::outcome::send_checked;
 use crate::store::{
     Append, Cell, CheckAndMutate, Get, Increment, Mutation, Result, RowMutation, RowResult, RowStream, Scan, StoreError,
 };
@@ -284,6 +287,37 @@ impl BigtableStore {
             }
         }
         Ok(())
+    }
+
+    /// Each row checked as [`mutate_impl`](Self::mutate_impl) checks them
+    /// all, the valid ones then written together.
+    pub(super) async fn mutate_each_impl(
+        &self,
+        table: &str,
+        rows: &[RowMutation],
+    ) -> Result<crate::store::BatchOutcome> {
+        check_table_name(table, &self.inner.config.table_prefix)?;
+        let max = self.inner.config.max_value_size;
+        let checked = self
+            .inner
+            .schemas
+            .checked_each(
+                table,
+                || self.describe_families(table),
+                rows,
+                |schema, row| {
+                    check_key_length(table, &row.row)?;
+                    check_mutation(schema, &row.row, &row.mutations, max)?;
+                    refuse_unexpressible(table, &row.mutations)
+                },
+            )
+            .await?;
+        Ok(send_checked(
+            rows,
+            checked,
+            |valid| async move { self.mutate_impl(table, &valid).await },
+        )
+        .await)
     }
 
     async fn write_wave(&self, table: &str, mut entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {

@@ -338,6 +338,12 @@ impl Store for BigtableStore {
         self.mutate_impl(table, rows).await
     }
 
+    /// The rows checked one by one, the valid ones written as `mutate`
+    /// writes them; a request that fails leaves its rows unknown.
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<crate::store::BatchOutcome> {
+        self.mutate_each_impl(table, rows).await
+    }
+
     async fn scan<'a>(&'a self, table: &str, scan: &Scan) -> Result<RowStream<'a>> {
         self.scan_impl(table, scan).await
     }

@@ -86,7 +86,7 @@ fn chunks(ops: &[(Bytes, Op)], most: usize, bytes: usize) -> Vec<std::ops::Range
 /// most once: a row's first operation in the first wave, its second in
 /// the second, and so on, each wave in the order of `ops`. One wave, `ops`
 /// itself, when no row repeats.
-pub(super) fn waves(ops: Vec<(Bytes, Op)>) -> Vec<Vec<(Bytes, Op)>> {
+pub(super) fn waves<T>(ops: Vec<(Bytes, T)>) -> Vec<Vec<(Bytes, T)>> {
     let mut seen: std::collections::HashMap<&Bytes, usize> = std::collections::HashMap::with_capacity(ops.len());
     let mut wave_of = Vec::with_capacity(ops.len());
     for (row, _) in &ops {
@@ -98,22 +98,60 @@ pub(super) fn waves(ops: Vec<(Bytes, Op)>) -> Vec<Vec<(Bytes, Op)>> {
     if count <= 1 {
         return vec![ops];
     }
-    let mut out: Vec<Vec<(Bytes, Op)>> = (0..count).map(|_| Vec::new()).collect();
+    let mut out: Vec<Vec<(Bytes, T)>> = (0..count).map(|_| Vec::new()).collect();
     for (op, wave) in ops.into_iter().zip(wave_of) {
         out[wave].push(op);
     }
     out
 }
 
+/// Why one operation of a batch did not succeed, and whether it may have
+/// been applied all the same (a request carrying it got no answer).
+#[derive(Debug)]
+pub(super) struct OpFailure {
+    pub(super) error: StoreError,
+    pub(super) maybe_applied: bool,
+}
+
+impl OpFailure {
+    /// The operation's outcome as a row of a batch write.
+    pub(super) fn into_outcome(self) -> crate::store::RowOutcome {
+        if self.maybe_applied {
+            crate::store::RowOutcome::Unknown(self.error)
+        } else {
+            crate::store::RowOutcome::Refused(self.error)
+        }
+    }
+}
+
+/// What became of each operation of a batch, in order.
+pub(super) type OpResults = Vec<Result<Option<RowResult>, OpFailure>>;
+
 impl NativeStore {
     /// Runs a batch: results in the order of `ops` (`None` for mutations and
-    /// rows not found).
+    /// rows not found), or the first failed operation's error.
     pub(super) async fn multi(
         &self,
         table: &str,
         ops: &[(Bytes, Op)],
         operation: &'static str,
     ) -> Result<Vec<Option<RowResult>>, StoreError> {
+        self.multi_each(table, ops, operation)
+            .await?
+            .into_iter()
+            .map(|r| r.map_err(|failure| failure.error))
+            .collect()
+    }
+
+    /// Runs a batch, each operation on its own: what became of each, in the
+    /// order of `ops`. `Err` only for the whole batch (the table does not
+    /// exist).
+    pub(super) async fn multi_each(
+        &self,
+        table: &str,
+        ops: &[(Bytes, Op)],
+        operation: &'static str,
+    ) -> Result<OpResults, StoreError> {
         let chunks = chunks(ops, MULTI_CHUNK, MULTI_CHUNK_BYTES);
         if let [only] = &chunks[..] {
             return self.multi_chunk(table, &ops[only.clone()], operation).await;
@@ -132,8 +170,11 @@ impl NativeStore {
         table: &str,
         ops: &[(Bytes, Op)],
         operation: &'static str,
-    ) -> Result<Vec<Option<RowResult>>, StoreError> {
-        let mut results: Vec<Option<RowResult>> = vec![None; ops.len()];
+    ) -> Result<OpResults, StoreError> {
+        let mut results: Vec<Option<Result<Option<RowResult>, OpFailure>>> = (0..ops.len()).map(|_| None).collect();
+        // Whether a request carrying the operation went unanswered.
+        let mut maybe_applied = vec![false; ops.len()];
+        let fail = |error: StoreError, maybe_applied: bool| Some(Err(OpFailure { error, maybe_applied }));
         let mut pending: Vec<usize> = (0..ops.len()).collect();
         let mut attempts = self.attempts(self.config().call_timeout);
         while !pending.is_empty() {
@@ -141,10 +182,16 @@ impl NativeStore {
             let mut servers: BTreeMap<String, ServerBatch> = BTreeMap::new();
             for &i in &pending {
                 let (row, op) = &ops[i];
-                let region = self
-                    .locate_within(table, Target::Row(row), &mut attempts)
-                    .await
-                    .map_err(|(e, endpoint)| e.into_store(table, Some(row), operation, &endpoint))?;
+                let region = match self.locate_within(table, Target::Row(row), &mut attempts).await {
+                    Ok(region) => region,
+                    Err((e, endpoint)) => match e.into_store(table, Some(row), operation, &endpoint) {
+                        e @ StoreError::TableNotFound { .. } => return Err(e),
+                        e => {
+                            results[i] = fail(e, maybe_applied[i]);
+                            continue;
+                        }
+                    },
+                };
                 let batch = servers.entry(region.server.clone()).or_default();
                 let action =
                     |index: u32, mutation: Option<proto::MutationProto>, get: Option<proto::Get>| proto::Action {
@@ -190,11 +237,20 @@ impl NativeStore {
             }
             // One Multi per server, all at once.
             let mut calls = tokio::task::JoinSet::new();
+            let mut in_flight: Vec<usize> = Vec::new();
             for (server, batch) in servers {
+                let left = match attempts.remaining(&server, "Multi") {
+                    Ok(left) => left,
+                    Err(e) => {
+                        for &i in batch.ops.iter().flatten() {
+                            let error = clone_error(&e).into_store(table, Some(&ops[i].0), operation, &server);
+                            results[i] = fail(error, maybe_applied[i]);
+                        }
+                        continue;
+                    }
+                };
+                in_flight.extend(batch.ops.iter().flatten());
                 let store = self.clone();
-                let left = attempts
-                    .remaining(&server, "Multi")
-                    .map_err(|e| e.into_store(table, None, operation, &server))?;
                 calls.spawn(async move {
                     let reply = store
                         .call_server::<proto::MultiResponse>(&server, "Multi", &batch.request, left)
@@ -208,14 +264,37 @@ impl NativeStore {
             let mut next_round: Option<(NativeError, Retry, String)> = None;
             let mut noted = std::collections::HashSet::new();
             while let Some(joined) = calls.join_next().await {
-                let (server, batch, reply) = joined.map_err(|e| StoreError::Connection {
-                    endpoint: String::new(),
-                    message: format!("a batch task failed: {e}"),
-                    cause: None,
-                })?;
+                let (server, batch, reply) = match joined {
+                    Ok(joined) => joined,
+                    Err(e) => {
+                        // A task that panicked or was cancelled: what it sent
+                        // is not known.
+                        for &i in &in_flight {
+                            if results[i].is_none() && !pending.contains(&i) {
+                                let error = StoreError::Connection {
+                                    endpoint: String::new(),
+                                    message: format!("a batch task failed: {e}"),
+                                    cause: None,
+                                };
+                                results[i] = fail(error, true);
+                            }
+                        }
+                        continue;
+                    }
+                };
                 let outcome = match reply {
-                    Ok(reply) => read_multi(&batch, &reply.message, reply.cells)
-                        .map_err(|(i, e)| e.into_store(table, Some(&ops[i].0), operation, &server))?,
+                    Ok(reply) => match read_multi(&batch, &reply.message, reply.cells) {
+                        Ok(outcome) => outcome,
+                        Err((_, e)) => {
+                            // An answer that cannot be read: the server did
+                            // what it did with every operation it carried.
+                            for &i in batch.ops.iter().flatten() {
+                                let error = clone_error(&e).into_store(table, Some(&ops[i].0), operation, &server);
+                                results[i] = fail(error, true);
+                            }
+                            continue;
+                        }
+                    },
                     Err(e) => Outcome {
                         done: Vec::new(),
                         retry: batch
@@ -228,16 +307,21 @@ impl NativeStore {
                     },
                 };
                 for (i, row) in outcome.done {
-                    results[i] = row;
+                    results[i] = Some(Ok(row));
                 }
                 for (i, error, region) in outcome.retry {
+                    maybe_applied[i] |= super::retry::maybe_applied(&error);
                     let idempotence = match &ops[i].1 {
                         Op::Get(_) => Idempotence::Safe,
                         Op::Mutate(_, idempotence) => *idempotence,
                     };
                     let retry = retry_kind(&error, idempotence);
                     if let Retry::No = retry {
-                        return Err(error.into_store(table, Some(&ops[i].0), operation, &server));
+                        results[i] = fail(
+                            error.into_store(table, Some(&ops[i].0), operation, &server),
+                            maybe_applied[i],
+                        );
+                        continue;
                     }
                     // Once per region: a dead server's batch fails every
                     // row of it, and forgetting the server once will do.
@@ -256,6 +340,7 @@ impl NativeStore {
                     }
                 }
             }
+            pending.sort_unstable();
             if let Some((error, retry, server)) = next_round {
                 let row = pending.first().map(|&i| ops[i].0.clone());
                 if let Some(row) = &row {
@@ -266,13 +351,30 @@ impl NativeStore {
                         )
                     });
                 }
-                attempts
-                    .back_off(error, &retry, &server, "Multi")
-                    .await
-                    .map_err(|e| e.into_store(table, row.as_deref(), operation, &server))?;
+                if let Err(e) = attempts.back_off(error, &retry, &server, "Multi").await {
+                    for i in pending.drain(..) {
+                        let error = clone_error(&e).into_store(table, Some(&ops[i].0), operation, &server);
+                        results[i] = fail(error, maybe_applied[i]);
+                    }
+                }
             }
         }
-        Ok(results)
+        Ok(results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(OpFailure {
+                        error: StoreError::Protocol {
+                            endpoint: String::new(),
+                            table: table.to_string(),
+                            operation,
+                            message: "an operation of the batch got no answer".into(),
+                        },
+                        maybe_applied: true,
+                    })
+                })
+            })
+            .collect())
     }
 }
 
@@ -304,6 +406,21 @@ fn clone_error(e: &NativeError) -> NativeError {
             method,
             elapsed: *elapsed,
             waiting_for: waiting_for.clone(),
+        },
+        NativeError::Unavailable {
+            endpoint,
+            method,
+            elapsed,
+            tries,
+            waiting_for,
+            last,
+        } => NativeError::Unavailable {
+            endpoint: endpoint.clone(),
+            method,
+            elapsed: *elapsed,
+            tries: *tries,
+            waiting_for: waiting_for.clone(),
+            last: last.clone(),
         },
         other => NativeError::InvalidReply {
             reason: other.to_string(),
@@ -424,7 +541,7 @@ mod tests {
             })
             .collect();
         assert_eq!(sizes, [1, 2, 3]);
-        assert!(waves(Vec::new()).iter().all(Vec::is_empty));
+        assert!(waves::<Op>(Vec::new()).iter().all(Vec::is_empty));
     }
 
     #[test]

@@ -23,8 +23,8 @@ use super::proto;
 use super::retry::{Attempts, FailedServers, Idempotence, Retry, RetryPolicy, retry_kind};
 use super::zookeeper::{self, ZooKeeperRegistry};
 use crate::store::{
-    Append, CheckAndMutate, Get, Increment, RowMutation, RowResult, Scan, StoreError, TraceContext, TraceContextSource,
-    metrics,
+    Append, BatchOutcome, CheckAndMutate, Get, Increment, RowMutation, RowOutcome, RowResult, Scan, StoreError,
+    TraceContext, TraceContextSource, metrics,
 };
 
 /// How a [`NativeStore`] reaches HBase.
@@ -886,6 +886,48 @@ impl NativeStore {
         Ok(())
     }
 
+    /// Applies each row's changes as [`mutate_unchecked`](Self::mutate_unchecked)
+    /// does, a row's failure not stopping the others: what became of each
+    /// row, in order. `checked` holds each row's verdict of the checks
+    /// before sending: a row that failed them is refused and not sent.
+    pub(super) async fn mutate_each_unchecked(
+        &self,
+        table: &str,
+        rows: &[RowMutation],
+        checked: Vec<Result<(), StoreError>>,
+    ) -> Result<BatchOutcome, StoreError> {
+        let mut outcome: Vec<Option<RowOutcome>> = (0..rows.len()).map(|_| None).collect();
+        let mut ops = Vec::with_capacity(rows.len());
+        for (i, (row, checked)) in rows.iter().zip(checked).enumerate() {
+            let mutations = checked
+                .and_then(|()| convert::mutations(row).map_err(|e| e.into_store(table, Some(&row.row), "mutate", "")));
+            match mutations {
+                Err(e) => outcome[i] = Some(RowOutcome::Refused(e)),
+                Ok(mutations) if mutations.is_empty() => outcome[i] = Some(RowOutcome::Applied),
+                Ok(mutations) => ops.push((
+                    row.row.clone(),
+                    (i, Op::Mutate(mutations, super::retry::row_idempotence(row))),
+                )),
+            }
+        }
+        // A row named again waits for the wave before, as in `mutate`.
+        for wave in waves(ops) {
+            let (at, wave): (Vec<usize>, Vec<(Bytes, Op)>) =
+                wave.into_iter().map(|(row, (i, op))| (i, (row, op))).unzip();
+            let results = self.multi_each(table, &wave, "mutate").await?;
+            for (i, result) in at.into_iter().zip(results) {
+                outcome[i] = Some(match result {
+                    Ok(_) => RowOutcome::Applied,
+                    Err(failure) => failure.into_outcome(),
+                });
+            }
+        }
+        Ok(outcome
+            .into_iter()
+            .map(|o| o.expect("every row has an outcome: refused, empty, or sent"))
+            .collect())
+    }
+
     /// Applies the changes if the column's newest value is `op.expected`
     /// (absent or empty for `None`); returns whether it did.
     pub(super) async fn check_and_mutate_unchecked(
@@ -1497,6 +1539,9 @@ mod tests {
         /// Exceptions each `Multi` answers its region actions with, the
         /// last first, before answering them.
         multi_failures: Mutex<Vec<&'static str>>,
+        /// Rows whose `Multi` actions are answered, each on its own, with
+        /// a `NoSuchColumnFamilyException` (the others are applied).
+        refused_rows: Vec<&'static str>,
         /// `hbase:meta` lookups to answer with `NotServingRegionException`
         /// (hbase:meta moved).
         meta_failures: AtomicUsize,
@@ -1751,11 +1796,22 @@ mod tests {
                                         ..Default::default()
                                     },
                                     None => proto::RegionActionResult {
-                                        result_or_exception: (0..action.action.len())
-                                            .map(|i| proto::ResultOrException {
-                                                index: Some(i as u32),
-                                                result: Some(proto::Result::default()),
-                                                ..Default::default()
+                                        result_or_exception: (action.action.iter().enumerate())
+                                            .map(|(i, a)| {
+                                                let row = a.mutation.as_ref().and_then(|m| m.row.clone());
+                                                let refused = row
+                                                    .is_some_and(|r| script.refused_rows.iter().any(|x| x.as_bytes() == r));
+                                                let class = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException";
+                                                proto::ResultOrException {
+                                                    index: Some(i as u32),
+                                                    result: (!refused).then(proto::Result::default),
+                                                    exception: refused.then(|| proto::NameBytesPair {
+                                                        name: class.to_string(),
+                                                        value: Some(Bytes::from(format!(
+                                                            "{class}: Column family g does not exist in region t,,1.abc."
+                                                        ))),
+                                                    }),
+                                                }
                                             })
                                             .collect(),
                                         ..Default::default()
@@ -2033,7 +2089,71 @@ mod tests {
         // The error names the server whose connection broke (it named none).
         let message = err.to_string();
         assert!(message.contains("the connection to 127.0.0.1:"), "{message}");
-        assert_eq!(script.multis.load(Ordering::SeqCst), 3);
+        // Row b, which may be sent twice, was sent again on its own (rows
+        // are independent), and row a was not.
+        assert_eq!(script.multis.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_batch_answers_for_each_row() {
+        let script = Arc::new(Script {
+            refused_rows: vec!["b"],
+            ..Default::default()
+        });
+        let store = store(&script, Duration::from_secs(10)).await;
+        let rows = [
+            RowMutation::new("a").put("f", "q", "1"),
+            RowMutation::new("b").put("g", "q", "2"),
+            RowMutation::new("c").put("f", "q", "3"),
+            RowMutation::new("d").put("f", "q", "4"),
+        ];
+        let invalid = || StoreError::InvalidRow {
+            table: "t".into(),
+            row: "d".into(),
+            reason: "checked before sending".into(),
+        };
+        let checked = vec![Ok(()), Ok(()), Ok(()), Err(invalid())];
+        let outcome = store
+            .mutate_each_unchecked("t", &rows, checked)
+            .await
+            .expect("answered");
+        assert!(outcome[0].is_applied() && outcome[2].is_applied(), "{outcome:?}");
+        assert!(
+            matches!(&outcome[1], RowOutcome::Refused(StoreError::NoSuchFamily { family, .. }) if family == "g"),
+            "{outcome:?}"
+        );
+        assert!(
+            matches!(outcome[3], RowOutcome::Refused(StoreError::InvalidRow { .. })),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            script.multis.load(Ordering::SeqCst),
+            1,
+            "one Multi, the refused row not sent again"
+        );
+        // The all-or-first-error form reports the first failed row.
+        let err = store
+            .mutate_unchecked("t", &rows[..3])
+            .await
+            .expect_err("row b refused");
+        assert!(matches!(err, StoreError::NoSuchFamily { .. }), "{err:?}");
+
+        // A reply lost: the row that may not be sent twice (a delete of the
+        // newest version) is unknown, the put sent again is applied.
+        script.drop_writes.store(1, Ordering::SeqCst);
+        let rows = [
+            RowMutation::new("a").delete_latest("f", "q"),
+            RowMutation::new("c").put("f", "q", "3"),
+        ];
+        let outcome = store
+            .mutate_each_unchecked("t", &rows, vec![Ok(()), Ok(())])
+            .await
+            .expect("answered");
+        assert!(
+            matches!(&outcome[0], RowOutcome::Unknown(e) if e.maybe_applied()),
+            "{outcome:?}"
+        );
+        assert!(outcome[1].is_applied(), "{outcome:?}");
     }
 
     #[tokio::test]

@@ -11,12 +11,12 @@ use super::admin;
 use super::client::NativeStore;
 use crate::schema::TableSchema;
 use crate::store::check::{
-    check_append, check_conditional, check_family_change, check_gets, check_increment, check_read, check_rows,
-    check_schema, check_table_name,
+    check_append, check_conditional, check_family_change, check_gets, check_increment, check_mutation, check_read,
+    check_rows, check_schema, check_table_name,
 };
 use crate::store::{
-    Append, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream, Scan, Store,
-    StoreError, traced,
+    Append, BatchOutcome, CheckAndMutate, FamilyChange, Get, Increment, Result, RowMutation, RowResult, RowStream,
+    Scan, Store, StoreError, traced,
 };
 
 impl NativeStore {
@@ -31,6 +31,22 @@ impl NativeStore {
         self.inner
             .schemas
             .checked(table, || self.descriptor(table), check)
+            .await
+    }
+
+    /// Each row checked on its own against the table's schema (see
+    /// [`SchemaCache::checked_each`](crate::store::check::SchemaCache::checked_each)).
+    async fn checked_rows(&self, table: &str, rows: &[RowMutation]) -> Result<Vec<Result<()>>> {
+        check_table_name(table, &self.inner.config.table_prefix)?;
+        let max = self.inner.config.max_value_size;
+        self.inner
+            .schemas
+            .checked_each(
+                table,
+                || self.descriptor(table),
+                rows,
+                |schema, r| check_mutation(schema, &r.row, &r.mutations, max),
+            )
             .await
     }
 
@@ -183,6 +199,29 @@ impl Store for NativeStore {
                 })
                 .await?;
                 self.mutate_unchecked(table, rows).await
+            }),
+        )
+        .await
+    }
+
+    /// One `Multi` call per region server (a row named again in a later
+    /// one), each row answered on its own.
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        traced(
+            "native",
+            "mutate_each",
+            table,
+            rows.len(),
+            self.noted(table, async move {
+                let checked = self.checked_rows(table, rows).await?;
+                let outcome = self.mutate_each_unchecked(table, rows, checked).await?;
+                if outcome
+                    .iter()
+                    .any(|o| matches!(o.error(), Some(StoreError::NoSuchFamily { .. })))
+                {
+                    self.forget_schema(table);
+                }
+                Ok(outcome)
             }),
         )
         .await

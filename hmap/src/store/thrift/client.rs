@@ -731,6 +731,26 @@ impl Client {
     /// The schema of `table` and what `check` makes of a request against
     /// it, described again when the cached schema lacks a family the
     /// request names (see `SchemaCache::checked`).
+    /// Each row of a batch write checked on its own against the table's
+    /// schema (as `checked_schema` checks them all): one verdict per row.
+    pub async fn checked_rows<F>(
+        &self,
+        table: &str,
+        load: impl Fn() -> F,
+        rows: &[crate::store::RowMutation],
+    ) -> Result<Vec<Result<()>>>
+    where
+        F: std::future::Future<Output = Result<TableSchema>>,
+    {
+        check_table_name(table, &self.config.table_prefix)?;
+        let max = self.config.max_value_size;
+        self.schemas
+            .checked_each(table, load, rows, |schema, r| {
+                crate::store::check::check_mutation(schema, &r.row, &r.mutations, max)
+            })
+            .await
+    }
+
     pub async fn checked_schema<T, F>(
         &self,
         table: &str,

@@ -54,10 +54,11 @@ use super::check::{
     check_append, check_conditional, check_family_change, check_gets, check_increment, check_load_row, check_mutation,
     check_read, check_schema, check_table_name,
 };
+use super::outcome::send_checked;
 use super::traced;
 use super::{
-    Append, CheckAndMutate, FIRST_SIZED_BATCH_ROWS, FamilyChange, Get, Increment, LoadBatch, MAX_SIZED_BATCH_ROWS,
-    Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
+    Append, BatchOutcome, CheckAndMutate, FIRST_SIZED_BATCH_ROWS, FamilyChange, Get, Increment, LoadBatch,
+    MAX_SIZED_BATCH_ROWS, Result, RowMutation, RowResult, RowStream, Scan, Store, StoreError,
 };
 use crate::schema::TableSchema;
 
@@ -933,6 +934,23 @@ impl Store for ThriftStore {
                     }
                 }
                 Ok(())
+            }),
+        )
+        .await
+    }
+
+    /// The rows checked one by one, the valid ones written as `mutate`
+    /// writes them; a request that fails leaves its rows unknown (see
+    /// `docs/guide.md`, "Per-row results").
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        traced(
+            "thrift",
+            "mutate_each",
+            table,
+            rows.len(),
+            self.confirmed(table, async move {
+                let checked = self.shared.checked_rows(table, || self.descriptor(table), rows).await?;
+                Ok(send_checked(rows, checked, |valid| async move { self.mutate(table, &valid).await }).await)
             }),
         )
         .await

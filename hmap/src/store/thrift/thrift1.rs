@@ -18,9 +18,10 @@ use crate::store::check::{
     check_schema, check_table_name,
 };
 use crate::store::filter::CompareOp;
+use crate::store::outcome::send_checked;
 use crate::store::{
-    Append, Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation, RowResult,
-    RowStream, Scan, Store, StoreError, TimeRange, traced,
+    Append, BatchOutcome, Cell, CheckAndMutate, Column, FamilyChange, Get, Increment, Mutation, Result, RowMutation,
+    RowResult, RowStream, Scan, Store, StoreError, TimeRange, traced,
 };
 
 /// What [`Thrift1Store`] cannot express, each the `feature` of the
@@ -790,6 +791,30 @@ impl Store for Thrift1Store {
     /// delete in `deleteAllRow(Ts)` (see [`split_rows`](Self::split_rows)
     /// for rows that need more); every row is classified before any is
     /// sent, so a row Thrift1 cannot express writes nothing.
+    /// The rows checked one by one (Thrift1's own refusals included), the
+    /// valid ones written as `mutate` writes them; a request that fails
+    /// leaves its rows unknown.
+    async fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome> {
+        traced(
+            "thrift1",
+            "mutate_each",
+            table,
+            rows.len(),
+            self.confirmed(table, async move {
+                let checked = self
+                    .client
+                    .checked_rows(table, || self.families(table), rows)
+                    .await?
+                    .into_iter()
+                    .zip(rows)
+                    .map(|(checked, r)| checked.and_then(|()| self.row_parts(table, r).map(drop)))
+                    .collect();
+                Ok(send_checked(rows, checked, |valid| async move { self.mutate(table, &valid).await }).await)
+            }),
+        )
+        .await
+    }
+
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         traced(
             "thrift1",
