@@ -12,6 +12,8 @@
 //! a case must rely on the server's clock it allows for the clock of a server
 //! on the same machine.
 
+mod batch;
+pub use batch::*;
 mod conditional;
 pub use conditional::*;
 mod filters;
@@ -3396,6 +3398,8 @@ macro_rules! for_each_case {
             check_filter_condition,
             append_to_columns,
             append_refusals,
+            batch_answers_each_row,
+            batch_into_missing_table_fails,
         }
     };
 }

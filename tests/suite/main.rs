@@ -10,6 +10,7 @@
 //! `thrift_reply_memory` (a counting global allocator), `native_zookeeper`
 //! and the conformance suite.
 
+mod batch_outcomes;
 mod differential;
 mod error_chains;
 mod examples;
