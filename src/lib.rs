@@ -100,6 +100,17 @@ pub async fn zookeeper_store_for(quorum: &str, prefix: &str) -> Result<Arc<dyn S
     connect("HMAP_ZOOKEEPER", Backend::zookeeper(quorum), prefix).await
 }
 
+/// The store the environment variable `variable` names (one of
+/// `HMAP_THRIFT`, `HMAP_NATIVE`, `HMAP_ZOOKEEPER`, `HMAP_BIGTABLE`), its
+/// tables named with `prefix`; an error when it is unset or does not
+/// answer.
+pub async fn store_named(variable: &str, prefix: &str) -> Result<Arc<dyn Store>, String> {
+    match Backend::from_env_var(variable).map_err(|e| e.to_string())? {
+        Some(backend) => connect(variable, backend, prefix).await,
+        None => Err(format!("{variable} is not set")),
+    }
+}
+
 /// What a test marked `#[ignore = "needs a real HBase: ..."]` reads from the
 /// environment: the value of `variable` (for example `HMAP_THRIFT`, as
 /// `scripts/hbase/hbase start` prints it). Panics when it is unset, so that

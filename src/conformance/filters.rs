@@ -36,18 +36,16 @@ pub const REFUSALS: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        // Bigtable expresses cell-level filters only (see
-        // hmap::store::bigtable::filter).
+        // Bigtable expresses cell-level filters and SingleColumnValueFilter
+        // only (see hmap::store::bigtable::filter).
         "BigtableStore",
         &[
             "filter_prefix",
             "filter_row",
             "filter_regex",
             "filter_substring",
-            "filter_binary_prefix",
             "filter_null_comparator",
             "filter_bit_comparator",
-            "filter_single_column_value",
             "filter_single_column_value_exclude",
             "filter_column_count_get",
             "filter_column_pagination",

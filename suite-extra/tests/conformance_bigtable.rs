@@ -53,12 +53,6 @@ mod bigtable_emulator {
         // Deletes Bigtable cannot express (it deletes by time range only,
         // and a family's or a row's cells only all at once).
         ("delete_latest_reveals_previous", Refused(u::DELETE_LATEST)),
-        // Its last checks' SingleColumnValueFilter sees a whole row (the
-        // cell-level filters before them run as on HBase).
-        (
-            "check_filter_condition",
-            Refused(hmap::store::bigtable::filter::refused::ROW_FILTER),
-        ),
         ("delete_latest_of_single_version", Refused(u::DELETE_LATEST)),
         ("two_delete_latest_in_one_mutation", Refused(u::DELETE_LATEST)),
         ("repeated_row_in_one_batch_applies_in_order", Refused(u::DELETE_LATEST)),

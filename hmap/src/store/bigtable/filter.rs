@@ -25,13 +25,24 @@
 //! - `KeyOnlyFilter` (without lengths): the `strip_value_transformer`,
 //!   after the version limit (HBase transforms a cell after every filter of
 //!   a list has passed it);
-//! - a `FilterList` of `MUST_PASS_ALL` of these: their chain.
+//! - a `FilterList` of `MUST_PASS_ALL` of these: their chain;
+//! - `SingleColumnValueFilter` with a binary comparator, at the top or in
+//!   top `MUST_PASS_ALL` lists: a `condition` filter ahead of the read's
+//!   selection (`row_conditions`), as Google's adapter maps it (an
+//!   interleave with a second condition that passes rows without the
+//!   column, when `filterIfMissing` is off). Its predicate sees what
+//!   HBase's filter sees of the row: the column only if the read selects
+//!   it, in the read's time range and the family's TTL, after the cell
+//!   filters before it in its list (HBase's `FilterListWithAND` stops
+//!   asking at the first filter that leaves a cell out), every version or
+//!   the newest.
 //!
-//! Refused: row-level filters (Bigtable's row filters see cells in its own
-//! family order, and its regular expressions are not byte-exact for
-//! arbitrary keys), `MUST_PASS_ONE` lists (an interleave repeats a cell
-//! that several branches pass), regular-expression, substring, null and
-//! bit comparators (RE2 is not Java's regex; Bigtable has no substring or
+//! Refused: the other row-level filters (Bigtable's row filters see cells
+//! in its own family order, and its regular expressions are not
+//! byte-exact for arbitrary keys), `SingleColumnValueExcludeFilter`,
+//! `MUST_PASS_ONE` lists (an interleave repeats a cell that several
+//! branches pass), regular-expression, substring, null and bit
+//! comparators (RE2 is not Java's regex; Bigtable has no substring or
 //! bitwise test).
 
 use googleapis_tonic_google_bigtable_v2::google::bigtable::v2;
@@ -39,21 +50,22 @@ use v2::row_filter::{Chain, Filter as F, Interleave};
 
 use super::convert::time_range;
 use super::read::filter;
-use crate::store::filter::{ColumnRange, Comparator, CompareOp, Filter, ListOp};
+use crate::store::filter::{ColumnRange, Comparator, CompareOp, Filter, ListOp, SingleColumnValue};
 
 /// What BigtableStore cannot express, as `StoreError::Unsupported`'s `feature`.
 pub mod refused {
     /// Filters that see a whole row (`PrefixFilter`, `RowFilter`,
-    /// `SingleColumnValueFilter`, `PageFilter`, ...).
-    pub const ROW_FILTER: &str = "a row-level filter (PrefixFilter, RowFilter, SingleColumnValueFilter, \
-         SingleColumnValueExcludeFilter, ColumnCountGetFilter, ColumnPaginationFilter, FirstKeyOnlyFilter, \
-         InclusiveStopFilter, PageFilter, DependentColumnFilter, SkipFilter, WhileMatchFilter, \
-         MultiRowRangeFilter or FuzzyRowFilter) on Bigtable";
+    /// `PageFilter`, ...; a `SingleColumnValueFilter` but at the top or in
+    /// top `MUST_PASS_ALL` lists).
+    pub const ROW_FILTER: &str = "a row-level filter (PrefixFilter, RowFilter, SingleColumnValueExcludeFilter, \
+         ColumnCountGetFilter, ColumnPaginationFilter, FirstKeyOnlyFilter, InclusiveStopFilter, PageFilter, \
+         DependentColumnFilter, SkipFilter, WhileMatchFilter, MultiRowRangeFilter or FuzzyRowFilter, or a \
+         SingleColumnValueFilter inside another filter than MUST_PASS_ALL) on Bigtable";
     /// `MUST_PASS_ONE` as an interleave repeats a cell several branches pass.
     pub const OR_LIST: &str = "a FilterList of MUST_PASS_ONE on Bigtable";
     /// RE2, not Java's regular expressions; no substring, null or bit test.
-    pub const COMPARATOR: &str = "a regex, substring, null or bit comparator (or a binary prefix but on \
-         a family) on Bigtable";
+    pub const COMPARATOR: &str = "a regex, substring, null or bit comparator (or a binary prefix on a \
+         qualifier) on Bigtable";
     /// A `KeyOnlyFilter` with lengths, or inside another filter than a
     /// `MUST_PASS_ALL` list.
     pub const KEY_ONLY: &str = "KeyOnlyFilter with value lengths, or inside a filter other than MUST_PASS_ALL";
@@ -89,6 +101,7 @@ pub(crate) fn family_cells(f: &Filter, family: &str, top: bool) -> Result<Option
     };
     use v2::column_range::{EndQualifier as E, StartQualifier as S};
     Ok(match f {
+        Filter::Value(op, Comparator::BinaryPrefix(p)) => Some(value_prefix(*op, p)),
         Filter::Value(op, c) => {
             let Comparator::Binary(v) = c else {
                 return Err(refused::COMPARATOR);
@@ -159,32 +172,33 @@ pub(crate) fn family_cells(f: &Filter, family: &str, top: bool) -> Result<Option
             prefix_range(p).and_then(|(s, e)| range(Some(S::StartQualifierClosed(s)), e.map(E::EndQualifierOpen)))
         }
         Filter::MultipleColumnPrefix(prefixes) => {
-            // Disjoint ranges: a prefix another one extends is covered by it.
-            let mut kept: Vec<&bytes::Bytes> = Vec::new();
+            // HBase keeps a qualifier that starts with the largest prefix
+            // at or below it (`MultipleColumnPrefixFilter.filterColumn`):
+            // with prefixes p1 < p2 < ..., the qualifiers in
+            // [pi, min(end of pi's run, p(i+1))), so that "" and "ab" keep
+            // "" and "ab..." but not "b", and "a" and "ab" not "ac".
             let mut sorted: Vec<&bytes::Bytes> = prefixes.iter().collect();
             sorted.sort();
             sorted.dedup();
-            for p in sorted {
-                if !kept.iter().any(|k| p.starts_with(k)) {
-                    kept.push(p);
-                }
-            }
-            if kept.iter().any(|p| p.is_empty()) {
-                None
-            } else {
-                let branches: Vec<_> = kept
-                    .into_iter()
-                    .filter_map(|p| {
-                        prefix_range(p)
-                            .and_then(|(s, e)| range(Some(S::StartQualifierClosed(s)), e.map(E::EndQualifierOpen)))
-                    })
-                    .collect();
-                Some(match branches.len() {
-                    0 => filter(F::BlockAllFilter(true)),
-                    1 => branches.into_iter().next().unwrap_or_default(),
-                    _ => filter(F::Interleave(Interleave { filters: branches })),
+            let branches: Vec<_> = sorted
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let run_end = prefix_range(p).and_then(|(_, end)| end);
+                    let end = match (run_end, sorted.get(i + 1)) {
+                        (Some(end), Some(next)) => Some(end.min((*next).clone())),
+                        (None, Some(next)) => Some((*next).clone()),
+                        (end, None) => end,
+                    };
+                    let start = Some(S::StartQualifierClosed((*p).clone()));
+                    range(start, end.map(E::EndQualifierOpen))
                 })
-            }
+                .collect();
+            Some(match branches.len() {
+                0 => filter(F::BlockAllFilter(true)),
+                1 => branches.into_iter().next().unwrap_or_default(),
+                _ => filter(F::Interleave(Interleave { filters: branches })),
+            })
         }
         Filter::ColumnRange(ColumnRange {
             min,
@@ -226,6 +240,11 @@ pub(crate) fn family_cells(f: &Filter, family: &str, top: bool) -> Result<Option
             })
         }
         Filter::KeyOnly { value_length: false } if top => None,
+        // A row-level test (`row_conditions`): every cell passes it.
+        Filter::SingleColumnValue(test) if top => {
+            column_value(test, family)?;
+            None
+        }
         Filter::KeyOnly { .. } => return Err(refused::KEY_ONLY),
         Filter::List(ListOp::All, parts) => {
             let mut chain = Vec::new();
@@ -238,9 +257,224 @@ pub(crate) fn family_cells(f: &Filter, family: &str, top: bool) -> Result<Option
                 _ => Some(filter(F::Chain(Chain { filters: chain }))),
             }
         }
+        // Row-level tests only (`row_conditions`): every cell passes them.
+        Filter::List(ListOp::One, _) if top && is_row_test(f) => {
+            row_test_parts(f, family)?;
+            None
+        }
         Filter::List(ListOp::One, _) => return Err(refused::OR_LIST),
         _ => return Err(refused::ROW_FILTER),
     })
+}
+
+/// A value test with a binary-prefix comparator: HBase compares the
+/// value's first bytes (as many as the prefix has) with the prefix, which
+/// orders the values as the ranges `[p, end)` of the values starting with
+/// `p` (`end` the first value after them, none for a prefix of 0xff bytes).
+fn value_prefix(op: CompareOp, p: &bytes::Bytes) -> v2::RowFilter {
+    use v2::value_range::{EndValue as VE, StartValue as VS};
+    let values = |start, end| {
+        filter(F::ValueRangeFilter(v2::ValueRange {
+            start_value: start,
+            end_value: end,
+        }))
+    };
+    if p.is_empty() {
+        // Every value starts with nothing: it compares equal.
+        let pass = op.holds(std::cmp::Ordering::Equal);
+        return filter(if pass {
+            F::PassAllFilter(true)
+        } else {
+            F::BlockAllFilter(true)
+        });
+    }
+    let end = prefix_range(p).and_then(|(_, end)| end);
+    let below = || values(None, Some(VE::EndValueOpen(p.clone())));
+    let after = |end: &Option<bytes::Bytes>| match end {
+        Some(e) => values(Some(VS::StartValueClosed(e.clone())), None),
+        None => filter(F::BlockAllFilter(true)),
+    };
+    let starting =
+        |end: &Option<bytes::Bytes>| values(Some(VS::StartValueClosed(p.clone())), end.clone().map(VE::EndValueOpen));
+    match op {
+        CompareOp::Less => below(),
+        CompareOp::LessOrEqual => match &end {
+            Some(e) => values(None, Some(VE::EndValueOpen(e.clone()))),
+            None => filter(F::PassAllFilter(true)),
+        },
+        CompareOp::Equal => starting(&end),
+        CompareOp::NotEqual => filter(F::Interleave(Interleave {
+            filters: vec![below(), after(&end)],
+        })),
+        CompareOp::GreaterOrEqual => values(Some(VS::StartValueClosed(p.clone())), None),
+        CompareOp::Greater => after(&end),
+        CompareOp::NoOp => filter(F::BlockAllFilter(true)),
+    }
+}
+
+/// What a read shows a row-level test of a row: the read's columns (all
+/// the table's families when it names none) and each family's window of
+/// time (its time range within the family's TTL).
+pub(crate) struct ReadView<'a> {
+    pub(crate) schema: &'a crate::schema::TableSchema,
+    pub(crate) columns: &'a [crate::store::Column],
+    pub(crate) window: &'a dyn Fn(&crate::schema::FamilySchema) -> Option<v2::RowFilter>,
+}
+
+/// The row-level tests of `f` (its `SingleColumnValueFilter`s, and lists
+/// of them, at its top or in its top `MUST_PASS_ALL` lists) as Bigtable
+/// `condition` filters, in order: each passes a row whole or drops it, to
+/// be chained ahead of the read's selection (a chain of them passes a row
+/// all of them pass).
+pub(crate) fn row_conditions(f: &Filter, view: &ReadView<'_>) -> Result<Vec<v2::RowFilter>, &'static str> {
+    let mut flat = Vec::new();
+    flatten_all(f, &mut flat);
+    let mut conditions = Vec::new();
+    for (i, part) in flat.iter().enumerate() {
+        if !is_row_test(part) {
+            continue;
+        }
+        if let Some(predicate) = row_predicate(part, &flat[..i], view)? {
+            conditions.push(filter(F::Condition(Box::new(v2::row_filter::Condition {
+                predicate_filter: Some(Box::new(predicate)),
+                true_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
+                false_filter: None,
+            }))));
+        }
+    }
+    Ok(conditions)
+}
+
+/// `f` with its top `MUST_PASS_ALL` lists flattened, in order.
+fn flatten_all<'f>(f: &'f Filter, out: &mut Vec<&'f Filter>) {
+    match f {
+        Filter::List(ListOp::All, parts) => parts.iter().for_each(|p| flatten_all(p, out)),
+        other => out.push(other),
+    }
+}
+
+/// Whether `f` tests whole rows only: a `SingleColumnValueFilter`, or a
+/// `MUST_PASS_ONE` list of such tests (with `MUST_PASS_ALL` lists of them
+/// inside). Its cells all pass (HBase's filter answers `INCLUDE` for every
+/// cell of a row it keeps).
+fn is_row_test(f: &Filter) -> bool {
+    match f {
+        Filter::SingleColumnValue(_) => true,
+        Filter::List(ListOp::One, parts) => !parts.is_empty() && parts.iter().all(is_nested_row_test),
+        _ => false,
+    }
+}
+
+fn is_nested_row_test(f: &Filter) -> bool {
+    match f {
+        Filter::List(_, parts) => !parts.is_empty() && parts.iter().all(is_nested_row_test),
+        other => is_row_test(other),
+    }
+}
+
+/// Checks a row test's comparators (as [`check`] does, before anything is
+/// sent).
+fn row_test_parts(f: &Filter, family: &str) -> Result<(), &'static str> {
+    match f {
+        Filter::SingleColumnValue(test) => column_value(test, family).map(drop),
+        Filter::List(_, parts) => parts.iter().try_for_each(|p| row_test_parts(p, family)),
+        _ => Err(refused::ROW_FILTER),
+    }
+}
+
+/// The test of a column's value as a cell filter of `family` (a binary or
+/// binary-prefix comparator).
+fn column_value(test: &SingleColumnValue, family: &str) -> Result<Option<v2::RowFilter>, &'static str> {
+    family_cells(&Filter::Value(test.op, test.comparator.clone()), family, false)
+}
+
+/// A row test as a predicate: a filter that leaves a cell of a row (some
+/// cell, not necessarily one HBase's filter would keep) exactly when the
+/// test passes the row; `None` when it passes every row. `before`: the
+/// cell filters ahead of it in its top list, which HBase asks first
+/// (`FilterListWithAND` stops at the first that leaves a cell out).
+fn row_predicate(f: &Filter, before: &[&Filter], view: &ReadView<'_>) -> Result<Option<v2::RowFilter>, &'static str> {
+    match f {
+        Filter::SingleColumnValue(test) => column_predicate(test, before, view),
+        // All: each predicate gates the next.
+        Filter::List(ListOp::All, parts) => {
+            let mut predicates = Vec::new();
+            for part in parts {
+                predicates.extend(row_predicate(part, before, view)?);
+            }
+            Ok(predicates.into_iter().rev().reduce(|then, when| {
+                filter(F::Condition(Box::new(v2::row_filter::Condition {
+                    predicate_filter: Some(Box::new(when)),
+                    true_filter: Some(Box::new(then)),
+                    false_filter: None,
+                })))
+            }))
+        }
+        // One: any predicate leaves a cell.
+        Filter::List(ListOp::One, parts) => {
+            let mut predicates = Vec::with_capacity(parts.len());
+            for part in parts {
+                match row_predicate(part, before, view)? {
+                    Some(p) => predicates.push(p),
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(match predicates.len() {
+                1 => predicates.pop().unwrap_or_default(),
+                _ => filter(F::Interleave(Interleave { filters: predicates })),
+            }))
+        }
+        _ => Err(refused::ROW_FILTER),
+    }
+}
+
+/// One `SingleColumnValueFilter` as a predicate (see [`row_predicate`]).
+fn column_predicate(
+    test: &SingleColumnValue,
+    before: &[&Filter],
+    view: &ReadView<'_>,
+) -> Result<Option<v2::RowFilter>, &'static str> {
+    let shown = view.schema.find_family(&test.family).filter(|_| {
+        view.columns.is_empty()
+            || view.columns.iter().any(|c| match c {
+                crate::store::Column::Family(f) => *f == test.family,
+                crate::store::Column::Qualifier(f, q) => *f == test.family && *q == test.qualifier,
+            })
+    });
+    let Some(family) = shown else {
+        // HBase's filter never sees the column: the row lacks it.
+        return Ok(test.filter_if_missing.then(|| filter(F::BlockAllFilter(true))));
+    };
+    use v2::column_range::{EndQualifier as E, StartQualifier as S};
+    let mut seen = vec![filter(F::ColumnRangeFilter(v2::ColumnRange {
+        family_name: family.name.clone(),
+        start_qualifier: Some(S::StartQualifierClosed(test.qualifier.clone())),
+        end_qualifier: Some(E::EndQualifierClosed(test.qualifier.clone())),
+    }))];
+    seen.extend((view.window)(family));
+    for earlier in before {
+        seen.extend(family_cells(earlier, &family.name, true)?);
+    }
+    let mut matched = seen.clone();
+    if test.latest_version_only {
+        matched.push(filter(F::CellsPerColumnLimitFilter(1)));
+    }
+    matched.extend(column_value(test, &family.name)?);
+    // Bigtable refuses a chain of fewer than two filters.
+    let chain = |mut filters: Vec<v2::RowFilter>| match filters.len() {
+        1 => filters.pop().unwrap_or_default(),
+        _ => filter(F::Chain(Chain { filters })),
+    };
+    if test.filter_if_missing {
+        return Ok(Some(chain(matched)));
+    }
+    // Seen: matched or not; not seen: the row passes (as Google's adapter
+    // does, with conditions).
+    Ok(Some(filter(F::Condition(Box::new(v2::row_filter::Condition {
+        predicate_filter: Some(Box::new(chain(seen))),
+        true_filter: Some(Box::new(chain(matched))),
+        false_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
+    })))))
 }
 
 /// The qualifiers starting with `p`: `[p, end)`, `end` `None` for no end
@@ -293,5 +527,103 @@ mod tests {
             Some((bytes::Bytes::from_static(b"\xff"), None))
         );
         assert_eq!(prefix_range(&bytes::Bytes::new()), None);
+    }
+
+    fn paid() -> crate::store::filter::SingleColumnValue {
+        Filter::single_column_value("a", "status", CompareOp::Equal, Comparator::binary("paid"))
+    }
+
+    #[test]
+    fn single_column_value_tests_are_expressed_at_the_top_and_in_lists_of_tests() {
+        let scvf = || Filter::from(paid().filter_if_missing(true));
+        assert_eq!(check(&scvf()), Ok(()));
+        assert_eq!(check(&Filter::all([Filter::column_prefix("q"), scvf()])), Ok(()));
+        assert_eq!(check(&Filter::any([scvf(), Filter::all([scvf(), scvf()])])), Ok(()));
+        // Beside a cell filter in a MUST_PASS_ONE list, or under a wrapper:
+        // refused.
+        assert_eq!(
+            check(&Filter::any([scvf(), Filter::column_prefix("q")])),
+            Err(refused::OR_LIST)
+        );
+        assert_eq!(check(&Filter::skip(scvf())), Err(refused::ROW_FILTER));
+        assert_eq!(check(&paid().exclude()), Err(refused::ROW_FILTER));
+        let regex = Filter::single_column_value("a", "s", CompareOp::Equal, Comparator::regex("p.*"));
+        assert_eq!(check(&regex.into()), Err(refused::COMPARATOR));
+    }
+
+    #[test]
+    fn a_column_the_read_does_not_show_is_missing() {
+        let schema = crate::schema::TableSchema::new("t")
+            .family(crate::schema::FamilySchema::new("a"))
+            .family(crate::schema::FamilySchema::new("b"));
+        let only_b = [crate::store::Column::Family("b".into())];
+        let view = ReadView {
+            schema: &schema,
+            columns: &only_b,
+            window: &|_| None,
+        };
+        // filterIfMissing: no row passes; without it: every row does.
+        let kept = row_conditions(&paid().filter_if_missing(true).into(), &view).unwrap();
+        assert_eq!(kept, [condition_of(filter(F::BlockAllFilter(true)))]);
+        assert!(row_conditions(&paid().into(), &view).unwrap().is_empty());
+        // Shown: one condition, its predicate a chain on the column.
+        let view = ReadView { columns: &[], ..view };
+        let kept = row_conditions(&paid().filter_if_missing(true).into(), &view).unwrap();
+        let [one] = &kept[..] else { panic!("{kept:?}") };
+        let Some(F::Condition(c)) = &one.filter else {
+            panic!("{one:?}")
+        };
+        let Some(F::Chain(chain)) = c.predicate_filter.as_ref().and_then(|p| p.filter.as_ref()) else {
+            panic!("{c:?}")
+        };
+        // The column, the newest version, the value.
+        assert_eq!(chain.filters.len(), 3, "{chain:?}");
+    }
+
+    fn condition_of(predicate: v2::RowFilter) -> v2::RowFilter {
+        filter(F::Condition(Box::new(v2::row_filter::Condition {
+            predicate_filter: Some(Box::new(predicate)),
+            true_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
+            false_filter: None,
+        })))
+    }
+
+    #[test]
+    fn a_binary_prefix_orders_values_as_ranges() {
+        use v2::value_range::{EndValue as VE, StartValue as VS};
+        let range = |start, end| {
+            filter(F::ValueRangeFilter(v2::ValueRange {
+                start_value: start,
+                end_value: end,
+            }))
+        };
+        let p = bytes::Bytes::from_static(b"ab");
+        assert_eq!(
+            value_prefix(CompareOp::Equal, &p),
+            range(
+                Some(VS::StartValueClosed(p.clone())),
+                Some(VE::EndValueOpen("ac".into()))
+            )
+        );
+        assert_eq!(
+            value_prefix(CompareOp::Less, &p),
+            range(None, Some(VE::EndValueOpen(p.clone())))
+        );
+        assert_eq!(
+            value_prefix(CompareOp::Greater, &p),
+            range(Some(VS::StartValueClosed("ac".into())), None)
+        );
+        assert_eq!(
+            value_prefix(CompareOp::Greater, &bytes::Bytes::from_static(b"\xff")),
+            filter(F::BlockAllFilter(true))
+        );
+        assert_eq!(
+            value_prefix(CompareOp::Equal, &bytes::Bytes::new()),
+            filter(F::PassAllFilter(true))
+        );
+        assert_eq!(
+            value_prefix(CompareOp::Less, &bytes::Bytes::new()),
+            filter(F::BlockAllFilter(true))
+        );
     }
 }

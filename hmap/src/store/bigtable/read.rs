@@ -70,19 +70,7 @@ pub(crate) fn read_filter(
             start_qualifier: start,
             end_qualifier: end,
         }))];
-        let mut min = range.min;
-        if let Some(ttl) = family.ttl() {
-            let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
-            min = min.max(now_ms.saturating_sub(ttl_ms).saturating_add(1));
-        }
-        if min > 0 || range.max != i64::MAX {
-            if min >= range.max {
-                // Nothing can match: an empty range reads nothing.
-                chain.push(filter(Filter::BlockAllFilter(true)));
-            } else {
-                chain.push(filter(Filter::TimestampRangeFilter(time_range(min, range.max))));
-            }
-        }
+        chain.extend(family_window(family, range, now_ms));
         // The filter runs before versions are counted, as on HBase (see
         // `super::filter`).
         if let Some(f) = user
@@ -97,9 +85,45 @@ pub(crate) fn read_filter(
         }
         branches.push(filter(Filter::Chain(Chain { filters: chain })));
     }
-    Ok(match branches.len() {
+    let selection = match branches.len() {
         1 => branches.pop().unwrap_or_default(),
         _ => filter(Filter::Interleave(Interleave { filters: branches })),
+    };
+    // Row-level tests first, each on what HBase's filter would see of the
+    // row; then the cells the read selects.
+    let view = super::filter::ReadView {
+        schema,
+        columns: &columns,
+        window: &|family| family_window(family, range, now_ms),
+    };
+    let mut conditions = match user {
+        Some(f) => super::filter::row_conditions(f, &view).map_err(refuse)?,
+        None => Vec::new(),
+    };
+    if conditions.is_empty() {
+        return Ok(selection);
+    }
+    conditions.push(selection);
+    Ok(filter(Filter::Chain(Chain { filters: conditions })))
+}
+
+/// The cells of `family` a read in `range` sees: a timestamp range within
+/// the family's TTL, a filter that blocks all for an empty one, `None` for
+/// every cell.
+fn family_window(family: &crate::schema::FamilySchema, range: TimeRange, now_ms: i64) -> Option<v2::RowFilter> {
+    let mut min = range.min;
+    if let Some(ttl) = family.ttl() {
+        let ttl_ms = i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX);
+        min = min.max(now_ms.saturating_sub(ttl_ms).saturating_add(1));
+    }
+    if min <= 0 && range.max == i64::MAX {
+        return None;
+    }
+    Some(if min >= range.max {
+        // Nothing can match: an empty range reads nothing.
+        filter(Filter::BlockAllFilter(true))
+    } else {
+        filter(Filter::TimestampRangeFilter(time_range(min, range.max)))
     })
 }
 
