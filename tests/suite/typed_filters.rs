@@ -212,3 +212,103 @@ async fn a_regex_the_store_cannot_compile_is_a_typed_error() {
     assert!(matches!(err, Error::Store(_)), "{err:?}");
     assert!(err.to_string().contains("typed_filter_order"), "{err}");
 }
+
+/// A salted key of fixed-width parts: `<salt by shop><shop><day><seq>`.
+#[derive(HTable, Debug, Clone, PartialEq)]
+#[hmap(table = "typed_filter_visit", family(name = "v"), salt(buckets = 4, by = [shop]))]
+struct Visit {
+    #[hmap(key)]
+    shop: u32,
+    #[hmap(key)]
+    day: u32,
+    #[hmap(key, desc)]
+    seq: u64,
+    #[hmap(family = "v")]
+    who: String,
+}
+
+/// Key patterns (`Query::matching`): rows found by a part in the middle of
+/// a salted key, as a `FuzzyRowFilter` on the region servers (refused by
+/// BigtableStore and Thrift1Store).
+#[tokio::test]
+async fn key_patterns_find_rows_by_the_middle_of_a_salted_key() {
+    use hmap::key::Any;
+    let store = hmap_suite::test_store("key_patterns").await;
+    let visits = Table::<Visit, _>::new(store);
+    if visits.exists().await.unwrap() {
+        visits.drop().await.unwrap();
+    }
+    visits.create().await.unwrap();
+    let mut all = Vec::new();
+    for shop in 1..=6u32 {
+        for day in [20261127u32, 20261128, 20261129] {
+            for seq in 1..=2u64 {
+                all.push(Visit {
+                    shop,
+                    day,
+                    seq,
+                    who: format!("{shop}/{day}/{seq}"),
+                });
+            }
+        }
+    }
+    visits.put_many(&all).await.unwrap();
+    let found = |rows: Vec<Visit>| {
+        let mut keys: Vec<(u32, u32, u64)> = rows.into_iter().map(|v| (v.shop, v.day, v.seq)).collect();
+        keys.sort_unstable();
+        keys
+    };
+    let expect = |pick: &dyn Fn(&Visit) -> bool| {
+        let mut keys: Vec<(u32, u32, u64)> = all.iter().filter(|v| pick(v)).map(|v| (v.shop, v.day, v.seq)).collect();
+        keys.sort_unstable();
+        keys
+    };
+    let day = visits
+        .scan(Query::matching((Any, 20261128u32)))
+        .await
+        .unwrap()
+        .into_vec()
+        .await
+        .unwrap();
+    assert_eq!(found(day), expect(&|v| v.day == 20261128));
+    // A descending part given, another day besides, a filter on a field too.
+    let second = Query::matching((Any, 20261127u32, 2u64))
+        .or_matching((Any, 20261129u32, 2u64))
+        .filter(Visit::WHO.starts_with("3/"));
+    let rows = visits.scan(second).await.unwrap().into_vec().await.unwrap();
+    assert_eq!(found(rows), expect(&|v| v.seq == 2 && v.shop == 3 && v.day != 20261128));
+    // Every part given: the salt too is fixed.
+    let one = visits
+        .scan(Query::matching((5u32, 20261129u32, 1u64)))
+        .await
+        .unwrap()
+        .into_vec()
+        .await
+        .unwrap();
+    assert_eq!(found(one), [(5, 20261129, 1)]);
+    // Nothing fixed: every row.
+    let every = visits
+        .scan(Query::matching((Any,)))
+        .await
+        .unwrap()
+        .into_vec()
+        .await
+        .unwrap();
+    assert_eq!(every.len(), all.len());
+}
+
+/// A part of any value that has no fixed width cannot come before a given
+/// one: a typed error naming the part, before anything is sent.
+#[tokio::test]
+async fn a_key_pattern_after_a_string_of_any_value_is_refused() {
+    use hmap::key::{Any, KeyError};
+    let t = orders("pattern_refused").await;
+    let err = match t.scan(Query::matching((Any, 3u32))).await {
+        Ok(_) => panic!("a pattern after a free string was sent"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(&err, Error::Key { table: "typed_filter_order", cause: KeyError::Pattern(m) } if m.contains("`customer`")),
+        "{err:?}"
+    );
+}

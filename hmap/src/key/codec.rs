@@ -191,19 +191,24 @@ impl KeySchema {
         Ok(())
     }
 
-    fn compute_salt<K: KeyTuple + ?Sized>(&self, key: &K, buckets: u16, by: &[usize]) -> Result<u16, KeyError> {
+    pub(super) fn compute_salt<K: KeyTuple + ?Sized>(
+        &self,
+        key: &K,
+        buckets: u16,
+        by: &[usize],
+    ) -> Result<u16, KeyError> {
         let mut plain = Vec::new();
         self.plain_bytes(key, by, &mut plain)?;
         Ok(salt_bucket(&plain, buckets))
     }
 
-    fn compute_hash<K: KeyTuple + ?Sized>(&self, key: &K, of: usize) -> Result<[u8; 16], KeyError> {
+    pub(super) fn compute_hash<K: KeyTuple + ?Sized>(&self, key: &K, of: usize) -> Result<[u8; 16], KeyError> {
         let mut plain = Vec::new();
         self.plain_bytes(key, &[of], &mut plain)?;
         Ok(Md5::digest(&plain).into())
     }
 
-    fn write_salt(&self, bucket: u16, buckets: u16, out: &mut Vec<u8>) {
+    pub(super) fn write_salt(&self, bucket: u16, buckets: u16, out: &mut Vec<u8>) {
         match self.format {
             // Validation caps buckets at 256, so a bucket fits in a byte.
             KeyFormat::Binary => out.push(bucket as u8),
@@ -214,7 +219,7 @@ impl KeySchema {
         }
     }
 
-    fn write_hash(&self, digest: &[u8; 16], len: u8, out: &mut Vec<u8>) {
+    pub(super) fn write_hash(&self, digest: &[u8; 16], len: u8, out: &mut Vec<u8>) {
         let len = usize::from(len);
         match self.format {
             KeyFormat::Binary => out.extend_from_slice(&digest[..len]),

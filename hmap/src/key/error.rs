@@ -134,6 +134,10 @@ pub enum KeyError {
         /// The first missing part.
         part: String,
     },
+    /// A key pattern that cannot be matched byte by byte (a part of any
+    /// value without a fixed width, before a part that is given).
+    #[error("key pattern: {0}")]
+    Pattern(String),
     /// A bucket number outside `0..buckets`.
     #[error("salt bucket {bucket} is out of range: the key has {buckets} buckets")]
     BucketOutOfRange {

@@ -88,6 +88,7 @@ mod codec;
 mod error;
 mod inspect;
 mod part;
+mod pattern;
 mod printable;
 mod tuple;
 
@@ -100,6 +101,7 @@ pub use codec::salt_bucket;
 pub use error::{KeyError, PartError};
 pub use inspect::{InspectedSegment, KeyInspection, PartValue};
 pub use part::{BinaryReader, FromKeyPart, KeyPart, PartKind, Width, write_escaped};
+pub use pattern::{Any, KeyPattern, PatternPart, PatternPieces};
 pub use printable::{Printable, parse_printable};
 pub use tuple::{FromKeyTuple, KeyTuple};
 

@@ -10,7 +10,8 @@ use std::marker::PhantomData;
 use super::HTable;
 use super::filter::{Where, WhereError};
 use crate::error::{Error, Result};
-use crate::key::{KeyError, KeySchema, KeyTuple, Order, Segment, Transform};
+use crate::key::{KeyError, KeyPattern, KeySchema, KeyTuple, Order, Segment, Transform};
+use crate::store::filter::FuzzyPattern;
 use crate::store::{Filter, Scan, TimeRange, prefix_end};
 
 /// A position in a scan: the key of the last row a page returned. Opaque;
@@ -125,6 +126,8 @@ pub struct Query<'k, T = ()> {
     pub(crate) batch_bytes: Option<usize>,
     /// The server-side filter, or why it could not be built.
     pub(crate) filter: Option<std::result::Result<Filter, WhereError>>,
+    /// Key patterns a row's key must match one of (none: every key).
+    pub(crate) patterns: Vec<Box<dyn KeyPattern + 'k>>,
     pub(crate) of: PhantomData<fn() -> T>,
 }
 
@@ -139,6 +142,7 @@ impl<T> fmt::Debug for Query<'_, T> {
             .field("limit", &self.limit)
             .field("after", &self.after)
             .field("filter", &self.filter)
+            .field("patterns", &self.patterns.len())
             .finish()
     }
 }
@@ -163,6 +167,7 @@ impl<'k> Query<'k> {
             batch_size: None,
             batch_bytes: None,
             filter: None,
+            patterns: Vec::new(),
             of: PhantomData,
         }
     }
@@ -172,6 +177,55 @@ impl<'k> Query<'k> {
     pub fn prefix(parts: impl KeyTuple + 'k) -> Self {
         Query {
             prefix: Box::new(parts),
+            ..Query::all()
+        }
+    }
+
+    /// The rows whose key matches a pattern of its parts, each a value or
+    /// [`Any`](crate::key::Any), checked on the server (HBase's
+    /// `FuzzyRowFilter`): `Query::matching((Any, day))` finds every
+    /// customer's rows of `day` in a key of `(customer, day, ...)`, salted
+    /// or not. The parts of any value before a given one must have a fixed
+    /// width (numbers, timestamps, UUIDs, `[u8; N]`; a string only in a
+    /// text key with a fixed width), else the scan fails with
+    /// [`KeyError::Pattern`](crate::key::KeyError::Pattern). HBase seeks
+    /// from match to match, so such a scan reads far fewer rows than the
+    /// table holds; BigtableStore and Thrift1Store refuse it
+    /// (`StoreError::Unsupported`).
+    ///
+    /// ```
+    /// use hmap::key::Any;
+    /// use hmap::store::MemoryStore;
+    /// use hmap::{HTable, Query, Table};
+    ///
+    /// #[derive(HTable, Debug)]
+    /// #[hmap(table = "visit", family(name = "v"), salt(buckets = 4, by = [shop]))]
+    /// struct Visit {
+    ///     #[hmap(key)]
+    ///     shop: u32,
+    ///     #[hmap(key)]
+    ///     day: u32,
+    ///     #[hmap(key)]
+    ///     seq: u32,
+    ///     #[hmap(family = "v")]
+    ///     who: String,
+    /// }
+    ///
+    /// # #[tokio::main] async fn main() -> hmap::Result<()> {
+    /// let visits = Table::<Visit, _>::new(MemoryStore::new());
+    /// visits.create().await?;
+    /// for (shop, day, seq) in [(1, 20261127, 1), (1, 20261128, 1), (2, 20261128, 1), (3, 20261128, 2)] {
+    ///     visits.put(&Visit { shop, day, seq, who: format!("v{shop}{seq}") }).await?;
+    /// }
+    /// let today = visits.scan(Query::matching((Any, 20261128u32))).await?.into_vec().await?;
+    /// let mut shops: Vec<u32> = today.iter().map(|v| v.shop).collect();
+    /// shops.sort();
+    /// assert_eq!(shops, [1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn matching(pattern: impl KeyPattern + 'k) -> Self {
+        Query {
+            patterns: vec![Box::new(pattern)],
             ..Query::all()
         }
     }
@@ -190,6 +244,7 @@ impl<'k> Query<'k> {
             batch_size: self.batch_size,
             batch_bytes: self.batch_bytes,
             filter: Some(filter.into_filter()),
+            patterns: self.patterns,
             of: PhantomData,
         }
     }
@@ -209,6 +264,14 @@ impl<'k, T: HTable> Query<'k, T> {
 }
 
 impl<'k, T> Query<'k, T> {
+    /// Also the rows whose key matches this pattern (see
+    /// [`Query::matching`]): a row is kept when its key matches any of the
+    /// query's patterns.
+    pub fn or_matching(mut self, pattern: impl KeyPattern + 'k) -> Self {
+        self.patterns.push(Box::new(pattern));
+        self
+    }
+
     /// Of those, the rows whose next key part is in `[from, to)`, in the
     /// part's own value order, whether it is stored ascending, `desc` or
     /// `reverse_ts`.
@@ -275,6 +338,18 @@ impl<Q> Query<'_, Q> {
             Some(Err(e)) => return Err(e.error(T::TABLE)),
         };
         let schema = T::key_schema();
+        let filter = match self.key_filter(schema).map_err(|source| Error::Key {
+            table: T::TABLE,
+            cause: source,
+        })? {
+            None => filter,
+            Some(keys) => Some(match filter {
+                None => keys,
+                // The keys first: a row whose key does not match is left
+                // before its cells are looked at.
+                Some(filter) => Filter::all([keys, filter]),
+            }),
+        };
         let query_error = |reason: String| Error::Query {
             table: T::TABLE,
             reason,
@@ -381,6 +456,23 @@ impl<Q> Query<'_, Q> {
             scans.push(scan);
         }
         Ok(scans)
+    }
+}
+
+impl<Q> Query<'_, Q> {
+    /// The query's key patterns as a `FuzzyRowFilter`: `None` without
+    /// patterns, or when one of them matches every key.
+    fn key_filter(&self, schema: &KeySchema) -> std::result::Result<Option<Filter>, KeyError> {
+        let mut fuzzy = Vec::with_capacity(self.patterns.len());
+        for pattern in &self.patterns {
+            match schema.fuzzy(&**pattern)? {
+                Some(pieces) => fuzzy.push(FuzzyPattern::from_parts(
+                    pieces.iter().map(|(bytes, fixed)| (&bytes[..], *fixed)),
+                )),
+                None => return Ok(None),
+            }
+        }
+        Ok((!fuzzy.is_empty()).then(|| Filter::fuzzy_row(fuzzy)))
     }
 }
 
