@@ -2256,3 +2256,50 @@ async fn an_index_reports_an_unreadable_row_and_goes_on() {
     let after = by_city.verify().await.unwrap();
     assert_eq!((after.len(), after.unreadable.len()), (1, 1), "{after:?}");
 }
+
+/// `link_each`: the pairs whose entities exist are linked, with their
+/// labels, each of the others refused naming its missing entity.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn link_each_links_every_pair_it_can_and_names_the_others() {
+    let store = hmap_suite::test_store("link_each_links_every_pair_it_can").await;
+    let rel = person_role(&store).await;
+    rel.left().put(&person("001", "Xiaohei")).await.unwrap();
+    rel.left().put(&person("002", "Xiaobai")).await.unwrap();
+    rel.right().put(&role("100", "monitor")).await.unwrap();
+    let pairs = [
+        ("001".to_string(), "100".to_string()),
+        ("001".into(), "999".into()),
+        ("002".into(), "100".into()),
+        ("998".into(), "100".into()),
+    ];
+    let outcome = rel.link_each(&pairs).await.unwrap();
+    assert!(outcome[0].is_applied() && outcome[2].is_applied(), "{outcome:?}");
+    match &outcome[1] {
+        hmap::store::RowOutcome::Refused(e) => assert_no_such_entity_ref(e, "role", "999"),
+        other => panic!("{other:?}"),
+    }
+    match &outcome[3] {
+        hmap::store::RowOutcome::Refused(e) => assert_no_such_entity_ref(e, "person", "998"),
+        other => panic!("{other:?}"),
+    }
+    let p1 = rel.left().get("001").await.unwrap().unwrap();
+    assert_eq!(p1.roles, BTreeMap::from([("100".to_string(), "monitor".to_string())]));
+    let r = rel.right().get("100").await.unwrap().unwrap();
+    assert_eq!(r.persons.keys().collect::<Vec<_>>(), ["001", "002"]);
+    assert!(
+        rel.right().get("999").await.unwrap().is_none(),
+        "no row holding only the relation"
+    );
+    let report = rel.verify().await.unwrap();
+    assert!(report.missing.is_empty() && report.dangling.is_empty(), "{report:?}");
+}
+
+fn assert_no_such_entity_ref(err: &Error, want_table: &str, want_row: &str) {
+    match err {
+        Error::NoSuchEntity { table, key } => {
+            assert_eq!(*table, want_table);
+            assert!(key.contains(want_row), "{key}");
+        }
+        other => panic!("expected NoSuchEntity for {want_table} {want_row}, got {other}"),
+    }
+}

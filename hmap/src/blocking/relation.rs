@@ -75,6 +75,7 @@ where
         fn link(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()>;
         fn link_with(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>, value: &str) -> Result<()>;
         fn link_many(&self, pairs: &[(L::Key, R::Key)]) -> Result<()>;
+        fn link_each(&self, pairs: &[(L::Key, R::Key)]) -> Result<crate::store::BatchOutcome<crate::Error>>;
         fn unlink(&self, left: impl KeyArg<L::Key>, right: impl KeyArg<R::Key>) -> Result<()>;
         fn rights_of(&self, left: impl KeyArg<L::Key>) -> Result<Vec<(R::Key, String)>>;
         fn lefts_of(&self, right: impl KeyArg<R::Key>) -> Result<Vec<(L::Key, String)>>;

@@ -1,5 +1,6 @@
 //! Many-to-many links kept in two tables (person/role, shop/item).
 
+use crate::store::{BatchOutcome, RowOutcome};
 use std::collections::{BTreeMap, BTreeSet};
 
 use bytes::Bytes;
@@ -213,6 +214,63 @@ where
         self.link_many_with(pairs, None).await
     }
 
+    /// Links many pairs as [`link_many`](Self::link_many) does, each pair on
+    /// its own: what became of each pair, in order. A pair whose entity
+    /// does not exist is refused ([`Error::NoSuchEntity`]) and the others
+    /// are linked; a pair whose left or right row failed is that row's
+    /// outcome (refused or unknown). A pair whose left row was written and
+    /// whose right row was not is linked on one side only, which
+    /// [`verify`](Self::verify) reports and [`repair`](Self::repair)
+    /// completes. `Err` is for the call as a whole.
+    pub async fn link_each(&self, pairs: &[(L::Key, R::Key)]) -> Result<BatchOutcome<Error>> {
+        self.check_owned().await?;
+        let exists = |table: &'static str, key: String| Error::NoSuchEntity { table, key };
+        let left_rows: Vec<Bytes> = pairs
+            .iter()
+            .map(|(l, _)| self.left.row_key(l.clone()))
+            .collect::<Result<_>>()?;
+        let right_rows: Vec<Bytes> = pairs
+            .iter()
+            .map(|(_, r)| self.right.row_key(r.clone()))
+            .collect::<Result<_>>()?;
+        let left_exist = self.left.rows_exist(&left_rows).await?;
+        let right_exist = self.right.rows_exist(&right_rows).await?;
+        let mut outcome: Vec<Option<RowOutcome<Error>>> = Vec::with_capacity(pairs.len());
+        let mut linked = Vec::with_capacity(pairs.len());
+        for (i, (left, right)) in pairs.iter().enumerate() {
+            if !left_exist[i] {
+                outcome.push(Some(RowOutcome::Refused(exists(L::TABLE, show(left)))));
+            } else if !right_exist[i] {
+                outcome.push(Some(RowOutcome::Refused(exists(R::TABLE, show(right)))));
+            } else {
+                outcome.push(None);
+                linked.push(i);
+            }
+        }
+        let chosen: Vec<(L::Key, R::Key)> = linked.iter().map(|&i| pairs[i].clone()).collect();
+        let (on_left, on_right) = self.link_rows(&chosen, None).await?;
+        let left_done = self.store().mutate_each(L::TABLE, &on_left).await?;
+        let right_done = self.store().mutate_each(R::TABLE, &on_right).await?;
+        // A row's outcome, for each pair that wrote it.
+        let of_row = |rows: &[RowMutation], done: &BatchOutcome, row: &Bytes| -> Option<RowOutcome<Error>> {
+            let at = rows.iter().position(|m| m.row == *row)?;
+            Some(match &done[at] {
+                RowOutcome::Refused(e) => RowOutcome::Refused(Error::Store(e.duplicate())),
+                RowOutcome::Unknown(e) => RowOutcome::Unknown(Error::Store(e.duplicate())),
+                _ => RowOutcome::Applied,
+            })
+        };
+        for i in linked {
+            let left = of_row(&on_left, &left_done, &left_rows[i]).unwrap_or(RowOutcome::Applied);
+            let both = match left {
+                RowOutcome::Applied => of_row(&on_right, &right_done, &right_rows[i]).unwrap_or(RowOutcome::Applied),
+                failed => failed,
+            };
+            outcome[i] = Some(both);
+        }
+        Ok(outcome.into_iter().map(|o| o.unwrap_or(RowOutcome::Applied)).collect())
+    }
+
     async fn link_many_with(&self, pairs: &[(L::Key, R::Key)], value: Option<&str>) -> Result<()> {
         self.check_owned().await?;
         if pairs.is_empty() {
@@ -232,6 +290,32 @@ where
             .collect();
         Self::require(&self.left, &lefts).await?;
         Self::require(&self.right, &rights).await?;
+        let (on_left, on_right) = self.link_rows(pairs, value).await?;
+        self.store().mutate(L::TABLE, &on_left).await?;
+        self.store().mutate(R::TABLE, &on_right).await?;
+        Ok(())
+    }
+
+    /// The left and right rows that link `pairs` (entities known to
+    /// exist), one mutation a row, at one timestamp, with `value` or the
+    /// entities' labels.
+    async fn link_rows(
+        &self,
+        pairs: &[(L::Key, R::Key)],
+        value: Option<&str>,
+    ) -> Result<(Vec<RowMutation>, Vec<RowMutation>)> {
+        let lefts: Vec<&L::Key> = pairs
+            .iter()
+            .map(|(l, _)| l)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let rights: Vec<&R::Key> = pairs
+            .iter()
+            .map(|(_, r)| r)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let labels = match (value, self.left_label, self.right_label) {
             (None, Some(label_left), Some(label_right)) => {
                 let l = self.left.get_many(lefts.iter().map(|k| (*k).clone())).await?;
@@ -291,11 +375,7 @@ where
                 m.put_at(self.right_family, left.to_cell(), ts, rv.to_string()),
             );
         }
-        let on_left: Vec<RowMutation> = on_left.into_values().collect();
-        let on_right: Vec<RowMutation> = on_right.into_values().collect();
-        self.store().mutate(L::TABLE, &on_left).await?;
-        self.store().mutate(R::TABLE, &on_right).await?;
-        Ok(())
+        Ok((on_left.into_values().collect(), on_right.into_values().collect()))
     }
 
     /// The rows of a left and a right entity.
