@@ -134,9 +134,10 @@ fn an_index_table_is_listed_planned_and_verified() {
 
     // A user written behind the index's back: its entry is missing, named
     // by its value and its row's key.
-    Table::<weibo::User, _>::new(Arc::clone(&store))
-        .put(&user("u7", "Ann"))
-        .expect("put");
+    let users = Table::<weibo::User, _>::new(Arc::clone(&store));
+    let refused = users.put(&user("u7", "Ann")).expect_err("the table is indexed");
+    assert!(matches!(refused, hmap::Error::Indexed { .. }), "{refused}");
+    users.around_indexes().put(&user("u7", "Ann")).expect("put");
     let mut out = Vec::new();
     let status = cli()
         .run_with(["hmap-cli", "verify", "users_by_name"], &mut out)

@@ -149,4 +149,16 @@ pub enum Error {
         /// The relation family that holds links.
         family: &'static str,
     },
+    /// A write of a `Table` whose rows a secondary index lists (an
+    /// `Index` of the type was made, and its table is in the store): it
+    /// would leave the index's entries behind.
+    #[error(
+        "table `{table}` is indexed in `{index}`: write through the index (`Index::put`, `save`, `update`, `delete`) so that its entries stay current, or write around it with `Table::around_indexes()` and `Index::repair` afterwards"
+    )]
+    Indexed {
+        /// The table.
+        table: &'static str,
+        /// The index table.
+        index: &'static str,
+    },
 }

@@ -36,6 +36,7 @@ fn every_case_is_listed() {
         include_str!("../../src/conformance.rs"),
         include_str!("../../src/conformance/filters.rs"),
         include_str!("../../src/conformance/conditional.rs"),
+        include_str!("../../src/conformance/batch.rs"),
     ]
     .concat();
     let defined: Vec<&str> = source

@@ -479,7 +479,19 @@ async fn a_plain_delete_of_a_linked_entity_is_refused() {
     assert!(rel.left().get("001").await.unwrap().is_some());
     assert!(rel.verify().await.unwrap().is_consistent());
     rel.unlink("001", "100").await.unwrap();
-    rel.left().delete("001").await.unwrap();
+    // The table is indexed now: a plain delete would leave the entry.
+    let err = rel.left().delete("001").await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Indexed {
+                table: "person",
+                index: "person_by_name"
+            }
+        ),
+        "{err}"
+    );
+    by_name.delete("001").await.unwrap();
     assert_eq!(rel.left().get("001").await.unwrap(), None);
 }
 
@@ -1039,6 +1051,11 @@ fn account(id: u64, email: &str, city: &str) -> Account {
     }
 }
 
+/// The account table, writing behind its indexes' back (to damage them).
+fn around_indexes(store: &Arc<dyn Store>) -> Table<Account, Arc<dyn Store>> {
+    Table::new(Arc::clone(store)).around_indexes()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secondary_index_by_city() {
     let store = hmap_suite::test_store("secondary_index_by_city").await;
@@ -1081,8 +1098,20 @@ async fn secondary_index_by_city() {
         by_city.verify().await.unwrap()
     );
 
+    // A write of the table would go behind the index's back: refused.
+    let err = by_city.table().put(&account(9, "z@x", "Xian")).await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::Indexed {
+                table: "account",
+                index: "account_by_city"
+            }
+        ),
+        "{err}"
+    );
     // Entries written behind the index's back are found and repaired.
-    by_city.table().put(&account(9, "z@x", "Xian")).await.unwrap();
+    around_indexes(&store).put(&account(9, "z@x", "Xian")).await.unwrap();
     let report = by_city.verify().await.unwrap();
     // Named by its value and its row's key parts, not as escaped bytes.
     assert_eq!(report.missing, ["no entry value=\"Xian\" of row id=9"], "{report:?}");
@@ -1102,7 +1131,7 @@ async fn index_repair_removes_entries_of_deleted_rows() {
     by_city.create().await.unwrap();
     by_city.put(&account(1, "a@x", "Hangzhou")).await.unwrap();
     by_city.put(&account(2, "b@x", "Hangzhou")).await.unwrap();
-    by_city.table().delete(1u64).await.unwrap();
+    around_indexes(&store).delete(1u64).await.unwrap();
     let report = by_city.verify().await.unwrap();
     assert_eq!(report.absent.len(), 1, "{report:?}");
     assert_eq!(
@@ -1145,9 +1174,10 @@ async fn an_index_checks_in_batches_and_resumes() {
     }
     // Damage: two rows written behind the index's back (moved city: one
     // missing entry and one dangling each), one row deleted (absent).
-    by_city.table().put(&account(1, "x@y", "Shanghai")).await.unwrap();
-    by_city.table().put(&account(2, "x@y", "Shanghai")).await.unwrap();
-    by_city.table().delete(5u64).await.unwrap();
+    let around = around_indexes(&store);
+    around.put(&account(1, "x@y", "Shanghai")).await.unwrap();
+    around.put(&account(2, "x@y", "Shanghai")).await.unwrap();
+    around.delete(5u64).await.unwrap();
     let whole = by_city.verify().await.unwrap();
     assert_eq!(
         (whole.missing.len(), whole.dangling.len(), whole.absent.len()),

@@ -61,6 +61,14 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         }
     }
 
+    /// This table, writing around its secondary indexes
+    /// ([`around_indexes`](crate::Table::around_indexes)).
+    pub fn around_indexes(self) -> Self {
+        Table {
+            inner: self.inner.around_indexes(),
+        }
+    }
+
     /// The async table underneath.
     pub fn as_async(&self) -> &crate::Table<T, S> {
         &self.inner

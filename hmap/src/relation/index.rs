@@ -65,6 +65,7 @@ where
                 Segment::Part(PartSpec::new("row", PartKind::Bytes)),
             ],
         );
+        crate::table::register_index(T::TABLE, index_table);
         Index {
             table: Table::new(store),
             index_table,

@@ -153,6 +153,7 @@ impl<T: HTable, S: Store> TableLoader<'_, T, S> {
     /// that does not encode (a key part, a cell) is the error naming it, and
     /// nothing of it is added.
     pub async fn add(&mut self, row: &T) -> Result<()> {
+        self.table.refuse_around_index().await?;
         if self.versioned {
             match self.table.put(row).await {
                 Ok(()) => self.written += 1,

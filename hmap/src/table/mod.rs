@@ -3,6 +3,8 @@
 
 use futures_util::{StreamExt, TryFutureExt};
 mod filter;
+mod indexed;
+pub(crate) use indexed::register as register_index;
 pub(crate) mod lifecycle;
 mod loader;
 mod mapping;
@@ -66,6 +68,8 @@ pub(crate) type KeyCall<'a, R> = Pin<Box<dyn Future<Output = Result<R>> + Send +
 /// ```
 pub struct Table<T, S> {
     store: S,
+    /// Whether a write would go around an index (see `indexed`).
+    indexes: indexed::IndexGuard,
     row: PhantomData<fn() -> T>,
 }
 
@@ -80,8 +84,27 @@ impl<T: HTable, S: Store> Table<T, S> {
     pub fn new(store: S) -> Self {
         Table {
             store,
+            indexes: indexed::IndexGuard::default(),
             row: PhantomData,
         }
+    }
+
+    /// This table, writing around its secondary indexes: its writes do not
+    /// refuse with [`Error::Indexed`] where an [`Index`](crate::relation::Index)
+    /// of the type has its table in the store. For a bulk load or a
+    /// migration that rebuilds the index afterwards (`Index::rebuild`,
+    /// `Index::repair`).
+    pub fn around_indexes(self) -> Self {
+        Table {
+            indexes: indexed::IndexGuard::around(),
+            ..self
+        }
+    }
+
+    /// `Ok` unless a write of this table would go around an index of its
+    /// type ([`Error::Indexed`]).
+    pub(crate) async fn refuse_around_index(&self) -> Result<()> {
+        self.indexes.check(&self.store, T::TABLE).await
     }
 
     /// The store underneath.
@@ -388,6 +411,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// a `version` field writes only if the stored version is the row's
     /// (else [`Error::Conflict`]), and stores the next version.
     pub async fn put(&self, row: &T) -> Result<()> {
+        self.refuse_around_index().await?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
         self.write(row, key, None, ts).await.map(|_| ())
@@ -409,6 +433,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// [`put`](Self::put), then sets the row's version field to the version
     /// now stored.
     pub async fn save(&self, row: &mut T) -> Result<()> {
+        self.refuse_around_index().await?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
         if let Some(version) = self.write(row, key, None, ts).await? {
@@ -423,6 +448,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     pub async fn update(&self, row: &T, fields: impl Fields<T>) -> Result<()> {
         let fields = fields.names();
         self.check_update_fields(&fields)?;
+        self.refuse_around_index().await?;
         let key = self.row_key_of(row)?;
         let ts = self.next_timestamp_of(&key);
         self.write(row, key, Some(&fields), ts).await.map(|_| ())
@@ -534,6 +560,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     where
         T: 'r,
     {
+        self.refuse_around_index().await?;
         if Self::versioned() {
             return self.put_each(rows).await?.into_result();
         }
@@ -594,11 +621,15 @@ impl<T: HTable, S: Store> Table<T, S> {
     where
         T: 'r,
     {
+        self.refuse_around_index().await?;
         let rows: Vec<&T> = rows.into_iter().collect();
         let outcome: Vec<RowOutcome<Error>> = if Self::versioned() {
-            // Each row its own check-and-put, a few at once.
-            futures_util::stream::iter(&rows)
-                .map(|row| async move { self.put(row).await.map_or_else(row_failed, |()| RowOutcome::Applied) })
+            // Each row its own check-and-put, a few at once. (By index: a
+            // closure over references would make this future's `Send`
+            // higher-ranked, which a spawned caller cannot prove.)
+            let rows = &rows;
+            futures_util::stream::iter(0..rows.len())
+                .map(|i| self.versioned_outcome(rows[i]))
                 .buffered(VERSIONED_AT_ONCE)
                 .collect()
                 .await
@@ -650,6 +681,19 @@ impl<T: HTable, S: Store> Table<T, S> {
         Ok(BatchOutcome::new(outcome))
     }
 
+    /// A versioned row's check-and-put, as a row of a batch.
+    async fn versioned_outcome(&self, row: &T) -> RowOutcome<Error> {
+        let key = match self.row_key_of(row) {
+            Ok(key) => key,
+            Err(e) => return RowOutcome::Refused(e),
+        };
+        let ts = self.next_timestamp_of(&key);
+        match self.write(row, key, None, ts).await {
+            Ok(_) => RowOutcome::Applied,
+            Err(e) => row_failed(e),
+        }
+    }
+
     /// Whether `T` has a `version` field (its writes are checked).
     fn versioned() -> bool {
         T::fields().iter().any(|f| f.role == FieldRole::Version)
@@ -675,6 +719,7 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// the delete.
     pub async fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()> {
         let rows: Vec<Bytes> = row_keys.into_iter().collect();
+        self.refuse_around_index().await?;
         self.refuse_linked(&rows).await?;
         let ts = crate::clock::next_timestamp(&RowSet::of_rows(T::TABLE, rows.iter().map(|k| &k[..])));
         self.delete_rows_at(rows, ts).await
