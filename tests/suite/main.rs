@@ -11,6 +11,7 @@
 //! and the conformance suite.
 
 mod batch_outcomes;
+mod call_options;
 mod differential;
 mod error_chains;
 mod examples;

@@ -69,6 +69,14 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         }
     }
 
+    /// This table with each of its calls run with `options`
+    /// ([`with_options`](crate::Table::with_options)).
+    pub fn with_options(&self, options: crate::store::CallOptions) -> Table<T, crate::store::WithOptions<&S>> {
+        Table {
+            inner: self.inner.with_options(options),
+        }
+    }
+
     /// The async table underneath.
     pub fn as_async(&self) -> &crate::Table<T, S> {
         &self.inner

@@ -41,6 +41,7 @@ mod memory;
 pub mod metrics;
 #[cfg(feature = "native")]
 pub mod native;
+mod options;
 pub(crate) mod outcome;
 #[cfg(any(feature = "thrift", feature = "native"))]
 mod prefetch;
@@ -75,6 +76,9 @@ pub use load::{
     LoaderRow,
 };
 pub use memory::{MemoryStore, MemoryStoreConfig};
+#[cfg(any(feature = "thrift", feature = "native", feature = "bigtable"))]
+pub(crate) use options::call_timeout;
+pub use options::{CallOptions, WithOptions};
 pub use outcome::{BatchOutcome, RowOutcome};
 #[cfg(feature = "thrift")]
 pub use thrift::{

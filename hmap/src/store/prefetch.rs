@@ -43,6 +43,8 @@ pub(crate) fn prefetched<S: BatchSource>(table: &str, mut source: S) -> RowStrea
     // The task's requests carry the caller's trace context and belong to
     // its span (the `hmap.store` span of the scan).
     let context = super::TraceContext::current();
+    // And its call options (their timeout) for each fetch.
+    let options = super::CallOptions::current();
     let task = async move {
         loop {
             let sent = match source.next_batch().await {
@@ -63,6 +65,7 @@ pub(crate) fn prefetched<S: BatchSource>(table: &str, mut source: S) -> RowStrea
         drop(batches);
         source.close().await;
     };
+    let task = super::options::in_scope(options, task);
     tokio::spawn(super::trace::in_scope(context, task).in_current_span());
     let table = table.to_string();
     let rows = futures_util::stream::unfold(Some((received, std::vec::IntoIter::default())), move |state| {

@@ -43,6 +43,15 @@ impl IndexGuard {
         }
     }
 
+    /// A guard that looks (or not) as this one does, for a view of the
+    /// same table.
+    pub(crate) fn same_mode(&self) -> Self {
+        IndexGuard {
+            around: self.around,
+            found: tokio::sync::OnceCell::new(),
+        }
+    }
+
     /// `Ok` unless `table` has an index whose table is in `store`, which
     /// a write of the typed table would leave behind.
     pub(crate) async fn check<S: Store + ?Sized>(&self, store: &S, table: &'static str) -> Result<()> {

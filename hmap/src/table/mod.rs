@@ -101,6 +101,40 @@ impl<T: HTable, S: Store> Table<T, S> {
         }
     }
 
+    /// This table with each of its calls run with `options` (a timeout
+    /// that replaces the store's; see [`CallOptions`](crate::store::CallOptions)):
+    /// `orders.with_options(CallOptions::new().timeout(Duration::from_secs(2))).get(key)`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hmap::store::{CallOptions, MemoryStore};
+    /// use hmap::{HTable, Table};
+    ///
+    /// #[derive(HTable, Debug, PartialEq)]
+    /// #[hmap(table = "user", family(name = "i"))]
+    /// struct User {
+    ///     #[hmap(key)]
+    ///     id: String,
+    ///     #[hmap(family = "i")]
+    ///     name: String,
+    /// }
+    ///
+    /// # #[tokio::main] async fn main() -> hmap::Result<()> {
+    /// let users = Table::<User, _>::new(MemoryStore::new());
+    /// users.create().await?;
+    /// let quick = users.with_options(CallOptions::new().timeout(Duration::from_millis(500)));
+    /// quick.put(&User { id: "u1".into(), name: "Ann".into() }).await?;
+    /// assert!(quick.get("u1").await?.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn with_options(&self, options: crate::store::CallOptions) -> Table<T, crate::store::WithOptions<&S>> {
+        Table {
+            store: options.on(&self.store),
+            indexes: self.indexes.same_mode(),
+            row: PhantomData,
+        }
+    }
+
     /// `Ok` unless a write of this table would go around an index of its
     /// type ([`Error::Indexed`]).
     pub(crate) async fn refuse_around_index(&self) -> Result<()> {

@@ -80,7 +80,7 @@ impl BigtableStore {
 
     pub(super) fn data_request<T>(&self, message: T) -> tonic::Request<T> {
         let mut request = tonic::Request::new(message);
-        request.set_timeout(self.inner.config.call_timeout);
+        request.set_timeout(crate::store::call_timeout(self.inner.config.call_timeout));
         request
     }
 
@@ -91,7 +91,13 @@ impl BigtableStore {
     /// last row received ([`RowsState::next`]).
     pub(super) async fn read_rows(&self, table: &str, request: v2::ReadRowsRequest) -> Result<RowStream<'static>> {
         let reversed = request.reversed;
-        let streaming = self.open_read(table, &request, self.inner.config.call_timeout).await?;
+        let streaming = self
+            .open_read(
+                table,
+                &request,
+                crate::store::call_timeout(self.inner.config.call_timeout),
+            )
+            .await?;
         let state = RowsState {
             streaming: Some(streaming),
             request,
@@ -102,7 +108,7 @@ impl BigtableStore {
             done: false,
             table: table.to_string(),
             endpoint: self.inner.config.address.clone(),
-            timeout: self.inner.config.call_timeout,
+            timeout: crate::store::call_timeout(self.inner.config.call_timeout),
             store: self.clone(),
         };
         // Fused: a scanner polled again after its end keeps answering None
@@ -332,7 +338,11 @@ impl BigtableStore {
                 ..Default::default()
             };
             let (headers, left) = self
-                .data_headers(table, "MutateRow", self.inner.config.call_timeout)
+                .data_headers(
+                    table,
+                    "MutateRow",
+                    crate::store::call_timeout(self.inner.config.call_timeout),
+                )
                 .await
                 .map_err(|e| with_row(e, &row))?;
             return self
@@ -359,7 +369,7 @@ impl BigtableStore {
     /// entry's last failure when the time runs out.
     async fn mutate_rows(&self, table: &str, entries: Vec<v2::mutate_rows_request::Entry>) -> Result<()> {
         let started = Instant::now();
-        let timeout = self.inner.config.call_timeout;
+        let timeout = crate::store::call_timeout(self.inner.config.call_timeout);
         let mut request = v2::MutateRowsRequest {
             table_name: self.table_name(table),
             app_profile_id: self.inner.config.app_profile.clone(),
@@ -596,7 +606,11 @@ impl BigtableStore {
             ..Default::default()
         };
         let (headers, left) = self
-            .data_headers(table, "CheckAndMutateRow", self.inner.config.call_timeout)
+            .data_headers(
+                table,
+                "CheckAndMutateRow",
+                crate::store::call_timeout(self.inner.config.call_timeout),
+            )
             .await
             .map_err(|e| with_row(e, &op.row))?;
         let mut client = self.data(&headers);
@@ -626,7 +640,11 @@ impl BigtableStore {
         check_table_name(table, &self.inner.config.table_prefix)?;
         let started = Instant::now();
         let (headers, left) = self
-            .data_headers(table, "SampleRowKeys", self.inner.config.call_timeout)
+            .data_headers(
+                table,
+                "SampleRowKeys",
+                crate::store::call_timeout(self.inner.config.call_timeout),
+            )
             .await?;
         let request = v2::SampleRowKeysRequest {
             table_name: self.table_name(table),
@@ -640,7 +658,7 @@ impl BigtableStore {
                 async move { client.sample_row_keys(request).await }
             })
             .await?;
-        let timeout = self.inner.config.call_timeout;
+        let timeout = crate::store::call_timeout(self.inner.config.call_timeout);
         let mut samples = Vec::new();
         loop {
             let message = match tokio::time::timeout(timeout.saturating_sub(started.elapsed()), stream.message()).await
@@ -774,7 +792,11 @@ impl BigtableStore {
             ..Default::default()
         };
         let (headers, left) = self
-            .data_headers(table, "ReadModifyWriteRow", self.inner.config.call_timeout)
+            .data_headers(
+                table,
+                "ReadModifyWriteRow",
+                crate::store::call_timeout(self.inner.config.call_timeout),
+            )
             .await?;
         let mut client = self.data(&headers);
         let reply = self

@@ -128,7 +128,11 @@ impl BigtableStore {
             ..Default::default()
         };
         let (headers, left) = self
-            .data_headers(METADATA_TABLE, "MutateRow", self.inner.config.call_timeout)
+            .data_headers(
+                METADATA_TABLE,
+                "MutateRow",
+                crate::store::call_timeout(self.inner.config.call_timeout),
+            )
             .await?;
         self.idempotent(METADATA_TABLE, "MutateRow", left, || {
             let mut client = self.data(&headers);

@@ -533,7 +533,7 @@ impl NativeStore {
             table_names: vec![table_name(&self.wire(table))],
             ..Default::default()
         };
-        let mut attempts = self.attempts(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.inner.config.call_timeout));
         let reply: proto::GetTableDescriptorsResponse = self
             .master_call("GetTableDescriptors", &request, &mut attempts)
             .await
@@ -551,7 +551,7 @@ impl NativeStore {
     /// The names of the user tables under the table prefix, without it,
     /// sorted.
     pub(super) async fn admin_list(&self) -> Result<Vec<String>, StoreError> {
-        let mut attempts = self.attempts(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.inner.config.call_timeout));
         let reply: proto::GetTableNamesResponse = self
             .master_call("GetTableNames", &proto::GetTableNamesRequest::default(), &mut attempts)
             .await
@@ -652,7 +652,7 @@ impl NativeStore {
     /// and regions offline are left out.
     pub async fn region_start_keys(&self, table: &str) -> Result<Vec<Bytes>, StoreError> {
         let wire = self.wire(table);
-        let mut attempts = self.attempts(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.inner.config.call_timeout));
         self.meta_start_keys(&wire, &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, None, "region_start_keys", &endpoint))

@@ -176,7 +176,7 @@ impl NativeStore {
         let mut maybe_applied = vec![false; ops.len()];
         let fail = |error: StoreError, maybe_applied: bool| Some(Err(OpFailure { error, maybe_applied }));
         let mut pending: Vec<usize> = (0..ops.len()).collect();
-        let mut attempts = self.attempts(self.config().call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.config().call_timeout));
         while !pending.is_empty() {
             // Group by server, then region.
             let mut servers: BTreeMap<String, ServerBatch> = BTreeMap::new();

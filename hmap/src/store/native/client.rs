@@ -318,7 +318,7 @@ impl NativeStore {
             }),
         };
         if let Some(registry) = &store.inner.config.zookeeper {
-            let deadline = Instant::now() + store.inner.config.call_timeout;
+            let deadline = Instant::now() + crate::store::call_timeout(store.inner.config.call_timeout);
             let registered = zookeeper::bootstrap(registry, deadline).await.map_err(|e| {
                 let endpoint = e.server().to_string();
                 NativeError::from(e).into_store("", None, "connect", &endpoint)
@@ -329,7 +329,7 @@ impl NativeStore {
             return Ok(store);
         }
         store
-            .meta_region(store.inner.config.call_timeout)
+            .meta_region(crate::store::call_timeout(store.inner.config.call_timeout))
             .await
             .map_err(|(e, endpoint)| e.into_store(locate::META_TABLE, None, "connect", &endpoint))?;
         Ok(store)
@@ -341,7 +341,7 @@ impl NativeStore {
         if let Some(id) = self.inner.cluster_id.lock().unwrap_or_else(|e| e.into_inner()).clone() {
             return Ok(id);
         }
-        let timeout = self.inner.config.call_timeout;
+        let timeout = crate::store::call_timeout(self.inner.config.call_timeout);
         let id = match &self.inner.config.zookeeper {
             Some(registry) => zookeeper::cluster_id(registry, Instant::now() + timeout)
                 .await
@@ -646,7 +646,7 @@ impl NativeStore {
 
     /// The region that holds `row` in `table` (cached, or looked up in `hbase:meta`).
     pub async fn locate(&self, table: &str, row: &[u8]) -> Result<RegionLocation, StoreError> {
-        let mut attempts = self.attempts(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.inner.config.call_timeout));
         self.locate_within(table, Target::Row(row), &mut attempts)
             .await
             .map_err(|(e, endpoint)| e.into_store(table, Some(row), "locate", &endpoint))
@@ -745,7 +745,7 @@ impl NativeStore {
         idempotence: Idempotence,
         request: impl Fn(&RegionLocation) -> Req,
     ) -> Result<(RegionLocation, CallReply<Resp>), (NativeError, String)> {
-        let mut attempts = self.attempts(self.inner.config.call_timeout);
+        let mut attempts = self.attempts(crate::store::call_timeout(self.inner.config.call_timeout));
         loop {
             let region = self.locate_within(table, target, &mut attempts).await?;
             let left = attempts
@@ -1247,7 +1247,12 @@ impl NativeScanner {
         };
         let reply = match self
             .store
-            .call_server::<proto::ScanResponse>(&open.region.server, "Scan", &next, self.store.config().call_timeout)
+            .call_server::<proto::ScanResponse>(
+                &open.region.server,
+                "Scan",
+                &next,
+                crate::store::call_timeout(self.store.config().call_timeout),
+            )
             .await
         {
             Ok(reply) => reply,
@@ -1268,7 +1273,7 @@ impl NativeScanner {
             _ if scanner_lost => Retry::Now,
             retry => retry,
         };
-        let timeout = self.store.config().call_timeout;
+        let timeout = crate::store::call_timeout(self.store.config().call_timeout);
         let attempts = self.retry.get_or_insert_with(|| self.store.attempts(timeout));
         let table = &self.table;
         let waiting_for = || {
@@ -1359,7 +1364,7 @@ impl NativeScanner {
     async fn close(&mut self) {
         if let Some((connection, request, lease)) = self.close_request() {
             // Best effort: the server expires a forgotten scanner anyway.
-            let timeout = self.store.config().call_timeout;
+            let timeout = crate::store::call_timeout(self.store.config().call_timeout);
             let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
             drop(lease);
         }
@@ -1383,7 +1388,7 @@ impl Drop for NativeScanner {
         let Some((connection, request, lease)) = self.close_request() else {
             return;
         };
-        let timeout = self.store.config().call_timeout;
+        let timeout = crate::store::call_timeout(self.store.config().call_timeout);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
@@ -1539,6 +1544,9 @@ mod tests {
         /// Exceptions each `Multi` answers its region actions with, the
         /// last first, before answering them.
         multi_failures: Mutex<Vec<&'static str>>,
+        /// How long the fake waits before it answers a `Get` (`None`: at
+        /// once).
+        get_delay: Mutex<Option<Duration>>,
         /// Rows whose `Multi` actions are answered, each on its own, with
         /// a `NoSuchColumnFamilyException` (the others are applied).
         refused_rows: Vec<&'static str>,
@@ -1715,6 +1723,10 @@ mod tests {
                     ok(message.encode_to_vec(), &cells)
                 }
                 Some("Get") => {
+                    let delay = *script.get_delay.lock().expect("lock");
+                    if let Some(delay) = delay {
+                        tokio::time::sleep(delay).await;
+                    }
                     let n = script.gets.fetch_add(1, Ordering::SeqCst);
                     let failure = match script.get_failures.get(n) {
                         None if script.fail_always => script.get_failures.last(),
@@ -2092,6 +2104,39 @@ mod tests {
         // Row b, which may be sent twice, was sent again on its own (rows
         // are independent), and row a was not.
         assert_eq!(script.multis.load(Ordering::SeqCst), 4);
+    }
+
+    /// A call's options replace the store's timeout, shorter or longer.
+    #[tokio::test]
+    async fn a_call_timeout_replaces_the_stores() {
+        use crate::store::CallOptions;
+        let script = Arc::new(Script::default());
+        let get = crate::store::Get::new("r");
+        // A server that takes 800 ms; the store gives a call 300 ms.
+        let store = store(&script, Duration::from_millis(300)).await;
+        *script.get_delay.lock().expect("lock") = Some(Duration::from_millis(800));
+        let err = store.get_unchecked("t", &get).await.expect_err("300 ms are too few");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        let patient = CallOptions::new().timeout(Duration::from_secs(5));
+        let row = patient
+            .clone()
+            .scope(store.get_unchecked("t", &get))
+            .await
+            .expect("5 s are enough");
+        assert!(row.is_some());
+
+        // A server that takes 60 s; the store gives a call 30 s, the call
+        // asks for 300 ms and fails at about that.
+        let store = self::store(&script, Duration::from_secs(30)).await;
+        *script.get_delay.lock().expect("lock") = Some(Duration::from_secs(60));
+        let started = std::time::Instant::now();
+        let err = CallOptions::new()
+            .timeout(Duration::from_millis(300))
+            .scope(store.get_unchecked("t", &get))
+            .await
+            .expect_err("the call's 300 ms");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     #[tokio::test]

@@ -294,7 +294,7 @@ impl Client {
         A: Fn(&mut Encoder),
         D: Fn(std::result::Result<Reader, ApplicationException>) -> Answer<T>,
     {
-        let deadline = Deadline::after(self.config.call_timeout);
+        let deadline = Deadline::after(crate::store::call_timeout(self.config.call_timeout));
         let mut attempts_left = if retry { READ_ATTEMPTS } else { 1 };
         let mut backoff = FIRST_BACKOFF;
         loop {
