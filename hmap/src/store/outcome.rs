@@ -296,6 +296,7 @@ impl StoreError {
 /// rows refused, the others applied, or, when `send` fails, refused if its
 /// error says nothing was written and unknown if not. For a backend whose
 /// requests do not answer row by row.
+#[cfg(any(feature = "thrift", feature = "bigtable"))]
 pub(crate) async fn send_checked<F, Fut>(
     rows: &[super::RowMutation],
     checked: Vec<Result<(), StoreError>>,
@@ -334,6 +335,7 @@ where
 
 /// Whether the error is one a backend gives before it sends anything (a
 /// request it cannot express, a row it refuses, a table that is not there).
+#[cfg(any(feature = "thrift", feature = "bigtable"))]
 fn refused_before_sending(error: &StoreError) -> bool {
     matches!(
         error,
