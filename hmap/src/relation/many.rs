@@ -276,18 +276,7 @@ where
         if pairs.is_empty() {
             return Ok(());
         }
-        let lefts: Vec<&L::Key> = pairs
-            .iter()
-            .map(|(l, _)| l)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let rights: Vec<&R::Key> = pairs
-            .iter()
-            .map(|(_, r)| r)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let (lefts, rights) = distinct_sides(pairs);
         Self::require(&self.left, &lefts).await?;
         Self::require(&self.right, &rights).await?;
         let (on_left, on_right) = self.link_rows(pairs, value).await?;
@@ -304,18 +293,7 @@ where
         pairs: &[(L::Key, R::Key)],
         value: Option<&str>,
     ) -> Result<(Vec<RowMutation>, Vec<RowMutation>)> {
-        let lefts: Vec<&L::Key> = pairs
-            .iter()
-            .map(|(l, _)| l)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let rights: Vec<&R::Key> = pairs
-            .iter()
-            .map(|(_, r)| r)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let (lefts, rights) = distinct_sides(pairs);
         let labels = match (value, self.left_label, self.right_label) {
             (None, Some(label_left), Some(label_right)) => {
                 let l = self.left.get_many(lefts.iter().map(|k| (*k).clone())).await?;
@@ -1126,4 +1104,11 @@ where
     async fn check(&self, fix: bool, options: &CheckOptions) -> Result<Report> {
         ManyToMany::check(self, Emptied::Hold, fix, options).await
     }
+}
+
+/// The distinct left and right keys of `pairs`, each sorted.
+fn distinct_sides<A: Ord, B: Ord>(pairs: &[(A, B)]) -> (Vec<&A>, Vec<&B>) {
+    let lefts: BTreeSet<&A> = pairs.iter().map(|(l, _)| l).collect();
+    let rights: BTreeSet<&B> = pairs.iter().map(|(_, r)| r).collect();
+    (lefts.into_iter().collect(), rights.into_iter().collect())
 }

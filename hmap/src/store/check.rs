@@ -406,20 +406,38 @@ impl SchemaCache {
     where
         F: Future<Output = Result<TableSchema>>,
     {
-        let cached = self.lock().get(table).cloned();
-        let schema = match &cached {
-            Some(schema) => Arc::clone(schema),
-            None => self.get_or_fetch(table, fetch()).await?,
-        };
+        let (schema, cached) = self.cached_or_fetched(table, &fetch).await?;
         match check(&schema) {
-            Err(StoreError::NoSuchFamily { .. }) if cached.is_some() => {
-                let fresh = Arc::new(fetch().await?);
-                self.lock().insert(table.to_string(), Arc::clone(&fresh));
+            Err(StoreError::NoSuchFamily { .. }) if cached => {
+                let fresh = self.fetched_again(table, &fetch).await?;
                 let checked = check(&fresh)?;
                 Ok((fresh, checked))
             }
             checked => checked.map(|checked| (schema, checked)),
         }
+    }
+
+    /// The table's schema, and whether it came from the cache (else from
+    /// `fetch`, and kept).
+    async fn cached_or_fetched<F>(&self, table: &str, fetch: &impl Fn() -> F) -> Result<(Arc<TableSchema>, bool)>
+    where
+        F: Future<Output = Result<TableSchema>>,
+    {
+        let cached = self.lock().get(table).cloned();
+        Ok(match cached {
+            Some(schema) => (schema, true),
+            None => (self.get_or_fetch(table, fetch()).await?, false),
+        })
+    }
+
+    /// The table's schema as `fetch` describes it now, kept.
+    async fn fetched_again<F>(&self, table: &str, fetch: &impl Fn() -> F) -> Result<Arc<TableSchema>>
+    where
+        F: Future<Output = Result<TableSchema>>,
+    {
+        let fresh = Arc::new(fetch().await?);
+        self.lock().insert(table.to_string(), Arc::clone(&fresh));
+        Ok(fresh)
     }
 
     /// Each of `items` checked on its own against the table's schema, from
@@ -438,21 +456,16 @@ impl SchemaCache {
     where
         F: Future<Output = Result<TableSchema>>,
     {
-        let cached = self.lock().get(table).cloned();
-        let schema = match &cached {
-            Some(schema) => Arc::clone(schema),
-            None => self.get_or_fetch(table, fetch()).await?,
-        };
+        let (schema, cached) = self.cached_or_fetched(table, &fetch).await?;
         let verdicts: Vec<Result<()>> = items.iter().map(|item| check(&schema, item)).collect();
-        let stale = cached.is_some()
+        let stale = cached
             && verdicts
                 .iter()
                 .any(|v| matches!(v, Err(StoreError::NoSuchFamily { .. })));
         if !stale {
             return Ok(verdicts);
         }
-        let fresh = Arc::new(fetch().await?);
-        self.lock().insert(table.to_string(), Arc::clone(&fresh));
+        let fresh = self.fetched_again(table, &fetch).await?;
         Ok(items.iter().map(|item| check(&fresh, item)).collect())
     }
 
