@@ -46,6 +46,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("`NativeConfig::tls`", "`--tls` (or `--ca`)"),
     ("`NativeConfig::call_timeout`", "`--timeout`"),
     ("`ThriftConfig::call_timeout`", "`--timeout`"),
+    ("`BigtableConfig::call_timeout`", "`--timeout`"),
     ("`NativeConfig::admin_timeout`", "`--timeout`"),
     ("`ThriftConfig::framed`", "`--framed`"),
     ("`ThriftConfig::protocol`", "`--compact`"),
