@@ -312,3 +312,61 @@ async fn a_key_pattern_after_a_string_of_any_value_is_refused() {
         "{err:?}"
     );
 }
+
+/// Conditional writes of typed rows: a compare of one field on every
+/// backend; a condition that is a filter where the backend sends one (the
+/// Thrift2 gateway refuses it, as it documents).
+#[tokio::test]
+async fn conditional_writes_compare_the_stored_row() {
+    use hmap::store::StoreError;
+    let t = orders("conditional").await;
+    // c1/2 is open at 900 cents: pay it only if it is open.
+    let paid = order("c1", 2, "paid", 900, None);
+    assert!(t.put_if(&paid, Order::STATUS.equals("open")).await.unwrap());
+    assert!(
+        !t.put_if(&paid, Order::STATUS.equals("open")).await.unwrap(),
+        "paid now"
+    );
+    assert_eq!(
+        t.get(("c1", 2u32)).await.unwrap().map(|o| o.status).as_deref(),
+        Some("paid")
+    );
+    // A discount on the fields given, if the total is high enough.
+    let discounted = order("c1", 4, "ignored", 9_000, None);
+    assert!(
+        t.update_if(&discounted, [Order::CENTS], Order::CENTS.at_least(10_000u64))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !t.update_if(&discounted, [Order::CENTS], Order::CENTS.at_least(10_000u64))
+            .await
+            .unwrap()
+    );
+    let stored = t.get(("c1", 4u32)).await.unwrap().unwrap();
+    assert_eq!((stored.cents, stored.status.as_str()), (9_000, "void"));
+    // No row: the condition fails, nothing is written.
+    assert!(
+        !t.put_if(&order("c9", 1, "paid", 1, None), Order::STATUS.equals("open"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(t.get(("c9", 1u32)).await.unwrap(), None);
+    // Deleted only while void.
+    assert!(!t.delete_if(("c1", 1u32), Order::STATUS.equals("void")).await.unwrap());
+    assert!(t.delete_if(("c1", 4u32), Order::STATUS.equals("void")).await.unwrap());
+    assert_eq!(t.get(("c1", 4u32)).await.unwrap(), None);
+    // A condition that is a filter: rows without a note.
+    match t.delete_if(("c2", 1u32), Order::NOTE.is_missing()).await {
+        Ok(deleted) => {
+            assert!(deleted);
+            assert_eq!(t.get(("c2", 1u32)).await.unwrap(), None);
+        }
+        Err(Error::Store(StoreError::Unsupported {
+            backend: "ThriftStore", ..
+        })) => {
+            assert!(t.get(("c2", 1u32)).await.unwrap().is_some(), "refused: nothing written");
+        }
+        Err(e) => panic!("{e}"),
+    }
+}

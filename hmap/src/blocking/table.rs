@@ -117,6 +117,8 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         fn put(&self, row: &T) -> Result<()>;
         fn save(&self, row: &mut T) -> Result<()>;
         fn update(&self, row: &T, fields: impl crate::table::Fields<T>) -> Result<()>;
+        fn put_if(&self, row: &T, condition: crate::Where<T>) -> Result<bool>;
+        fn update_if(&self, row: &T, fields: impl crate::table::Fields<T>, condition: crate::Where<T>) -> Result<bool>;
         fn delete_rows(&self, row_keys: impl IntoIterator<Item = Bytes>) -> Result<()>;
     }
 
@@ -137,6 +139,14 @@ impl<T: HTable, S: AsyncStore> Table<T, S> {
         T: KeyOf<A>,
     {
         block_on(self.inner.delete(key))
+    }
+
+    /// [`delete_if`](crate::Table::delete_if), waiting for it.
+    pub fn delete_if<A>(&self, key: A, condition: crate::Where<T>) -> Result<bool>
+    where
+        T: KeyOf<A>,
+    {
+        block_on(self.inner.delete_if(key, condition))
     }
 
     /// [`increment`](crate::Table::increment), waiting for it.

@@ -169,6 +169,29 @@ impl<T: HTable> Where<T> {
     }
 }
 
+/// A conditional write of `mutation` when `condition` holds: a compare of
+/// one column where the condition is one (a single-column test of a
+/// non-empty value, its newest version, rows without the column failing:
+/// what `CheckAndMutate` compares exactly, and every backend sends), else
+/// the condition as a filter (`CheckAndMutate.Builder.ifMatches(Filter)`).
+pub(crate) fn conditional(mutation: crate::store::RowMutation, condition: Filter) -> crate::store::CheckAndMutate {
+    use crate::store::CheckAndMutate;
+    match condition {
+        Filter::SingleColumnValue(test)
+            if test.filter_if_missing
+                && test.latest_version_only
+                && test.op != CompareOp::NoOp
+                && matches!(&test.comparator, Comparator::Binary(v) if !v.is_empty()) =>
+        {
+            let Comparator::Binary(value) = test.comparator else {
+                unreachable!("matched just above")
+            };
+            CheckAndMutate::new(mutation, test.family, test.qualifier, Some(value)).compare(test.op)
+        }
+        other => CheckAndMutate::when_filter(mutation, other),
+    }
+}
+
 impl WhereError {
     /// The error of a query of `table` with this filter.
     pub(crate) fn error(&self, table: &'static str) -> Error {

@@ -733,6 +733,102 @@ impl<T: HTable, S: Store> Table<T, S> {
         T::fields().iter().any(|f| f.role == FieldRole::Version)
     }
 
+    /// Writes the row, as [`put`](Self::put) does, only if `condition`
+    /// holds for the row as stored, atomically (HBase's `CheckAndMutate`);
+    /// answers whether it wrote. The condition reads the stored row's fields
+    /// as a typed filter does ([`Where`]): a row without the field, or no
+    /// row at all, does not pass (`is_missing` passes those).
+    ///
+    /// A test of one field with a value (`equals`, `not_equals`, the
+    /// orderings) is a compare of its column, which every backend sends
+    /// (Thrift1's gateway: equality only); anything else (`starts_with`,
+    /// `matches`, `is_missing`, `and`, `or`) is sent as a filter, which the
+    /// Thrift gateways refuse with `StoreError::Unsupported`. A type with a
+    /// `version` field is refused ([`Error::Query`]): its writes are
+    /// checked against its version already.
+    ///
+    /// ```
+    /// use hmap::store::MemoryStore;
+    /// use hmap::{HTable, Table};
+    ///
+    /// #[derive(HTable, Debug, Clone)]
+    /// #[hmap(table = "job", family(name = "j"))]
+    /// struct Job {
+    ///     #[hmap(key)]
+    ///     id: u32,
+    ///     #[hmap(family = "j")]
+    ///     state: String,
+    ///     #[hmap(family = "j")]
+    ///     worker: Option<String>,
+    /// }
+    ///
+    /// # #[tokio::main] async fn main() -> hmap::Result<()> {
+    /// let jobs = Table::<Job, _>::new(MemoryStore::new());
+    /// jobs.create().await?;
+    /// jobs.put(&Job { id: 1, state: "queued".into(), worker: None }).await?;
+    /// // Two workers claim job 1; only the first finds it queued.
+    /// let claim = |worker: &str| Job { id: 1, state: "running".into(), worker: Some(worker.into()) };
+    /// assert!(jobs.put_if(&claim("w1"), Job::STATE.equals("queued")).await?);
+    /// assert!(!jobs.put_if(&claim("w2"), Job::STATE.equals("queued")).await?);
+    /// assert_eq!(jobs.get(1u32).await?.and_then(|j| j.worker).as_deref(), Some("w1"));
+    /// # Ok(()) }
+    /// ```
+    pub async fn put_if(&self, row: &T, condition: Where<T>) -> Result<bool> {
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        let mutation = self.mutation_of(row, key, None, ts)?;
+        self.mutate_if(mutation, condition).await
+    }
+
+    /// Writes only the given fields of the row, as [`update`](Self::update)
+    /// does, only if `condition` holds for the row as stored (see
+    /// [`put_if`](Self::put_if)); answers whether it wrote.
+    pub async fn update_if(&self, row: &T, fields: impl Fields<T>, condition: Where<T>) -> Result<bool> {
+        let fields = fields.names();
+        self.check_update_fields(&fields)?;
+        let key = self.row_key_of(row)?;
+        let ts = self.next_timestamp_of(&key);
+        let mutation = self.mutation_of(row, key, Some(&fields), ts)?;
+        self.mutate_if(mutation, condition).await
+    }
+
+    /// Deletes the row with this key, as [`delete`](Self::delete) does,
+    /// only if `condition` holds for the row as stored (see
+    /// [`put_if`](Self::put_if)); answers whether it deleted.
+    pub fn delete_if<A>(&self, key: A, condition: Where<T>) -> KeyCall<'_, bool>
+    where
+        T: KeyOf<A>,
+    {
+        let row = Self::key_of(key);
+        Box::pin(async move {
+            let row = row?;
+            self.refuse_linked(std::slice::from_ref(&row)).await?;
+            let ts = self.next_timestamp_of(&row);
+            let mutation = RowMutation::new(row).push(Mutation::DeleteRow { up_to: Some(ts) });
+            self.mutate_if(mutation, condition).await
+        })
+    }
+
+    /// Applies `mutation` if `condition` holds; whether it did.
+    async fn mutate_if(&self, mutation: RowMutation, condition: Where<T>) -> Result<bool> {
+        if Self::versioned() {
+            return Err(Error::Query {
+                table: T::TABLE,
+                reason: "a type with a `version` field is written at its version (`put`, `save`); a condition \
+                         beside it is not supported"
+                    .into(),
+            });
+        }
+        self.refuse_around_index().await?;
+        let condition = condition.into_filter().map_err(|e| e.error(T::TABLE))?;
+        let op = filter::conditional(mutation, condition);
+        let row = op.row.clone();
+        self.store
+            .check_and_mutate(T::TABLE, &op)
+            .await
+            .map_err(|e| Self::store_error(e, [&row[..]]))
+    }
+
     /// Deletes the row with this key. A row that a relation links (one of
     /// its `#[hmap(dynamic, relation)]` families is not empty) is not
     /// deleted: [`Error::Linked`] names the family, and the relation's
