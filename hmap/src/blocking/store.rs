@@ -61,6 +61,7 @@ impl<S: AsyncStore> Store<S> {
         fn describe_table(&self, table: &str) -> Result<TableSchema>;
         fn get(&self, table: &str, get: &Get) -> Result<Option<RowResult>>;
         fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>>;
+        fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>>;
         fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()>;
         fn mutate_each(&self, table: &str, rows: &[RowMutation]) -> Result<BatchOutcome>;
         fn check_and_mutate(&self, table: &str, op: &CheckAndMutate) -> Result<bool>;

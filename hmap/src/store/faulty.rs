@@ -212,6 +212,9 @@ impl<S: Store> Store for FaultyStore<S> {
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
         self.call("get_many", self.inner.get_many(table, gets)).await
     }
+    async fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>> {
+        self.call("get_each", self.inner.get_each(table, gets)).await
+    }
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.call("mutate", self.inner.mutate(table, rows)).await
     }

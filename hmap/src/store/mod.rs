@@ -1126,6 +1126,19 @@ pub trait Store: Send + Sync {
         Ok(rows)
     }
 
+    /// Reads many rows as [`get_many`](Self::get_many) does, each on its
+    /// own: for each get, in order, its row or the error that failed it (a
+    /// region the call's deadline did not let it reach, a family deleted
+    /// since), the other rows read all the same. `Err` is for the call as
+    /// a whole: a table that does not exist, an invalid get.
+    ///
+    /// The default answers [`get_many`](Self::get_many)'s rows, or its
+    /// error for the whole call; NativeStore reads each row of its `Multi`
+    /// calls on its own.
+    async fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>> {
+        Ok(self.get_many(table, gets).await?.into_iter().map(Ok).collect())
+    }
+
     /// Applies mutations to rows: each row's changes atomically, in the
     /// order given, rows independently. A row named several times gets its
     /// changes in the order given, as if each were a call of its own (a
@@ -1348,6 +1361,9 @@ macro_rules! forward_store {
             }
             async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
                 (**self).get_many(table, gets).await
+            }
+            async fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>> {
+                (**self).get_each(table, gets).await
             }
             async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
                 (**self).mutate(table, rows).await

@@ -158,6 +158,9 @@ impl<S: Store> Store for WithOptions<S> {
     async fn get_many(&self, table: &str, gets: &[Get]) -> Result<Vec<Option<RowResult>>> {
         self.options.clone().scope(self.store.get_many(table, gets)).await
     }
+    async fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>> {
+        self.options.clone().scope(self.store.get_each(table, gets)).await
+    }
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
         self.options.clone().scope(self.store.mutate(table, rows)).await
     }

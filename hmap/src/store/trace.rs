@@ -73,6 +73,7 @@ impl Counted for Vec<String> {}
 impl Counted for TableSchema {}
 impl Counted for RowStream<'_> {}
 impl Counted for super::BatchOutcome {}
+impl Counted for Vec<Result<Option<RowResult>, super::StoreError>> {}
 
 impl Counted for Vec<i64> {
     fn cells(&self) -> usize {

@@ -361,9 +361,12 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// what [`get`](Self::get) of its key answers: `Ok(None)` for a row
     /// that does not exist, an error (naming table, row and column) for one
     /// that does not read as `T` (a required cell missing, a cell that does
-    /// not decode). As a [scan](Self::scan) yields such a row as an error and
-    /// goes on, one unreadable row does not hide the others: the call as a
-    /// whole fails only when a key does not encode or the store fails.
+    /// not decode), or the store's error for a row it could not read (a
+    /// region NativeStore could not reach within the deadline; see
+    /// [`Store::get_each`](crate::store::Store::get_each)). As a
+    /// [scan](Self::scan) yields such a row as an error and goes on, one
+    /// unreadable row does not hide the others: the call as a whole fails
+    /// only when a key does not encode or the store fails for every row.
     ///
     /// ```
     /// # use hmap::{HTable, Table};
@@ -404,12 +407,14 @@ impl<T: HTable, S: Store> Table<T, S> {
     }
 
     async fn get_rows(&self, gets: Vec<Get>) -> Result<Vec<Result<Option<T>>>> {
-        Ok(self
-            .store
-            .get_many(T::TABLE, &gets)
-            .await?
-            .iter()
-            .map(|r| r.as_ref().map(Self::decode).transpose())
+        let rows = self.store.get_each(T::TABLE, &gets).await?;
+        Ok(rows
+            .into_iter()
+            .zip(&gets)
+            .map(|(row, get)| match row {
+                Ok(row) => row.as_ref().map(Self::decode).transpose(),
+                Err(e) => Err(Self::store_error(e, [&get.row[..]])),
+            })
             .collect())
     }
 

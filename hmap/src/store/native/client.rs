@@ -806,6 +806,22 @@ impl NativeStore {
         self.multi(table, &ops, "get_many").await
     }
 
+    /// Reads many rows as [`get_many_unchecked`](Self::get_many_unchecked)
+    /// does, each on its own: its row or its error, in the order of `gets`.
+    pub(super) async fn get_each_unchecked(
+        &self,
+        table: &str,
+        gets: &[Get],
+    ) -> Result<Vec<Result<Option<RowResult>, StoreError>>, StoreError> {
+        let ops: Vec<_> = gets.iter().map(|g| (g.row.clone(), Op::Get(convert::get(g)))).collect();
+        Ok(self
+            .multi_each(table, &ops, "get_many")
+            .await?
+            .into_iter()
+            .map(|r| r.map_err(|failure| failure.error))
+            .collect())
+    }
+
     /// Applies each row's changes (atomically per row, rows independently,
     /// a row named several times in the order given).
     pub(super) async fn mutate_unchecked(&self, table: &str, rows: &[RowMutation]) -> Result<(), StoreError> {
@@ -1810,7 +1826,7 @@ mod tests {
                                     None => proto::RegionActionResult {
                                         result_or_exception: (action.action.iter().enumerate())
                                             .map(|(i, a)| {
-                                                let row = a.mutation.as_ref().and_then(|m| m.row.clone());
+                                                let row = a.mutation.as_ref().and_then(|m| m.row.clone()).or_else(|| a.get.as_ref().map(|g| g.row.clone()));
                                                 let refused = row
                                                     .is_some_and(|r| script.refused_rows.iter().any(|x| x.as_bytes() == r));
                                                 let class = "org.apache.hadoop.hbase.regionserver.NoSuchColumnFamilyException";
@@ -2181,6 +2197,19 @@ mod tests {
             .mutate_unchecked("t", &rows[..3])
             .await
             .expect_err("row b refused");
+        assert!(matches!(err, StoreError::NoSuchFamily { .. }), "{err:?}");
+        // Reads too: row b's error in its place, the others read.
+        let gets = [
+            crate::store::Get::new("a"),
+            crate::store::Get::new("b"),
+            crate::store::Get::new("c"),
+        ];
+        let read = store.get_each_unchecked("t", &gets).await.expect("answered");
+        assert!(
+            matches!(read[..], [Ok(_), Err(StoreError::NoSuchFamily { .. }), Ok(_)]),
+            "{read:?}"
+        );
+        let err = store.get_many_unchecked("t", &gets).await.expect_err("row b failed");
         assert!(matches!(err, StoreError::NoSuchFamily { .. }), "{err:?}");
 
         // A reply lost: the row that may not be sent twice (a delete of the

@@ -185,6 +185,25 @@ impl Store for NativeStore {
         .await
     }
 
+    /// One `Multi` call per region server, each row answered on its own.
+    async fn get_each(&self, table: &str, gets: &[Get]) -> Result<Vec<Result<Option<RowResult>>>> {
+        traced(
+            "native",
+            "get_each",
+            table,
+            gets.len(),
+            self.noted(table, async move {
+                self.checked(table, |schema| check_gets(schema, gets)).await?;
+                let rows = self.get_each_unchecked(table, gets).await?;
+                if rows.iter().any(|r| matches!(r, Err(StoreError::NoSuchFamily { .. }))) {
+                    self.forget_schema(table);
+                }
+                Ok(rows)
+            }),
+        )
+        .await
+    }
+
     /// One `Mutate` for a single row; several rows in one `Multi` call per
     /// region server, each row atomic on its own.
     async fn mutate(&self, table: &str, rows: &[RowMutation]) -> Result<()> {
