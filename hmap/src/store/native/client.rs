@@ -37,10 +37,13 @@ pub struct NativeConfig {
     /// The ZooKeeper quorum to find the cluster through instead, for HBase
     /// before 2.5 (see [`NativeConfig::zookeeper`]).
     pub zookeeper: Option<ZooKeeperRegistry>,
-    /// Each call's deadline, retries included.
+    /// Each call's deadline, retries included. A call made with
+    /// [`CallOptions`](crate::store::CallOptions) has theirs instead.
     pub call_timeout: Duration,
     /// The deadline of each admin call (create, delete, truncate, alter),
-    /// which covers the wait for the master's procedure to finish.
+    /// which covers the wait for the master's procedure to finish. A call
+    /// made with [`CallOptions`](crate::store::CallOptions) has theirs
+    /// instead.
     pub admin_timeout: Duration,
     /// The connections' settings.
     pub connection: ConnectionConfig,
@@ -1114,9 +1117,17 @@ impl NativeStore {
     /// A scanner over the rows of a scan: it fetches `batch_size` rows per
     /// round trip, region by region, and closes its server-side scanner when
     /// it stops early or is dropped.
+    ///
+    /// It keeps the call timeout of the scope it is made in
+    /// ([`CallOptions`](crate::store::CallOptions)) for every later call.
     pub(super) fn scanner(&self, table: &str, scan: &Scan) -> NativeScanner {
+        let timeout = crate::store::call_timeout(self.inner.config.call_timeout);
         NativeScanner {
             store: self.clone(),
+            options: crate::store::CallOptions::current()
+                .unwrap_or_default()
+                .timeout(timeout),
+            timeout,
             table: table.to_string(),
             finished: scan.is_empty_range() || scan.limit == Some(0),
             scan: scan.clone(),
@@ -1135,6 +1146,12 @@ impl NativeStore {
 #[derive(Debug)]
 pub(super) struct NativeScanner {
     store: NativeStore,
+    /// The call options of the scope the scanner was made in, its timeout
+    /// resolved: each call of the scanner runs with them, wherever it is
+    /// polled (outside that scope, in a prefetch task, dropped).
+    options: crate::store::CallOptions,
+    /// `options`' timeout.
+    timeout: Duration,
     table: String,
     /// The part of the range not read yet (its bounds move region by region).
     scan: Scan,
@@ -1165,6 +1182,12 @@ impl NativeScanner {
     /// The rows fetched and not yet returned, fetching more when there are
     /// none; `None` at the end. Never an empty batch.
     pub async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
+        // In the options the scanner was made with: the region lookups of
+        // `open_region` read their timeout from the scope.
+        self.options.clone().scope(self.next_batch_here()).await
+    }
+
+    async fn next_batch_here(&mut self) -> Result<Option<Vec<RowResult>>, StoreError> {
         loop {
             let allowed = self.scan.limit.map_or(usize::MAX, |l| l.saturating_sub(self.returned));
             if allowed > 0 && !self.buffer.is_empty() {
@@ -1194,7 +1217,7 @@ impl NativeScanner {
         if self.finished || self.open.is_some() || !self.buffer.is_empty() {
             return Ok(());
         }
-        self.open_region().await
+        self.options.clone().scope(self.open_region()).await
     }
 
     fn remaining(&self) -> Option<usize> {
@@ -1263,12 +1286,7 @@ impl NativeScanner {
         };
         let reply = match self
             .store
-            .call_server::<proto::ScanResponse>(
-                &open.region.server,
-                "Scan",
-                &next,
-                crate::store::call_timeout(self.store.config().call_timeout),
-            )
+            .call_server::<proto::ScanResponse>(&open.region.server, "Scan", &next, self.timeout)
             .await
         {
             Ok(reply) => reply,
@@ -1289,7 +1307,7 @@ impl NativeScanner {
             _ if scanner_lost => Retry::Now,
             retry => retry,
         };
-        let timeout = crate::store::call_timeout(self.store.config().call_timeout);
+        let timeout = self.timeout;
         let attempts = self.retry.get_or_insert_with(|| self.store.attempts(timeout));
         let table = &self.table;
         let waiting_for = || {
@@ -1380,8 +1398,9 @@ impl NativeScanner {
     async fn close(&mut self) {
         if let Some((connection, request, lease)) = self.close_request() {
             // Best effort: the server expires a forgotten scanner anyway.
-            let timeout = crate::store::call_timeout(self.store.config().call_timeout);
-            let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
+            let _ = connection
+                .call::<proto::ScanResponse>("Scan", &request, self.timeout)
+                .await;
             drop(lease);
         }
     }
@@ -1404,7 +1423,7 @@ impl Drop for NativeScanner {
         let Some((connection, request, lease)) = self.close_request() else {
             return;
         };
-        let timeout = crate::store::call_timeout(self.store.config().call_timeout);
+        let timeout = self.timeout;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let _ = connection.call::<proto::ScanResponse>("Scan", &request, timeout).await;
@@ -1563,6 +1582,9 @@ mod tests {
         /// How long the fake waits before it answers a `Get` (`None`: at
         /// once).
         get_delay: Mutex<Option<Duration>>,
+        /// How long the fake waits before it answers a scanner's next
+        /// batch (not its open or close; `None`: at once).
+        scan_delay: Mutex<Option<Duration>>,
         /// Rows whose `Multi` actions are answered, each on its own, with
         /// a `NoSuchColumnFamilyException` (the others are applied).
         refused_rows: Vec<&'static str>,
@@ -1675,6 +1697,10 @@ mod tests {
                         script.scanner_closes.fetch_add(1, Ordering::SeqCst);
                         ok(proto::ScanResponse::default().encode_to_vec(), &[])
                     } else {
+                        let delay = *script.scan_delay.lock().expect("lock");
+                        if let (None, Some(delay)) = (&scan.scan, delay) {
+                            tokio::time::sleep(delay).await;
+                        }
                         let failure = match scan.scan {
                             Some(_) => None,
                             None => script.scan_failures.lock().expect("lock").pop(),
@@ -2151,6 +2177,52 @@ mod tests {
             .scope(store.get_unchecked("t", &get))
             .await
             .expect_err("the call's 300 ms");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    /// A scanner keeps the timeout of the scope it was opened in for its
+    /// later fetches, read outside that scope: longer than the store's
+    /// (a fetch that takes 800 ms on a store that gives a call 300 ms),
+    /// or shorter (a fetch that never comes on a store that gives 30 s).
+    #[tokio::test]
+    async fn a_scanner_keeps_the_timeout_it_was_opened_with() {
+        use crate::store::CallOptions;
+        let script = Arc::new(Script::default());
+        let scan = Scan::all().batch_size(2);
+        let opened = async |store: &NativeStore, timeout: Duration| {
+            CallOptions::new()
+                .timeout(timeout)
+                .scope(async {
+                    let mut scanner = store.scanner("t", &scan);
+                    scanner.open().await.map(|()| scanner)
+                })
+                .await
+                .expect("opened at once")
+        };
+        let store = store(&script, Duration::from_millis(300)).await;
+        *script.scan_delay.lock().expect("lock") = Some(Duration::from_millis(800));
+        let mut scanner = opened(&store, Duration::from_secs(5)).await;
+        // The rows of the open, then one fetch that takes 800 ms.
+        let first = scanner.next_batch().await.expect("buffered").expect("a batch");
+        assert_eq!(first.len(), 2);
+        let second = scanner.next_batch().await.expect("5 s are enough").expect("a batch");
+        let keys: Vec<_> = second.iter().map(|r| r.row.clone()).collect();
+        assert_eq!(keys, ["r2", "r3"]);
+        // The same through the stream `Store::scan` hands out, read by
+        // another task.
+        let rows = crate::store::prefetch::prefetched("t", opened(&store, Duration::from_secs(5)).await);
+        let rows: Vec<_> = futures_util::StreamExt::collect::<Vec<_>>(futures_util::StreamExt::take(rows, 4)).await;
+        assert_eq!(rows.len(), 4);
+        assert!(rows.iter().all(Result::is_ok), "{rows:?}");
+        drop(scanner);
+
+        let store = self::store(&script, Duration::from_secs(30)).await;
+        *script.scan_delay.lock().expect("lock") = Some(Duration::from_secs(60));
+        let mut scanner = opened(&store, Duration::from_millis(300)).await;
+        scanner.next_batch().await.expect("buffered").expect("a batch");
+        let started = std::time::Instant::now();
+        let err = scanner.next_batch().await.expect_err("the scan's 300 ms");
         assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
