@@ -924,6 +924,10 @@ pub fn split_points(starts: Vec<Bytes>) -> Vec<Bytes> {
 /// fails, or the caller drops the stream.
 pub struct ScanFetcher {
     client: Arc<Client>,
+    /// The call options of the scope the scan was opened in, its timeout
+    /// resolved: each fetch and the close run with them, wherever the
+    /// stream is read.
+    options: crate::store::CallOptions,
     calls: &'static ScannerCalls,
     table: String,
     id: i32,
@@ -946,24 +950,30 @@ pub struct ScanFetcher {
 
 impl crate::store::prefetch::BatchSource for ScanFetcher {
     async fn next_batch(&mut self) -> Result<Option<Vec<RowResult>>> {
-        while !self.done {
-            let rows = self.fetch().await?;
-            if !rows.is_empty() {
-                return Ok(Some(rows));
-            }
-        }
-        Ok(None)
+        let options = self.options.clone();
+        options
+            .scope(async {
+                while !self.done {
+                    let rows = self.fetch().await?;
+                    if !rows.is_empty() {
+                        return Ok(Some(rows));
+                    }
+                }
+                Ok(None)
+            })
+            .await
     }
 
     async fn close(self) {
-        ScanFetcher::close(&self).await;
+        self.options.clone().scope(ScanFetcher::close(&self)).await;
     }
 }
 
 impl ScanFetcher {
     /// Reads the gateway's scanner `id`, opened for `scan` on `table`, in a
     /// task of its own; the stream hands out its rows. `min_timestamp` as
-    /// the field says.
+    /// the field says. Called where the scan was opened: its fetches keep
+    /// that scope's call timeout ([`CallOptions`](crate::store::CallOptions)).
     pub fn start(
         client: Arc<Client>,
         calls: &'static ScannerCalls,
@@ -977,7 +987,11 @@ impl ScanFetcher {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id);
+        let timeout = crate::store::call_timeout(client.config.call_timeout);
         let fetcher = ScanFetcher {
+            options: crate::store::CallOptions::current()
+                .unwrap_or_default()
+                .timeout(timeout),
             client,
             calls,
             table: table.to_string(),

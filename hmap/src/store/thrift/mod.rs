@@ -146,7 +146,9 @@ pub struct ThriftConfig {
     /// How long a whole call may take: waiting for a pooled connection,
     /// connecting, sending, and reading every byte of the reply. A call past
     /// it fails with [`StoreError::Timeout`], which says how long it waited.
-    /// A read retried on a new connection shares the same deadline.
+    /// A read retried on a new connection shares the same deadline. A call
+    /// made with [`CallOptions`](crate::store::CallOptions) has theirs
+    /// instead.
     pub call_timeout: Duration,
     /// A pooled connection idle this long is checked with a cheap call
     /// before use: gateways drop idle connections (after 60 s by default).
@@ -1441,6 +1443,93 @@ mod tests {
             let err = ThriftHttp::plain().do_as(bad).wire("h:1").expect_err("refused");
             assert!(err.contains("do_as"), "{err}");
         }
+    }
+
+    /// A fake Thrift2 gateway (binary protocol, unframed) that answers each
+    /// `tableExists` with `true` after `delay` (never, for `None`); it reads
+    /// anything else (the SASL probe) and stays silent.
+    async fn slow_gateway(delay: Option<Duration>) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(read) => request.extend_from_slice(&buf[..read]),
+                        }
+                        // A call: version and kind, name, sequence number
+                        // (the client sends each whole, then waits).
+                        let word = |at: usize| request.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
+                        let Some(len) = word(4).map(|w| u32::from_be_bytes(w) as usize) else {
+                            continue;
+                        };
+                        let Some(seq) = word(8 + len).map(i32::from_be_bytes) else {
+                            continue;
+                        };
+                        if !request.starts_with(&[0x80, 0x01]) || &request[8..8 + len] != b"tableExists" {
+                            continue;
+                        }
+                        let Some(delay) = delay else {
+                            // Never answers: reads on, to see the client leave.
+                            request.clear();
+                            continue;
+                        };
+                        tokio::time::sleep(delay).await;
+                        let mut reply = Encoder::new(ThriftProtocol::Binary);
+                        reply.message("tableExists", codec::REPLY, seq);
+                        reply.field(TType::Bool, 0);
+                        reply.bool(true);
+                        reply.stop();
+                        if stream.write_all(&reply.buf).await.is_err() {
+                            return;
+                        }
+                        request.clear();
+                    }
+                });
+            }
+        });
+        address
+    }
+
+    /// A call's options replace the gateway store's timeout, shorter or
+    /// longer: a gateway that answers after 800 ms fails a store whose
+    /// calls get 300 ms, but not a call given 5 s; one that never answers
+    /// fails a call given 300 ms on a store whose calls get 30 s, at once.
+    #[tokio::test]
+    async fn a_call_timeout_replaces_the_gateways() {
+        use crate::store::CallOptions;
+        let mut config = ThriftConfig::new(slow_gateway(Some(Duration::from_millis(800))).await);
+        config.call_timeout = Duration::from_millis(300);
+        let store = ThriftStore::with_config(config);
+        let err = store.table_exists("t").await.expect_err("300 ms are too few");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        let patient = CallOptions::new().timeout(Duration::from_secs(5));
+        assert!(
+            patient
+                .clone()
+                .scope(store.table_exists("t"))
+                .await
+                .expect("5 s are enough")
+        );
+        // And through a store wrapped with the options.
+        assert!(patient.on(&store).table_exists("t").await.expect("5 s are enough"));
+
+        let mut config = ThriftConfig::new(slow_gateway(None).await);
+        config.call_timeout = Duration::from_secs(30);
+        let store = ThriftStore::with_config(config);
+        let started = std::time::Instant::now();
+        let err = CallOptions::new()
+            .timeout(Duration::from_millis(300))
+            .scope(store.table_exists("t"))
+            .await
+            .expect_err("the call's 300 ms");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
     /// A store without Kerberos against a gateway that demands SASL (which
