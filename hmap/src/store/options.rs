@@ -28,10 +28,15 @@ tokio::task_local! {
 /// call: one deadline for the whole call, as the store's, shorter or
 /// longer than it (a long export can ask for ten minutes on a store whose
 /// calls get thirty seconds). A scan keeps the timeout it was opened with
-/// for each of its later fetches. A call of a [`Table`](crate::Table) or of
-/// a relation helper that makes several store calls gives each the
-/// timeout. Administrative calls (create, alter, delete a table) keep the
-/// store's own timeout for them. MemoryStore never waits, and has none.
+/// for each of its later fetches, wherever the stream is read. A call of a
+/// [`Table`](crate::Table) or of a relation helper that makes several store
+/// calls gives each the timeout. It replaces the administrative timeouts
+/// too (`NativeConfig::admin_timeout`, `BigtableConfig::admin_timeout`;
+/// the Thrift gateways have one timeout for every call): one rule for every
+/// call and backend, so a scope that creates or alters tables should give
+/// them time to finish. A call that runs out of time fails with the
+/// store's own timeout error. [`MemoryStore`](crate::store::MemoryStore)
+/// never waits, and ignores the timeout.
 ///
 /// ```
 /// use std::time::Duration;
@@ -58,12 +63,16 @@ pub struct CallOptions {
 }
 
 impl CallOptions {
-    /// No options: each call as the store is configured.
+    /// No options: each call as the store is configured. Options are set
+    /// with methods, and more will come (the fields are private so that
+    /// adding one breaks no caller).
     pub fn new() -> Self {
         CallOptions::default()
     }
 
-    /// Each call's timeout, instead of the store's.
+    /// Each call's timeout, instead of the store's: one deadline for the
+    /// whole call (pool checkout, connecting, retries), shorter or longer
+    /// than the store's.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self

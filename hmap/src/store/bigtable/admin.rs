@@ -163,7 +163,7 @@ impl BigtableStore {
 
     pub(super) fn request<T>(&self, message: T) -> tonic::Request<T> {
         let mut request = tonic::Request::new(message);
-        request.set_timeout(self.inner.config.admin_timeout);
+        request.set_timeout(crate::store::call_timeout(self.inner.config.admin_timeout));
         request
     }
 

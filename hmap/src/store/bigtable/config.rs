@@ -143,9 +143,12 @@ pub struct BigtableConfig {
     /// one more.
     pub channels: usize,
     /// Each data call's deadline; for a scan, the deadline of each response
-    /// of its stream.
+    /// of its stream. A call made with
+    /// [`CallOptions`](crate::store::CallOptions) has theirs instead.
     pub call_timeout: Duration,
-    /// Each admin call's deadline (create, delete, truncate, alter).
+    /// Each admin call's deadline (create, delete, truncate, alter). A call
+    /// made with [`CallOptions`](crate::store::CallOptions) has theirs
+    /// instead.
     pub admin_timeout: Duration,
     /// The deadline of opening the connections (and of the first access
     /// token).

@@ -167,7 +167,8 @@ impl BigtableStore {
     /// left of the admin deadline after waiting for the token.
     async fn admin_headers(&self, table: &str, operation: &'static str) -> Result<(Headers, Duration)> {
         let started = Instant::now();
-        let timeout = self.inner.config.admin_timeout;
+        // A scope's call timeout replaces this one too (CallOptions).
+        let timeout = crate::store::call_timeout(self.inner.config.admin_timeout);
         let bearer = self
             .inner
             .auth

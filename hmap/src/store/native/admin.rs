@@ -6,7 +6,8 @@
 //! the procedure has finished, as HBase's Java client does.
 //! (`IsProcedureDone` is for procedures named by a `ProcedureDescription`,
 //! snapshots and flushes, not for these.) The call, its retries and the
-//! wait share one deadline, [`NativeConfig::admin_timeout`](super::NativeConfig::admin_timeout).
+//! wait share one deadline, [`NativeConfig::admin_timeout`](super::NativeConfig::admin_timeout)
+//! (or the timeout of the caller's [`CallOptions`](crate::store::CallOptions)).
 //!
 //! The active master is the one the registry names
 //! (`ClientMetaService.GetActiveMaster` on the bootstrap servers, or the
@@ -386,7 +387,8 @@ impl NativeStore {
     }
 
     fn admin_attempts(&self) -> Attempts {
-        self.attempts(self.inner.config.admin_timeout)
+        // A scope's call timeout replaces this one too (CallOptions).
+        self.attempts(crate::store::call_timeout(self.inner.config.admin_timeout))
     }
 
     /// Creates a table (checked already), waiting until it is online.
