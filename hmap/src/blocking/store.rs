@@ -41,6 +41,16 @@ impl<S: AsyncStore> Store<S> {
         Store { inner: store }
     }
 
+    /// This store with each of its calls run with `options` (a timeout
+    /// that replaces the store's; see
+    /// [`CallOptions`](crate::store::CallOptions)); its scans keep them for
+    /// every later fetch.
+    pub fn with_options(&self, options: crate::store::CallOptions) -> Store<crate::store::WithOptions<&S>> {
+        Store {
+            inner: options.on(&self.inner),
+        }
+    }
+
     /// The async store underneath.
     pub fn as_async(&self) -> &S {
         &self.inner

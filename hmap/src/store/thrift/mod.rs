@@ -1532,6 +1532,21 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     }
 
+    /// The blocking facade keeps a call's options: its store's and
+    /// table's `with_options` run each call in their scope.
+    #[test]
+    fn a_blocking_call_keeps_its_timeout() {
+        use crate::store::CallOptions;
+        let runtime = crate::blocking::runtime();
+        let mut config = ThriftConfig::new(runtime.block_on(slow_gateway(Some(Duration::from_millis(800)))));
+        config.call_timeout = Duration::from_millis(300);
+        let store = crate::blocking::Store::new(ThriftStore::with_config(config));
+        let err = store.table_exists("t").expect_err("300 ms are too few");
+        assert!(matches!(err, StoreError::Timeout { .. }), "{err:?}");
+        let patient = store.with_options(CallOptions::new().timeout(Duration::from_secs(5)));
+        assert!(patient.table_exists("t").expect("5 s are enough"));
+    }
+
     /// A store without Kerberos against a gateway that demands SASL (which
     /// never answers a plain call): the first call fails after about a
     /// second, saying what to set, and the failure is not transient, where
