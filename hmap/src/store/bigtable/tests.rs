@@ -273,6 +273,64 @@ async fn a_silent_server_fails_within_the_deadline() {
     held.abort();
 }
 
+/// A call's options replace the store's timeouts: against an HTTP/2
+/// server that never answers a request, a read given 300 ms on a store
+/// whose calls (and admin calls: the read looks up the table's schema
+/// first) get 30 s fails well before, with the store's timeout error.
+#[tokio::test]
+async fn a_call_timeout_replaces_the_stores() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let held = tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // HTTP/2's handshake: the server's (empty) SETTINGS and the
+                // acknowledgement of the client's; then it reads every
+                // request and answers none.
+                let settings = [0, 0, 0, 4, 0, 0, 0, 0, 0];
+                let ack = [0, 0, 0, 4, 1, 0, 0, 0, 0];
+                if socket.write_all(&[settings, ack].concat()).await.is_err() {
+                    return;
+                }
+                let mut buf = [0u8; 4096];
+                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+            });
+        }
+    });
+    let store = async |timeout: Duration| {
+        let config = BigtableConfig::emulator(address.clone())
+            .connect_timeout(Duration::from_secs(5))
+            .call_timeout(timeout)
+            .admin_timeout(timeout);
+        BigtableStore::connect(config).await.expect("the server accepts")
+    };
+    // The store's own timeout error, for a store whose calls get 300 ms:
+    // tonic's deadline, which this backend reports as a connection error.
+    let expected = store(Duration::from_millis(300))
+        .await
+        .get("t", &Get::new("r"))
+        .await
+        .expect_err("300 ms");
+    assert!(
+        matches!(&expected, StoreError::Connection { message, .. } if message.contains("Timeout expired")),
+        "{expected:?}"
+    );
+    let store = store(Duration::from_secs(30)).await;
+    let started = Instant::now();
+    let err = crate::store::CallOptions::new()
+        .timeout(Duration::from_millis(300))
+        .scope(store.get("t", &Get::new("r")))
+        .await
+        .expect_err("the call's 300 ms");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        matches!(&err, StoreError::Connection { message, .. } if message.contains("Timeout expired")),
+        "{err:?}"
+    );
+    held.abort();
+}
+
 /// A server that answers with bytes that are not HTTP/2: a typed error, at
 /// once.
 #[tokio::test]
