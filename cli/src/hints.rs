@@ -48,6 +48,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("`ThriftConfig::call_timeout`", "`--timeout`"),
     ("`BigtableConfig::call_timeout`", "`--timeout`"),
     ("`NativeConfig::admin_timeout`", "`--timeout`"),
+    ("`BigtableConfig::admin_timeout`", "`--timeout`"),
     ("`ThriftConfig::framed`", "`--framed`"),
     ("`ThriftConfig::protocol`", "`--compact`"),
     ("`ThriftConfig::http`", "`--http`"),
