@@ -363,10 +363,10 @@ impl<T: HTable, S: Store> Table<T, S> {
     /// that does not read as `T` (a required cell missing, a cell that does
     /// not decode), or the store's error for a row it could not read (a
     /// region NativeStore could not reach within the deadline; see
-    /// [`Store::get_each`](crate::store::Store::get_each)). As a
-    /// [scan](Self::scan) yields such a row as an error and goes on, one
-    /// unreadable row does not hide the others: the call as a whole fails
-    /// only when a key does not encode or the store fails for every row.
+    /// [`Store::get_each`]). As a [scan](Self::scan) yields such a row as an
+    /// error and goes on, one unreadable row does not hide the others: the
+    /// call as a whole fails only when a key does not encode or the store
+    /// fails for every row.
     ///
     /// ```
     /// # use hmap::{HTable, Table};
