@@ -1,13 +1,14 @@
 //! Per-call options (`CallOptions`) on a real HBase, through NativeStore and
-//! the Thrift2 gateway: a call's timeout replaces the store's, for the call
-//! and for the later fetches of a scan opened with it.
+//! the Thrift2 gateway: calls in a scope and through a wrapped store are
+//! answered, and a scan keeps the timeout it was opened with for its later
+//! fetches, whatever the scope it is read in.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::TryStreamExt;
 use hmap::schema::{FamilySchema, TableSchema};
-use hmap::store::{CallOptions, Get, RowMutation, Scan, Store, StoreError};
+use hmap::store::{CallOptions, Get, RowMutation, Scan, Store};
 
 async fn stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     let prefix = hmap_suite::test_table_prefix("hmap_test_call_options__");
@@ -22,7 +23,7 @@ async fn stores() -> Vec<(&'static str, Arc<dyn Store>)> {
 
 #[tokio::test]
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE and HMAP_THRIFT"]
-async fn a_call_timeout_bounds_the_call_and_its_scan() {
+async fn call_options_carry_calls_and_scans_through_every_gateway() {
     for (name, store) in stores().await {
         let table = "t";
         if store.table_exists(table).await.unwrap() {
@@ -36,17 +37,9 @@ async fn a_call_timeout_bounds_the_call_and_its_scan() {
             .map(|i| RowMutation::new(format!("r{i:02}")).put("f", "q", "v"))
             .collect();
         store.mutate(table, &rows).await.unwrap();
-        // No time at all: the store's timeout error, nothing read.
-        let none = CallOptions::new().timeout(Duration::from_nanos(1));
-        let err = none
-            .clone()
-            .scope(store.get(table, &Get::new("r01")))
-            .await
-            .expect_err("a call with no time fails");
-        assert!(
-            matches!(err, StoreError::Timeout { .. } | StoreError::Unavailable { .. }),
-            "{name}: {err:?}"
-        );
+        // (A timeout shorter than the server's answer fails the call: the
+        // fake-server tests of each backend check that deterministically;
+        // here, a loopback HBase answers within tokio's timer tick.)
         // Time enough: answered, also through a store wrapped with it.
         let enough = CallOptions::new().timeout(Duration::from_secs(60));
         let row = enough.clone().scope(store.get(table, &Get::new("r01"))).await.unwrap();
@@ -61,6 +54,7 @@ async fn a_call_timeout_bounds_the_call_and_its_scan() {
             .scope(store.scan(table, &scan))
             .await
             .unwrap();
+        let none = CallOptions::new().timeout(Duration::from_nanos(1));
         let rows: Vec<_> = none.scope(opened.try_collect::<Vec<_>>()).await.unwrap();
         assert_eq!(rows.len(), 50, "{name}");
         store.delete_table(table).await.unwrap();
