@@ -61,6 +61,11 @@ pub mod refused {
          ColumnCountGetFilter, ColumnPaginationFilter, FirstKeyOnlyFilter, InclusiveStopFilter, PageFilter, \
          DependentColumnFilter, SkipFilter, WhileMatchFilter, MultiRowRangeFilter or FuzzyRowFilter, or a \
          SingleColumnValueFilter inside another filter than MUST_PASS_ALL) on Bigtable";
+    /// A `SingleColumnValueFilter` testing every version, followed in its
+    /// list by a cell filter of its family: HBase's filter sees versions
+    /// until the read's limit of them passes the whole list.
+    pub const ALL_VERSIONS_THEN_CELLS: &str = "a SingleColumnValueFilter testing every version (latest_version_only \
+         off) followed in its MUST_PASS_ALL list by a cell filter of its family, on Bigtable";
     /// `MUST_PASS_ONE` as an interleave repeats a cell several branches pass.
     pub const OR_LIST: &str = "a FilterList of MUST_PASS_ONE on Bigtable";
     /// RE2, not Java's regular expressions; no substring, null or bit test.
@@ -319,6 +324,8 @@ pub(crate) struct ReadView<'a> {
     pub(crate) schema: &'a crate::schema::TableSchema,
     pub(crate) columns: &'a [crate::store::Column],
     pub(crate) window: &'a dyn Fn(&crate::schema::FamilySchema) -> Option<v2::RowFilter>,
+    /// The read's versions (before the family's own limit).
+    pub(crate) max_versions: u32,
 }
 
 /// The row-level tests of `f` (its `SingleColumnValueFilter`s, and lists
@@ -334,7 +341,7 @@ pub(crate) fn row_conditions(f: &Filter, view: &ReadView<'_>) -> Result<Vec<v2::
         if !is_row_test(part) {
             continue;
         }
-        if let Some(predicate) = row_predicate(part, &flat[..i], view)? {
+        if let Some(predicate) = row_predicate(part, &flat[..i], &flat[i + 1..], view)? {
             conditions.push(filter(F::Condition(Box::new(v2::row_filter::Condition {
                 predicate_filter: Some(Box::new(predicate)),
                 true_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
@@ -393,14 +400,19 @@ fn column_value(test: &SingleColumnValue, family: &str) -> Result<Option<v2::Row
 /// test passes the row; `None` when it passes every row. `before`: the
 /// cell filters ahead of it in its top list, which HBase asks first
 /// (`FilterListWithAND` stops at the first that leaves a cell out).
-fn row_predicate(f: &Filter, before: &[&Filter], view: &ReadView<'_>) -> Result<Option<v2::RowFilter>, &'static str> {
+fn row_predicate(
+    f: &Filter,
+    before: &[&Filter],
+    after: &[&Filter],
+    view: &ReadView<'_>,
+) -> Result<Option<v2::RowFilter>, &'static str> {
     match f {
-        Filter::SingleColumnValue(test) => column_predicate(test, before, view),
+        Filter::SingleColumnValue(test) => column_predicate(test, before, after, view),
         // All: each predicate gates the next.
         Filter::List(ListOp::All, parts) => {
             let mut predicates = Vec::new();
             for part in parts {
-                predicates.extend(row_predicate(part, before, view)?);
+                predicates.extend(row_predicate(part, before, after, view)?);
             }
             Ok(predicates.into_iter().rev().reduce(|then, when| {
                 filter(F::Condition(Box::new(v2::row_filter::Condition {
@@ -414,7 +426,7 @@ fn row_predicate(f: &Filter, before: &[&Filter], view: &ReadView<'_>) -> Result<
         Filter::List(ListOp::One, parts) => {
             let mut predicates = Vec::with_capacity(parts.len());
             for part in parts {
-                match row_predicate(part, before, view)? {
+                match row_predicate(part, before, after, view)? {
                     Some(p) => predicates.push(p),
                     None => return Ok(None),
                 }
@@ -432,6 +444,7 @@ fn row_predicate(f: &Filter, before: &[&Filter], view: &ReadView<'_>) -> Result<
 fn column_predicate(
     test: &SingleColumnValue,
     before: &[&Filter],
+    after: &[&Filter],
     view: &ReadView<'_>,
 ) -> Result<Option<v2::RowFilter>, &'static str> {
     let shown = view.schema.find_family(&test.family).filter(|_| {
@@ -452,13 +465,33 @@ fn column_predicate(
         end_qualifier: Some(E::EndQualifierClosed(test.qualifier.clone())),
     }))];
     seen.extend((view.window)(family));
+    // HBase's matcher checks a column's versions against the family's
+    // VERSIONS before the filters (`checkVersions` with
+    // `maxVersionToCheck`): the versions Bigtable has not collected yet
+    // beyond them are not seen.
+    let limit = |n: u32| filter(F::CellsPerColumnLimitFilter(n.clamp(1, i32::MAX as u32) as i32));
+    seen.push(limit(family.versions));
     for earlier in before {
         seen.extend(family_cells(earlier, &family.name, true)?);
     }
     let mut matched = seen.clone();
-    if test.latest_version_only {
-        matched.push(filter(F::CellsPerColumnLimitFilter(1)));
-    }
+    // Then it counts the versions the filters kept against the read's
+    // limit (`mergeFilterResponse`) and seeks to the next column once one
+    // more is kept: a test that keeps every version sees one more than
+    // the read's limit (the newest alone when it tests only that). A cell
+    // filter after it in its list could keep fewer, which Bigtable's chain
+    // cannot count so.
+    let seen_versions = if test.latest_version_only {
+        1
+    } else {
+        for later in after {
+            if family_cells(later, &family.name, true)?.is_some() {
+                return Err(refused::ALL_VERSIONS_THEN_CELLS);
+            }
+        }
+        view.max_versions.min(family.versions).saturating_add(1)
+    };
+    matched.push(limit(seen_versions));
     matched.extend(column_value(test, &family.name)?);
     // Bigtable refuses a chain of fewer than two filters.
     let chain = |mut filters: Vec<v2::RowFilter>| match filters.len() {
@@ -561,6 +594,7 @@ mod tests {
             schema: &schema,
             columns: &only_b,
             window: &|_| None,
+            max_versions: 1,
         };
         // filterIfMissing: no row passes; without it: every row does.
         let kept = row_conditions(&paid().filter_if_missing(true).into(), &view).unwrap();
@@ -576,8 +610,8 @@ mod tests {
         let Some(F::Chain(chain)) = c.predicate_filter.as_ref().and_then(|p| p.filter.as_ref()) else {
             panic!("{c:?}")
         };
-        // The column, the newest version, the value.
-        assert_eq!(chain.filters.len(), 3, "{chain:?}");
+        // The column, the family's versions, the newest version, the value.
+        assert_eq!(chain.filters.len(), 4, "{chain:?}");
     }
 
     fn condition_of(predicate: v2::RowFilter) -> v2::RowFilter {

@@ -95,6 +95,7 @@ pub(crate) fn read_filter(
         schema,
         columns: &columns,
         window: &|family| family_window(family, range, now_ms),
+        max_versions,
     };
     let mut conditions = match user {
         Some(f) => super::filter::row_conditions(f, &view).map_err(refuse)?,
