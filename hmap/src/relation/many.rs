@@ -1,7 +1,7 @@
 //! Many-to-many links kept in two tables (person/role, shop/item).
 
 use crate::store::{BatchOutcome, RowOutcome};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use bytes::Bytes;
 
@@ -252,18 +252,19 @@ where
         let left_done = self.store().mutate_each(L::TABLE, &on_left).await?;
         let right_done = self.store().mutate_each(R::TABLE, &on_right).await?;
         // A row's outcome, for each pair that wrote it.
-        let of_row = |rows: &[RowMutation], done: &BatchOutcome, row: &Bytes| -> Option<RowOutcome<Error>> {
-            let at = rows.iter().position(|m| m.row == *row)?;
-            Some(match &done[at] {
+        let at_left: HashMap<&Bytes, usize> = on_left.iter().enumerate().map(|(i, m)| (&m.row, i)).collect();
+        let at_right: HashMap<&Bytes, usize> = on_right.iter().enumerate().map(|(i, m)| (&m.row, i)).collect();
+        let of_row = |at: &HashMap<&Bytes, usize>, done: &BatchOutcome, row: &Bytes| -> Option<RowOutcome<Error>> {
+            Some(match done.get(*at.get(row)?)? {
                 RowOutcome::Refused(e) => RowOutcome::Refused(Error::Store(e.duplicate())),
                 RowOutcome::Unknown(e) => RowOutcome::Unknown(Error::Store(e.duplicate())),
                 _ => RowOutcome::Applied,
             })
         };
         for i in linked {
-            let left = of_row(&on_left, &left_done, &left_rows[i]).unwrap_or(RowOutcome::Applied);
+            let left = of_row(&at_left, &left_done, &left_rows[i]).unwrap_or(RowOutcome::Applied);
             let both = match left {
-                RowOutcome::Applied => of_row(&on_right, &right_done, &right_rows[i]).unwrap_or(RowOutcome::Applied),
+                RowOutcome::Applied => of_row(&at_right, &right_done, &right_rows[i]).unwrap_or(RowOutcome::Applied),
                 failed => failed,
             };
             outcome[i] = Some(both);

@@ -297,26 +297,36 @@ impl StoreError {
 /// error says nothing was written and unknown if not. For a backend whose
 /// requests do not answer row by row.
 #[cfg(any(feature = "thrift", feature = "bigtable"))]
-pub(crate) async fn send_checked<F, Fut>(
-    rows: &[super::RowMutation],
+pub(crate) async fn send_checked<'r, F, Fut>(
+    rows: &'r [super::RowMutation],
     checked: Vec<Result<(), StoreError>>,
     send: F,
 ) -> BatchOutcome
 where
-    F: FnOnce(Vec<super::RowMutation>) -> Fut,
+    F: FnOnce(std::borrow::Cow<'r, [super::RowMutation]>) -> Fut,
     Fut: std::future::Future<Output = Result<(), StoreError>>,
 {
+    // The rows themselves when every one is valid (no copy); else the
+    // valid ones.
+    let all_valid = checked.iter().all(Result::is_ok);
     let mut outcome: Vec<Option<RowOutcome>> = Vec::with_capacity(rows.len());
-    let mut valid = Vec::with_capacity(rows.len());
+    let mut valid = Vec::new();
     for (row, checked) in rows.iter().zip(checked) {
         match checked {
             Ok(()) => {
-                valid.push(row.clone());
+                if !all_valid {
+                    valid.push(row.clone());
+                }
                 outcome.push(None);
             }
             Err(e) => outcome.push(Some(RowOutcome::Refused(e))),
         }
     }
+    let valid = if all_valid {
+        std::borrow::Cow::Borrowed(rows)
+    } else {
+        std::borrow::Cow::Owned(valid)
+    };
     let several = valid.len() > 1;
     let sent = if valid.is_empty() { Ok(()) } else { send(valid).await };
     outcome

@@ -40,7 +40,7 @@ use bytes::Bytes;
 
 use super::{Field, FieldRole, HTable};
 use crate::error::Error;
-use crate::store::filter::{Comparator, CompareOp, Filter};
+use crate::store::filter::{Comparator, CompareOp, Filter, SingleColumnValue};
 use crate::value::{Codec, Native, Text, ValueError};
 
 /// A filter on the rows of `T`, built from its fields' handles, for
@@ -176,19 +176,18 @@ impl<T: HTable> Where<T> {
 /// the condition as a filter (`CheckAndMutate.Builder.ifMatches(Filter)`).
 pub(crate) fn conditional(mutation: crate::store::RowMutation, condition: Filter) -> crate::store::CheckAndMutate {
     use crate::store::CheckAndMutate;
-    match condition {
-        Filter::SingleColumnValue(test)
-            if test.filter_if_missing
-                && test.latest_version_only
-                && test.op != CompareOp::NoOp
-                && matches!(&test.comparator, Comparator::Binary(v) if !v.is_empty()) =>
-        {
-            let Comparator::Binary(value) = test.comparator else {
-                unreachable!("matched just above")
-            };
+    let Filter::SingleColumnValue(test) = condition else {
+        return CheckAndMutate::when_filter(mutation, condition);
+    };
+    let one_column = test.filter_if_missing && test.latest_version_only && test.op != CompareOp::NoOp;
+    match test.comparator {
+        Comparator::Binary(value) if one_column && !value.is_empty() => {
             CheckAndMutate::new(mutation, test.family, test.qualifier, Some(value)).compare(test.op)
         }
-        other => CheckAndMutate::when_filter(mutation, other),
+        comparator => CheckAndMutate::when_filter(
+            mutation,
+            Filter::SingleColumnValue(SingleColumnValue { comparator, ..test }),
+        ),
     }
 }
 

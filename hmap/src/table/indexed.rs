@@ -3,6 +3,7 @@
 //! table in the same store refuses the writes of `Table` that would leave
 //! the index's entries behind ([`Error::Indexed`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use crate::error::{Error, Result};
@@ -11,11 +12,17 @@ use crate::store::Store;
 /// The index tables of each indexed table, as `Index::new` registers them.
 static INDEXES: Mutex<Vec<(&'static str, &'static str)>> = Mutex::new(Vec::new());
 
+/// How many registrations `INDEXES` holds: a guard that found none for its
+/// table at some count need not look again until it grows (a write does
+/// not take the lock each time).
+static REGISTERED: AtomicUsize = AtomicUsize::new(0);
+
 /// Notes that `table`'s rows are indexed in `index_table`.
 pub(crate) fn register(table: &'static str, index_table: &'static str) {
     let mut indexes = INDEXES.lock().unwrap_or_else(PoisonError::into_inner);
     if !indexes.contains(&(table, index_table)) {
         indexes.push((table, index_table));
+        REGISTERED.store(indexes.len(), Ordering::Release);
     }
 }
 
@@ -32,6 +39,9 @@ fn registered(table: &str) -> Vec<&'static str> {
 pub(crate) struct IndexGuard {
     around: bool,
     found: tokio::sync::OnceCell<Option<&'static str>>,
+    /// The registrations there were when none was found for the table
+    /// (0: not looked yet).
+    none_at: AtomicUsize,
 }
 
 impl IndexGuard {
@@ -39,7 +49,7 @@ impl IndexGuard {
     pub(crate) fn around() -> Self {
         IndexGuard {
             around: true,
-            found: tokio::sync::OnceCell::new(),
+            ..IndexGuard::default()
         }
     }
 
@@ -48,7 +58,7 @@ impl IndexGuard {
     pub(crate) fn same_mode(&self) -> Self {
         IndexGuard {
             around: self.around,
-            found: tokio::sync::OnceCell::new(),
+            ..IndexGuard::default()
         }
     }
 
@@ -60,7 +70,15 @@ impl IndexGuard {
         }
         let found = match self.found.get() {
             Some(found) => *found,
-            None => self.look_up(store, table).await?,
+            None => {
+                // Nothing registered since none was found for the table
+                // (or at all): no lock, no lookup.
+                let registered = REGISTERED.load(Ordering::Acquire);
+                if registered == self.none_at.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                self.look_up(store, table, registered).await?
+            }
         };
         match found {
             Some(index) => Err(Error::Indexed { table, index }),
@@ -69,11 +87,18 @@ impl IndexGuard {
     }
 
     /// The first of `table`'s registered index tables that is in `store`,
-    /// kept once some index is registered.
-    async fn look_up<S: Store + ?Sized>(&self, store: &S, table: &'static str) -> Result<Option<&'static str>> {
-        let indexes = registered(table);
+    /// kept once some index is registered for it; `registered`, the count
+    /// of registrations seen, kept when none is (an index may be made
+    /// later).
+    async fn look_up<S: Store + ?Sized>(
+        &self,
+        store: &S,
+        table: &'static str,
+        registered: usize,
+    ) -> Result<Option<&'static str>> {
+        let indexes = self::registered(table);
         if indexes.is_empty() {
-            // Not kept: an index may be made later.
+            self.none_at.store(registered, Ordering::Relaxed);
             return Ok(None);
         }
         let found = self

@@ -709,13 +709,11 @@ impl<T: HTable, S: Store> Table<T, S> {
                 })
                 .collect()
         };
+        // A table that is not there fails the call as a whole.
         if let Some(RowOutcome::Refused(Error::Store(StoreError::TableNotFound { .. }))) = outcome.first()
             && !outcome.iter().any(RowOutcome::is_applied)
         {
-            let Some(RowOutcome::Refused(e)) = outcome.into_iter().next() else {
-                unreachable!("matched just above")
-            };
-            return Err(e);
+            return Err(Error::Store(StoreError::TableNotFound { table: T::TABLE.into() }));
         }
         Ok(BatchOutcome::new(outcome))
     }

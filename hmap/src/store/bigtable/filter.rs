@@ -342,11 +342,7 @@ pub(crate) fn row_conditions(f: &Filter, view: &ReadView<'_>) -> Result<Vec<v2::
             continue;
         }
         if let Some(predicate) = row_predicate(part, &flat[..i], &flat[i + 1..], view)? {
-            conditions.push(filter(F::Condition(Box::new(v2::row_filter::Condition {
-                predicate_filter: Some(Box::new(predicate)),
-                true_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
-                false_filter: None,
-            }))));
+            conditions.push(condition(predicate, Some(pass_all()), None));
         }
     }
     Ok(conditions)
@@ -414,13 +410,10 @@ fn row_predicate(
             for part in parts {
                 predicates.extend(row_predicate(part, before, after, view)?);
             }
-            Ok(predicates.into_iter().rev().reduce(|then, when| {
-                filter(F::Condition(Box::new(v2::row_filter::Condition {
-                    predicate_filter: Some(Box::new(when)),
-                    true_filter: Some(Box::new(then)),
-                    false_filter: None,
-                })))
-            }))
+            Ok(predicates
+                .into_iter()
+                .rev()
+                .reduce(|then, when| condition(when, Some(then), None)))
         }
         // One: any predicate leaves a cell.
         Filter::List(ListOp::One, parts) => {
@@ -503,11 +496,21 @@ fn column_predicate(
     }
     // Seen: matched or not; not seen: the row passes (as Google's adapter
     // does, with conditions).
-    Ok(Some(filter(F::Condition(Box::new(v2::row_filter::Condition {
-        predicate_filter: Some(Box::new(chain(seen))),
-        true_filter: Some(Box::new(chain(matched))),
-        false_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
-    })))))
+    Ok(Some(condition(chain(seen), Some(chain(matched)), Some(pass_all()))))
+}
+
+/// Bigtable's `condition`: `then` for a row `predicate` leaves a cell of,
+/// `otherwise` for the others (nothing for `None`).
+fn condition(predicate: v2::RowFilter, then: Option<v2::RowFilter>, otherwise: Option<v2::RowFilter>) -> v2::RowFilter {
+    filter(F::Condition(Box::new(v2::row_filter::Condition {
+        predicate_filter: Some(Box::new(predicate)),
+        true_filter: then.map(Box::new),
+        false_filter: otherwise.map(Box::new),
+    })))
+}
+
+fn pass_all() -> v2::RowFilter {
+    filter(F::PassAllFilter(true))
 }
 
 /// The qualifiers starting with `p`: `[p, end)`, `end` `None` for no end
@@ -615,11 +618,7 @@ mod tests {
     }
 
     fn condition_of(predicate: v2::RowFilter) -> v2::RowFilter {
-        filter(F::Condition(Box::new(v2::row_filter::Condition {
-            predicate_filter: Some(Box::new(predicate)),
-            true_filter: Some(Box::new(filter(F::PassAllFilter(true)))),
-            false_filter: None,
-        })))
+        condition(predicate, Some(pass_all()), None)
     }
 
     #[test]

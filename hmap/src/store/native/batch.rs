@@ -237,7 +237,10 @@ impl NativeStore {
             }
             // One Multi per server, all at once.
             let mut calls = tokio::task::JoinSet::new();
-            let mut in_flight: Vec<usize> = Vec::new();
+            // The operations of each call's task, to answer for them if it
+            // fails.
+            let mut in_flight: std::collections::HashMap<tokio::task::Id, Vec<usize>> =
+                std::collections::HashMap::new();
             for (server, batch) in servers {
                 let left = match attempts.remaining(&server, "Multi") {
                     Ok(left) => left,
@@ -249,35 +252,34 @@ impl NativeStore {
                         continue;
                     }
                 };
-                in_flight.extend(batch.ops.iter().flatten());
+                let carried: Vec<usize> = batch.ops.iter().flatten().copied().collect();
                 let store = self.clone();
-                calls.spawn(async move {
+                let task = calls.spawn(async move {
                     let reply = store
                         .call_server::<proto::MultiResponse>(&server, "Multi", &batch.request, left)
                         .await;
                     (server, batch, reply)
                 });
+                in_flight.insert(task.id(), carried);
             }
             pending.clear();
             // The pause before the next round: the first retry's that
             // pauses (a round whose retries all go at once does not).
             let mut next_round: Option<(NativeError, Retry, String)> = None;
             let mut noted = std::collections::HashSet::new();
-            while let Some(joined) = calls.join_next().await {
+            while let Some(joined) = calls.join_next_with_id().await {
                 let (server, batch, reply) = match joined {
-                    Ok(joined) => joined,
+                    Ok((_, joined)) => joined,
                     Err(e) => {
-                        // A task that panicked or was cancelled: what it sent
-                        // is not known.
-                        for &i in &in_flight {
-                            if results[i].is_none() && !pending.contains(&i) {
-                                let error = StoreError::Connection {
-                                    endpoint: String::new(),
-                                    message: format!("a batch task failed: {e}"),
-                                    cause: None,
-                                };
-                                results[i] = fail(error, true);
-                            }
+                        // A task that panicked or was cancelled: what its
+                        // call carried may or may not have been applied.
+                        for &i in in_flight.get(&e.id()).into_iter().flatten() {
+                            let error = StoreError::Interrupted {
+                                table: table.to_string(),
+                                operation,
+                                message: format!("the task that sent the batch's Multi call failed: {e}"),
+                            };
+                            results[i] = fail(error, true);
                         }
                         continue;
                     }

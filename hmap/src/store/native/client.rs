@@ -943,7 +943,16 @@ impl NativeStore {
         }
         Ok(outcome
             .into_iter()
-            .map(|o| o.expect("every row has an outcome: refused, empty, or sent"))
+            .map(|o| {
+                o.unwrap_or_else(|| {
+                    RowOutcome::Unknown(StoreError::Protocol {
+                        endpoint: String::new(),
+                        table: table.to_string(),
+                        operation: "mutate",
+                        message: "a row of the batch got no answer".into(),
+                    })
+                })
+            })
             .collect())
     }
 
