@@ -46,6 +46,16 @@ pub(crate) fn from_status(
     elapsed: Duration,
 ) -> StoreError {
     let message = status.message().to_string();
+    if deadline_expired(status) {
+        // tonic's own deadline (the request's `grpc-timeout`), which races
+        // the store's timer around the call: the same timeout either way.
+        return StoreError::Timeout {
+            table: table.into(),
+            operation,
+            elapsed,
+            detail: String::new(),
+        };
+    }
     if from_transport(status) {
         // tonic's own message says little ("transport error", "h2
         // protocol error: error reading a body from connection"): the
@@ -135,9 +145,24 @@ pub(crate) fn from_status(
 /// or GOAWAY, a closed socket), as a status with the transport's error as
 /// its source (`tonic::transport::Error`, hyper's or h2's); a status the
 /// server sent has none, and neither has one tonic made of a reply it
-/// could not decode.
+/// could not decode. tonic's own deadline is not one: the call was not
+/// cut off by the connection, and is not retried.
 pub(crate) fn from_transport(status: &Status) -> bool {
-    std::error::Error::source(status).is_some()
+    std::error::Error::source(status).is_some() && !deadline_expired(status)
+}
+
+/// Whether the status is tonic's own deadline expiring on the client
+/// (CANCELLED "Timeout expired", with [`tonic::TimeoutExpired`] as its
+/// source), not a status the server sent.
+fn deadline_expired(status: &Status) -> bool {
+    let mut source = std::error::Error::source(status);
+    while let Some(cause) = source {
+        if cause.is::<tonic::TimeoutExpired>() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Whether an INTERNAL status's message is one tonic makes of a reply it
@@ -180,6 +205,19 @@ pub(crate) fn refuse(table: &str, feature: &'static str) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// tonic's own deadline is the store's timeout, not a broken
+    /// connection, and is not retried as one.
+    #[test]
+    fn tonics_deadline_is_a_timeout() {
+        let status = Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        assert!(!from_transport(&status));
+        let e = from_status(&status, "ReadRows", "t", "127.0.0.1:1", Duration::from_millis(300));
+        assert!(
+            matches!(&e, StoreError::Timeout { table, operation: "ReadRows", elapsed, .. } if table == "t" && *elapsed == Duration::from_millis(300)),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn statuses_map_to_typed_errors() {
