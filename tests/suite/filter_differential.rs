@@ -428,72 +428,102 @@ async fn hbase_store() -> Arc<dyn Store> {
     }
 }
 
+/// What one round found: how many reads it made, how many it could not
+/// compare, and each difference, described.
+#[derive(Default)]
+struct RoundOutcome {
+    reads: u64,
+    refused: u64,
+    differences: Vec<String>,
+}
+
+/// One round: a fresh table of its own (so that rounds run side by side)
+/// written with `round_seed`'s random rows on HBase and in memory, then
+/// `reads` random reads on both, compared.
+async fn round(hbase: &dyn Store, seed: u64, round: u64, reads: u64, bigtable: bool) -> RoundOutcome {
+    let round_seed = seed.wrapping_add(round);
+    let mut rng = Rng::new(round_seed);
+    let table = format!("t{round}");
+    let table = table.as_str();
+    if hbase.table_exists(table).await.expect("table_exists") {
+        hbase
+            .delete_table(table)
+            .await
+            .expect("delete a table left by an earlier run");
+    }
+    hbase.create_table(&schema(table)).await.expect("create");
+    let memory = MemoryStore::new();
+    memory.create_table(&schema(table)).await.expect("create in memory");
+    let rows = data(&mut rng);
+    hbase.mutate(table, &rows).await.expect("write to HBase");
+    memory.mutate(table, &rows).await.expect("write to memory");
+    let mut outcome = RoundOutcome {
+        reads,
+        ..RoundOutcome::default()
+    };
+    for n in 0..reads {
+        let read = read(&mut rng);
+        if bigtable && matches!(&read, Read::Scan(s) if s.reversed) {
+            outcome.refused += 1;
+            continue;
+        }
+        let (on_hbase, in_memory) = (run(hbase, table, &read).await, run(&memory, table, &read).await);
+        // StoreError::Unsupported, as `run` shows it.
+        if bigtable && matches!(&on_hbase, Err(e) if e.contains("cannot express")) {
+            outcome.refused += 1;
+            continue;
+        }
+        let same = match (&on_hbase, &in_memory) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(_), Err(_)) => true,
+            _ => false,
+        };
+        if !same {
+            outcome.differences.push(format!(
+                "seed {round_seed} (round {round} of first seed {seed}), read {n}: {}\n  HBase:       {on_hbase:?}\n  MemoryStore: {in_memory:?}",
+                describe(&read)
+            ));
+        }
+    }
+    hbase.delete_table(table).await.expect("delete");
+    outcome
+}
+
+/// The rounds run `HMAP_FILTER_DIFF_WORKERS` at a time (default 8): a
+/// round waits on the server most of its time, and its table is its own.
 #[tokio::test]
 #[ignore = "needs a real HBase: scripts/hbase/hbase start, then HMAP_NATIVE (or HMAP_THRIFT with HMAP_FILTER_DIFF_BACKEND=thrift)"]
 async fn memory_store_filters_as_hbase_does() {
+    use futures_util::StreamExt;
     let hbase = hbase_store().await;
     let total = env_number("HMAP_FILTER_DIFF_OPS").unwrap_or(100_000);
+    let workers = env_number("HMAP_FILTER_DIFF_WORKERS").unwrap_or(8).max(1) as usize;
     let seed = env_number("HMAP_DIFF_SEED").unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
     let per_round = 2_500u64.min(total.max(1));
-    let table = "t";
     let started = Instant::now();
     let bigtable = std::env::var("HMAP_FILTER_DIFF_BACKEND").as_deref() == Ok("bigtable");
-    let mut refused = 0u64;
-    let mut differences = 0u64;
+    println!("filter differential: seed {seed}, {total} reads, {workers} rounds at a time");
+    let rounds = total.div_ceil(per_round);
+    let outcomes: Vec<RoundOutcome> = futures_util::stream::iter(0..rounds)
+        .map(|n| {
+            let reads = per_round.min(total - n * per_round);
+            round(&*hbase, seed, n, reads, bigtable)
+        })
+        .buffered(workers)
+        .collect()
+        .await;
+    let done: u64 = outcomes.iter().map(|o| o.reads).sum();
+    let refused: u64 = outcomes.iter().map(|o| o.refused).sum();
+    let all: Vec<&String> = outcomes.iter().flat_map(|o| &o.differences).collect();
+    let differences = all.len();
     let mut report = String::new();
-    let mut done = 0u64;
-    let mut round = 0u64;
-    println!("filter differential: seed {seed}, {total} reads");
-    while done < total {
-        let round_seed = seed.wrapping_add(round);
-        let mut rng = Rng::new(round_seed);
-        if hbase.table_exists(table).await.expect("table_exists") {
-            hbase.truncate_table(table).await.expect("truncate");
-        } else {
-            hbase.create_table(&schema(table)).await.expect("create");
-        }
-        let memory = MemoryStore::new();
-        memory.create_table(&schema(table)).await.expect("create in memory");
-        let rows = data(&mut rng);
-        hbase.mutate(table, &rows).await.expect("write to HBase");
-        memory.mutate(table, &rows).await.expect("write to memory");
-        let reads = per_round.min(total - done);
-        for n in 0..reads {
-            let read = read(&mut rng);
-            if bigtable && matches!(&read, Read::Scan(s) if s.reversed) {
-                refused += 1;
-                continue;
-            }
-            let (on_hbase, in_memory) = (run(&*hbase, table, &read).await, run(&memory, table, &read).await);
-            // StoreError::Unsupported, as `run` shows it.
-            if bigtable && matches!(&on_hbase, Err(e) if e.contains("cannot express")) {
-                refused += 1;
-                continue;
-            }
-            let same = match (&on_hbase, &in_memory) {
-                (Ok(a), Ok(b)) => a == b,
-                (Err(_), Err(_)) => true,
-                _ => false,
-            };
-            if !same {
-                differences += 1;
-                if differences <= 20 {
-                    let _ = writeln!(
-                        report,
-                        "difference {differences}: seed {round_seed} (round {round} of first seed {seed}), read {n}: {}\n  HBase:       {on_hbase:?}\n  MemoryStore: {in_memory:?}",
-                        describe(&read)
-                    );
-                }
-            }
-        }
-        done += reads;
-        round += 1;
+    for (i, difference) in all.iter().take(20).enumerate() {
+        let _ = writeln!(report, "difference {}: {difference}", i + 1);
     }
-    hbase.delete_table(table).await.expect("delete");
     println!(
         "filter differential: seed {seed}, {done} reads in {:.1} s ({refused} not compared: refused by the \
          backend or reversed on Bigtable's emulator), {differences} differences",
