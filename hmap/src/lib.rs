@@ -110,6 +110,9 @@
 //! spans, the metrics ([`store::metrics`], feature `metrics`) and how a
 //! trace goes on into HBase ([`store::TraceContext`]).
 
+// docs.rs (nightly rustdoc, `--cfg docsrs`) marks each item with the
+// features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // No unsafe code, but for one function of the `kerberos` feature
 // (`store::native::kerberos::acquire_from_store`, an FFI call libgssapi
 // does not wrap): there `deny`, which that function alone allows.
