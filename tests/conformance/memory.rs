@@ -30,15 +30,40 @@ hmap_suite::for_each_case!(memory_cases);
 /// left out of the list would silently never run.
 #[test]
 fn every_case_is_listed() {
-    // The cases of `src/conformance.rs`, then those of its modules, in
-    // the order `for_each_case!` lists them.
-    let source = [
-        include_str!("../../src/conformance.rs"),
-        include_str!("../../src/conformance/filters.rs"),
-        include_str!("../../src/conformance/conditional.rs"),
-        include_str!("../../src/conformance/batch.rs"),
-    ]
-    .concat();
+    // The cases of `src/conformance/`: its `mod.rs`, then its modules in
+    // the order `mod.rs` declares them, which is the order `for_each_case!`
+    // lists their cases in.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/conformance");
+    let read =
+        |file: &str| std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("src/conformance/{file}: {e}"));
+    let harness = read("mod.rs");
+    let files: Vec<String> = std::iter::once("mod.rs".to_owned())
+        .chain(harness.lines().filter_map(|l| {
+            let module = l.strip_prefix("mod ")?.strip_suffix(';')?;
+            Some(format!("{module}.rs"))
+        }))
+        .collect();
+    // Every Rust file of the directory is a module read here: a case in
+    // any other would go unchecked.
+    let mut present: Vec<String> = std::fs::read_dir(&dir)
+        .expect("list src/conformance")
+        .map(|entry| {
+            entry
+                .expect("an entry of src/conformance")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".rs"))
+        .collect();
+    present.sort();
+    let mut declared = files.clone();
+    declared.sort();
+    assert_eq!(
+        present, declared,
+        "the files of src/conformance/ and the modules mod.rs declares"
+    );
+    let source: String = files.iter().map(|f| read(f)).collect();
     let defined: Vec<&str> = source
         .lines()
         .filter(|l| l.contains("(t: &dyn Target)"))
