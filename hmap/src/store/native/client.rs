@@ -315,7 +315,7 @@ impl NativeStore {
                 master: Mutex::default(),
                 cluster_id: Mutex::default(),
                 schemas: Default::default(),
-                nonce_group: super::admin::random_u64(),
+                nonce_group: super::random::random_u64(),
                 open_scanners: Arc::default(),
                 failed_servers: FailedServers::default(),
             }),
@@ -1076,7 +1076,7 @@ impl NativeStore {
         store_error: &impl Fn((NativeError, String)) -> StoreError,
     ) -> Result<Option<RowResult>, StoreError> {
         let mutation = proto::MutationProto {
-            nonce: Some(super::admin::random_u64()),
+            nonce: Some(super::random::random_u64()),
             ..mutation
         };
         let request = |region: &RegionLocation| proto::MutateRequest {
@@ -2437,7 +2437,7 @@ mod tests {
             .expect("created");
         let op = Increment::new("r").add("f", "c", 5);
         let mutation = proto::MutationProto {
-            nonce: Some(super::super::admin::random_u64()),
+            nonce: Some(super::super::random::random_u64()),
             ..convert::increment(&op)
         };
         let request = |region: &RegionLocation| proto::MutateRequest {

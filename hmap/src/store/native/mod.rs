@@ -156,11 +156,13 @@ pub mod connection;
 pub mod convert;
 pub mod error;
 pub(crate) mod filter;
+pub(crate) mod io;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
 pub mod locate;
 pub(crate) mod probe;
 pub mod proto;
+mod random;
 mod retry;
 #[cfg(feature = "kerberos")]
 pub mod sasl;
