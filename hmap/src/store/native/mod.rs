@@ -177,7 +177,7 @@ mod proto_check;
 mod trace_tests;
 
 pub use client::{NativeConfig, NativeStore};
-pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError};
+pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError, ZooKeeperError};
 #[cfg(feature = "kerberos")]
 pub use kerberos::NativeKerberos;
 pub use retry::{RETRY_BACKOFF, RetryPolicy};
@@ -185,4 +185,4 @@ pub use retry::{RETRY_BACKOFF, RetryPolicy};
 pub use sasl::Protection;
 #[cfg(feature = "tls")]
 pub use tls::NativeTls;
-pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};
+pub use zookeeper::ZooKeeperRegistry;
