@@ -681,7 +681,7 @@ impl NativeStore {
             let reply = self
                 .call_server::<proto::ScanResponse>(&meta.server, "Scan", &request, left)
                 .await
-                .and_then(|reply| super::client::scan_rows(&reply));
+                .and_then(|reply| super::convert::scan_rows(&reply));
             let rows = match reply {
                 Ok(rows) => rows,
                 Err(e) => {
