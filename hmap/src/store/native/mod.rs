@@ -196,6 +196,8 @@ pub mod zookeeper;
 #[cfg(test)]
 mod cluster_tests;
 #[cfg(test)]
+mod import_check;
+#[cfg(test)]
 mod proto_check;
 #[cfg(test)]
 mod trace_tests;
