@@ -1,5 +1,5 @@
 //! The region cache: where each table's regions were last seen, looked up
-//! in `hbase:meta` when a row's region is not cached ([`locate`](super::locate)
+//! in `hbase:meta` when a row's region is not cached ([`locate`]
 //! reads the answer), and what a failed try means for the cache before the
 //! call tries again ([`retry_on`](NativeStore::retry_on)).
 

@@ -1,7 +1,7 @@
 //! The connection registry: where `hbase:meta` is, the cluster's id, and
 //! how `NativeStore::connect` bootstraps, from `ClientMetaService` on the
 //! bootstrap servers (HBase 2.5 and later) or from ZooKeeper
-//! ([`zookeeper`](super::zookeeper)). The answers are cached; `hbase:meta`'s
+//! ([`zookeeper`]). The answers are cached; `hbase:meta`'s
 //! location is asked for again once it went stale.
 
 use std::time::{Duration, Instant};
