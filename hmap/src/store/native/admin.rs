@@ -27,6 +27,7 @@ use super::connection::Service;
 use super::error::{ExceptionKind, NativeError, RemoteError};
 use super::locate;
 use super::proto::{self, get_procedure_result_response::State};
+use super::random::random_u64;
 use super::retry::{Attempts, Idempotence, Retry, retry_kind};
 use super::zookeeper;
 use crate::schema::{BloomType, Compression, FamilyOption, FamilySchema, TableSchema};
@@ -37,18 +38,6 @@ const MASTER_PORT: u32 = 16000;
 
 /// Rows of `hbase:meta` read per call when listing a table's regions.
 const META_PAGE: u32 = 1000;
-
-/// A number that differs from call to call and from process to process
-/// (nonces; no random-number crate for this).
-pub(super) fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    hasher.write_u128(now);
-    hasher.finish()
-}
 
 /// A table's name as the protocol carries it.
 fn table_name(wire: &str) -> proto::TableName {
@@ -692,7 +681,7 @@ impl NativeStore {
             let reply = self
                 .call_server::<proto::ScanResponse>(&meta.server, "Scan", &request, left)
                 .await
-                .and_then(|reply| super::client::scan_rows(&reply));
+                .and_then(|reply| super::convert::scan_rows(&reply));
             let rows = match reply {
                 Ok(rows) => rows,
                 Err(e) => {

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use prost::Message;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -47,6 +47,7 @@ use tokio::task::AbortHandle;
 use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
 use super::error::{KerberosFailure, NativeError, whole_ms};
+use super::io::write_and_flush;
 use super::proto::{ConnectionHeader, RPCTInfo, RequestHeader, UserInformation};
 use crate::store::{TraceContext, TraceContextSource, metrics};
 
@@ -513,7 +514,7 @@ impl Shared {
                     ..
                 }) if tries < SASL_RETRIES => {
                     tries += 1;
-                    let pause = Duration::from_millis(1 + super::admin::random_u64() % SASL_RETRY_PAUSE_MS);
+                    let pause = Duration::from_millis(1 + super::random::random_u64() % SASL_RETRY_PAUSE_MS);
                     tracing::debug!(endpoint = %self.endpoint, %reason, ?pause, tries, "the SASL handshake was refused; trying again");
                     tokio::time::sleep(pause).await;
                 }
@@ -821,13 +822,6 @@ async fn write_loop(
     }
 }
 
-/// Writes `bytes` and flushes them out: TLS may hold back part of what
-/// a write took until it is flushed.
-pub(crate) async fn write_and_flush(writer: &mut (impl AsyncWrite + Unpin), bytes: &[u8]) -> std::io::Result<()> {
-    writer.write_all(bytes).await?;
-    writer.flush().await
-}
-
 /// Reads reply frames and hands each to the call waiting for it.
 async fn read_loop(
     mut reader: impl AsyncRead + Unpin,
@@ -967,6 +961,7 @@ mod tests {
     use crate::store::native::codec::encode_response;
     use crate::store::native::probe;
     use crate::store::native::proto::{ExceptionResponse, GetClusterIdRequest, GetClusterIdResponse, ResponseHeader};
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     /// A fake server's view of one connection: reads the preamble and

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 
 use super::codec::WireCell;
+use super::connection::CallReply;
 use super::error::NativeError;
 use super::proto::{self, mutation_proto};
 use prost::Message;
@@ -372,6 +373,45 @@ pub fn associated_cells(result: &proto::Result) -> Result<usize, NativeError> {
     usize::try_from(result.associated_cell_count.unwrap_or(0)).map_err(|_| NativeError::InvalidReply {
         reason: format!("a negative cell count {:?}", result.associated_cell_count),
     })
+}
+
+/// The cells of each row of a scan reply: from the cell block, split by
+/// `cells_per_result`, or from the `Result` messages.
+pub(super) fn scan_rows(
+    reply: &CallReply<proto::ScanResponse>,
+) -> Result<Vec<Vec<super::codec::WireCell>>, NativeError> {
+    let message = &reply.message;
+    if !message.cells_per_result.is_empty() {
+        let mut cells = reply.cells.iter().cloned();
+        let mut rows = Vec::with_capacity(message.cells_per_result.len());
+        for (i, &n) in message.cells_per_result.iter().enumerate() {
+            let row: Vec<_> = cells.by_ref().take(n as usize).collect();
+            if row.len() != n as usize {
+                return Err(NativeError::InvalidReply {
+                    reason: format!("scan result {i} announces {n} cells, the cell block has {}", row.len()),
+                });
+            }
+            rows.push(row);
+        }
+        return Ok(rows);
+    }
+    Ok(message
+        .results
+        .iter()
+        .map(|r| {
+            r.cell
+                .iter()
+                .map(|c| super::codec::WireCell {
+                    row: c.row.clone().unwrap_or_default(),
+                    family: c.family.clone().unwrap_or_default(),
+                    qualifier: c.qualifier.clone().unwrap_or_default(),
+                    timestamp: c.timestamp.unwrap_or(0) as i64,
+                    cell_type: c.cell_type.unwrap_or(4) as u8,
+                    value: c.value.clone().unwrap_or_default(),
+                })
+                .collect()
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 //! see in a server's bytes panics. [`RemoteError`] is an `ExceptionResponse`
 //! (or a `Multi` action's exception) with its class mapped to an
 //! [`ExceptionKind`]. [`NativeError::into_store`] turns them into hmap's
-//! [`StoreError`] once the table and row are known.
+//! [`StoreError`] once the table and row are known. [`ZooKeeperError`] is
+//! what the ZooKeeper registry reports, wrapped as [`NativeError::ZooKeeper`].
 
 use std::time::Duration;
 
-use super::zookeeper::ZooKeeperError;
 use crate::store::StoreError;
 
 /// An error of the native RPC layers.
@@ -198,7 +198,7 @@ pub enum NativeError {
     },
     /// The ZooKeeper registry failed (it names the znode it was reading).
     #[error(transparent)]
-    ZooKeeper(#[from] super::zookeeper::ZooKeeperError),
+    ZooKeeper(#[from] ZooKeeperError),
     /// The call's deadline passed (connecting, writing, or waiting for the reply).
     #[error("{method} on {endpoint} timed out after {elapsed:?}, {waiting_for}")]
     Timeout {
@@ -282,6 +282,156 @@ impl KerberosFailure {
     /// trying again fails the same way.
     pub fn is_transient(self) -> bool {
         matches!(self, KerberosFailure::KdcUnreachable)
+    }
+}
+
+/// An error of the ZooKeeper registry; each names the znode being read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ZooKeeperError {
+    /// No quorum member is configured.
+    #[error("no ZooKeeper server configured to read {znode} from")]
+    NoQuorum {
+        /// The znode that was to be read.
+        znode: String,
+    },
+    /// The server could not be reached, or the connection broke.
+    #[error("cannot read {znode} from ZooKeeper {server}: {reason}")]
+    Unreachable {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode being read.
+        znode: String,
+        /// What happened.
+        reason: String,
+    },
+    /// The deadline passed before the server answered.
+    #[error("ZooKeeper {server} did not answer within {elapsed:?} while {znode} was read")]
+    Timeout {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode being read.
+        znode: String,
+        /// How long the lookup had taken.
+        elapsed: Duration,
+    },
+    /// No server of a quorum of several answered, within the one deadline
+    /// they shared.
+    #[error(
+        "no ZooKeeper server answered while {znode} was read ({} after {elapsed:?}): {}",
+        if *.timed_out { "timed out" } else { "failed" },
+        show_tried(.tried)
+    )]
+    Quorum {
+        /// The quorum's servers, `host:port`, separated by commas.
+        servers: String,
+        /// The znode being read.
+        znode: String,
+        /// How long the servers were tried for, all together.
+        elapsed: Duration,
+        /// The deadline passed (rather than every server failing before it).
+        timed_out: bool,
+        /// Each server, in the order tried, and what it did.
+        tried: Vec<(String, String)>,
+    },
+    /// The znode does not exist.
+    #[error(
+        "znode {znode} does not exist on ZooKeeper {server}: HBase is not running there, \
+         or its zookeeper.znode.parent is not the parent configured"
+    )]
+    NoNode {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode.
+        znode: String,
+    },
+    /// ZooKeeper answered the read with an error code (`KeeperException.Code`).
+    #[error("ZooKeeper {server} refused to read {znode}: error code {code}{}", refusal_hint(*code))]
+    Refused {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode.
+        znode: String,
+        /// ZooKeeper's error code (`-102`: no authorisation, ...).
+        code: i32,
+    },
+    /// The server's bytes break ZooKeeper's protocol.
+    #[error("ZooKeeper {server} broke the protocol while {znode} was read: {reason}")]
+    Protocol {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode being read.
+        znode: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Kerberos with a ZooKeeper that demands SASL failed (feature
+    /// `kerberos`): `failure` says what kind, `reason` what to change.
+    #[error("Kerberos with ZooKeeper {server} failed while {znode} was read: {reason}")]
+    Kerberos {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode being read.
+        znode: String,
+        /// What kind of failure.
+        failure: KerberosFailure,
+        /// What failed, and what to change.
+        reason: String,
+    },
+    /// The znode's data is not what HBase writes there.
+    #[error("znode {znode} on ZooKeeper {server} does not hold what HBase writes there: {reason}")]
+    InvalidZnode {
+        /// The ZooKeeper server, `host:port`.
+        server: String,
+        /// The znode.
+        znode: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ZooKeeperError {
+    /// The ZooKeeper server the error came from (empty without one).
+    pub fn server(&self) -> &str {
+        match self {
+            ZooKeeperError::NoQuorum { .. } => "",
+            ZooKeeperError::Quorum { servers, .. } => servers,
+            ZooKeeperError::Unreachable { server, .. }
+            | ZooKeeperError::Timeout { server, .. }
+            | ZooKeeperError::NoNode { server, .. }
+            | ZooKeeperError::Refused { server, .. }
+            | ZooKeeperError::Protocol { server, .. }
+            | ZooKeeperError::Kerberos { server, .. }
+            | ZooKeeperError::InvalidZnode { server, .. } => server,
+        }
+    }
+
+    /// The znode being read.
+    pub fn znode(&self) -> &str {
+        match self {
+            ZooKeeperError::NoQuorum { znode }
+            | ZooKeeperError::Unreachable { znode, .. }
+            | ZooKeeperError::Timeout { znode, .. }
+            | ZooKeeperError::Quorum { znode, .. }
+            | ZooKeeperError::NoNode { znode, .. }
+            | ZooKeeperError::Refused { znode, .. }
+            | ZooKeeperError::Kerberos { znode, .. }
+            | ZooKeeperError::Protocol { znode, .. }
+            | ZooKeeperError::InvalidZnode { znode, .. } => znode,
+        }
+    }
+}
+
+/// ` (what to do)` after a refusal that says the ZooKeeper demands SASL:
+/// `-102` no authorisation, `-115` authentication failed, `-124` a session
+/// closed for want of SASL (`KeeperException.Code`).
+fn refusal_hint(code: i32) -> &'static str {
+    match code {
+        -102 | -115 | -124 => {
+            " (the ZooKeeper demands SASL of its clients: set `NativeKerberos::zookeeper_principal`, hmap's feature \
+             `kerberos`, or bootstrap from the masters with `NativeConfig::new`)"
+        }
+        _ => "",
     }
 }
 

@@ -942,7 +942,7 @@ pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &str) -> Result<(), NativeError> {
-    super::connection::write_and_flush(stream, bytes)
+    super::io::write_and_flush(stream, bytes)
         .await
         .map_err(|e| NativeError::Closed {
             endpoint: endpoint.to_string(),

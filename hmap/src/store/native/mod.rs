@@ -1,31 +1,48 @@
 //! NativeStore's layers: HBase's own RPC protocol, spoken directly to the
 //! masters and region servers, with no gateway in between (feature `native`).
 //!
-//! From the bottom up, each file one job:
+//! From the bottom up, each file one job, and each uses only files listed
+//! before it (`import_check.rs`, a test, keeps them free of circles):
 //! - [`proto`]: the protobuf messages of the protocol (prost, written by hand,
 //!   checked field by field against HBase's `.proto` files);
+//! - [`error`]: typed errors, HBase's exceptions by kind, the ZooKeeper
+//!   registry's errors;
 //! - [`codec`]: the wire format without IO: preamble, frames, cell blocks;
 //! - [`bound`]: how much memory a reply may take decoded, checked before
 //!   it is decoded;
-//! - [`error`]: typed errors, HBase's exceptions by kind;
-//! - [`connection`]: one multiplexed tokio connection per server and service,
-//!   over TCP or TLS;
+//! - `filter`: hmap's filters as HBase's filter messages;
+//! - `random`: numbers that differ from call to call (nonces, jitter);
+//! - `io`: what the connection and the SASL handshakes do alike on a socket;
+//! - `probe`: whether a server that closed a plaintext connection speaks
+//!   TLS only;
+//! - `retry`: the retry policy every call shares: what each of HBase's
+//!   "not here, not yet" answers means, the pauses between tries
+//!   ([`RetryPolicy`]), which writes may be sent again, and the deadline's
+//!   error;
 //! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS,
 //!   through rustls ([`NativeConfig::tls`](client::NativeConfig));
 //! - `sasl` and `kerberos` (feature `kerberos`): HBase's SASL GSSAPI
 //!   handshake and its protection levels, through MIT Kerberos
 //!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos));
-//! - [`locate`]: where `hbase:meta` and a row's region are;
-//! - `retry`: the retry policy every call shares: what each of HBase's
-//!   "not here, not yet" answers means, the pauses between tries
-//!   ([`RetryPolicy`]), which writes may be sent again, and the deadline's
-//!   error;
+//! - [`connection`]: one multiplexed tokio connection per server and service,
+//!   over TCP or TLS;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
 //!   (where `hbase:meta` and the master are, from HBase's znodes);
-//! - [`convert`]: hmap's types to and from the protobuf messages;
-//! - [`client`]: [`NativeStore`]: get, mutate and scan on hmap's own types,
-//!   region by region, with retries inside each call's deadline;
+//! - [`locate`]: where `hbase:meta` and a row's region are, read from the
+//!   registry's and `hbase:meta`'s answers;
+//! - [`convert`]: hmap's types to and from the protobuf messages, and a
+//!   scan reply's cells by row;
+//! - [`client`]: [`NativeStore`] and [`NativeConfig`]: the handle, what its
+//!   clones share (connections, the region cache), and a call to one server;
+//! - `registry`: `NativeStore::connect`, the cluster's id and where
+//!   `hbase:meta` is, asked of the bootstrap servers or ZooKeeper;
+//! - `regions`: the region cache, its `hbase:meta` lookups, and what a
+//!   failed try means for it;
+//! - `call`: a call to a row's region, with retries inside its deadline;
 //! - `batch`: many gets or row mutations in one `Multi` call per region server;
+//! - `rows`: get, mutate, check-and-mutate, increment and append on hmap's
+//!   own types, as region calls and batches;
+//! - `scan`: scanners, region by region, resumed where a region moved;
 //! - `admin`: tables created, deleted, truncated, altered and described
 //!   through the master (`MasterService`), waiting for its procedures;
 //! - `store`: `impl Store for NativeStore`, with the checks every backend
@@ -150,32 +167,43 @@
 mod admin;
 mod batch;
 pub mod bound;
+mod call;
 pub mod client;
 pub mod codec;
 pub mod connection;
 pub mod convert;
 pub mod error;
 pub(crate) mod filter;
+pub(crate) mod io;
 #[cfg(feature = "kerberos")]
 pub(crate) mod kerberos;
 pub mod locate;
 pub(crate) mod probe;
 pub mod proto;
+mod random;
+mod regions;
+mod registry;
 mod retry;
+mod rows;
 #[cfg(feature = "kerberos")]
 pub mod sasl;
+mod scan;
 mod store;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod zookeeper;
 
 #[cfg(test)]
+mod cluster_tests;
+#[cfg(test)]
+mod import_check;
+#[cfg(test)]
 mod proto_check;
 #[cfg(test)]
 mod trace_tests;
 
 pub use client::{NativeConfig, NativeStore};
-pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError};
+pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError, ZooKeeperError};
 #[cfg(feature = "kerberos")]
 pub use kerberos::NativeKerberos;
 pub use retry::{RETRY_BACKOFF, RetryPolicy};
@@ -183,4 +211,4 @@ pub use retry::{RETRY_BACKOFF, RetryPolicy};
 pub use sasl::Protection;
 #[cfg(feature = "tls")]
 pub use tls::NativeTls;
-pub use zookeeper::{ZooKeeperError, ZooKeeperRegistry};
+pub use zookeeper::ZooKeeperRegistry;

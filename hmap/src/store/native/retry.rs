@@ -398,7 +398,7 @@ impl Attempts {
 
 /// A number in `[0, 1)`, different from call to call.
 fn unit_random() -> f64 {
-    (super::admin::random_u64() >> 11) as f64 / (1u64 << 53) as f64
+    (super::random::random_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Servers that refused a connection lately: not dialled again until

@@ -46,13 +46,16 @@
 //! server given an equal share of the time left; every error names the
 //! znode being read.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+// The registry's error is kept with the other errors, which wrap it
+// (`NativeError::ZooKeeper`); it is named here too, where it was first.
+pub use super::error::ZooKeeperError;
 use super::proto::{self, region_state::State};
 
 /// The parent znode unless `zookeeper.znode.parent` says otherwise.
@@ -141,162 +144,6 @@ impl ZooKeeperRegistry {
         } else {
             format!("/{parent}/{name}")
         }
-    }
-}
-
-/// An error of the ZooKeeper registry; each names the znode being read.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ZooKeeperError {
-    /// No quorum member is configured.
-    #[error("no ZooKeeper server configured to read {znode} from")]
-    NoQuorum {
-        /// The znode that was to be read.
-        znode: String,
-    },
-    /// The server could not be reached, or the connection broke.
-    #[error("cannot read {znode} from ZooKeeper {server}: {reason}")]
-    Unreachable {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode being read.
-        znode: String,
-        /// What happened.
-        reason: String,
-    },
-    /// The deadline passed before the server answered.
-    #[error("ZooKeeper {server} did not answer within {elapsed:?} while {znode} was read")]
-    Timeout {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode being read.
-        znode: String,
-        /// How long the lookup had taken.
-        elapsed: Duration,
-    },
-    /// No server of a quorum of several answered, within the one deadline
-    /// they shared.
-    #[error(
-        "no ZooKeeper server answered while {znode} was read ({} after {elapsed:?}): {}",
-        if *.timed_out { "timed out" } else { "failed" },
-        show_tried(.tried)
-    )]
-    Quorum {
-        /// The quorum's servers, `host:port`, separated by commas.
-        servers: String,
-        /// The znode being read.
-        znode: String,
-        /// How long the servers were tried for, all together.
-        elapsed: Duration,
-        /// The deadline passed (rather than every server failing before it).
-        timed_out: bool,
-        /// Each server, in the order tried, and what it did.
-        tried: Vec<(String, String)>,
-    },
-    /// The znode does not exist.
-    #[error(
-        "znode {znode} does not exist on ZooKeeper {server}: HBase is not running there, \
-         or its zookeeper.znode.parent is not the parent configured"
-    )]
-    NoNode {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode.
-        znode: String,
-    },
-    /// ZooKeeper answered the read with an error code (`KeeperException.Code`).
-    #[error("ZooKeeper {server} refused to read {znode}: error code {code}{}", refusal_hint(*code))]
-    Refused {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode.
-        znode: String,
-        /// ZooKeeper's error code (`-102`: no authorisation, ...).
-        code: i32,
-    },
-    /// The server's bytes break ZooKeeper's protocol.
-    #[error("ZooKeeper {server} broke the protocol while {znode} was read: {reason}")]
-    Protocol {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode being read.
-        znode: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// Kerberos with a ZooKeeper that demands SASL failed (feature
-    /// `kerberos`): `failure` says what kind, `reason` what to change.
-    #[error("Kerberos with ZooKeeper {server} failed while {znode} was read: {reason}")]
-    Kerberos {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode being read.
-        znode: String,
-        /// What kind of failure.
-        failure: super::KerberosFailure,
-        /// What failed, and what to change.
-        reason: String,
-    },
-    /// The znode's data is not what HBase writes there.
-    #[error("znode {znode} on ZooKeeper {server} does not hold what HBase writes there: {reason}")]
-    InvalidZnode {
-        /// The ZooKeeper server, `host:port`.
-        server: String,
-        /// The znode.
-        znode: String,
-        /// What is wrong.
-        reason: String,
-    },
-}
-
-impl ZooKeeperError {
-    /// The ZooKeeper server the error came from (empty without one).
-    pub fn server(&self) -> &str {
-        match self {
-            ZooKeeperError::NoQuorum { .. } => "",
-            ZooKeeperError::Quorum { servers, .. } => servers,
-            ZooKeeperError::Unreachable { server, .. }
-            | ZooKeeperError::Timeout { server, .. }
-            | ZooKeeperError::NoNode { server, .. }
-            | ZooKeeperError::Refused { server, .. }
-            | ZooKeeperError::Protocol { server, .. }
-            | ZooKeeperError::Kerberos { server, .. }
-            | ZooKeeperError::InvalidZnode { server, .. } => server,
-        }
-    }
-
-    /// The znode being read.
-    pub fn znode(&self) -> &str {
-        match self {
-            ZooKeeperError::NoQuorum { znode }
-            | ZooKeeperError::Unreachable { znode, .. }
-            | ZooKeeperError::Timeout { znode, .. }
-            | ZooKeeperError::Quorum { znode, .. }
-            | ZooKeeperError::NoNode { znode, .. }
-            | ZooKeeperError::Refused { znode, .. }
-            | ZooKeeperError::Kerberos { znode, .. }
-            | ZooKeeperError::Protocol { znode, .. }
-            | ZooKeeperError::InvalidZnode { znode, .. } => znode,
-        }
-    }
-}
-
-/// `a: what a did; b: what b did`.
-fn show_tried(tried: &[(String, String)]) -> String {
-    let each: Vec<String> = tried.iter().map(|(server, what)| format!("{server}: {what}")).collect();
-    each.join("; ")
-}
-
-/// ` (what to do)` after a refusal that says the ZooKeeper demands SASL:
-/// `-102` no authorisation, `-115` authentication failed, `-124` a session
-/// closed for want of SASL (`KeeperException.Code`).
-fn refusal_hint(code: i32) -> &'static str {
-    match code {
-        -102 | -115 | -124 => {
-            " (the ZooKeeper demands SASL of its clients: set `NativeKerberos::zookeeper_principal`, hmap's feature \
-             `kerberos`, or bootstrap from the masters with `NativeConfig::new`)"
-        }
-        _ => "",
     }
 }
 
@@ -957,6 +804,7 @@ pub async fn cluster_id(registry: &ZooKeeperRegistry, deadline: Instant) -> Resu
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::time::Duration;
 
     use tokio::net::TcpListener;
 

@@ -28,7 +28,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::time::timeout_at;
 
 use super::transport::{Deadline, Failure};
-use crate::store::native::connection::write_and_flush;
+use crate::store::native::io::write_and_flush;
 use crate::store::native::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep, SaslWrap};
 use crate::store::native::sasl::MAX_TOKEN;
 use crate::store::native::{KerberosFailure, NativeError};
