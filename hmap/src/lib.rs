@@ -110,9 +110,9 @@
 //! spans, the metrics ([`store::metrics`], feature `metrics`) and how a
 //! trace goes on into HBase ([`store::TraceContext`]).
 
-// No unsafe code, but for one function of the `kerberos` feature
-// (`store::native::kerberos::acquire_from_store`, an FFI call libgssapi
-// does not wrap): there `deny`, which that function alone allows.
+// No unsafe code, but for one module of the `kerberos` feature
+// (`store::native::kerberos::gssapi`, the calls into MIT Kerberos'
+// GSSAPI): there `deny`, which that module alone allows.
 #![cfg_attr(not(feature = "kerberos"), forbid(unsafe_code))]
 #![cfg_attr(feature = "kerberos", deny(unsafe_code))]
 #![warn(missing_docs)]
