@@ -15,7 +15,7 @@
 //! is tested with, and it is a larger crate to audit than a binding.
 //!
 //! The binding is hmap's own: [`gssapi`] declares the twelve functions,
-//! two OIDs and few types and constants hmap uses (`gssapi/sys.rs`) and
+//! two OIDs and the few types and constants hmap uses (`gssapi/sys.rs`) and
 //! wraps them in types that release what the library allocates (names,
 //! credentials, contexts, buffers); it holds the crate's only `unsafe`
 //! code. `scripts/gssapi-check` compiles the declarations, restated in C

@@ -427,9 +427,9 @@ impl ClientCtx {
         let mut minor = 0;
         // SAFETY: the context handle is this context's own (a null one, not
         // yet made, is refused by the library with GSS_S_NO_CONTEXT);
-        // `message` points to `message`, which outlives the call and which
-        // the library only reads; `output` receives a buffer it then owns;
-        // a null conf_state is allowed.
+        // `message` describes the caller's bytes, which outlive the call
+        // and which the library only reads; `output` receives a buffer it
+        // then owns; a null conf_state is allowed.
         let major = unsafe {
             sys::gss_wrap(
                 &mut minor,
