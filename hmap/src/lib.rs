@@ -113,9 +113,9 @@
 // docs.rs (nightly rustdoc, `--cfg docsrs`) marks each item with the
 // features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// No unsafe code, but for one function of the `kerberos` feature
-// (`store::native::kerberos::acquire_from_store`, an FFI call libgssapi
-// does not wrap): there `deny`, which that function alone allows.
+// No unsafe code, but for one module of the `kerberos` feature
+// (`store::native::kerberos::gssapi`, the calls into MIT Kerberos'
+// GSSAPI): there `deny`, which that module alone allows.
 #![cfg_attr(not(feature = "kerberos"), forbid(unsafe_code))]
 #![cfg_attr(feature = "kerberos", deny(unsafe_code))]
 #![warn(missing_docs)]

@@ -4,29 +4,34 @@
 //! them. The bytes are [`super::sasl`]'s; this file holds the credentials
 //! and the GSSAPI calls.
 //!
-//! # Why MIT Kerberos through `libgssapi`
+//! # Why MIT Kerberos, through declarations of hmap's own
 //! GSSAPI is what HBase's Java client uses (through the JDK), and MIT
 //! Kerberos' `libgssapi_krb5` is what Linux machines that talk to a
 //! Kerberized cluster already have: it reads the machine's `krb5.conf`,
 //! its ticket caches (`kinit`) and keytabs, and refreshes credentials from
-//! a client keytab on its own. `libgssapi` 0.11 (with `libgssapi-sys` 0.3)
-//! is the safe Rust binding to it on crates.io: small itself (bitflags,
-//! bytes), but its `-sys` crate generates its bindings with bindgen at
-//! build time, so the feature brings 17 crates into the build (libgssapi,
-//! libgssapi-sys, bindgen, clang-sys, regex, nom, ...) and needs libclang
-//! and MIT's headers on the build machine (Debian: `libkrb5-dev`,
-//! `libclang-dev`, `pkg-config`; `scripts/krb5-deps` installs them): 44 s
-//! more of a build with `-j 1` after a default one (hmap rebuilt
-//! included), measured on a 2-core machine. That is why Kerberos is a
-//! feature of its own, off by default. A pure-Rust Kerberos (such as the
-//! `sspi` crate) would avoid the C library and bindgen, but would not be
-//! the implementation the cluster's own tooling (`kinit`, `krb5.conf`,
-//! keytabs, ticket caches) is tested with, and it is a larger crate to
-//! audit than a binding; a hand-written FFI to `libgssapi_krb5` would
-//! avoid bindgen but put a dozen `unsafe` C declarations in hmap. One
-//! call `libgssapi` does not wrap, `gss_acquire_cred_from` (the keytab
-//! login), is made here through `libgssapi-sys`: the crate's only
-//! `unsafe` code.
+//! a client keytab on its own. A pure-Rust Kerberos (such as the `sspi`
+//! crate) would avoid the C library, but would not be the implementation
+//! the cluster's own tooling (`kinit`, `krb5.conf`, keytabs, ticket caches)
+//! is tested with, and it is a larger crate to audit than a binding.
+//!
+//! The binding is hmap's own: [`gssapi`] declares the twelve functions,
+//! two OIDs and the few types and constants hmap uses (`gssapi/sys.rs`) and
+//! wraps them in types that release what the library allocates (names,
+//! credentials, contexts, buffers); it holds the crate's only `unsafe`
+//! code. `scripts/gssapi-check` compiles the declarations, restated in C
+//! (`gssapi/check.c`), against MIT's headers, and a unit test checks that
+//! the restatement says what `sys.rs` says. The `libgssapi` crates used
+//! before generated their bindings with bindgen at build time: 17 crates
+//! (bindgen, clang-sys, regex, nom, ...) and libclang on the build machine.
+//! Now the feature builds no crate and runs no build script of its own;
+//! it needs `libgssapi_krb5.so` to link against (Debian: `libkrb5-dev`;
+//! `scripts/krb5-deps` installs it) and the library at run time, which is
+//! why Kerberos is still a feature of its own, off by default. Linked
+//! rather than opened with `dlopen`: a program built with the feature
+//! uses the library anyway, a missing one is then said by the loader when
+//! the program starts rather than at its first handshake, and `dlopen`
+//! would mean more declarations (or the `libc` crate) and a function
+//! pointer type per call, checked by nothing.
 //!
 //! # Credentials and relogin
 //! From a keytab ([`NativeKerberos::keytab`]): `gss_acquire_cred_from`
@@ -51,16 +56,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use libgssapi::context::{ClientCtx, CtxFlags, SecurityContext};
-use libgssapi::credential::{Cred, CredUsage};
-use libgssapi::error::{Error as GssError, MajorFlags};
-use libgssapi::name::Name;
-use libgssapi::oid::{GSS_MECH_KRB5, GSS_NT_KRB5_PRINCIPAL, OidSet};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
+use self::gssapi::sys::{
+    GSS_C_CONF_FLAG, GSS_C_INTEG_FLAG, GSS_C_MUTUAL_FLAG, GSS_S_BAD_NAME, GSS_S_CREDENTIALS_EXPIRED, GSS_S_NO_CRED,
+    KRB5_CC_NOTFOUND, KRB5_CONFIG_CANTOPEN, KRB5_CONFIG_NODEFREALM, KRB5_FCC_NOFILE, KRB5_KDC_UNREACH,
+    KRB5_KT_NOTFOUND, KRB5_REALM_UNKNOWN, KRB5KDC_ERR_C_PRINCIPAL_UNKNOWN, KRB5KDC_ERR_PREAUTH_FAILED,
+    KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN, KRB5KRB_AP_ERR_BAD_INTEGRITY, KRB5KRB_AP_ERR_TKT_EXPIRED,
+};
+use self::gssapi::{ClientCtx, Cred, GssError, Name};
 use super::error::{KerberosFailure, NativeError};
 use super::sasl::{self, Protection, ServerReply};
 
+mod gssapi;
 mod keytab;
 
 /// Kerberos settings of a [`NativeStore`](super::NativeStore)
@@ -317,12 +325,11 @@ fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
     match source {
         Source::TicketCache { ccache } => {
             let acquired = match ccache {
-                None => OidSet::singleton(GSS_MECH_KRB5)
-                    .and_then(|mechs| Cred::acquire(None, None, CredUsage::Initiate, Some(&mechs))),
+                None => Cred::acquire_default(),
                 Some(ccache) => match CString::new(ccache.as_str()) {
-                    Ok(name) => acquire_from_store(None, &[(c"ccache", name)]),
+                    Ok(name) => Cred::acquire_from(None, &[(c"ccache", &name)]),
                     Err(_) => Err(GssError {
-                        major: MajorFlags::GSS_S_BAD_NAME,
+                        major: GSS_S_BAD_NAME,
                         minor: 0,
                     }),
                 },
@@ -443,18 +450,13 @@ fn krb5_config_source() -> String {
     }
 }
 
-/// `1.2.840.113554.1.2.2`, the Kerberos 5 mechanism.
-const KRB5_MECH: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02";
-/// `1.2.840.113554.1.2.2.1`, a Kerberos principal name.
-const KRB5_NT_PRINCIPAL: &[u8] = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02\x01";
-
 /// `gss_acquire_cred_from` with `client_keytab` and a fresh `MEMORY:`
 /// ccache.
 fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError> {
     use std::os::unix::ffi::OsStrExt;
 
     let bad_name = || GssError {
-        major: MajorFlags::GSS_S_BAD_NAME,
+        major: GSS_S_BAD_NAME,
         minor: 0,
     };
     let keytab = CString::new(keytab.as_os_str().as_bytes()).map_err(|_| bad_name())?;
@@ -467,130 +469,22 @@ fn acquire_from_keytab(principal: &str, keytab: &Path) -> Result<Cred, GssError>
         NEXT_CCACHE.fetch_add(1, Ordering::Relaxed)
     ))
     .map_err(|_| bad_name())?;
-    acquire_from_store(Some(principal), &[(c"client_keytab", keytab), (c"ccache", ccache)])
-}
-
-/// `gss_acquire_cred_from` (MIT's credential store extension, which
-/// `libgssapi` does not wrap): initiator credentials for `principal` (or
-/// the store's default) from the credential store `store`.
-#[allow(unsafe_code)] // FFI to MIT Kerberos: the crate's one unsafe function (see lib.rs).
-fn acquire_from_store(principal: Option<&str>, store: &[(&std::ffi::CStr, CString)]) -> Result<Cred, GssError> {
-    use libgssapi_sys as sys;
-
-    let mut elements: Vec<sys::gss_key_value_element_desc> = store
-        .iter()
-        .map(|(key, value)| sys::gss_key_value_element_desc {
-            key: key.as_ptr(),
-            value: value.as_ptr(),
-        })
-        .collect();
-    let store = sys::gss_key_value_set_desc {
-        count: elements.len() as u32,
-        elements: elements.as_mut_ptr(),
-    };
-    let mut name_type = sys::gss_OID_desc {
-        length: KRB5_NT_PRINCIPAL.len() as u32,
-        elements: KRB5_NT_PRINCIPAL.as_ptr() as *mut _,
-    };
-    let mut mech = sys::gss_OID_desc {
-        length: KRB5_MECH.len() as u32,
-        elements: KRB5_MECH.as_ptr() as *mut _,
-    };
-    let mut mechs = sys::gss_OID_set_desc {
-        count: 1,
-        elements: &mut mech,
-    };
-    let mut minor = 0;
-    let mut name: sys::gss_name_t = std::ptr::null_mut();
-    if let Some(principal) = principal {
-        let mut name_buffer = sys::gss_buffer_desc {
-            length: principal.len(),
-            value: principal.as_ptr() as *mut _,
-        };
-        // SAFETY: every pointer passed points to a live local of the right
-        // type for the call's duration; GSSAPI copies the name and the
-        // store's strings and does not keep these pointers.
-        let major = unsafe { sys::gss_import_name(&mut minor, &mut name_buffer, &mut name_type, &mut name) };
-        if major != sys::GSS_S_COMPLETE {
-            return Err(GssError {
-                major: MajorFlags::from_bits_retain(major),
-                minor,
-            });
-        }
-    }
-    let mut cred: sys::gss_cred_id_t = std::ptr::null_mut();
-    // SAFETY: as above; `name` is the one just imported, released below.
-    let major = unsafe {
-        sys::gss_acquire_cred_from(
-            &mut minor,
-            name,
-            sys::_GSS_C_INDEFINITE,
-            &mut mechs,
-            sys::GSS_C_INITIATE as sys::gss_cred_usage_t,
-            &store,
-            &mut cred,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    };
-    if !name.is_null() {
-        let mut release_minor = 0;
-        // SAFETY: `name` came from gss_import_name and is released once.
-        unsafe { sys::gss_release_name(&mut release_minor, &mut name) };
-    }
-    if major != sys::GSS_S_COMPLETE {
-        return Err(GssError {
-            major: MajorFlags::from_bits_retain(major),
-            minor,
-        });
-    }
-    // SAFETY: `cred` is a fresh handle this code owns alone; the `Cred`
-    // releases it when its last clone is dropped.
-    Ok(unsafe { Cred::from_c(cred) })
-}
-
-// MIT Kerberos' error codes (com_err table krb5, base -1765328384) that
-// say what to change.
-const KDC_ERR_C_PRINCIPAL_UNKNOWN: i32 = -1765328378;
-const KDC_ERR_S_PRINCIPAL_UNKNOWN: i32 = -1765328377;
-const KDC_ERR_PREAUTH_FAILED: i32 = -1765328360;
-/// "Decrypt integrity check failed": the KDC's reply, sealed with the
-/// principal's current key, does not open with the keytab's.
-const KRB5KRB_AP_ERR_BAD_INTEGRITY: i32 = -1765328353;
-const AP_ERR_TKT_EXPIRED: i32 = -1765328352;
-const KRB5_KDC_UNREACH: i32 = -1765328228;
-const KRB5_REALM_UNKNOWN: i32 = -1765328230;
-/// "Can't open/find Kerberos configuration file".
-const KRB5_CONFIG_CANTOPEN: i32 = -1765328249;
-/// "Configuration file does not specify default realm" (a principal
-/// without a realm, and no krb5.conf that names the default one).
-const KRB5_CONFIG_NODEFREALM: i32 = -1765328160;
-const KRB5_KT_NOTFOUND: i32 = -1765328203;
-const KRB5_FCC_NOFILE: i32 = -1765328189;
-const KRB5_CC_NOTFOUND: i32 = -1765328243;
-
-/// The routine error of a major status: a number in bits 16 to 23 (RFC
-/// 2744), not a set of flags (`GSS_S_FAILURE`, 13, shares bits with
-/// `GSS_S_NO_CRED`, 7).
-fn routine_error(major: MajorFlags) -> u32 {
-    major.bits() & 0x00FF_0000
+    let name = Name::principal(principal.as_bytes())?;
+    Cred::acquire_from(Some(&name), &[(c"client_keytab", &keytab), (c"ccache", &ccache)])
 }
 
 /// What a GSSAPI error means for the user, and its text.
 fn classify(e: &GssError) -> (KerberosFailure, String) {
     let text = e.to_string();
     let kind = match e.minor as i32 {
-        KDC_ERR_S_PRINCIPAL_UNKNOWN => KerberosFailure::ServerPrincipalUnknown,
-        KDC_ERR_C_PRINCIPAL_UNKNOWN | KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
+        KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN => KerberosFailure::ServerPrincipalUnknown,
+        KRB5KDC_ERR_C_PRINCIPAL_UNKNOWN | KRB5KDC_ERR_PREAUTH_FAILED => KerberosFailure::ClientPrincipalUnknown,
         KRB5_KDC_UNREACH => KerberosFailure::KdcUnreachable,
         KRB5_REALM_UNKNOWN | KRB5_CONFIG_CANTOPEN | KRB5_CONFIG_NODEFREALM => KerberosFailure::Krb5Config,
-        KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | AP_ERR_TKT_EXPIRED => KerberosFailure::NoCredentials,
-        _ if [MajorFlags::GSS_S_NO_CRED, MajorFlags::GSS_S_CREDENTIALS_EXPIRED]
-            .iter()
-            .any(|flag| routine_error(e.major) == flag.bits()) =>
-        {
+        KRB5_KT_NOTFOUND | KRB5_FCC_NOFILE | KRB5_CC_NOTFOUND | KRB5KRB_AP_ERR_TKT_EXPIRED => {
             KerberosFailure::NoCredentials
         }
+        _ if [GSS_S_NO_CRED, GSS_S_CREDENTIALS_EXPIRED].contains(&e.routine_error()) => KerberosFailure::NoCredentials,
         _ => KerberosFailure::Gssapi,
     };
     (kind, text)
@@ -615,7 +509,10 @@ fn explain(e: &GssError, server: Option<&str>, source: &Source, service: &str) -
     // demands pre-authentication, a refused one) is a key the KDC no
     // longer holds: the principal's key changed after the export.
     if let Source::Keytab { .. } = source
-        && matches!(e.minor as i32, KRB5KRB_AP_ERR_BAD_INTEGRITY | KDC_ERR_PREAUTH_FAILED)
+        && matches!(
+            e.minor as i32,
+            KRB5KRB_AP_ERR_BAD_INTEGRITY | KRB5KDC_ERR_PREAUTH_FAILED
+        )
     {
         kind = KerberosFailure::StaleKeytab;
     }
@@ -716,13 +613,11 @@ impl SaslWrap {
 
     /// Unwraps one wrapped message (without its length).
     pub(crate) fn unwrap(&self, wrapped: &[u8]) -> Result<Vec<u8>, String> {
-        let plain = self
-            .context
+        self.context
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .unwrap(wrapped)
-            .map_err(|e| format!("gss_unwrap failed: {e}"))?;
-        Ok(plain.to_vec())
+            .map_err(|e| format!("gss_unwrap failed: {e}"))
     }
 }
 
@@ -778,18 +673,18 @@ impl<'a> GssapiSasl<'a> {
         let fail = |kind, reason| failure(endpoint, kind, reason);
         let cred = kerberos.credentials(endpoint).await?;
         let server = kerberos.server_principal_for(endpoint);
-        let target = Name::new(server.as_bytes(), Some(GSS_NT_KRB5_PRINCIPAL)).map_err(|e| {
+        let target = Name::principal(server.as_bytes()).map_err(|e| {
             fail(
                 KerberosFailure::ServerPrincipalUnknown,
                 format!("`{server}` is not a Kerberos principal name ({e}): see `NativeKerberos::server_principal`"),
             )
         })?;
-        let flags = CtxFlags::GSS_C_MUTUAL_FLAG | CtxFlags::GSS_C_INTEG_FLAG | CtxFlags::GSS_C_CONF_FLAG;
-        let mut context = ClientCtx::new(Some(cred.clone()), target, flags, Some(GSS_MECH_KRB5));
+        let flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG;
+        let mut context = ClientCtx::new(cred.clone(), target, flags);
         // The first step asks the KDC for the server's ticket (and, the
         // first time, the keytab's ticket-granting ticket).
         let (context, first) = tokio::task::spawn_blocking(move || {
-            let token = context.step(None, None).map(|t| t.map(|t| t.to_vec()));
+            let token = context.step(None);
             (context, token)
         })
         .await
@@ -806,7 +701,7 @@ impl<'a> GssapiSasl<'a> {
             cred,
             context: Some(context),
         };
-        Ok((sasl, first.unwrap_or_default()))
+        Ok((sasl, first))
     }
 
     /// The server principal asked for, for error messages.
@@ -825,11 +720,11 @@ impl<'a> GssapiSasl<'a> {
             ));
         };
         if !context.is_complete() {
-            let next = context.step(Some(token), None).map_err(|e| {
+            let next = context.step(Some(token)).map_err(|e| {
                 let (kind, reason) = step_failure(&e, &self.server, &self.kerberos.source, self.setting);
                 fail(kind, reason)
             })?;
-            return Ok(SaslStep::Token(next.map(|t| t.to_vec()).unwrap_or_default()));
+            return Ok(SaslStep::Token(next));
         }
         let offer = context.unwrap(token).map_err(|e| {
             fail(
@@ -842,8 +737,7 @@ impl<'a> GssapiSasl<'a> {
             .map_err(|refused| fail(KerberosFailure::ProtectionRefused, refused.to_string()))?;
         let answer = context
             .wrap(false, &sasl::encode_answer(chosen))
-            .map_err(|e| fail(KerberosFailure::Gssapi, format!("gss_wrap failed: {e}")))?
-            .to_vec();
+            .map_err(|e| fail(KerberosFailure::Gssapi, format!("gss_wrap failed: {e}")))?;
         self.kerberos.note_lifetime(&self.cred);
         tracing::debug!(endpoint, protection = %chosen, "hmap: Kerberos handshake done");
         let wrap = match self.context.take() {
@@ -993,6 +887,7 @@ async fn read_reply<S: AsyncRead + Unpin>(
 
 #[cfg(test)]
 mod tests {
+    use super::gssapi::sys::GSS_S_FAILURE;
     use super::*;
 
     #[test]
@@ -1035,6 +930,23 @@ mod tests {
         let (kind, reason) = acquire(&source).expect_err("no keytab");
         assert_eq!(kind, KerberosFailure::KeytabUnreadable);
         assert!(reason.contains("/nonexistent/app.keytab"), "{reason}");
+    }
+
+    #[test]
+    fn a_ticket_cache_that_does_not_exist_has_no_credentials() {
+        // MIT Kerberos itself answers (gss_acquire_cred_from with a ccache).
+        let source = Source::TicketCache {
+            ccache: Some("FILE:/nonexistent/hmap-krb5cc".to_string()),
+        };
+        let (kind, reason) = acquire(&source).expect_err("no ticket cache");
+        assert_eq!(kind, KerberosFailure::NoCredentials, "{reason}");
+        assert!(reason.contains("FILE:/nonexistent/hmap-krb5cc"), "{reason}");
+        assert!(reason.contains("No credentials were supplied"), "{reason}");
+        // A name GSSAPI cannot take is refused before it is asked.
+        let source = Source::TicketCache {
+            ccache: Some("FILE:/tmp/a\0b".to_string()),
+        };
+        assert_eq!(acquire(&source).expect_err("a NUL").0, KerberosFailure::NoCredentials);
     }
 
     const RPC: &str = "hbase.rpc.protection";
@@ -1101,7 +1013,7 @@ mod tests {
     #[test]
     fn a_keytab_with_a_stale_key_is_told_to_be_exported_again() {
         let e = |minor: i32| GssError {
-            major: MajorFlags::GSS_S_FAILURE,
+            major: GSS_S_FAILURE,
             minor: minor as u32,
         };
         let file = TempFile::new("stale.keytab", &keytab::tests::keytab(&[(&["app"], "R")]));
@@ -1109,7 +1021,7 @@ mod tests {
         // What MIT Kerberos says of a key version the KDC moved past
         // ("Decrypt integrity check failed"), and what a KDC demanding
         // pre-authentication says of it.
-        for minor in [KRB5KRB_AP_ERR_BAD_INTEGRITY, KDC_ERR_PREAUTH_FAILED] {
+        for minor in [KRB5KRB_AP_ERR_BAD_INTEGRITY, KRB5KDC_ERR_PREAUTH_FAILED] {
             let (kind, reason) = step_failure(&e(minor), "hbase/h@R", &login, RPC);
             assert_eq!(kind, KerberosFailure::StaleKeytab, "{reason}");
             assert!(reason.contains("export the keytab again"), "{reason}");
@@ -1118,7 +1030,7 @@ mod tests {
             // with a client keytab gets the ticket-granting ticket), with
             // GSS_S_NO_CRED.
             let at_login = GssError {
-                major: MajorFlags::GSS_S_NO_CRED,
+                major: GSS_S_NO_CRED,
                 minor: minor as u32,
             };
             let (kind, reason) = explain(&at_login, None, &login, RPC);
@@ -1128,7 +1040,7 @@ mod tests {
         // From the ticket cache it is no keytab's fault.
         let cache = Source::TicketCache { ccache: None };
         assert_eq!(
-            step_failure(&e(KDC_ERR_PREAUTH_FAILED), "hbase/h@R", &cache, RPC).0,
+            step_failure(&e(KRB5KDC_ERR_PREAUTH_FAILED), "hbase/h@R", &cache, RPC).0,
             KerberosFailure::ClientPrincipalUnknown
         );
     }
@@ -1136,7 +1048,7 @@ mod tests {
     #[test]
     fn a_realm_krb5_conf_does_not_know_names_krb5_config() {
         let e = GssError {
-            major: MajorFlags::GSS_S_FAILURE,
+            major: GSS_S_FAILURE,
             minor: KRB5_REALM_UNKNOWN as u32,
         };
         let login = Source::Keytab {
@@ -1150,7 +1062,7 @@ mod tests {
         }
         for minor in [KRB5_CONFIG_CANTOPEN, KRB5_CONFIG_NODEFREALM] {
             let e = GssError {
-                major: MajorFlags::GSS_S_FAILURE,
+                major: GSS_S_FAILURE,
                 minor: minor as u32,
             };
             assert_eq!(classify(&e).0, KerberosFailure::Krb5Config);
@@ -1174,8 +1086,8 @@ mod tests {
     #[test]
     fn the_server_principal_hint_names_the_servers_own_setting() {
         let e = GssError {
-            major: MajorFlags::GSS_S_FAILURE,
-            minor: KDC_ERR_S_PRINCIPAL_UNKNOWN as u32,
+            major: GSS_S_FAILURE,
+            minor: KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN as u32,
         };
         let source = Source::TicketCache { ccache: None };
         let hint = |service| step_failure(&e, "x/h@R", &source, service).1;
@@ -1190,16 +1102,16 @@ mod tests {
     #[test]
     fn errors_are_classified_by_mit_codes() {
         let e = |minor: i32| GssError {
-            major: MajorFlags::GSS_S_FAILURE,
+            major: GSS_S_FAILURE,
             minor: minor as u32,
         };
         let server = "hbase/x@R";
         let source = Source::TicketCache { ccache: None };
-        let (kind, reason) = step_failure(&e(KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source, RPC);
+        let (kind, reason) = step_failure(&e(KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source, RPC);
         assert_eq!(kind, KerberosFailure::ServerPrincipalUnknown);
         assert!(reason.contains("NativeKerberos::server_principal"), "{reason}");
         assert_eq!(
-            step_failure(&e(KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source, RPC).0,
+            step_failure(&e(KRB5KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source, RPC).0,
             KerberosFailure::ClientPrincipalUnknown
         );
         assert_eq!(
@@ -1212,7 +1124,7 @@ mod tests {
         );
         assert_eq!(step_failure(&e(0), server, &source, RPC).0, KerberosFailure::Gssapi);
         let no_cred = GssError {
-            major: MajorFlags::GSS_S_NO_CRED,
+            major: GSS_S_NO_CRED,
             minor: 0,
         };
         assert_eq!(classify(&no_cred).0, KerberosFailure::NoCredentials);

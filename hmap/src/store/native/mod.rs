@@ -133,9 +133,9 @@
 //! deadline like the dial; credentials come from a keytab (re-acquired
 //! before the ticket ends) or the ticket cache; every refusal is a
 //! [`NativeError::Kerberos`] with a [`KerberosFailure`] that names what to
-//! change. GSSAPI is MIT Kerberos' `libgssapi_krb5` through the
-//! `libgssapi` crate: why, and what it costs to build, is in the docs of
-//! `kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
+//! change. GSSAPI is MIT Kerberos' `libgssapi_krb5`, called through
+//! hmap's own declarations: why, and what it costs to build, is in the
+//! docs of `kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
 //!
 //! ```no_run
 //! # #[cfg(feature = "kerberos")]
