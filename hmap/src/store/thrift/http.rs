@@ -165,28 +165,6 @@ pub fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, HttpError> {
     Ok(Some((Head { body, close }, end + 4)))
 }
 
-/// RFC 4648's base64, padded, for the SPNEGO token of an `Authorization:
-/// Negotiate` header (RFC 4559). A dozen lines here rather than the
-/// `base64` crate: the `kerberos` feature then brings no crate at all.
-#[cfg(feature = "kerberos")]
-pub(super) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let group = (byte(0) << 16) | (byte(1) << 8) | byte(2);
-        // A chunk of n bytes fills n + 1 of the four characters; `=` pads.
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((group >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// At most 80 characters of a header, for an error message.
 fn cut(s: &str) -> &str {
     match s.char_indices().nth(80) {
@@ -277,25 +255,6 @@ impl Chunked {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(feature = "kerberos")]
-    #[test]
-    fn base64_is_rfc_4648_s() {
-        // RFC 4648's test vectors, and the last two characters.
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
-        }
-        assert_eq!(base64(&[0xfb, 0xff, 0xbf]), "+/+/");
-        assert_eq!(base64(&[0, 0x10, 0x83]), "ABCD");
-    }
 
     fn head(text: &str) -> Result<Option<(Head, usize)>, HttpError> {
         parse_head(text.as_bytes())

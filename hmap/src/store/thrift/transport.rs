@@ -429,6 +429,7 @@ impl Connection {
             if let Some(kerberos) = &self.wire.kerberos {
                 // SPNEGO (RFC 4559): a fresh Kerberos token on every
                 // request, as HBase's gateway checks each one.
+                use base64::Engine;
                 let token = timeout_at(
                     deadline.end,
                     crate::store::native::kerberos::negotiate_token(kerberos, &http.host),
@@ -436,7 +437,7 @@ impl Connection {
                 .await
                 .map_err(|_| Failure::TimedOut)?
                 .map_err(Failure::Kerberos)?;
-                let token = http::base64(&token);
+                let token = base64::engine::general_purpose::STANDARD.encode(token);
                 headers.push_str(&format!("Authorization: Negotiate {token}\r\n"));
             }
             let head = http::request_head(&http.host, &http.path, request.len(), &headers);
