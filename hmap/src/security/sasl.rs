@@ -1,47 +1,30 @@
-//! HBase's SASL exchange on the wire, sans IO (feature `kerberos`): the
-//! bytes of the handshake that `kerberos.rs` ([`NativeKerberos`](super::NativeKerberos)) runs before the
-//! connection header, and the security layer that follows it.
+//! SASL GSSAPI's bytes that do not depend on the carrier, sans IO
+//! (feature `kerberos`): what follows the GSSAPI context on every
+//! connection that [`Kerberos`](super::Kerberos) authenticates, whether
+//! HBase's RPC (NativeStore frames the tokens its own way), a Thrift
+//! gateway's SASL transport or a ZooKeeper quorum carries the tokens.
 //!
-//! 1. The preamble asks for Kerberos: `HBas`, version 0, auth code 81.
-//! 2. The client sends each GSSAPI token as `[u32 length][token]`; the
-//!    server answers `[u32 status][u32 length][token]`: status 0 is a
-//!    token, status 1 an error, `[i32 length][exception class][i32
-//!    length][message]` (Hadoop's `WritableUtils.writeString`). A server
-//!    without Kerberos (`hbase.security.authentication` simple) answers
-//!    the preamble at once with status 0 and the length -88 (HBase's
-//!    `SaslUtil.SWITCH_TO_SIMPLE_AUTH`).
-//! 3. Once the GSSAPI context is complete the client sends an empty
-//!    token; the server answers with the RFC 4752 security layer offer,
-//!    `gss_wrap`ped: `[layer mask][u24 max buffer]`, the mask being
-//!    exactly its `hbase.rpc.protection` (1 authentication, 2 integrity, 4
+//! 1. Once the GSSAPI context is complete, the server sends the RFC 4752
+//!    security layer offer, `gss_wrap`ped: `[layer mask][u24 max buffer]`,
+//!    the mask being exactly its setting of the protection levels
+//!    (HBase's `hbase.rpc.protection`, a gateway's
+//!    `hbase.thrift.security.qop`: 1 authentication, 2 integrity, 4
 //!    privacy). The client answers with one layer, `gss_wrap`ped
 //!    `[layer][u24 max buffer]` (no authorization id: the principal is the
 //!    user), and the server sends nothing more.
-//! 4. With integrity or privacy, every message after that in both
-//!    directions (the connection header included, its own length prefix
-//!    included) is `gss_wrap`ped and sent as `[u32 length][wrapped]`.
+//! 2. With integrity or privacy, every message after that in both
+//!    directions is `gss_wrap`ped and sent as `[u32 length][wrapped]`.
 //!
-//! Every length here is checked against the bytes present and against a
-//! bound before anything is allocated: a server's bytes never panic and
-//! never make the client hold more than [`MAX_TOKEN`] for a token.
+//! Every length here is checked against a bound before anything is
+//! allocated: a server's bytes never panic and never make the client hold
+//! more than [`MAX_TOKEN`] for a token.
 
 use std::fmt;
-
-/// The preamble of a Kerberos connection: `HBas`, RPC version 0, auth
-/// method KERBEROS (81).
-pub const KERBEROS_PREAMBLE: [u8; 6] = *b"HBas\x00\x51";
-
-/// The length a server without Kerberos answers the preamble with (HBase's
-/// `SaslUtil.SWITCH_TO_SIMPLE_AUTH`).
-pub const SWITCH_TO_SIMPLE_AUTH: i32 = -88;
 
 /// The longest token accepted from a server. Kerberos tokens are a few
 /// kilobytes (an AP-REP is well under one); a longer length is a server
 /// that does not speak this exchange.
 pub const MAX_TOKEN: usize = 1 << 20;
-
-/// The longest exception class or message of an error reply accepted.
-const MAX_ERROR_TEXT: usize = 64 * 1024;
 
 /// The receive buffer the client announces in its security layer answer:
 /// the most the 3-byte field can say. HBase does not hold its messages to
@@ -101,94 +84,6 @@ impl fmt::Display for Protection {
     }
 }
 
-/// Appends a client token, `[u32 length][token]`.
-pub fn encode_token(token: &[u8], out: &mut Vec<u8>) {
-    // Tokens are small (a Kerberos AP-REQ is a few KiB); a length that
-    // does not fit is not a token a GSSAPI library makes.
-    out.extend_from_slice(&u32::try_from(token.len()).unwrap_or(u32::MAX).to_be_bytes());
-    out.extend_from_slice(token);
-}
-
-/// One reply of the server during the exchange.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ServerReply {
-    /// Status 0 and a token (possibly empty).
-    Token(Vec<u8>),
-    /// Status 0 and the length -88: the server does not use Kerberos.
-    SwitchToSimple,
-    /// Status 1: the server refused the exchange.
-    Error {
-        /// The Java exception's class.
-        class: String,
-        /// Its message.
-        message: String,
-    },
-}
-
-/// Reads one server reply off the front of `buf`: `Ok(None)` until all of
-/// it is there, `Ok(Some((reply, bytes used)))` once it is, `Err` for
-/// bytes that are no such reply (what is wrong).
-pub fn parse_reply(buf: &[u8]) -> Result<Option<(ServerReply, usize)>, String> {
-    let Some(status) = read_u32(buf, 0) else {
-        return Ok(None);
-    };
-    match status {
-        0 => {
-            let Some(length) = read_u32(buf, 4) else {
-                return Ok(None);
-            };
-            if length as i32 == SWITCH_TO_SIMPLE_AUTH {
-                return Ok(Some((ServerReply::SwitchToSimple, 8)));
-            }
-            let length = checked_length(length, MAX_TOKEN, "token")?;
-            Ok(buf
-                .get(8..8 + length)
-                .map(|token| (ServerReply::Token(token.to_vec()), 8 + length)))
-        }
-        1 => {
-            let Some((class, at)) = read_string(buf, 4)? else {
-                return Ok(None);
-            };
-            let Some((message, end)) = read_string(buf, at)? else {
-                return Ok(None);
-            };
-            Ok(Some((ServerReply::Error { class, message }, end)))
-        }
-        other => Err(format!(
-            "a SASL reply with status {other} (HBase sends 0 for a token and 1 for an error)"
-        )),
-    }
-}
-
-fn read_u32(buf: &[u8], at: usize) -> Option<u32> {
-    let bytes = buf.get(at..at.checked_add(4)?)?;
-    Some(u32::from_be_bytes(bytes.try_into().ok()?))
-}
-
-fn checked_length(length: u32, max: usize, what: &str) -> Result<usize, String> {
-    match usize::try_from(length) {
-        Ok(n) if n <= max => Ok(n),
-        _ => Err(format!(
-            "a SASL {what} of {length} bytes announced, beyond the {max}-byte limit"
-        )),
-    }
-}
-
-/// A Hadoop `WritableUtils.writeString`: `[i32 length][UTF-8]`, -1 for
-/// null (read as empty).
-fn read_string(buf: &[u8], at: usize) -> Result<Option<(String, usize)>, String> {
-    let Some(length) = read_u32(buf, at) else {
-        return Ok(None);
-    };
-    if length as i32 == -1 {
-        return Ok(Some((String::new(), at + 4)));
-    }
-    let length = checked_length(length, MAX_ERROR_TEXT, "error text")?;
-    Ok(buf
-        .get(at + 4..at + 4 + length)
-        .map(|text| (String::from_utf8_lossy(text).into_owned(), at + 4 + length)))
-}
-
 /// The server's security layer offer (RFC 4752), unwrapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Offer {
@@ -236,7 +131,7 @@ impl fmt::Display for NoCommonLevel {
         write!(
             f,
             "the server's {setting} is {}, and this client accepts only {}: accept the server's level \
-             (`NativeKerberos::protection`) or change {setting} on the cluster",
+             (`Kerberos::protection`) or change {setting} on the cluster",
             names(&self.offered),
             names(&self.accepted),
             setting = self.setting
@@ -279,94 +174,6 @@ pub fn encode_wrapped(wrapped: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_are_length_prefixed() {
-        let mut out = Vec::new();
-        encode_token(b"abc", &mut out);
-        encode_token(b"", &mut out);
-        assert_eq!(out, b"\x00\x00\x00\x03abc\x00\x00\x00\x00");
-    }
-
-    #[test]
-    fn a_token_reply_parses_once_whole() {
-        let reply = b"\x00\x00\x00\x00\x00\x00\x00\x03xyzREST";
-        for cut in 0..11 {
-            assert_eq!(parse_reply(&reply[..cut]), Ok(None), "cut at {cut}");
-        }
-        assert_eq!(parse_reply(reply), Ok(Some((ServerReply::Token(b"xyz".to_vec()), 11))));
-        assert_eq!(
-            parse_reply(b"\x00\x00\x00\x00\x00\x00\x00\x00"),
-            Ok(Some((ServerReply::Token(Vec::new()), 8)))
-        );
-    }
-
-    #[test]
-    fn switch_to_simple_is_recognised() {
-        assert_eq!(
-            parse_reply(b"\x00\x00\x00\x00\xff\xff\xff\xa8"),
-            Ok(Some((ServerReply::SwitchToSimple, 8)))
-        );
-    }
-
-    #[test]
-    fn an_error_reply_gives_class_and_message() {
-        let mut reply = b"\x00\x00\x00\x01".to_vec();
-        reply.extend_from_slice(b"\x00\x00\x00\x21javax.security.sasl.SaslException");
-        reply.extend_from_slice(b"\x00\x00\x00\x13GSS initiate failed");
-        for cut in 0..reply.len() {
-            assert_eq!(parse_reply(&reply[..cut]), Ok(None), "cut at {cut}");
-        }
-        assert_eq!(
-            parse_reply(&reply),
-            Ok(Some((
-                ServerReply::Error {
-                    class: "javax.security.sasl.SaslException".to_string(),
-                    message: "GSS initiate failed".to_string(),
-                },
-                reply.len()
-            )))
-        );
-        // A null message (-1) reads as empty.
-        let null = b"\x00\x00\x00\x01\x00\x00\x00\x01X\xff\xff\xff\xff";
-        assert_eq!(
-            parse_reply(null),
-            Ok(Some((
-                ServerReply::Error {
-                    class: "X".to_string(),
-                    message: String::new()
-                },
-                null.len()
-            )))
-        );
-    }
-
-    #[test]
-    fn lengths_beyond_the_bounds_are_refused_before_any_allocation() {
-        let err = parse_reply(b"\x00\x00\x00\x00\x7f\xff\xff\xff").unwrap_err();
-        assert!(err.contains("beyond the 1048576-byte limit"), "{err}");
-        let err = parse_reply(b"\x00\x00\x00\x01\x00\x10\x00\x00").unwrap_err();
-        assert!(err.contains("error text"), "{err}");
-        let err = parse_reply(b"\x00\x00\x00\x02").unwrap_err();
-        assert!(err.contains("status 2"), "{err}");
-        // What a TLS server's alert or a ZooKeeper's bytes look like here.
-        assert!(parse_reply(b"\x15\x03\x03\x00\x02\x02\x28").is_err());
-    }
-
-    #[test]
-    fn arbitrary_bytes_never_panic() {
-        // Every prefix of every 0..=255 byte at each position of a reply.
-        let base = b"\x00\x00\x00\x01\x00\x00\x00\x02ab\x00\x00\x00\x01c".to_vec();
-        for at in 0..base.len() {
-            for byte in 0..=255u8 {
-                let mut bytes = base.clone();
-                bytes[at] = byte;
-                for cut in 0..=bytes.len() {
-                    let _ = parse_reply(&bytes[..cut]);
-                }
-            }
-        }
-    }
 
     #[test]
     fn the_offer_is_four_bytes() {
