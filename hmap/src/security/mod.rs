@@ -59,3 +59,19 @@ pub use kerberos::Kerberos;
 pub use sasl::Protection;
 #[cfg(all(feature = "tls", any(feature = "thrift", feature = "native")))]
 pub use tls::Tls;
+
+#[cfg(all(test, feature = "kerberos", feature = "tls"))]
+mod tests {
+    /// The names security had in `store::native` name the same types, for
+    /// one release.
+    #[test]
+    #[allow(deprecated)] // the old names, on purpose
+    fn the_old_names_still_name_the_same_types() {
+        let _: super::Kerberos = crate::store::native::NativeKerberos::ticket_cache();
+        let _: fn(&[u8]) -> std::io::Result<super::Tls> = crate::store::native::NativeTls::with_ca_pem;
+        let _: super::KerberosFailure = crate::store::native::KerberosFailure::Gssapi;
+        let _: super::Protection = crate::store::native::Protection::Privacy;
+        assert_eq!(crate::store::native::sasl::KERBEROS_PREAMBLE, *b"HBas\x00\x51");
+        assert_eq!(crate::store::native::sasl::MAX_TOKEN, super::sasl::MAX_TOKEN);
+    }
+}
