@@ -98,8 +98,8 @@
 //!   README's table says which to pick for which cluster. `FaultyStore`
 //!   (feature `testing`) fails chosen calls, to test what happens when a
 //!   write fails half-way.
-//! - [`security`]: TLS ([`security::Tls`], feature `tls`) and Kerberos
-//!   ([`security::Kerberos`], feature `kerberos`) for every backend that
+//! - [`security`]: TLS (`security::Tls`, feature `tls`) and Kerberos
+//!   (`security::Kerberos`, feature `kerberos`) for every backend that
 //!   speaks them, and [`security::SecurityError`], how a refused handshake
 //!   reads whichever backend ran it.
 //! - [`blocking`]: the same API without an async runtime, each call waiting

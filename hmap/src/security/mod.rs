@@ -5,18 +5,18 @@
 //! SPNEGO header (`store::thrift`); everything they share is here, and
 //! this module imports no backend.
 //!
-//! - [`Kerberos`] (feature `kerberos`): whose credentials (a keytab,
+//! - `Kerberos` (feature `kerberos`): whose credentials (a keytab,
 //!   logged in again before the ticket ends, or the ticket cache), the
-//!   servers' principal, the [`Protection`] levels accepted; the GSSAPI
+//!   servers' principal, the `Protection` levels accepted; the GSSAPI
 //!   steps of a SASL GSSAPI handshake (RFC 4752), through MIT Kerberos'
 //!   `libgssapi_krb5` called through hmap's own declarations
 //!   (`kerberos/gssapi.rs`, the crate's only `unsafe` code), and the
 //!   keytab checks that name a wrong file before MIT Kerberos reads it.
 //!   Given to `NativeConfig::kerberos` and `ThriftConfig::kerberos`.
-//! - [`sasl`] (feature `kerberos`): the bytes of SASL GSSAPI that do not
+//! - `sasl` (feature `kerberos`): the bytes of SASL GSSAPI that do not
 //!   depend on the carrier, sans IO: the security layer offer, the
 //!   protection level chosen, wrapped messages.
-//! - [`Tls`] (feature `tls`): whom to trust (a CA of yours or the
+//! - `Tls` (feature `tls`): whom to trust (a CA of yours or the
 //!   platform's roots), a client certificate for mutual TLS, the name to
 //!   check; rustls with ring. Given to `NativeConfig::tls` and
 //!   `ThriftHttp::https_with`.

@@ -20,7 +20,7 @@
 //! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS: the
 //!   TLS socket, and what a refused handshake means for HBase's settings
 //!   ([`NativeConfig::tls`](client::NativeConfig), configured by
-//!   [`security::Tls`](crate::security::Tls));
+//!   `security::Tls`);
 //! - `rpc_sasl` (feature `kerberos`): HBase's SASL GSSAPI handshake on the
 //!   RPC wire: the Kerberos preamble and HBase's framing of the tokens
 //!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos)); the GSSAPI
@@ -136,10 +136,10 @@
 //! before the ticket ends) or the ticket cache; every refusal is a
 //! [`NativeError::Security`] holding a
 //! [`SecurityError`](crate::security::SecurityError) with a
-//! [`KerberosFailure`](crate::security::KerberosFailure) that names what to
+//! `KerberosFailure` that names what to
 //! change (and the `SecurityError` is the cause of the `StoreError`, as
-//! with the Thrift backends). [`Kerberos`](crate::security::Kerberos),
-//! [`Protection`](crate::security::Protection) and the GSSAPI calls live in
+//! with the Thrift backends). `Kerberos`,
+//! `Protection` and the GSSAPI calls live in
 //! [`crate::security`]: GSSAPI is MIT Kerberos' `libgssapi_krb5`, called
 //! through hmap's own declarations: why, and what it costs to build, is in
 //! the docs of `security/kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
