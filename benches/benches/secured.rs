@@ -26,8 +26,9 @@ mod side_by_side;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use hmap::security::{Kerberos, Protection, Tls};
 use hmap::store::Store;
-use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, NativeTls, Protection};
+use hmap::store::native::{NativeConfig, NativeStore};
 use side_by_side::Stores;
 
 const VARIABLES: [&str; 5] = [
@@ -50,8 +51,8 @@ fn setup() -> Option<Stores> {
     };
     let prefix = side_by_side::table_prefix("secured");
     let runtime = side_by_side::runtime();
-    let login = NativeKerberos::keytab(principal, keytab).server_principal(server);
-    let tls = NativeTls::with_ca_file(&ca).expect("HMAP_NATIVE_TLS_CA holds the CA");
+    let login = Kerberos::keytab(principal, keytab).server_principal(server);
+    let tls = Tls::with_ca_file(&ca).expect("HMAP_NATIVE_TLS_CA holds the CA");
     let mut stores = Vec::new();
     for (name, protection, tls) in [
         ("authentication", Protection::Authentication, None),

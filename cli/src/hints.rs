@@ -1,5 +1,5 @@
 //! The library's hints in the CLI's words: hmap's errors name the setting
-//! to change as its API names it (`NativeKerberos::server_principal`), and
+//! to change as its API names it (`Kerberos::server_principal`), and
 //! an operator needs the flag that sets it (`--server-principal`). Each
 //! message the CLI prints goes through [`in_flags`].
 
@@ -53,16 +53,17 @@ const FLAGS: &[(&str, &str)] = &[
     ("`ThriftConfig::protocol`", "`--compact`"),
     ("`ThriftConfig::http`", "`--http`"),
     ("`ThriftHttp::https_with_ca`", "`--https` with `--ca`"),
+    ("`ThriftHttp::https_with`", "`--https` with `--ca`"),
     ("`ThriftHttp::https`", "`--https`"),
-    ("`NativeKerberos::server_principal`", "`--server-principal`"),
-    ("`NativeKerberos::zookeeper_principal`", "`--zookeeper-principal`"),
-    ("`NativeKerberos::protection`", "`--protection`"),
-    ("`NativeKerberos::keytab`", "`--principal` and `--keytab`"),
-    ("`NativeKerberos::ticket_cache`", "`--kerberos`"),
-    ("`NativeKerberos::ticket_cache()`", "`--kerberos`"),
-    ("`NativeTls::with_ca_file`", "`--ca`"),
-    ("`NativeTls::client_auth_files`", "`--tls-cert` and `--tls-key`"),
-    ("`NativeTls::client_auth_pem`", "`--tls-cert` and `--tls-key`"),
+    ("`Kerberos::server_principal`", "`--server-principal`"),
+    ("`Kerberos::zookeeper_principal`", "`--zookeeper-principal`"),
+    ("`Kerberos::protection`", "`--protection`"),
+    ("`Kerberos::keytab`", "`--principal` and `--keytab`"),
+    ("`Kerberos::ticket_cache`", "`--kerberos`"),
+    ("`Kerberos::ticket_cache()`", "`--kerberos`"),
+    ("`Tls::with_ca_file`", "`--ca`"),
+    ("`Tls::client_auth_files`", "`--tls-cert` and `--tls-key`"),
+    ("`Tls::client_auth_pem`", "`--tls-cert` and `--tls-key`"),
     (
         "`BigtableConfig::tls`",
         "`--bigtable` (an emulator's host:port is plaintext, a projects/P/instances/I name TLS)",
@@ -94,7 +95,7 @@ mod tests {
     fn settings_become_flags() {
         assert_eq!(
             in_flags(
-                "is hbase/x@R the servers' principal? Set it with `NativeKerberos::server_principal`, \
+                "is hbase/x@R the servers' principal? Set it with `Kerberos::server_principal`, \
                  or connect with TLS: `NativeConfig::tls` (hmap's feature `tls`)"
             ),
             "is hbase/x@R the servers' principal? Set it with `--server-principal`, \
@@ -119,17 +120,17 @@ mod tests {
         const TYPES: [&str; 6] = [
             "NativeConfig::",
             "ThriftConfig::",
-            "NativeKerberos::",
-            "NativeTls::",
+            "Kerberos::",
+            "Tls::",
             "ThriftHttp::",
             "BigtableConfig::",
         ];
         const WITHOUT_FLAG: [&str; 15] = [
-            "NativeTls::server_name",
+            "Tls::server_name",
             "ThriftHttp::server_name",
             "BigtableConfig::channels",
-            "NativeKerberos::hostname",
-            "NativeKerberos::principal",
+            "Kerberos::hostname",
+            "Kerberos::principal",
             "NativeConfig::trace_context",
             "NativeConfig::retry",
             "NativeConfig::connect_timeout",
@@ -141,9 +142,9 @@ mod tests {
             "ThriftHttp::plain",
             "BigtableConfig::ignore_storage_options",
         ];
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../hmap/src/store");
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../hmap/src");
         let mut missing = std::collections::BTreeSet::new();
-        let mut files = vec![root];
+        let mut files = vec![src.join("store"), src.join("security")];
         while let Some(path) = files.pop() {
             if path.is_dir() {
                 files.extend(

@@ -98,6 +98,10 @@
 //!   README's table says which to pick for which cluster. `FaultyStore`
 //!   (feature `testing`) fails chosen calls, to test what happens when a
 //!   write fails half-way.
+//! - [`security`]: TLS (`security::Tls`, feature `tls`) and Kerberos
+//!   (`security::Kerberos`, feature `kerberos`) for every backend that
+//!   speaks them, and [`security::SecurityError`], how a refused handshake
+//!   reads whichever backend ran it.
 //! - [`blocking`]: the same API without an async runtime, each call waiting
 //!   for its answer.
 //! - [`relation`]: many-to-many lists, trees, inbox fan-out and secondary
@@ -114,7 +118,7 @@
 // features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // No unsafe code, but for one module of the `kerberos` feature
-// (`store::native::kerberos::gssapi`, the calls into MIT Kerberos'
+// (`security::kerberos::gssapi`, the calls into MIT Kerberos'
 // GSSAPI): there `deny`, which that module alone allows.
 #![cfg_attr(not(feature = "kerberos"), forbid(unsafe_code))]
 #![cfg_attr(feature = "kerberos", deny(unsafe_code))]
@@ -127,6 +131,7 @@ pub mod key;
 pub mod migrate;
 pub mod relation;
 pub mod schema;
+pub mod security;
 pub mod store;
 pub mod table;
 pub mod value;

@@ -26,10 +26,9 @@
 /// (`HMAP_NATIVE_TLS_CA`): its CA and, with `with_certificate` when
 /// `HMAP_NATIVE_TLS_CERT` and `HMAP_NATIVE_TLS_KEY` name one (`--mtls`),
 /// the client certificate a cluster demanding one is shown.
-fn tls(with_certificate: bool) -> Option<hmap::store::native::NativeTls> {
+fn tls(with_certificate: bool) -> Option<hmap::security::Tls> {
     let ca = std::env::var("HMAP_NATIVE_TLS_CA").ok()?;
-    let tls =
-        hmap::store::native::NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
+    let tls = hmap::security::Tls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
     let client = (
         std::env::var("HMAP_NATIVE_TLS_CERT").ok(),
         std::env::var("HMAP_NATIVE_TLS_KEY").ok(),
@@ -51,7 +50,8 @@ mod native_kerberos_cluster {
     use std::time::{Duration, Instant};
 
     use hmap::schema::{FamilySchema, TableSchema};
-    use hmap::store::native::{KerberosFailure, NativeConfig, NativeError, NativeKerberos, NativeStore, Protection};
+    use hmap::security::{Kerberos, KerberosFailure, Protection, SecurityError};
+    use hmap::store::native::{NativeConfig, NativeStore};
     use hmap::store::{Get, RowMutation, Store, StoreError};
 
     const NEEDS: &str = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables \
@@ -80,14 +80,14 @@ mod native_kerberos_cluster {
 
     /// The client's Kerberos settings from the environment, accepting only
     /// the cluster's level.
-    fn kerberos() -> NativeKerberos {
+    fn kerberos() -> Kerberos {
         let krb5_config = hmap_suite::required_env("HMAP_KRB5_CONFIG");
         assert_eq!(
             std::env::var("KRB5_CONFIG").ok().as_deref(),
             Some(krb5_config.as_str()),
             "MIT Kerberos reads KRB5_CONFIG: export KRB5_CONFIG=$HMAP_KRB5_CONFIG"
         );
-        NativeKerberos::keytab(
+        Kerberos::keytab(
             hmap_suite::required_env("HMAP_PRINCIPAL"),
             hmap_suite::required_env("HMAP_KEYTAB"),
         )
@@ -97,7 +97,7 @@ mod native_kerberos_cluster {
 
     /// The connection settings: Kerberos, inside TLS when the cluster
     /// serves TLS (see [`super::tls`]).
-    fn config(kerberos: NativeKerberos) -> NativeConfig {
+    fn config(kerberos: Kerberos) -> NativeConfig {
         let config = NativeConfig::new([hmap_suite::required_env("HMAP_NATIVE")]).kerberos(kerberos);
         match super::tls(true) {
             Some(tls) => config.tls(tls),
@@ -151,7 +151,7 @@ mod native_kerberos_cluster {
 
     /// `NativeStore::connect` with `config` fails fast (within its 10 s
     /// deadline) with a `StoreError::Connection` whose source is
-    /// `NativeError::Kerberos` of kind `failure`, saying `hint`.
+    /// `SecurityError::Kerberos` of kind `failure`, saying `hint`.
     async fn refused(config: NativeConfig, failure: KerberosFailure, hint: &str) {
         let started = Instant::now();
         let err = NativeStore::connect(config.call_timeout(Duration::from_secs(10)))
@@ -165,12 +165,12 @@ mod native_kerberos_cluster {
         let StoreError::Connection { cause: source, .. } = &err else {
             panic!("not a connection error: {err:?}");
         };
-        let native = source
+        let security = source
             .as_deref()
-            .and_then(|e| e.downcast_ref::<NativeError>())
-            .unwrap_or_else(|| panic!("no NativeError source: {err:?}"));
-        match native {
-            NativeError::Kerberos { failure: got, .. } => assert_eq!(*got, failure, "{err}"),
+            .and_then(|e| e.downcast_ref::<SecurityError>())
+            .unwrap_or_else(|| panic!("no SecurityError source: {err:?}"));
+        match security {
+            SecurityError::Kerberos { failure: got, .. } => assert_eq!(*got, failure, "{err}"),
             other => panic!("not a Kerberos error: {other:?}"),
         }
         assert!(err.to_string().contains(hint), "no `{hint}` in: {err}");
@@ -250,8 +250,8 @@ mod native_kerberos_cluster {
     async fn a_principal_the_keytab_does_not_hold_is_named() {
         let keytab = hmap_suite::required_env("HMAP_KEYTAB");
         let principal = format!("nobody@{}", realm());
-        let wrong = NativeKerberos::keytab(&principal, &keytab)
-            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        let wrong =
+            Kerberos::keytab(&principal, &keytab).server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
         refused(
             config(wrong),
             KerberosFailure::PrincipalNotInKeytab,
@@ -277,7 +277,7 @@ mod native_kerberos_cluster {
             ("truncated.keytab", &keytab[..keytab.len() / 2], "cut short"),
         ] {
             let file = TempFile::new(name, bytes);
-            let login = NativeKerberos::keytab(hmap_suite::required_env("HMAP_PRINCIPAL"), &file.0)
+            let login = Kerberos::keytab(hmap_suite::required_env("HMAP_PRINCIPAL"), &file.0)
                 .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
             refused(config(login), KerberosFailure::KeytabInvalid, says).await;
         }
@@ -290,8 +290,8 @@ mod native_kerberos_cluster {
     async fn a_keytab_with_a_stale_key_is_told_to_be_exported_again() {
         let principal = hmap_suite::required_env("HMAP_PRINCIPAL");
         let file = TempFile::new("stale.keytab", &keytab_with_keys_the_kdc_does_not_hold(&principal));
-        let stale = NativeKerberos::keytab(&principal, &file.0)
-            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        let stale =
+            Kerberos::keytab(&principal, &file.0).server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
         refused(config(stale), KerberosFailure::StaleKeytab, "export the keytab again").await;
     }
 
@@ -303,8 +303,8 @@ mod native_kerberos_cluster {
     async fn a_realm_krb5_conf_does_not_know_names_krb5_config() {
         let principal = "app@NO-SUCH-REALM.INVALID";
         let file = TempFile::new("other-realm.keytab", &keytab_with_keys_the_kdc_does_not_hold(principal));
-        let elsewhere = NativeKerberos::keytab(principal, &file.0)
-            .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
+        let elsewhere =
+            Kerberos::keytab(principal, &file.0).server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
         // The message: "... finds no KDC for the realm R (...) in the
         // krb5.conf it read (KRB5_CONFIG=...): set KRB5_CONFIG ...".
         refused(
@@ -337,7 +337,7 @@ mod native_kerberos_cluster {
             "{:?}: {err}",
             started.elapsed()
         );
-        assert!(err.to_string().contains("NativeTls::client_auth_files"), "{err}");
+        assert!(err.to_string().contains("Tls::client_auth_files"), "{err}");
         assert!(!err.is_transient(), "{err}");
     }
 
@@ -361,7 +361,7 @@ mod native_kerberos_cluster {
     #[tokio::test]
     #[ignore = "needs a real Kerberos HBase: scripts/hbase/hbase start --kerberos, then the variables of scripts/hbase/hbase address, and KRB5_CONFIG=$HMAP_KRB5_CONFIG"]
     async fn an_unreadable_keytab_is_named() {
-        let missing = NativeKerberos::keytab(hmap_suite::required_env("HMAP_PRINCIPAL"), "/nonexistent/hmap.keytab")
+        let missing = Kerberos::keytab(hmap_suite::required_env("HMAP_PRINCIPAL"), "/nonexistent/hmap.keytab")
             .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
         refused(
             config(missing),
@@ -569,14 +569,14 @@ mod native_kerberos_cluster {
             .status()
             .expect("kinit (scripts/krb5-deps installs krb5-user)");
         assert!(status.success(), "kinit -kt {keytab} -c {ccache} {principal}: {status}");
-        let cache = NativeKerberos::ticket_cache_at(&ccache)
+        let cache = Kerberos::ticket_cache_at(&ccache)
             .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
             .protection(protection());
         let store = NativeStore::connect(config(cache))
             .await
             .expect("connected with kinit's tickets");
         store.list_tables().await.expect("listed");
-        let empty = NativeKerberos::ticket_cache_at("FILE:/nonexistent/hmap-ccache")
+        let empty = Kerberos::ticket_cache_at("FILE:/nonexistent/hmap-ccache")
             .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"));
         refused(config(empty), KerberosFailure::NoCredentials, "run kinit").await;
     }
@@ -585,23 +585,24 @@ mod native_kerberos_cluster {
 /// A ZooKeeper that demands SASL of every client
 /// (`zookeeper.sessionRequireClientSASLAuth`; `scripts/hbase/hbase start
 /// --kerberos --zk-sasl`): a store bootstrapped through it authenticates
-/// there too with `NativeKerberos::zookeeper_principal`, and without it is
+/// there too with `Kerberos::zookeeper_principal`, and without it is
 /// refused with an error that names that setting.
 mod zookeeper_sasl {
     use std::time::Duration;
 
+    use hmap::security::Kerberos;
     use hmap::store::Store;
-    use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore};
+    use hmap::store::native::{NativeConfig, NativeStore};
 
-    fn login() -> NativeKerberos {
-        NativeKerberos::keytab(
+    fn login() -> Kerberos {
+        Kerberos::keytab(
             hmap_suite::required_env("HMAP_PRINCIPAL"),
             hmap_suite::required_env("HMAP_KEYTAB"),
         )
         .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
     }
 
-    fn config(kerberos: NativeKerberos) -> NativeConfig {
+    fn config(kerberos: Kerberos) -> NativeConfig {
         let config = NativeConfig::zookeeper(&hmap_suite::required_env("HMAP_ZOOKEEPER"))
             .kerberos(kerberos)
             .call_timeout(Duration::from_secs(10));

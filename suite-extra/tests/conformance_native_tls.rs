@@ -14,16 +14,17 @@
 mod native_tls_cluster {
     use std::time::{Duration, Instant};
 
-    use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
+    use hmap::security::Tls;
+    use hmap::store::native::{NativeConfig, NativeStore};
     use hmap::store::{Store, StoreError};
 
     use hmap_suite::conformance::NativeTarget as Native;
 
     /// The TLS settings the environment names: the CA, and a client
     /// certificate when the cluster demands one.
-    pub(crate) fn tls() -> NativeTls {
+    pub(crate) fn tls() -> Tls {
         let ca = hmap_suite::required_env("HMAP_NATIVE_TLS_CA");
-        let tls = NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
+        let tls = Tls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
         match (
             std::env::var("HMAP_NATIVE_TLS_CERT"),
             std::env::var("HMAP_NATIVE_TLS_KEY"),
@@ -118,14 +119,10 @@ mod native_tls_cluster {
     #[ignore = "needs a real HBase with TLS: scripts/hbase/hbase start --tls, then HMAP_NATIVE and HMAP_NATIVE_TLS_CA (scripts/hbase/hbase address)"]
     async fn the_servers_certificate_is_checked() {
         let address = hmap_suite::required_env("HMAP_NATIVE");
-        let other = NativeTls::with_ca_pem(OTHER_CA).expect("other-ca.pem");
-        refused(
-            NativeConfig::new([address.clone()]).tls(other),
-            "NativeTls::with_ca_file",
-        )
-        .await;
+        let other = Tls::with_ca_pem(OTHER_CA).expect("other-ca.pem");
+        refused(NativeConfig::new([address.clone()]).tls(other), "Tls::with_ca_file").await;
         let wrong_name = tls().server_name("hbase.example.com");
-        refused(NativeConfig::new([address]).tls(wrong_name), "NativeTls::server_name").await;
+        refused(NativeConfig::new([address]).tls(wrong_name), "Tls::server_name").await;
     }
 
     /// A CA that signed nothing the cluster has.

@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use hmap::store::native::{KerberosFailure, NativeError, NativeKerberos, Protection};
+use hmap::security::{Kerberos, KerberosFailure, Protection, SecurityError};
 use hmap::store::{Store, StoreError, ThriftConfig, ThriftStore};
 use hmap_suite::conformance::{Thrift1Target, ThriftTarget};
 
@@ -111,7 +111,7 @@ mod thrift_kerberos_refusals {
 
     /// The client's Kerberos settings from the environment, accepting only
     /// the gateway's level.
-    fn kerberos() -> NativeKerberos {
+    fn kerberos() -> Kerberos {
         krb5_config_is_set();
         let protection = match hmap_suite::required_env("HMAP_KRB_PROTECTION").as_str() {
             "authentication" => Protection::Authentication,
@@ -119,7 +119,7 @@ mod thrift_kerberos_refusals {
             "privacy" => Protection::Privacy,
             other => panic!("HMAP_KRB_PROTECTION={other}: expected authentication, integrity or privacy"),
         };
-        NativeKerberos::keytab(
+        Kerberos::keytab(
             hmap_suite::required_env("HMAP_PRINCIPAL"),
             hmap_suite::required_env("HMAP_KEYTAB"),
         )
@@ -128,7 +128,7 @@ mod thrift_kerberos_refusals {
     }
 
     /// The Thrift2 gateway's settings, with `kerberos` and a 10 s deadline.
-    fn config(kerberos: Option<NativeKerberos>) -> ThriftConfig {
+    fn config(kerberos: Option<Kerberos>) -> ThriftConfig {
         let mut config = ThriftConfig::new(hmap_suite::required_env("HMAP_THRIFT"));
         config.call_timeout = Duration::from_secs(10);
         config.kerberos = kerberos;
@@ -153,15 +153,15 @@ mod thrift_kerberos_refusals {
         err
     }
 
-    /// [`refused`], with a `NativeError::Kerberos` of kind `failure` as
+    /// [`refused`], with a `SecurityError::Kerberos` of kind `failure` as
     /// the source.
     async fn refused_by_kerberos(config: ThriftConfig, failure: KerberosFailure, hint: &str) {
         let err = refused(config, hint).await;
         let StoreError::Connection { cause: source, .. } = &err else {
             unreachable!()
         };
-        match source.as_deref().and_then(|e| e.downcast_ref::<NativeError>()) {
-            Some(NativeError::Kerberos { failure: got, .. }) => assert_eq!(*got, failure, "{err}"),
+        match source.as_deref().and_then(|e| e.downcast_ref::<SecurityError>()) {
+            Some(SecurityError::Kerberos { failure: got, .. }) => assert_eq!(*got, failure, "{err}"),
             other => panic!("not a Kerberos error: {other:?} in {err:?}"),
         }
         // A setting to change: trying again fails the same way.
@@ -297,7 +297,7 @@ mod thrift_kerberos_refusals {
     }
 
     /// A ping through a fake gateway answering `reply` fails within its
-    /// deadline with a `NativeError::Kerberos` of kind `failure`, saying `hint`.
+    /// deadline with a `SecurityError::Kerberos` of kind `failure`, saying `hint`.
     async fn fake_refuses(reply: Vec<u8>, failure: KerberosFailure, hint: &str) {
         let (address, server) = fake_gateway(reply, false).await;
         let mut config = config(Some(kerberos()));
@@ -375,7 +375,7 @@ mod thrift_kerberos_refusals {
 
     /// The HTTPS gateway's settings (SPNEGO), with `kerberos`, acting for
     /// `do_as` if given, and a 10 s deadline.
-    fn https_config(kerberos: Option<NativeKerberos>, do_as: Option<&str>) -> ThriftConfig {
+    fn https_config(kerberos: Option<Kerberos>, do_as: Option<&str>) -> ThriftConfig {
         let ca = std::fs::read(hmap_suite::required_env("HMAP_THRIFT_CA")).expect("HMAP_THRIFT_CA is readable");
         let mut http = hmap::store::ThriftHttp::https_with_ca(&ca).expect("a CA");
         if let Some(user) = do_as {
@@ -388,7 +388,7 @@ mod thrift_kerberos_refusals {
         config
     }
 
-    fn spnego() -> NativeKerberos {
+    fn spnego() -> Kerberos {
         kerberos().server_principal(hmap_suite::required_env("HMAP_SPNEGO_PRINCIPAL"))
     }
 
@@ -403,7 +403,7 @@ mod thrift_kerberos_refusals {
         // A ticket for the servers' principal, not the gateway's HTTP one.
         refused(
             https_config(Some(kerberos()), None),
-            "is `NativeKerberos::server_principal` its hbase.thrift.spnego.principal",
+            "is `Kerberos::server_principal` its hbase.thrift.spnego.principal",
         )
         .await;
         ThriftStore::with_config(https_config(Some(spnego()), None))

@@ -1,6 +1,6 @@
 //! NativeStore past the end of its Kerberos tickets: with short tickets,
 //! a store keeps calling for two and a half lifetimes, on its established connections and on new ones dialled with
-//! the same `NativeKerberos` (whose login is re-acquired from the keytab
+//! the same `Kerberos` (whose login is re-acquired from the keytab
 //! before the ticket ends): no call fails.
 //!
 //! Short tickets come either from a KDC that grants no longer ones
@@ -19,29 +19,30 @@ mod native_kerberos_relogin_cluster {
     use std::time::{Duration, Instant};
 
     use hmap::schema::{FamilySchema, TableSchema};
-    use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, NativeTls};
+    use hmap::security::{Kerberos, Tls};
+    use hmap::store::native::{NativeConfig, NativeStore};
     use hmap::store::{Get, RowMutation, Store};
 
-    fn kerberos() -> NativeKerberos {
+    fn kerberos() -> Kerberos {
         let krb5_config = hmap_suite::required_env("HMAP_KRB5_CONFIG");
         assert_eq!(
             std::env::var("KRB5_CONFIG").ok().as_deref(),
             Some(krb5_config.as_str()),
             "MIT Kerberos reads KRB5_CONFIG: export KRB5_CONFIG=$HMAP_KRB5_CONFIG"
         );
-        NativeKerberos::keytab(
+        Kerberos::keytab(
             hmap_suite::required_env("HMAP_PRINCIPAL"),
             hmap_suite::required_env("HMAP_KEYTAB"),
         )
         .server_principal(hmap_suite::required_env("HMAP_SERVER_PRINCIPAL"))
     }
 
-    fn config(kerberos: NativeKerberos) -> NativeConfig {
+    fn config(kerberos: Kerberos) -> NativeConfig {
         let config = NativeConfig::new([hmap_suite::required_env("HMAP_NATIVE")]).kerberos(kerberos);
         let Ok(ca) = std::env::var("HMAP_NATIVE_TLS_CA") else {
             return config;
         };
-        let tls = NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
+        let tls = Tls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"));
         // Under mutual TLS (`--mtls`), the client certificate `address` prints.
         match (
             std::env::var("HMAP_NATIVE_TLS_CERT"),

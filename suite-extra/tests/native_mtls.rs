@@ -14,12 +14,13 @@ mod native_mtls_cluster {
     use std::time::{Duration, Instant};
 
     use hmap::schema::{FamilySchema, TableSchema};
-    use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
+    use hmap::security::Tls;
+    use hmap::store::native::{NativeConfig, NativeStore};
     use hmap::store::{Get, RowMutation, Store, StoreError};
 
-    fn ca() -> NativeTls {
+    fn ca() -> Tls {
         let ca = hmap_suite::required_env("HMAP_NATIVE_TLS_CA");
-        NativeTls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"))
+        Tls::with_ca_file(&ca).unwrap_or_else(|e| panic!("HMAP_NATIVE_TLS_CA={ca}: {e}"))
     }
 
     #[tokio::test]
@@ -71,6 +72,6 @@ mod native_mtls_cluster {
         );
         assert!(matches!(err, StoreError::Connection { .. }), "{err:?}");
         let text = err.to_string();
-        assert!(text.contains("NativeTls::client_auth_files"), "{text}");
+        assert!(text.contains("Tls::client_auth_files"), "{text}");
     }
 }

@@ -138,7 +138,7 @@ impl KerberosSettings {
     }
 
     /// The ZooKeeper quorum's principal, for a quorum that demands SASL
-    /// (`NativeKerberos::zookeeper_principal`).
+    /// (`Kerberos::zookeeper_principal`).
     pub fn zookeeper_principal(mut self, principal: impl Into<String>) -> Self {
         self.zookeeper_principal = Some(principal.into());
         self
@@ -333,7 +333,7 @@ impl Backend {
     }
 
     /// Makes the store log in with Kerberos as `settings` say (see
-    /// `NativeKerberos`, feature `kerberos`): a `NativeStore` by HBase's
+    /// `Kerberos`, feature `kerberos`): a `NativeStore` by HBase's
     /// SASL handshake, a Thrift client by its gateway's SASL transport
     /// (`ThriftConfig::kerberos`; an unframed gateway, which the first call
     /// says) or, in HTTP mode, by SPNEGO. Needs hmap's `kerberos` feature
@@ -343,10 +343,10 @@ impl Backend {
     pub fn set_kerberos(&mut self, settings: &KerberosSettings, named_by: &str) -> Result<(), BackendError> {
         #[cfg(feature = "kerberos")]
         {
-            use crate::store::native::{NativeKerberos, Protection};
+            use crate::security::{Kerberos, Protection};
             let mut kerberos = match &settings.keytab {
-                Some((principal, keytab)) => NativeKerberos::keytab(principal, keytab),
-                None => NativeKerberos::ticket_cache(),
+                Some((principal, keytab)) => Kerberos::keytab(principal, keytab),
+                None => Kerberos::ticket_cache(),
             };
             if let Some(principal) = &settings.server_principal {
                 kerberos = kerberos.server_principal(principal);
@@ -433,8 +433,8 @@ impl Backend {
                     cause: source,
                 };
                 let mut tls = match ca {
-                    Some(path) => crate::store::native::NativeTls::with_ca_file(path).map_err(|e| fail(path, e))?,
-                    None => crate::store::native::NativeTls::with_platform_roots()
+                    Some(path) => crate::security::Tls::with_ca_file(path).map_err(|e| fail(path, e))?,
+                    None => crate::security::Tls::with_platform_roots()
                         .map_err(|e| fail(Path::new("(the platform's roots)"), e))?,
                 };
                 if let Some((chain, key)) = client {

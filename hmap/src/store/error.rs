@@ -248,8 +248,9 @@ impl StoreError {
     /// that trying again later may succeed. Not a [`Connection`](Self::Connection)
     /// error that refused the client's settings, which fails the same way
     /// until they change: Kerberos (a keytab, a principal, a protection
-    /// level, krb5.conf; an unreachable KDC is transient) and TLS (see
-    /// `NativeError::is_refusal`).
+    /// level, krb5.conf; an unreachable KDC is transient: see
+    /// [`SecurityError::is_refusal`](crate::security::SecurityError::is_refusal))
+    /// and NativeStore's TLS (see `NativeError::is_refusal`).
     pub fn is_transient(&self) -> bool {
         match self {
             StoreError::Connection { cause, .. } => !cause.as_deref().is_some_and(refuses_settings),
@@ -287,6 +288,9 @@ impl StoreError {
 /// settings were refused (NativeStore's and ThriftStore's Kerberos,
 /// NativeStore's TLS).
 fn refuses_settings(cause: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    if let Some(security) = cause.downcast_ref::<crate::security::SecurityError>() {
+        return security.is_refusal();
+    }
     #[cfg(feature = "native")]
     if let Some(native) = cause.downcast_ref::<crate::store::native::NativeError>() {
         return native.is_refusal();

@@ -46,12 +46,10 @@ pub(crate) mod outcome;
 #[cfg(any(feature = "thrift", feature = "native"))]
 mod prefetch;
 #[cfg(any(feature = "thrift", feature = "native"))]
-mod probe;
+pub(crate) mod probe;
 #[cfg(feature = "thrift")]
 mod thrift;
 // TLS serves a backend: alone, the feature has nothing to do.
-#[cfg(all(feature = "tls", any(feature = "thrift", feature = "native")))]
-mod tls;
 mod trace;
 
 use std::pin::Pin;

@@ -126,21 +126,22 @@ impl NativeConfig {
     /// cluster that sets `hbase.server.netty.tls.enabled` (HBase 2.6 and
     /// later). The handshake is part of each call's deadline. The settings
     /// (the CA, a client certificate for mutual TLS, the name checked) are
-    /// [`NativeTls`](super::NativeTls)'s. A ZooKeeper registry's reads stay
+    /// [`Tls`](crate::security::Tls)'s. A ZooKeeper registry's reads stay
     /// plain (ZooKeeper's own TLS is not spoken).
     ///
     /// ```no_run
-    /// use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
+    /// use hmap::security::Tls;
+    /// use hmap::store::native::{NativeConfig, NativeStore};
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// // `scripts/hbase/hbase start --tls` prints the CA as HMAP_NATIVE_TLS_CA.
-    /// let tls = NativeTls::with_ca_file("target/hbase/tls/ca.pem")?;
+    /// let tls = Tls::with_ca_file("target/hbase/tls/ca.pem")?;
     /// let store = NativeStore::connect(NativeConfig::new(["127.0.0.1:16000"]).tls(tls)).await?;
     /// # Ok(())
     /// # }
     /// ```
     #[cfg(feature = "tls")]
-    pub fn tls(mut self, tls: super::NativeTls) -> Self {
+    pub fn tls(mut self, tls: crate::security::Tls) -> Self {
         self.connection.tls = Some(tls);
         self
     }
@@ -184,25 +185,26 @@ impl NativeConfig {
     /// with Kerberos (feature `kerberos`), as the Java client does on a
     /// cluster with `hbase.security.authentication=kerberos`: HBase's SASL
     /// GSSAPI handshake, then the protection level the server's
-    /// `hbase.rpc.protection` and [`NativeKerberos::protection`](super::NativeKerberos::protection)
+    /// `hbase.rpc.protection` and [`Kerberos::protection`](crate::security::Kerberos::protection)
     /// agree on (integrity and privacy wrap every message). Inside TLS
     /// too, with [`tls`](Self::tls). The handshake is part of each call's
     /// deadline; the calls run as the client's principal.
     ///
     /// ```no_run
-    /// use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore};
+    /// use hmap::security::Kerberos;
+    /// use hmap::store::native::{NativeConfig, NativeStore};
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// // `scripts/hbase/hbase start --kerberos` prints these as HMAP_PRINCIPAL,
     /// // HMAP_KEYTAB and HMAP_SERVER_PRINCIPAL (and HMAP_KRB5_CONFIG, for KRB5_CONFIG).
-    /// let kerberos = NativeKerberos::keytab("hmap@HMAP.TEST", "target/hbase/krb/hmap.keytab")
+    /// let kerberos = Kerberos::keytab("hmap@HMAP.TEST", "target/hbase/krb/hmap.keytab")
     ///     .server_principal("hbase/localhost@HMAP.TEST");
     /// let store = NativeStore::connect(NativeConfig::new(["127.0.0.1:16000"]).kerberos(kerberos)).await?;
     /// # Ok(())
     /// # }
     /// ```
     #[cfg(feature = "kerberos")]
-    pub fn kerberos(mut self, kerberos: super::NativeKerberos) -> Self {
+    pub fn kerberos(mut self, kerberos: crate::security::Kerberos) -> Self {
         self.connection.kerberos = Some(kerberos);
         self
     }

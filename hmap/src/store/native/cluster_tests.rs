@@ -854,7 +854,7 @@ async fn a_batch_to_a_dead_server_waits_for_its_region_to_be_served_elsewhere() 
 /// deadline as for a server that is stopping.
 #[tokio::test]
 async fn a_region_server_that_serves_tls_only_fails_a_plaintext_call_at_once() {
-    let tls_only = super::probe::tls_only_server().await;
+    let tls_only = crate::security::probe::tls_only_server().await;
     let script = Arc::new(Script {
         dead_server: Mutex::new(Some((tls_only.clone(), usize::MAX))),
         ..Default::default()

@@ -46,9 +46,10 @@ use tokio::task::AbortHandle;
 
 use super::bound;
 use super::codec::{self, KEY_VALUE_CODEC, ReadBuffer, Reply, Response, WireCell};
-use super::error::{KerberosFailure, NativeError, whole_ms};
+use super::error::{NativeError, whole_ms};
 use super::io::write_and_flush;
 use super::proto::{ConnectionHeader, RPCTInfo, RequestHeader, UserInformation};
+use crate::security::{KerberosFailure, SecurityError};
 use crate::store::{TraceContext, TraceContextSource, metrics};
 
 /// The services a connection can be for (its `ConnectionHeader`'s service name).
@@ -88,7 +89,7 @@ pub struct ConnectionConfig {
     /// TLS for every connection (HBase's `hbase.server.netty.tls.enabled`),
     /// or plain TCP (`None`).
     #[cfg(feature = "tls")]
-    pub tls: Option<super::tls::NativeTls>,
+    pub tls: Option<crate::security::Tls>,
     /// Where each request's trace context comes from when the call runs
     /// in no [`TraceContext::scope`] (see
     /// [`NativeConfig::trace_context`](super::NativeConfig::trace_context)).
@@ -96,7 +97,7 @@ pub struct ConnectionConfig {
     /// Kerberos on every connection (HBase's `hbase.security.authentication=kerberos`),
     /// or SIMPLE authentication as [`user`](Self::user) (`None`).
     #[cfg(feature = "kerberos")]
-    pub kerberos: Option<super::kerberos::NativeKerberos>,
+    pub kerberos: Option<crate::security::Kerberos>,
 }
 
 impl Default for ConnectionConfig {
@@ -149,7 +150,7 @@ struct Calls {
     waiting: HashMap<u32, Waiter>,
     broken: Option<String>,
     /// The server refused this client's settings (it broke the socket
-    /// so): the calls fail with [`NativeError::Kerberos`] or
+    /// so): the calls fail with [`NativeError::Security`] or
     /// [`NativeError::Tls`], which are not tried again.
     refused: Option<Refusal>,
     /// The reader holds part of a frame and waits for the rest.
@@ -300,11 +301,7 @@ fn break_refused(calls: &SharedCalls, endpoint: &str, reason: String, refused: O
 /// handed to the writer (and may have reached the server).
 fn broken_error(endpoint: &str, reason: &str, refused: Option<Refusal>, sent: bool) -> NativeError {
     match refused {
-        Some(Refusal::Kerberos(failure)) => NativeError::Kerberos {
-            endpoint: endpoint.to_string(),
-            failure,
-            reason: reason.to_string(),
-        },
+        Some(Refusal::Kerberos(failure)) => SecurityError::kerberos(endpoint, failure, reason).into(),
         Some(Refusal::TlsOnly) => NativeError::Tls {
             endpoint: endpoint.to_string(),
             reason: reason.to_string(),
@@ -508,11 +505,11 @@ impl Shared {
         let mut tries = 0;
         loop {
             match self.dial_once().await {
-                Err(NativeError::Kerberos {
+                Err(NativeError::Security(SecurityError::Kerberos {
                     failure: KerberosFailure::Refused,
                     reason,
                     ..
-                }) if tries < SASL_RETRIES => {
+                })) if tries < SASL_RETRIES => {
                     tries += 1;
                     let pause = Duration::from_millis(1 + super::random::random_u64() % SASL_RETRY_PAUSE_MS);
                     tracing::debug!(endpoint = %self.endpoint, %reason, ?pause, tries, "the SASL handshake was refused; trying again");
@@ -537,7 +534,7 @@ impl Shared {
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.config.tls {
             self.dial_step("the TLS handshake");
-            let mut stream = tls.handshake(endpoint, stream).await?;
+            let mut stream = super::tls::handshake(tls, endpoint, stream).await?;
             let wire = Wire::Tls {
                 client_auth: tls.has_client_auth(),
             };
@@ -576,7 +573,7 @@ impl Shared {
         if let Some(kerberos) = kerberos {
             self.dial_step("the SASL handshake (tickets from the KDC, then tokens with the server)");
             let header = &start[codec::PREAMBLE.len()..];
-            let sasl = super::kerberos::handshake(kerberos, &self.endpoint, stream, header).await?;
+            let sasl = super::rpc_sasl::handshake(kerberos, &self.endpoint, stream, header).await?;
             return Ok(Layer { sasl });
         }
         self.dial_step("writing the connection header");
@@ -633,12 +630,12 @@ impl Shared {
 }
 
 /// The security layer of a connection: with Kerberos at integrity or
-/// privacy, every message both ways is wrapped (see [`super::sasl`]);
+/// privacy, every message both ways is wrapped (see [`crate::security::sasl`]);
 /// otherwise bytes go as they are.
 #[derive(Clone, Debug, Default)]
 struct Layer {
     #[cfg(feature = "kerberos")]
-    sasl: Option<Arc<super::kerberos::SaslWrap>>,
+    sasl: Option<Arc<crate::security::kerberos::SaslWrap>>,
 }
 
 /// Room for a wrapped message beyond the frame it carries (a GSSAPI
@@ -716,7 +713,7 @@ impl Wire {
     /// frame that starts so would announce more than 352 MB, beyond any
     /// frame limit.)
     fn speaks_tls_unasked(self, first: &[u8]) -> bool {
-        matches!(self, Wire::Plain) && super::probe::is_tls_record(first)
+        matches!(self, Wire::Plain) && crate::security::probe::is_tls_record(first)
     }
 
     /// Why a connection closed (or was reset) before its first byte came,
@@ -726,11 +723,11 @@ impl Wire {
     /// `hbase.server.netty.tls.supportplaintext` false) closes a plaintext
     /// connection that way, without a byte (its `SslHandler` finds no TLS
     /// record in the preamble), and so does a server that is stopping: a
-    /// plain connection asks the server once in TLS (see [`super::probe`]),
+    /// plain connection asks the server once in TLS (see `security/probe.rs`),
     /// within `probe_timeout` (at most 2 s).
     async fn closed_before_any_reply(self, how: &str, endpoint: &str, probe_timeout: Duration) -> (String, bool) {
         match self {
-            Wire::Plain if super::probe::answers_tls(endpoint, probe_timeout).await => (
+            Wire::Plain if crate::security::probe::answers_tls(endpoint, probe_timeout).await => (
                 format!(
                     "{how} before any reply, and it answers TLS: it serves TLS only \
                      (hbase.server.netty.tls.enabled true, hbase.server.netty.tls.supportplaintext false); \
@@ -958,8 +955,8 @@ fn dispatch(calls: &SharedCalls, response: Response) -> Result<(), (String, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::security::probe;
     use crate::store::native::codec::encode_response;
-    use crate::store::native::probe;
     use crate::store::native::proto::{ExceptionResponse, GetClusterIdRequest, GetClusterIdResponse, ResponseHeader};
     use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
@@ -1317,7 +1314,7 @@ mod tests {
         .await;
         let err = cluster_id(&connection, LONG).await.expect_err("refused");
         match &err {
-            NativeError::Kerberos { failure, reason, .. } => {
+            NativeError::Security(SecurityError::Kerberos { failure, reason, .. }) => {
                 assert_eq!(*failure, KerberosFailure::AuthenticationRequired);
                 assert!(
                     reason.contains("NativeConfig::kerberos") && reason.contains("Authentication is required"),

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::security::{KerberosFailure, SecurityError};
 use crate::store::StoreError;
 
 /// An error of the native RPC layers.
@@ -128,19 +129,13 @@ pub enum NativeError {
         /// What failed, and what to change.
         reason: String,
     },
-    /// Kerberos with the server failed (feature `kerberos`), or the server
-    /// demands Kerberos of a client without it: see [`KerberosFailure`]
-    /// for what to change. Not retried: the same settings fail the same
-    /// way.
-    #[error("Kerberos with {endpoint} failed: {reason}")]
-    Kerberos {
-        /// The server's address.
-        endpoint: String,
-        /// What kind of failure.
-        failure: KerberosFailure,
-        /// What failed, and what to change.
-        reason: String,
-    },
+    /// A security handshake with the server failed: Kerberos (feature
+    /// `kerberos`), or the server demands Kerberos of a client without it.
+    /// The error every backend reports so, see [`SecurityError`]. Not
+    /// retried: the same settings fail the same way (but for an
+    /// unreachable KDC).
+    #[error(transparent)]
+    Security(#[from] SecurityError),
     /// The connection broke (or the server closed it) before the reply came.
     /// Whether the call was applied is unknown when `sent`; a request not
     /// sent was not applied.
@@ -213,76 +208,6 @@ pub enum NativeError {
         /// read", ...
         waiting_for: String,
     },
-}
-
-/// What went wrong with Kerberos ([`NativeError::Kerberos`]), each kind
-/// with a setting to change. Only [`KdcUnreachable`](Self::KdcUnreachable)
-/// may pass by itself ([`is_transient`](Self::is_transient)); every other
-/// kind fails the same way until the settings change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum KerberosFailure {
-    /// The KDC does not know the servers' principal: set the cluster's
-    /// `hbase.regionserver.kerberos.principal` (a Thrift gateway's
-    /// `hbase.thrift.kerberos.principal`, or `hbase.thrift.spnego.principal`
-    /// over HTTP) with `NativeKerberos::server_principal`, and the host
-    /// `_HOST` stands for with `NativeKerberos::hostname`.
-    ServerPrincipalUnknown,
-    /// The KDC does not know the client's principal (or, for the ticket
-    /// cache's principal, refused its pre-authentication).
-    ClientPrincipalUnknown,
-    /// The keytab holds a key of the principal that the KDC no longer
-    /// accepts (MIT Kerberos: "Decrypt integrity check failed", or
-    /// "Preauthentication failed" from a KDC that demands it): the
-    /// principal's key changed, a new key version, after the keytab was
-    /// exported. Export the keytab again.
-    StaleKeytab,
-    /// No usable credentials: no ticket in the ticket cache (run `kinit`),
-    /// or an expired one.
-    NoCredentials,
-    /// The keytab file cannot be read (it does not exist, or this process
-    /// may not read it).
-    KeytabUnreadable,
-    /// The file is no keytab: empty, another format, or cut short. Export
-    /// the principal's keys into it again.
-    KeytabInvalid,
-    /// The keytab holds no key of the principal logged in as
-    /// (`NativeKerberos::keytab`'s first argument): the message lists the
-    /// principals it holds.
-    PrincipalNotInKeytab,
-    /// MIT Kerberos' configuration does not serve the realm: `KRB5_CONFIG`
-    /// names no file that exists, or the krb5.conf read (`KRB5_CONFIG`'s,
-    /// else `/etc/krb5.conf`) names no KDC for the realm ("Cannot find KDC
-    /// for realm"). Set `KRB5_CONFIG` to the cluster's krb5.conf.
-    Krb5Config,
-    /// The KDC the krb5.conf names cannot be reached (it is down, or the
-    /// address is wrong): the one kind that may pass by itself.
-    KdcUnreachable,
-    /// No protection level in common: the server's `hbase.rpc.protection`
-    /// against the levels the client accepts (`NativeKerberos::protection`).
-    ProtectionRefused,
-    /// The server demands Kerberos (`hbase.security.authentication=kerberos`)
-    /// and this client connected without it: use `NativeConfig::kerberos`
-    /// (feature `kerberos`).
-    AuthenticationRequired,
-    /// The server does not use Kerberos (`hbase.security.authentication`
-    /// simple): connect without `NativeConfig::kerberos`.
-    ServerNotKerberos,
-    /// The server refused the SASL handshake (its exception in the
-    /// reason), after the retries HBase's Java client makes too.
-    Refused,
-    /// Another GSSAPI failure, or SASL bytes that are not HBase's.
-    Gssapi,
-}
-
-impl KerberosFailure {
-    /// Whether trying again later, with the same settings, may succeed: an
-    /// unreachable KDC may come back. Every other kind is a setting to
-    /// change (a keytab, a principal, a protection level, krb5.conf), and
-    /// trying again fails the same way.
-    pub fn is_transient(self) -> bool {
-        matches!(self, KerberosFailure::KdcUnreachable)
-    }
 }
 
 /// An error of the ZooKeeper registry; each names the znode being read.
@@ -428,7 +353,7 @@ impl ZooKeeperError {
 fn refusal_hint(code: i32) -> &'static str {
     match code {
         -102 | -115 | -124 => {
-            " (the ZooKeeper demands SASL of its clients: set `NativeKerberos::zookeeper_principal`, hmap's feature \
+            " (the ZooKeeper demands SASL of its clients: set `Kerberos::zookeeper_principal`, hmap's feature \
              `kerberos`, or bootstrap from the masters with `NativeConfig::new`)"
         }
         _ => "",
@@ -688,7 +613,7 @@ impl NativeError {
     pub fn is_refusal(&self) -> bool {
         match self {
             NativeError::Tls { .. } => true,
-            NativeError::Kerberos { failure, .. } => !failure.is_transient(),
+            NativeError::Security(e) => e.is_refusal(),
             NativeError::ZooKeeper(ZooKeeperError::Kerberos { failure, .. }) => !failure.is_transient(),
             _ => false,
         }
@@ -781,19 +706,30 @@ impl NativeError {
                     cause: Some(Box::new(self)),
                 }
             }
-            NativeError::Connect { endpoint: ref own, .. }
-            | NativeError::Tls { endpoint: ref own, .. }
-            | NativeError::Kerberos { endpoint: ref own, .. } => StoreError::Connection {
-                // A failure while bootstrapping has no call's endpoint: the
-                // server's own.
+            // The security module's error itself is the cause, as every
+            // backend gives it.
+            NativeError::Security(e) => StoreError::Connection {
                 endpoint: if endpoint.is_empty() {
-                    own.clone()
+                    e.endpoint().to_string()
                 } else {
                     endpoint.to_string()
                 },
-                message: self.to_string(),
-                cause: Some(Box::new(self)),
+                message: e.to_string(),
+                cause: Some(Box::new(e)),
             },
+            NativeError::Connect { endpoint: ref own, .. } | NativeError::Tls { endpoint: ref own, .. } => {
+                StoreError::Connection {
+                    // A failure while bootstrapping has no call's endpoint: the
+                    // server's own.
+                    endpoint: if endpoint.is_empty() {
+                        own.clone()
+                    } else {
+                        endpoint.to_string()
+                    },
+                    message: self.to_string(),
+                    cause: Some(Box::new(self)),
+                }
+            }
             NativeError::ZooKeeper(ZooKeeperError::Quorum {
                 ref servers,
                 ref znode,
@@ -994,11 +930,7 @@ mod tests {
     /// a connection that broke, may pass.
     #[test]
     fn refused_settings_are_not_transient() {
-        let kerberos = |failure| NativeError::Kerberos {
-            endpoint: "h:1".into(),
-            failure,
-            reason: "why".into(),
-        };
+        let kerberos = |failure| NativeError::from(SecurityError::kerberos("h:1", failure, "why"));
         for failure in [
             KerberosFailure::ServerPrincipalUnknown,
             KerberosFailure::ClientPrincipalUnknown,

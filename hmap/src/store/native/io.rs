@@ -1,5 +1,5 @@
-//! What the connection and the handshakes before it (HBase's SASL,
-//! Thrift's) do alike on a socket.
+//! What the connection and HBase's SASL handshake before it do alike on
+//! a socket.
 
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 

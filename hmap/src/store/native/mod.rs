@@ -13,17 +13,19 @@
 //! - `filter`: hmap's filters as HBase's filter messages;
 //! - `random`: numbers that differ from call to call (nonces, jitter);
 //! - `io`: what the connection and the SASL handshakes do alike on a socket;
-//! - `probe`: whether a server that closed a plaintext connection speaks
-//!   TLS only;
 //! - `retry`: the retry policy every call shares: what each of HBase's
 //!   "not here, not yet" answers means, the pauses between tries
 //!   ([`RetryPolicy`]), which writes may be sent again, and the deadline's
 //!   error;
-//! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS,
-//!   through rustls ([`NativeConfig::tls`](client::NativeConfig));
-//! - `sasl` and `kerberos` (feature `kerberos`): HBase's SASL GSSAPI
-//!   handshake and its protection levels, through MIT Kerberos
-//!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos));
+//! - `tls` (feature `tls`): HBase 2.6's RPC over TLS and mutual TLS: the
+//!   TLS socket, and what a refused handshake means for HBase's settings
+//!   ([`NativeConfig::tls`](client::NativeConfig), configured by
+//!   `security::Tls`);
+//! - `rpc_sasl` (feature `kerberos`): HBase's SASL GSSAPI handshake on the
+//!   RPC wire: the Kerberos preamble and HBase's framing of the tokens
+//!   (`NativeConfig::kerberos`, see [Kerberos](#kerberos)); the GSSAPI
+//!   steps, the credentials and the protection levels are
+//!   [`crate::security`]'s, shared with the Thrift backends;
 //! - [`connection`]: one multiplexed tokio connection per server and service,
 //!   over TCP or TLS;
 //! - [`zookeeper`]: the ZooKeeper registry, for clusters before HBase 2.5
@@ -126,23 +128,29 @@
 //! with `hbase.security.authentication=kerberos`: the preamble asks for
 //! Kerberos (auth code 81), GSSAPI tokens are exchanged (`sasl` has the
 //! bytes), then the security layer the server's `hbase.rpc.protection` and
-//! `NativeKerberos::protection` agree on: `authentication` leaves messages
+//! `Kerberos::protection` agree on: `authentication` leaves messages
 //! as they are, `integrity` and `privacy` wrap every message in both
 //! directions (signed, and encrypted for privacy), the connection header
 //! included. Inside TLS too. The handshake counts against the call's
 //! deadline like the dial; credentials come from a keytab (re-acquired
 //! before the ticket ends) or the ticket cache; every refusal is a
-//! [`NativeError::Kerberos`] with a [`KerberosFailure`] that names what to
-//! change. GSSAPI is MIT Kerberos' `libgssapi_krb5`, called through
-//! hmap's own declarations: why, and what it costs to build, is in the
-//! docs of `kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
+//! [`NativeError::Security`] holding a
+//! [`SecurityError`](crate::security::SecurityError) with a
+//! `KerberosFailure` that names what to
+//! change (and the `SecurityError` is the cause of the `StoreError`, as
+//! with the Thrift backends). `Kerberos`,
+//! `Protection` and the GSSAPI calls live in
+//! [`crate::security`]: GSSAPI is MIT Kerberos' `libgssapi_krb5`, called
+//! through hmap's own declarations: why, and what it costs to build, is in
+//! the docs of `security/kerberos.rs`. MIT Kerberos reads `krb5.conf` from `KRB5_CONFIG`.
 //!
 //! ```no_run
 //! # #[cfg(feature = "kerberos")]
 //! # async fn run() -> Result<(), hmap::store::StoreError> {
-//! use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, Protection};
+//! use hmap::security::{Kerberos, Protection};
+//! use hmap::store::native::{NativeConfig, NativeStore};
 //!
-//! let kerberos = NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+//! let kerberos = Kerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
 //!     .server_principal("hbase/_HOST@EXAMPLE.COM")
 //!     .protection([Protection::Privacy, Protection::Integrity]);
 //! let store = NativeStore::connect(NativeConfig::new(["master.example.com:16000"]).kerberos(kerberos)).await?;
@@ -175,10 +183,7 @@ pub mod convert;
 pub mod error;
 pub(crate) mod filter;
 pub(crate) mod io;
-#[cfg(feature = "kerberos")]
-pub(crate) mod kerberos;
 pub mod locate;
-pub(crate) mod probe;
 pub mod proto;
 mod random;
 mod regions;
@@ -186,7 +191,7 @@ mod registry;
 mod retry;
 mod rows;
 #[cfg(feature = "kerberos")]
-pub mod sasl;
+mod rpc_sasl;
 mod scan;
 mod store;
 #[cfg(feature = "tls")]
@@ -203,12 +208,31 @@ mod proto_check;
 mod trace_tests;
 
 pub use client::{NativeConfig, NativeStore};
-pub use error::{ExceptionKind, KerberosFailure, NativeError, RemoteError, ZooKeeperError};
-#[cfg(feature = "kerberos")]
-pub use kerberos::NativeKerberos;
+pub use error::{ExceptionKind, NativeError, RemoteError, ZooKeeperError};
 pub use retry::{RETRY_BACKOFF, RetryPolicy};
-#[cfg(feature = "kerberos")]
-pub use sasl::Protection;
-#[cfg(feature = "tls")]
-pub use tls::NativeTls;
 pub use zookeeper::ZooKeeperRegistry;
+
+// The names security had while it lived here, kept for one release.
+#[doc(hidden)]
+pub use crate::security::KerberosFailure;
+#[cfg(feature = "kerberos")]
+#[doc(hidden)]
+pub use crate::security::Protection;
+/// Renamed [`hmap::security::Kerberos`](crate::security::Kerberos): one
+/// Kerberos for every backend.
+#[cfg(feature = "kerberos")]
+#[deprecated(note = "renamed hmap::security::Kerberos")]
+pub type NativeKerberos = crate::security::Kerberos;
+/// Renamed [`hmap::security::Tls`](crate::security::Tls): one TLS
+/// configuration for every backend.
+#[cfg(feature = "tls")]
+#[deprecated(note = "renamed hmap::security::Tls")]
+pub type NativeTls = crate::security::Tls;
+/// Moved: the carrier-neutral bytes are [`hmap::security::sasl`](crate::security::sasl)'s,
+/// HBase's RPC framing of the tokens NativeStore's own.
+#[cfg(feature = "kerberos")]
+#[deprecated(note = "moved to hmap::security::sasl")]
+pub mod sasl {
+    pub use super::rpc_sasl::{KERBEROS_PREAMBLE, SWITCH_TO_SIMPLE_AUTH, ServerReply, encode_token, parse_reply};
+    pub use crate::security::sasl::*;
+}

@@ -153,7 +153,7 @@ impl NativeStore {
                     tried.push((server.clone(), format!("cannot connect: {source}")))
                 }
                 // Settings that every server refuses alike: said at once, typed.
-                Err(e @ (NativeError::Kerberos { .. } | NativeError::Tls { .. })) => return Err(e),
+                Err(e @ (NativeError::Security(_) | NativeError::Tls { .. })) => return Err(e),
                 Err(e) => tried.push((server.clone(), e.to_string())),
             }
         }

@@ -7,8 +7,8 @@
 //! The server's certificate is checked against a CA of yours or the
 //! platform's roots, for the host each connection dials (an IP address is
 //! checked against the certificate's IP SANs, a name against its DNS
-//! SANs), unless [`NativeTls::server_name`] names another. With a client
-//! certificate ([`NativeTls::client_auth_files`]) it works with servers
+//! SANs), unless [`Tls::server_name`] names another. With a client
+//! certificate ([`Tls::client_auth_files`]) it works with servers
 //! that demand one (`hbase.server.netty.tls.client.auth.mode` `NEED`).
 //!
 //! A handshake that fails is a [`NativeError::Tls`] saying what to change:
@@ -16,174 +16,41 @@
 //! server does not speak it.
 
 use std::io;
-use std::path::Path;
-use std::sync::Arc;
 
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::rustls::pki_types::ServerName;
-use tokio_rustls::rustls::{self, AlertDescription, ClientConfig, RootCertStore};
+use tokio_rustls::rustls::{self, AlertDescription};
 
 use super::error::NativeError;
-use crate::store::tls;
+use crate::security::Tls;
 
-/// TLS settings of a [`NativeStore`](super::NativeStore)
-/// ([`NativeConfig::tls`](super::NativeConfig::tls)): whom to trust, the
-/// client certificate for mutual TLS, the name to check.
-///
-/// ```no_run
-/// use hmap::store::native::{NativeConfig, NativeStore, NativeTls};
-///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// // The cluster's CA; for mutual TLS (`hbase.server.netty.tls.client.auth.mode`
-/// // NEED), a client certificate and key it signed.
-/// let tls = NativeTls::with_ca_file("/etc/hbase/tls/ca.pem")?
-///     .client_auth_files("/etc/hbase/tls/client.pem", "/etc/hbase/tls/client-key.pem")?;
-/// let store = NativeStore::connect(NativeConfig::new(["hbase-master.example.com:16000"]).tls(tls)).await?;
-/// # Ok(())
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct NativeTls {
-    roots: Arc<RootCertStore>,
-    config: Arc<ClientConfig>,
-    client_auth: bool,
-    server_name: Option<String>,
-}
-
-impl std::fmt::Debug for NativeTls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NativeTls")
-            .field("roots", &self.roots.len())
-            .field("client_auth", &self.client_auth)
-            .field("server_name", &self.server_name)
-            .finish()
-    }
-}
-
-impl NativeTls {
-    /// Trusts the CA certificates in `pem` (one or more `BEGIN
-    /// CERTIFICATE` blocks) and no others: the CA that signed the servers'
-    /// certificates (`hbase.rpc.tls.keystore.location`'s). Fails if `pem`
-    /// holds no certificate.
-    pub fn with_ca_pem(pem: &[u8]) -> io::Result<Self> {
-        Self::with_roots(tls::roots_from_pem(pem)?)
-    }
-
-    /// [`with_ca_pem`](Self::with_ca_pem) with the PEM read from `path`;
-    /// an error names the file.
-    pub fn with_ca_file(path: impl AsRef<Path>) -> io::Result<Self> {
-        let path = path.as_ref();
-        Self::with_ca_pem(&read(path, "CA")?).map_err(|e| in_file(e, path))
-    }
-
-    /// Trusts the platform's root certificates (those `rustls-native-certs`
-    /// finds), for servers whose certificates a public CA signed. Fails if
-    /// none can be read.
-    pub fn with_platform_roots() -> io::Result<Self> {
-        Self::with_roots(tls::platform_roots("`NativeTls::with_ca_file`")?)
-    }
-
-    fn with_roots(roots: RootCertStore) -> io::Result<Self> {
-        let config = tls::client_config(roots.clone(), None)?;
-        Ok(NativeTls {
-            roots: Arc::new(roots),
-            config: Arc::new(config),
-            client_auth: false,
-            server_name: None,
-        })
-    }
-
-    /// Presents a client certificate to servers that ask for one (mutual
-    /// TLS: `hbase.server.netty.tls.client.auth.mode` `WANT` or `NEED`):
-    /// `chain` holds the certificate first, then any intermediates (`BEGIN
-    /// CERTIFICATE` blocks), `key` its private key, unencrypted PEM as
-    /// Java's keytool (through a PKCS12 keystore) and OpenSSL's tools write
-    /// them: PKCS#8 (`BEGIN PRIVATE KEY`: EC, RSA, Ed25519), SEC1 (`BEGIN
-    /// EC PRIVATE KEY`) or PKCS#1 (`BEGIN RSA PRIVATE KEY`). An EC key
-    /// without its optional public key (the JDK's encoding) is completed
-    /// from the certificate. Fails if either cannot be read or they do not
-    /// belong together. HBase checks the certificate against the client's address
-    /// too (`hbase.server.netty.tls.verify.client.hostname`, true by
-    /// default): it must name the client's host, as an IP SAN or its
-    /// reverse-DNS name.
-    pub fn client_auth_pem(self, chain: &[u8], key: &[u8]) -> io::Result<Self> {
-        let config = tls::client_config((*self.roots).clone(), Some(tls::client_identity(chain, key)?))?;
-        Ok(NativeTls {
-            config: Arc::new(config),
-            client_auth: true,
-            ..self
-        })
-    }
-
-    /// [`client_auth_pem`](Self::client_auth_pem) with the PEMs read from
-    /// files; an error names them.
-    pub fn client_auth_files(self, chain: impl AsRef<Path>, key: impl AsRef<Path>) -> io::Result<Self> {
-        let (chain, key) = (chain.as_ref(), key.as_ref());
-        let (chain_pem, key_pem) = (read(chain, "client certificate")?, read(key, "client key")?);
-        self.client_auth_pem(&chain_pem, &key_pem).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("{e} (certificate {}, key {})", chain.display(), key.display()),
-            )
-        })
-    }
-
-    /// The name every server's certificate must carry (a DNS name, or an
-    /// IP address checked against the IP SANs), instead of the host each
-    /// connection dials: for servers registered under addresses their
-    /// certificates do not name. Checks stay on; there is no way to turn
-    /// them off.
-    pub fn server_name(mut self, name: impl Into<String>) -> Self {
-        self.server_name = Some(name.into());
-        self
-    }
-
-    /// Whether a client certificate is presented.
-    pub fn has_client_auth(&self) -> bool {
-        self.client_auth
-    }
-
-    /// The TLS handshake over `stream`, a connection to `endpoint`
-    /// (`host:port`), with the name to check.
-    pub(super) async fn handshake(
-        &self,
-        endpoint: &str,
-        stream: TcpStream,
-    ) -> Result<TlsStream<TcpStream>, NativeError> {
-        let host = self.server_name.clone().unwrap_or_else(|| {
-            // `host:port`, `[v6]:port`: the host, without brackets.
-            let host = endpoint.rsplit_once(':').map_or(endpoint, |(host, _)| host);
-            host.trim_start_matches('[').trim_end_matches(']').to_string()
-        });
-        let name = ServerName::try_from(host.clone()).map_err(|_| NativeError::Tls {
+/// The TLS handshake over `stream`, a connection to `endpoint`
+/// (`host:port`), with the name to check.
+pub(super) async fn handshake(
+    tls: &Tls,
+    endpoint: &str,
+    stream: TcpStream,
+) -> Result<TlsStream<TcpStream>, NativeError> {
+    let host = tls.server_name_checked().map(str::to_string).unwrap_or_else(|| {
+        // `host:port`, `[v6]:port`: the host, without brackets.
+        let host = endpoint.rsplit_once(':').map_or(endpoint, |(host, _)| host);
+        host.trim_start_matches('[').trim_end_matches(']').to_string()
+    });
+    let name = ServerName::try_from(host.clone()).map_err(|_| NativeError::Tls {
+        endpoint: endpoint.to_string(),
+        reason: format!(
+            "`{host}` is neither a DNS name nor an IP address to check the server's certificate against \
+             (set one with `Tls::server_name`)"
+        ),
+    })?;
+    tokio_rustls::TlsConnector::from(tls.client_config())
+        .connect(name, stream)
+        .await
+        .map_err(|e| NativeError::Tls {
             endpoint: endpoint.to_string(),
-            reason: format!(
-                "`{host}` is neither a DNS name nor an IP address to check the server's certificate against \
-                 (set one with `NativeTls::server_name`)"
-            ),
-        })?;
-        tokio_rustls::TlsConnector::from(Arc::clone(&self.config))
-            .connect(name, stream)
-            .await
-            .map_err(|e| NativeError::Tls {
-                endpoint: endpoint.to_string(),
-                reason: handshake_failure(&e, &host, self.client_auth),
-            })
-    }
-}
-
-fn read(path: &Path, what: &str) -> io::Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("the {what} file {} cannot be read: {e}", path.display()),
-        )
-    })
-}
-
-fn in_file(e: io::Error, path: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("{e} ({})", path.display()))
+            reason: handshake_failure(&e, &host, tls.has_client_auth()),
+        })
 }
 
 /// Why a handshake failed, and what to change.
@@ -192,8 +59,8 @@ fn handshake_failure(e: &io::Error, host: &str, client_auth: bool) -> String {
     match rustls_error {
         Some(rustls::Error::InvalidCertificate(why)) => format!(
             "the server's certificate is refused ({why:?}): it must be signed by a CA the client trusts \
-             (`NativeTls::with_ca_file`: the CA of the servers' hbase.rpc.tls.keystore) and name `{host}` \
-             (or set the name it carries with `NativeTls::server_name`)"
+             (`Tls::with_ca_file`: the CA of the servers' hbase.rpc.tls.keystore) and name `{host}` \
+             (or set the name it carries with `Tls::server_name`)"
         ),
         Some(rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. }) => format!(
             "the server does not speak TLS ({e}): if the cluster does not set hbase.server.netty.tls.enabled, \
@@ -236,13 +103,13 @@ fn refusal(alert: AlertDescription, client_auth: bool) -> String {
         (true, false) => format!(
             "the server refused the connection with TLS alert {alert:?}: it demands a client certificate \
              (hbase.server.netty.tls.client.auth.mode NEED); give one its truststore trusts with \
-             `NativeTls::client_auth_files`"
+             `Tls::client_auth_files`"
         ),
         (true, true) => format!(
             "the server refused the client certificate with TLS alert {alert:?}: it must be signed by a CA \
              in the servers' hbase.rpc.tls.truststore, unexpired, with extended key usage clientAuth, and \
              name the client's host (an IP SAN, or its reverse-DNS name) unless the cluster sets \
-             hbase.server.netty.tls.verify.client.hostname false (`NativeTls::client_auth_files`)"
+             hbase.server.netty.tls.verify.client.hostname false (`Tls::client_auth_files`)"
         ),
         (false, _) => format!(
             "the server refused the TLS handshake with alert {alert:?}: no protocol version or cipher suite \
@@ -273,6 +140,7 @@ mod tests {
     //! (see its README): rustls servers speaking HBase's RPC inside TLS, and
     //! the ways a server refuses a client, as HBase 2.6 does.
 
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
 
     use prost::Message;
@@ -322,7 +190,7 @@ mod tests {
             .with_protocol_versions(versions)
             .expect("versions");
         let builder = if let Some(client_ca) = client_ca {
-            let roots = Arc::new(tls::roots_from_pem(client_ca).expect("the clients' CA"));
+            let roots = Arc::new(crate::security::tls::roots_from_pem(client_ca).expect("the clients' CA"));
             let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider)
                 .build()
                 .expect("verifier");
@@ -396,7 +264,7 @@ mod tests {
         endpoint
     }
 
-    fn connection(endpoint: &str, tls: Option<NativeTls>) -> Connection {
+    fn connection(endpoint: &str, tls: Option<Tls>) -> Connection {
         let config = ConnectionConfig {
             tls,
             ..ConnectionConfig::default()
@@ -411,18 +279,18 @@ mod tests {
         Ok(reply.message.cluster_id.unwrap_or_default())
     }
 
-    fn ca() -> NativeTls {
-        NativeTls::with_ca_pem(CA).expect("ca.pem")
+    fn ca() -> Tls {
+        Tls::with_ca_pem(CA).expect("ca.pem")
     }
 
-    fn mtls() -> NativeTls {
+    fn mtls() -> Tls {
         ca().client_auth_pem(CLIENT, CLIENT_KEY).expect("client identity")
     }
 
     /// `NativeStore::connect` with `tls` to `endpoint` fails, within its
     /// 3 s deadline and well before it, with a `StoreError::Connection`
     /// whose message says each of `hints`.
-    async fn connect_fails(endpoint: &str, tls: Option<NativeTls>, hints: &[&str]) {
+    async fn connect_fails(endpoint: &str, tls: Option<Tls>, hints: &[&str]) {
         let mut config = NativeConfig::new([endpoint]).call_timeout(Duration::from_secs(3));
         if let Some(tls) = tls {
             config = config.tls(tls);
@@ -470,7 +338,7 @@ mod tests {
     async fn a_plain_client_against_a_tls_only_server_is_told_to_use_tls() {
         // HBase with hbase.server.netty.tls.supportplaintext false closes a
         // plaintext connection without a byte, and answers a TLS hello.
-        let endpoint = super::super::probe::tls_only_server().await;
+        let endpoint = crate::security::probe::tls_only_server().await;
         connect_fails(&endpoint, None, &["before any reply", "TLS only", "NativeConfig::tls"]).await;
         // A server that closes without a byte and does not answer TLS is
         // stopping (or speaks another protocol).
@@ -516,18 +384,18 @@ mod tests {
     #[tokio::test]
     async fn a_certificate_of_another_ca_or_name_is_refused() {
         let endpoint = tls_server(server_config(false, TLS12), "unused").await;
-        let other = NativeTls::with_ca_pem(OTHER_CA).expect("other-ca.pem");
+        let other = Tls::with_ca_pem(OTHER_CA).expect("other-ca.pem");
         connect_fails(
             &endpoint,
             Some(other),
-            &["certificate is refused", "UnknownIssuer", "NativeTls::with_ca_file"],
+            &["certificate is refused", "UnknownIssuer", "Tls::with_ca_file"],
         )
         .await;
         let wrong_name = ca().server_name("hbase.example.com");
         connect_fails(
             &endpoint,
             Some(wrong_name),
-            &["certificate is refused", "NativeTls::server_name"],
+            &["certificate is refused", "Tls::server_name"],
         )
         .await;
     }
@@ -542,7 +410,7 @@ mod tests {
             connect_fails(
                 &endpoint,
                 Some(ca()),
-                &["client certificate", "NEED", "NativeTls::client_auth_files"],
+                &["client certificate", "NEED", "Tls::client_auth_files"],
             )
             .await;
         }
@@ -671,9 +539,9 @@ mod tests {
 
     #[test]
     fn settings_that_cannot_work_are_refused_when_made() {
-        let err = NativeTls::with_ca_pem(b"not a pem").expect_err("no certificate");
+        let err = Tls::with_ca_pem(b"not a pem").expect_err("no certificate");
         assert!(err.to_string().contains("holds no certificate"), "{err}");
-        let err = NativeTls::with_ca_file("/nonexistent/ca.pem").expect_err("no file");
+        let err = Tls::with_ca_file("/nonexistent/ca.pem").expect_err("no file");
         assert!(err.to_string().contains("/nonexistent/ca.pem"), "{err}");
         let err = ca().client_auth_pem(CLIENT, b"").expect_err("no key");
         assert!(err.to_string().contains("client key"), "{err}");

@@ -102,9 +102,9 @@ pub struct ZooKeeperRegistry {
     pub znode_parent: String,
     /// A Kerberos login by SASL for a ZooKeeper that demands it (feature
     /// `kerberos`): `NativeStore::connect` sets it from
-    /// [`NativeKerberos::zookeeper_principal`](super::NativeKerberos::zookeeper_principal).
+    /// [`Kerberos::zookeeper_principal`](crate::security::Kerberos::zookeeper_principal).
     #[cfg(feature = "kerberos")]
-    pub sasl: Option<super::NativeKerberos>,
+    pub sasl: Option<crate::security::Kerberos>,
 }
 
 impl ZooKeeperRegistry {
@@ -442,7 +442,7 @@ impl Session {
         znode: &str,
         started: Instant,
         deadline: Instant,
-        #[cfg(feature = "kerberos")] sasl: Option<&super::NativeKerberos>,
+        #[cfg(feature = "kerberos")] sasl: Option<&crate::security::Kerberos>,
     ) -> Result<Session, ZooKeeperError> {
         let timeout = || ZooKeeperError::Timeout {
             server: server.to_string(),
@@ -486,23 +486,18 @@ impl Session {
     #[cfg(feature = "kerberos")]
     async fn authenticate(
         &mut self,
-        kerberos: &super::NativeKerberos,
+        kerberos: &crate::security::Kerberos,
         znode: &str,
         deadline: Instant,
     ) -> Result<(), ZooKeeperError> {
-        use super::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep};
-        let failed = |e: super::NativeError, server: &str| match e {
-            super::NativeError::Kerberos { failure, reason, .. } => ZooKeeperError::Kerberos {
+        use crate::security::SecurityError;
+        use crate::security::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep};
+        let failed = |e: SecurityError, server: &str| match e {
+            SecurityError::Kerberos { failure, reason, .. } => ZooKeeperError::Kerberos {
                 server: server.to_string(),
                 znode: znode.to_string(),
                 failure,
                 reason,
-            },
-            other => ZooKeeperError::Kerberos {
-                server: server.to_string(),
-                znode: znode.to_string(),
-                failure: super::KerberosFailure::Gssapi,
-                reason: other.to_string(),
             },
         };
         let server = self.server.clone();
@@ -525,10 +520,10 @@ impl Session {
                         return Err(ZooKeeperError::Kerberos {
                             server: server.clone(),
                             znode: znode.to_string(),
-                            failure: super::KerberosFailure::Refused,
+                            failure: crate::security::KerberosFailure::Refused,
                             reason: format!(
                                 "the server refused the SASL token (error code {code}): is {} its principal \
-                                 (`NativeKerberos::zookeeper_principal`), and are the clocks in step?",
+                                 (`Kerberos::zookeeper_principal`), and are the clocks in step?",
                                 sasl.server()
                             ),
                         });
@@ -549,7 +544,7 @@ impl Session {
         Err(ZooKeeperError::Kerberos {
             server,
             znode: znode.to_string(),
-            failure: super::KerberosFailure::Gssapi,
+            failure: crate::security::KerberosFailure::Gssapi,
             reason: format!("the SASL handshake took more than {MAX_ROUNDS} rounds"),
         })
     }

@@ -566,7 +566,7 @@ impl Client {
         let do_as = self.config.http.as_ref().is_some_and(ThriftHttp::acts_for_another);
         match error {
             HttpError::Status { status: 401, .. } if kerberos => {
-                " (the gateway refused the Kerberos token: is `NativeKerberos::server_principal` its \
+                " (the gateway refused the Kerberos token: is `Kerberos::server_principal` its \
                  hbase.thrift.spnego.principal, HTTP/_HOST@REALM, for the name it runs on?)"
             }
             HttpError::Status { status: 401, .. } => {
@@ -610,19 +610,14 @@ impl Client {
              (hmap's feature `kerberos`)",
         );
         let message = format!("{operation}{}: {reason}", crate::store::error::on_table(table));
-        #[cfg(feature = "native")]
-        let cause: Option<Box<dyn std::error::Error + Send + Sync>> =
-            Some(Box::new(crate::store::native::NativeError::Kerberos {
-                endpoint: self.config.address.clone(),
-                failure: crate::store::native::KerberosFailure::AuthenticationRequired,
-                reason,
-            }));
-        #[cfg(not(feature = "native"))]
-        let cause = None;
         StoreError::Connection {
             endpoint: self.config.address.clone(),
             message,
-            cause,
+            cause: Some(Box::new(crate::security::SecurityError::kerberos(
+                self.config.address.clone(),
+                crate::security::KerberosFailure::AuthenticationRequired,
+                reason,
+            ))),
         }
     }
 

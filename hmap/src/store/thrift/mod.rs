@@ -200,8 +200,8 @@ pub struct ThriftConfig {
     /// `auth-conf`/`privacy`: messages as they are, signed, or signed and
     /// encrypted). The servers' principal is the gateway's
     /// `hbase.thrift.kerberos.principal`, with `_HOST` the host name the
-    /// gateway runs on (see [`NativeKerberos::server_principal`] and
-    /// [`NativeKerberos::hostname`]). HBase's gateways serve SASL on
+    /// gateway runs on (see [`Kerberos::server_principal`] and
+    /// [`Kerberos::hostname`]). HBase's gateways serve SASL on
     /// unframed sockets only: with [`framed`](Self::framed) the first call
     /// fails saying so. With [`http`](Self::http) (a gateway in HTTP mode
     /// on a Kerberos cluster) every request carries a Kerberos token by
@@ -211,22 +211,22 @@ pub struct ThriftConfig {
     /// (use HTTPS).
     ///
     /// ```no_run
-    /// use hmap::store::native::NativeKerberos;
+    /// use hmap::security::Kerberos;
     /// use hmap::store::{ThriftConfig, ThriftStore};
     ///
     /// let mut config = ThriftConfig::new("gateway.example.com:9090");
     /// config.kerberos = Some(
-    ///     NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+    ///     Kerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
     ///         .server_principal("hbase/_HOST@EXAMPLE.COM")
     ///         .hostname("gateway.example.com"),
     /// );
     /// let store = ThriftStore::with_config(config);
     /// ```
     ///
-    /// [`NativeKerberos::server_principal`]: crate::store::native::NativeKerberos::server_principal
-    /// [`NativeKerberos::hostname`]: crate::store::native::NativeKerberos::hostname
+    /// [`Kerberos::server_principal`]: crate::security::Kerberos::server_principal
+    /// [`Kerberos::hostname`]: crate::security::Kerberos::hostname
     #[cfg(feature = "kerberos")]
-    pub kerberos: Option<crate::store::native::NativeKerberos>,
+    pub kerberos: Option<crate::security::Kerberos>,
 }
 
 impl ThriftConfig {
@@ -282,7 +282,7 @@ pub struct ThriftHttp {
     server_name: Option<String>,
     do_as: Option<String>,
     #[cfg(feature = "tls")]
-    tls: Option<Arc<tokio_rustls::rustls::ClientConfig>>,
+    tls: Option<crate::security::Tls>,
 }
 
 impl std::fmt::Debug for ThriftHttp {
@@ -313,7 +313,7 @@ impl ThriftHttp {
     /// be read.
     #[cfg(feature = "tls")]
     pub fn https() -> std::io::Result<Self> {
-        Self::with_roots(crate::store::tls::platform_roots("`https_with_ca`")?)
+        Ok(Self::https_with(crate::security::Tls::with_platform_roots()?))
     }
 
     /// HTTPS, the gateway's certificate checked against the CA
@@ -322,16 +322,20 @@ impl ThriftHttp {
     /// self-signed one. Fails if `pem` holds no certificate.
     #[cfg(feature = "tls")]
     pub fn https_with_ca(pem: &[u8]) -> std::io::Result<Self> {
-        Self::with_roots(crate::store::tls::roots_from_pem(pem)?)
+        Ok(Self::https_with(crate::security::Tls::with_ca_pem(pem)?))
     }
 
+    /// HTTPS with the TLS settings every backend shares
+    /// ([`Tls`](crate::security::Tls)): a CA or the platform's roots, a
+    /// client certificate for a gateway that asks for one, the name the
+    /// gateway's certificate must carry (which
+    /// [`server_name`](Self::server_name) overrides).
     #[cfg(feature = "tls")]
-    fn with_roots(roots: tokio_rustls::rustls::RootCertStore) -> std::io::Result<Self> {
-        let config = crate::store::tls::client_config(roots, None)?;
-        Ok(ThriftHttp {
-            tls: Some(Arc::new(config)),
+    pub fn https_with(tls: crate::security::Tls) -> Self {
+        ThriftHttp {
+            tls: Some(tls),
             ..Self::plain()
-        })
+        }
     }
 
     /// The request path, `/` by default (HBase's gateway serves every path).
@@ -384,17 +388,26 @@ impl ThriftHttp {
                 "`ThriftHttp::do_as({user:?})`: a user name must be non-empty, without control characters"
             ));
         }
-        let host = self.server_name.clone().unwrap_or_else(|| {
-            // `host:port`, `[v6]:port`: the host, without brackets.
-            let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
-            host.trim_start_matches('[').trim_end_matches(']').to_string()
-        });
+        #[cfg(feature = "tls")]
+        let tls_name = self.tls.as_ref().and_then(|tls| tls.server_name_checked());
+        #[cfg(not(feature = "tls"))]
+        let tls_name: Option<&str> = None;
+        let host = self
+            .server_name
+            .as_deref()
+            .or(tls_name)
+            .map(str::to_string)
+            .unwrap_or_else(|| {
+                // `host:port`, `[v6]:port`: the host, without brackets.
+                let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+                host.trim_start_matches('[').trim_end_matches(']').to_string()
+            });
         #[cfg(feature = "tls")]
         let tls = match &self.tls {
-            Some(config) => {
+            Some(tls) => {
                 let name = tokio_rustls::rustls::pki_types::ServerName::try_from(host.clone())
                     .map_err(|_| format!("`{host}` is neither a DNS name nor an IP address for TLS"))?;
-                Some((Arc::clone(config), name))
+                Some((tls.client_config(), name))
             }
             None => None,
         };

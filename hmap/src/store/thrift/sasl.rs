@@ -24,14 +24,13 @@
 use std::sync::Arc;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::timeout_at;
 
 use super::transport::{Deadline, Failure};
-use crate::store::native::io::write_and_flush;
-use crate::store::native::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep, SaslWrap};
-use crate::store::native::sasl::MAX_TOKEN;
-use crate::store::native::{KerberosFailure, NativeError};
+use crate::security::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep, SaslWrap};
+use crate::security::sasl::{self, MAX_TOKEN};
+use crate::security::{Kerberos, KerberosFailure, SecurityError};
 
 /// The statuses of the negotiation's messages (libthrift's
 /// `NegotiationStatus`).
@@ -121,7 +120,7 @@ impl SaslLayer {
     pub fn frame(&self, message: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         match &self.wrap {
             Some(wrap) => wrap.wrap(message, out),
-            None => crate::store::native::sasl::encode_wrapped(message, out),
+            None => sasl::encode_wrapped(message, out),
         }
     }
 
@@ -138,17 +137,13 @@ impl SaslLayer {
 }
 
 fn kerberos_failure(endpoint: &str, failure: KerberosFailure, reason: String) -> Failure {
-    Failure::Kerberos(NativeError::Kerberos {
-        endpoint: endpoint.to_string(),
-        failure,
-        reason,
-    })
+    Failure::Kerberos(SecurityError::kerberos(endpoint, failure, reason))
 }
 
 /// The SASL GSSAPI negotiation on a new connection to `endpoint`, all
 /// before `deadline`; returns the layer every later message goes through.
 pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
-    kerberos: &crate::store::native::NativeKerberos,
+    kerberos: &Kerberos,
     endpoint: &str,
     stream: &mut S,
     deadline: &Deadline,
@@ -225,7 +220,12 @@ pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
 }
 
 async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], deadline: &Deadline) -> Result<(), Failure> {
-    match timeout_at(deadline.end(), write_and_flush(stream, bytes)).await {
+    // Flushed: TLS may hold back part of what a write took.
+    let written = async {
+        stream.write_all(bytes).await?;
+        stream.flush().await
+    };
+    match timeout_at(deadline.end(), written).await {
         Ok(Ok(())) => Ok(()),
         Ok(Err(error)) => Err(Failure::Io { error, replied: false }),
         Err(_) => Err(Failure::TimedOut),
@@ -311,7 +311,7 @@ fn is_hbase_rpc(reply: &[u8]) -> bool {
 /// Whether `endpoint` answers TLS, asked within what is left of `deadline`.
 async fn answers_tls(endpoint: &str, deadline: &Deadline) -> bool {
     let left = deadline.remaining().unwrap_or_default();
-    crate::store::native::probe::answers_tls(endpoint, left).await
+    crate::security::probe::answers_tls(endpoint, left).await
 }
 
 /// The failure of a SASL handshake sent to HBase's RPC port, which `what`
@@ -350,7 +350,7 @@ mod tests {
         let failure = read_message(&mut client, &mut BytesMut::new(), "h:16000", &deadline)
             .await
             .expect_err("not SASL");
-        let Failure::Kerberos(NativeError::Kerberos { reason, .. }) = failure else {
+        let Failure::Kerberos(SecurityError::Kerberos { reason, .. }) = failure else {
             panic!("not a Kerberos failure: {failure:?}");
         };
         assert!(
@@ -364,14 +364,14 @@ mod tests {
     /// answers TLS, and is named the same way.
     #[tokio::test]
     async fn hbase_rpc_over_tls_closing_the_sasl_hello_is_named() {
-        let endpoint = crate::store::native::probe::tls_only_server().await;
+        let endpoint = crate::security::probe::tls_only_server().await;
         let (mut client, server) = tokio::io::duplex(64);
         drop(server);
         let deadline = Deadline::after(std::time::Duration::from_secs(5));
         let failure = read_message(&mut client, &mut BytesMut::new(), &endpoint, &deadline)
             .await
             .expect_err("closed");
-        let Failure::Kerberos(NativeError::Kerberos { reason, .. }) = failure else {
+        let Failure::Kerberos(SecurityError::Kerberos { reason, .. }) = failure else {
             panic!("not a Kerberos failure: {failure:?}");
         };
         assert!(

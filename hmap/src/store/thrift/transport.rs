@@ -79,13 +79,12 @@ pub enum Failure {
     Decode { error: DecodeError, replied: bool },
     /// The HTTP response is not one hmap can read (HTTP transport).
     Http { error: HttpError, replied: bool },
-    /// The SASL GSSAPI handshake failed (feature `kerberos`): a
-    /// [`NativeError::Kerberos`](crate::store::native::NativeError::Kerberos)
-    /// whose [`KerberosFailure`](crate::store::native::KerberosFailure)
-    /// names what to change. Not retried: the same settings fail the same
-    /// way.
+    /// The SASL GSSAPI handshake (or SPNEGO's token) failed (feature
+    /// `kerberos`): a [`SecurityError`](crate::security::SecurityError)
+    /// whose [`KerberosFailure`](crate::security::KerberosFailure) names
+    /// what to change. Not retried: the same settings fail the same way.
     #[cfg(feature = "kerberos")]
-    Kerberos(crate::store::native::NativeError),
+    Kerberos(crate::security::SecurityError),
 }
 
 /// The largest framed reply accepted: a length beyond it is a protocol
@@ -127,7 +126,7 @@ pub struct Wire {
     pub http: Option<HttpWire>,
     /// SASL GSSAPI (Kerberos) on the socket, before the first message.
     #[cfg(feature = "kerberos")]
-    pub kerberos: Option<crate::store::native::NativeKerberos>,
+    pub kerberos: Option<crate::security::Kerberos>,
 }
 
 /// Where HTTP requests go, and over what.
@@ -432,7 +431,7 @@ impl Connection {
                 use base64::Engine;
                 let token = timeout_at(
                     deadline.end,
-                    crate::store::native::kerberos::negotiate_token(kerberos, &http.host),
+                    crate::security::kerberos::negotiate_token(kerberos, &http.host),
                 )
                 .await
                 .map_err(|_| Failure::TimedOut)?

@@ -1,8 +1,12 @@
-//! Kerberos for NativeStore (feature `kerberos`): HBase's SASL GSSAPI
-//! handshake (`hbase.security.authentication=kerberos`) and its three
-//! protection levels (`hbase.rpc.protection`), as the Java client speaks
-//! them. The bytes are [`super::sasl`]'s; this file holds the credentials
-//! and the GSSAPI calls.
+//! Kerberos for every backend (feature `kerberos`): the credentials, the
+//! GSSAPI steps of SASL GSSAPI (RFC 4752) and the security layer after
+//! them, at the three protection levels (HBase's `hbase.rpc.protection`,
+//! a gateway's `hbase.thrift.security.qop`), as HBase's Java clients
+//! speak them, and SPNEGO's token for HTTP. The carrier-neutral bytes are
+//! [`super::sasl`]'s; each backend frames the tokens on its own wire
+//! (NativeStore's RPC preamble, a Thrift gateway's SASL transport, a
+//! ZooKeeper request). This file holds the credentials and the GSSAPI
+//! calls.
 //!
 //! # Why MIT Kerberos, through declarations of hmap's own
 //! GSSAPI is what HBase's Java client uses (through the JDK), and MIT
@@ -34,7 +38,7 @@
 //! pointer type per call, checked by nothing.
 //!
 //! # Credentials and relogin
-//! From a keytab ([`NativeKerberos::keytab`]): `gss_acquire_cred_from`
+//! From a keytab ([`Kerberos::keytab`]): `gss_acquire_cred_from`
 //! with the credential store `client_keytab=<keytab>` and a fresh
 //! `MEMORY:` ccache, so nothing is written to disk and no other program's
 //! ticket cache is touched; MIT Kerberos gets the ticket-granting ticket
@@ -43,7 +47,7 @@
 //! re-acquires credentials from the keytab, so a long-running store never
 //! meets the ticket's end; a connection already established keeps its
 //! context (HBase does not re-authenticate an open connection). From the
-//! ticket cache ([`NativeKerberos::ticket_cache`]): the default cache
+//! ticket cache ([`Kerberos::ticket_cache`]): the default cache
 //! (`KRB5CCNAME`), renewed by whoever filled it (`kinit`, `k5start`).
 //!
 //! `KRB5_CONFIG` (the `krb5.conf` to read) is MIT Kerberos' own setting,
@@ -55,9 +59,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
-
 use self::gssapi::sys::{
     GSS_C_CONF_FLAG, GSS_C_INTEG_FLAG, GSS_C_MUTUAL_FLAG, GSS_S_BAD_NAME, GSS_S_CREDENTIALS_EXPIRED, GSS_S_NO_CRED,
     KRB5_CC_NOTFOUND, KRB5_CONFIG_CANTOPEN, KRB5_CONFIG_NODEFREALM, KRB5_FCC_NOFILE, KRB5_KDC_UNREACH,
@@ -65,23 +66,25 @@ use self::gssapi::sys::{
     KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN, KRB5KRB_AP_ERR_BAD_INTEGRITY, KRB5KRB_AP_ERR_TKT_EXPIRED,
 };
 use self::gssapi::{ClientCtx, Cred, GssError, Name};
-use super::error::{KerberosFailure, NativeError};
-use super::sasl::{self, Protection, ServerReply};
+use super::error::{KerberosFailure, SecurityError};
+use super::sasl::{self, Protection};
 
 mod gssapi;
 mod keytab;
 
-/// Kerberos settings of a [`NativeStore`](super::NativeStore)
-/// ([`NativeConfig::kerberos`](super::NativeConfig::kerberos)): whose
-/// credentials, the servers' principal, the protection levels accepted.
+/// Kerberos settings of a store: NativeStore's
+/// (`NativeConfig::kerberos`), a Thrift backend's (`ThriftConfig::kerberos`):
+/// whose credentials, the servers' principal, the protection levels
+/// accepted.
 /// Cheap to clone; clones share the credentials (and their relogin).
 ///
 /// ```no_run
-/// use hmap::store::native::{NativeConfig, NativeKerberos, NativeStore, Protection};
+/// use hmap::security::{Kerberos, Protection};
+/// use hmap::store::native::{NativeConfig, NativeStore};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// // HBase's hbase.regionserver.kerberos.principal, and a keytab of the client's.
-/// let kerberos = NativeKerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
+/// let kerberos = Kerberos::keytab("app@EXAMPLE.COM", "/etc/security/keytabs/app.keytab")
 ///     .server_principal("hbase/_HOST@EXAMPLE.COM")
 ///     .protection([Protection::Privacy]);
 /// let store = NativeStore::connect(NativeConfig::new(["hbase-master.example.com:16000"]).kerberos(kerberos)).await?;
@@ -89,7 +92,7 @@ mod keytab;
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct NativeKerberos {
+pub struct Kerberos {
     source: Source,
     server_principal: String,
     hostname: Option<String>,
@@ -98,9 +101,9 @@ pub struct NativeKerberos {
     login: Arc<Mutex<Option<Login>>>,
 }
 
-impl std::fmt::Debug for NativeKerberos {
+impl std::fmt::Debug for Kerberos {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NativeKerberos")
+        f.debug_struct("Kerberos")
             .field("source", &self.source)
             .field("server_principal", &self.server_principal)
             .field("hostname", &self.hostname)
@@ -147,7 +150,7 @@ fn relogin_due(acquired: Instant, expires: Option<Instant>, now: Instant) -> boo
 /// A distinct `MEMORY:` ccache for each keytab login in this process.
 static NEXT_CCACHE: AtomicU64 = AtomicU64::new(0);
 
-impl NativeKerberos {
+impl Kerberos {
     /// Logs in as `principal` (`app@EXAMPLE.COM`) from the keytab file
     /// `keytab`, as HBase's `hbase.client.keytab.principal` and
     /// `hbase.client.keytab.file` do, and logs in again before the ticket
@@ -188,7 +191,7 @@ impl NativeKerberos {
     }
 
     fn with_source(source: Source) -> Self {
-        NativeKerberos {
+        Kerberos {
             source,
             server_principal: "hbase/_HOST".to_string(),
             hostname: None,
@@ -243,7 +246,7 @@ impl NativeKerberos {
     /// The login for the ZooKeeper quorum, if it is to authenticate there:
     /// this one with the quorum's principal, choosing authentication (the
     /// level ZooKeeper offers; it wraps nothing) when offered.
-    pub(crate) fn for_zookeeper(&self) -> Option<NativeKerberos> {
+    pub(crate) fn for_zookeeper(&self) -> Option<Kerberos> {
         let principal = self.zookeeper_principal.clone()?;
         let mut login = self.clone().server_principal(principal);
         login.protection = vec![Protection::Authentication, Protection::Integrity, Protection::Privacy];
@@ -265,7 +268,7 @@ impl NativeKerberos {
     /// The credentials for the next handshake: the ones held, or fresh
     /// ones when none are held or their relogin is due. Acquiring reads
     /// the keytab (blocking), so it runs off the runtime's threads.
-    async fn credentials(&self, endpoint: &str) -> Result<Cred, NativeError> {
+    async fn credentials(&self, endpoint: &str) -> Result<Cred, SecurityError> {
         {
             let login = self.login.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(login) = login.as_ref()
@@ -311,8 +314,8 @@ impl NativeKerberos {
     }
 }
 
-fn failure(endpoint: &str, kind: KerberosFailure, reason: String) -> NativeError {
-    NativeError::Kerberos {
+fn failure(endpoint: &str, kind: KerberosFailure, reason: String) -> SecurityError {
+    SecurityError::Kerberos {
         endpoint: endpoint.to_string(),
         failure: kind,
         reason,
@@ -346,7 +349,7 @@ fn acquire(source: &Source) -> Result<Cred, (KerberosFailure, String)> {
                     kind,
                     format!(
                         "no usable ticket in the ticket cache ({cache}): run kinit, or log in from a keytab \
-                         with `NativeKerberos::keytab` ({text})"
+                         with `Kerberos::keytab` ({text})"
                     ),
                 )
             })
@@ -373,7 +376,7 @@ fn check_keytab(principal: &str, path: &Path) -> Result<(), (KerberosFailure, St
         (
             KerberosFailure::KeytabUnreadable,
             format!(
-                "the keytab {shown} cannot be read: {e} (`NativeKerberos::keytab`'s file must exist and be \
+                "the keytab {shown} cannot be read: {e} (`Kerberos::keytab`'s file must exist and be \
                  readable by this process)"
             ),
         )
@@ -519,7 +522,7 @@ fn explain(e: &GssError, server: Option<&str>, source: &Source, service: &str) -
     let reason = match kind {
         KerberosFailure::ServerPrincipalUnknown => format!(
             "the KDC does not know the server principal {} ({text}): set {} with \
-             `NativeKerberos::server_principal`, and the host `_HOST` stands for with `NativeKerberos::hostname`",
+             `Kerberos::server_principal`, and the host `_HOST` stands for with `Kerberos::hostname`",
             server.unwrap_or("asked for"),
             principal_setting(service)
         ),
@@ -580,7 +583,7 @@ fn principal_setting(service: &str) -> &'static str {
     match service {
         "hbase.thrift.security.qop" => "the gateway's hbase.thrift.kerberos.principal",
         "hbase.thrift.spnego.principal" => "the gateway's hbase.thrift.spnego.principal",
-        s if s.starts_with("ZooKeeper") => "the ZooKeeper quorum's principal (`NativeKerberos::zookeeper_principal`)",
+        s if s.starts_with("ZooKeeper") => "the ZooKeeper quorum's principal (`Kerberos::zookeeper_principal`)",
         _ => "the cluster's hbase.regionserver.kerberos.principal",
     }
 }
@@ -626,14 +629,15 @@ pub(crate) const MAX_ROUNDS: usize = 8;
 
 /// The client's side of SASL GSSAPI (RFC 4752) on one new connection, token
 /// by token, whatever carries the tokens: HBase's RPC (its own framing,
-/// [`handshake`]) or a Thrift gateway's `TSaslClientTransport` (the Thrift
-/// backends' `sasl` module). [`start`](Self::start) gives the first token;
+/// NativeStore's `rpc_sasl` module), a ZooKeeper quorum's SASL requests,
+/// or a Thrift gateway's `TSaslClientTransport` (the Thrift backends'
+/// `sasl` module). [`start`](Self::start) gives the first token;
 /// each server token goes to [`step`](Self::step), which answers with the
 /// next token to send, then, once the GSSAPI context is complete and the
 /// server's security layer offer came, with the answer that ends the
 /// exchange and the layer chosen.
 pub(crate) struct GssapiSasl<'a> {
-    kerberos: &'a NativeKerberos,
+    kerberos: &'a Kerberos,
     /// The server's setting of its protection levels, for the error when
     /// none is accepted.
     setting: &'static str,
@@ -666,17 +670,17 @@ impl<'a> GssapiSasl<'a> {
     /// threads). `setting` is the server's setting of its protection levels
     /// (`hbase.rpc.protection`), for the error when none is accepted.
     pub(crate) async fn start(
-        kerberos: &'a NativeKerberos,
+        kerberos: &'a Kerberos,
         endpoint: &'a str,
         setting: &'static str,
-    ) -> Result<(Self, Vec<u8>), NativeError> {
+    ) -> Result<(Self, Vec<u8>), SecurityError> {
         let fail = |kind, reason| failure(endpoint, kind, reason);
         let cred = kerberos.credentials(endpoint).await?;
         let server = kerberos.server_principal_for(endpoint);
         let target = Name::principal(server.as_bytes()).map_err(|e| {
             fail(
                 KerberosFailure::ServerPrincipalUnknown,
-                format!("`{server}` is not a Kerberos principal name ({e}): see `NativeKerberos::server_principal`"),
+                format!("`{server}` is not a Kerberos principal name ({e}): see `Kerberos::server_principal`"),
             )
         })?;
         let flags = GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG;
@@ -710,7 +714,7 @@ impl<'a> GssapiSasl<'a> {
     }
 
     /// What to send after the server's `token`.
-    pub(crate) fn step(&mut self, token: &[u8]) -> Result<SaslStep, NativeError> {
+    pub(crate) fn step(&mut self, token: &[u8]) -> Result<SaslStep, SecurityError> {
         let endpoint = self.endpoint;
         let fail = |kind, reason| failure(endpoint, kind, reason);
         let Some(context) = self.context.as_mut() else {
@@ -757,132 +761,9 @@ impl<'a> GssapiSasl<'a> {
 /// for the servers' principal (the gateway's `hbase.thrift.spnego.principal`,
 /// `HTTP/_HOST@REALM`), which the gateway accepts in one step.
 #[cfg(feature = "thrift")]
-pub(crate) async fn negotiate_token(kerberos: &NativeKerberos, endpoint: &str) -> Result<Vec<u8>, NativeError> {
+pub(crate) async fn negotiate_token(kerberos: &Kerberos, endpoint: &str) -> Result<Vec<u8>, SecurityError> {
     let (_, token) = GssapiSasl::start(kerberos, endpoint, "hbase.thrift.spnego.principal").await?;
     Ok(token)
-}
-
-/// HBase's SASL GSSAPI handshake on a new `stream` (plain TCP or inside
-/// TLS) to `endpoint`: the Kerberos preamble, the tokens, the security
-/// layer, then `header` (the connection header with its length prefix),
-/// wrapped when the layer wraps. Returns the layer the reader and writer
-/// use, `None` for authentication only.
-pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
-    kerberos: &NativeKerberos,
-    endpoint: &str,
-    stream: &mut S,
-    header: &[u8],
-) -> Result<Option<Arc<SaslWrap>>, NativeError> {
-    let fail = |kind, reason| failure(endpoint, kind, reason);
-    let (mut sasl, first) = GssapiSasl::start(kerberos, endpoint, "hbase.rpc.protection").await?;
-    let mut out = sasl::KERBEROS_PREAMBLE.to_vec();
-    sasl::encode_token(&first, &mut out);
-    write(stream, &out, endpoint).await?;
-
-    let mut buf = BytesMut::with_capacity(4096);
-    for _ in 0..MAX_ROUNDS {
-        let token = match read_reply(stream, &mut buf, endpoint).await? {
-            ServerReply::Token(token) => token,
-            ServerReply::SwitchToSimple => {
-                return Err(fail(
-                    KerberosFailure::ServerNotKerberos,
-                    "the server does not use Kerberos (its hbase.security.authentication is simple): connect \
-                     without `NativeConfig::kerberos`"
-                        .to_string(),
-                ));
-            }
-            ServerReply::Error { class, message } => {
-                return Err(fail(
-                    KerberosFailure::Refused,
-                    format!(
-                        "the server refused the SASL handshake: {class}: {message} (is {} the servers' \
-                         hbase.regionserver.kerberos.principal, and are the clocks in step?)",
-                        sasl.server()
-                    ),
-                ));
-            }
-        };
-        let mut out = Vec::new();
-        match sasl.step(&token)? {
-            // Once complete with nothing more to say, the empty token asks
-            // for the server's security layer offer.
-            SaslStep::Token(next) => {
-                sasl::encode_token(&next, &mut out);
-                write(stream, &out, endpoint).await?;
-            }
-            SaslStep::Done { answer, wrap, .. } => {
-                if !buf.is_empty() {
-                    return Err(fail(
-                        KerberosFailure::Gssapi,
-                        format!("{} unexpected bytes after the security layer offer", buf.len()),
-                    ));
-                }
-                sasl::encode_token(&answer, &mut out);
-                match &wrap {
-                    None => out.extend_from_slice(header),
-                    Some(layer) => layer
-                        .wrap(header, &mut out)
-                        .map_err(|reason| fail(KerberosFailure::Gssapi, reason))?,
-                }
-                write(stream, &out, endpoint).await?;
-                return Ok(wrap);
-            }
-        }
-    }
-    Err(fail(
-        KerberosFailure::Gssapi,
-        format!("the SASL handshake took more than {MAX_ROUNDS} rounds"),
-    ))
-}
-
-async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &str) -> Result<(), NativeError> {
-    super::io::write_and_flush(stream, bytes)
-        .await
-        .map_err(|e| NativeError::Closed {
-            endpoint: endpoint.to_string(),
-            reason: format!("writing the SASL handshake failed: {e}"),
-            sent: false,
-        })
-}
-
-/// Reads until one whole server reply is in `buf`, and takes it off.
-async fn read_reply<S: AsyncRead + Unpin>(
-    stream: &mut S,
-    buf: &mut BytesMut,
-    endpoint: &str,
-) -> Result<ServerReply, NativeError> {
-    loop {
-        match sasl::parse_reply(buf) {
-            Ok(Some((reply, used))) => {
-                let _ = buf.split_to(used);
-                return Ok(reply);
-            }
-            Ok(None) => {}
-            Err(reason) => {
-                return Err(failure(
-                    endpoint,
-                    KerberosFailure::Gssapi,
-                    format!("the server's SASL reply is invalid: {reason}: is it HBase's RPC, with Kerberos?"),
-                ));
-            }
-        }
-        let read = stream.read_buf(buf).await.map_err(|e| NativeError::Closed {
-            endpoint: endpoint.to_string(),
-            reason: format!("reading the SASL handshake failed: {e}"),
-            sent: false,
-        })?;
-        if read == 0 {
-            return Err(NativeError::Closed {
-                endpoint: endpoint.to_string(),
-                reason: format!(
-                    "closed by the server during the SASL handshake ({} bytes of a reply read): a server that \
-                     serves TLS only closes a plaintext client so (`NativeConfig::tls`)",
-                    buf.len()
-                ),
-                sent: false,
-            });
-        }
-    }
 }
 
 #[cfg(test)]
@@ -892,7 +773,7 @@ mod tests {
 
     #[test]
     fn host_is_substituted_lower_cased() {
-        let k = NativeKerberos::keytab("a@R", "/k").server_principal("hbase/_HOST@R");
+        let k = Kerberos::keytab("a@R", "/k").server_principal("hbase/_HOST@R");
         assert_eq!(
             k.server_principal_for("Node1.Example.com:16020"),
             "hbase/node1.example.com@R"
@@ -900,10 +781,10 @@ mod tests {
         assert_eq!(k.server_principal_for("[::1]:16020"), "hbase/::1@R");
         let k = k.hostname("localhost");
         assert_eq!(k.server_principal_for("127.0.0.1:16020"), "hbase/localhost@R");
-        let fixed = NativeKerberos::ticket_cache().server_principal("hbase/fixed@R");
+        let fixed = Kerberos::ticket_cache().server_principal("hbase/fixed@R");
         assert_eq!(fixed.server_principal_for("127.0.0.1:1"), "hbase/fixed@R");
         // The default: hbase/_HOST in the default realm.
-        assert_eq!(NativeKerberos::ticket_cache().server_principal_for("h:1"), "hbase/h");
+        assert_eq!(Kerberos::ticket_cache().server_principal_for("h:1"), "hbase/h");
     }
 
     #[test]
@@ -1109,7 +990,7 @@ mod tests {
         let source = Source::TicketCache { ccache: None };
         let (kind, reason) = step_failure(&e(KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN), server, &source, RPC);
         assert_eq!(kind, KerberosFailure::ServerPrincipalUnknown);
-        assert!(reason.contains("NativeKerberos::server_principal"), "{reason}");
+        assert!(reason.contains("Kerberos::server_principal"), "{reason}");
         assert_eq!(
             step_failure(&e(KRB5KDC_ERR_C_PRINCIPAL_UNKNOWN), server, &source, RPC).0,
             KerberosFailure::ClientPrincipalUnknown

@@ -1,14 +1,165 @@
-//! The rustls pieces every TLS transport of hmap shares (feature `tls`):
-//! ThriftStore's HTTPS and NativeStore's RPC. ring is the crypto provider,
+//! TLS configuration every TLS transport of hmap shares (feature `tls`):
+//! [`Tls`], given to NativeStore's RPC and ThriftStore's HTTPS alike, and
+//! the rustls pieces it is built of (the CA or the platform's roots, a
+//! client certificate and key read from PEM). Each backend keeps its own
+//! socket and what a refused handshake means for its server's settings.
+//! ring is the crypto provider,
 //! not the process-wide default, which depends on what else the program
 //! links; the protocol versions are rustls' safe defaults (TLS 1.3 and 1.2).
 
 use std::io;
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore};
+
+/// TLS settings of a store: NativeStore's RPC (`NativeConfig::tls`) or a
+/// Thrift gateway's HTTPS (`ThriftHttp::https_with`): whom to trust, the
+/// client certificate for mutual TLS, the name to check. Cheap to clone.
+///
+/// ```no_run
+/// # #[cfg(feature = "native")]
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use hmap::security::Tls;
+/// use hmap::store::native::{NativeConfig, NativeStore};
+///
+/// // The cluster's CA; for mutual TLS (`hbase.server.netty.tls.client.auth.mode`
+/// // NEED), a client certificate and key it signed.
+/// let tls = Tls::with_ca_file("/etc/hbase/tls/ca.pem")?
+///     .client_auth_files("/etc/hbase/tls/client.pem", "/etc/hbase/tls/client-key.pem")?;
+/// let store = NativeStore::connect(NativeConfig::new(["hbase-master.example.com:16000"]).tls(tls)).await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// The same settings serve a Thrift gateway in HTTPS mode
+/// (`hbase.thrift.ssl.enabled`), through `ThriftHttp::https_with`.
+#[derive(Clone)]
+pub struct Tls {
+    roots: Arc<RootCertStore>,
+    config: Arc<ClientConfig>,
+    client_auth: bool,
+    server_name: Option<String>,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("roots", &self.roots.len())
+            .field("client_auth", &self.client_auth)
+            .field("server_name", &self.server_name)
+            .finish()
+    }
+}
+
+impl Tls {
+    /// Trusts the CA certificates in `pem` (one or more `BEGIN
+    /// CERTIFICATE` blocks) and no others: the CA that signed the servers'
+    /// certificates (`hbase.rpc.tls.keystore.location`'s). Fails if `pem`
+    /// holds no certificate.
+    pub fn with_ca_pem(pem: &[u8]) -> io::Result<Self> {
+        Self::with_roots(roots_from_pem(pem)?)
+    }
+
+    /// [`with_ca_pem`](Self::with_ca_pem) with the PEM read from `path`;
+    /// an error names the file.
+    pub fn with_ca_file(path: impl AsRef<Path>) -> io::Result<Self> {
+        let path = path.as_ref();
+        Self::with_ca_pem(&read(path, "CA")?).map_err(|e| in_file(e, path))
+    }
+
+    /// Trusts the platform's root certificates (those `rustls-native-certs`
+    /// finds), for servers whose certificates a public CA signed. Fails if
+    /// none can be read.
+    pub fn with_platform_roots() -> io::Result<Self> {
+        Self::with_roots(platform_roots("`Tls::with_ca_file`")?)
+    }
+
+    fn with_roots(roots: RootCertStore) -> io::Result<Self> {
+        let config = client_config(roots.clone(), None)?;
+        Ok(Tls {
+            roots: Arc::new(roots),
+            config: Arc::new(config),
+            client_auth: false,
+            server_name: None,
+        })
+    }
+
+    /// Presents a client certificate to servers that ask for one (mutual
+    /// TLS: `hbase.server.netty.tls.client.auth.mode` `WANT` or `NEED`):
+    /// `chain` holds the certificate first, then any intermediates (`BEGIN
+    /// CERTIFICATE` blocks), `key` its private key, unencrypted PEM as
+    /// Java's keytool (through a PKCS12 keystore) and OpenSSL's tools write
+    /// them: PKCS#8 (`BEGIN PRIVATE KEY`: EC, RSA, Ed25519), SEC1 (`BEGIN
+    /// EC PRIVATE KEY`) or PKCS#1 (`BEGIN RSA PRIVATE KEY`). An EC key
+    /// without its optional public key (the JDK's encoding) is completed
+    /// from the certificate. Fails if either cannot be read or they do not
+    /// belong together. HBase checks the certificate against the client's address
+    /// too (`hbase.server.netty.tls.verify.client.hostname`, true by
+    /// default): it must name the client's host, as an IP SAN or its
+    /// reverse-DNS name.
+    pub fn client_auth_pem(self, chain: &[u8], key: &[u8]) -> io::Result<Self> {
+        let config = client_config((*self.roots).clone(), Some(client_identity(chain, key)?))?;
+        Ok(Tls {
+            config: Arc::new(config),
+            client_auth: true,
+            ..self
+        })
+    }
+
+    /// [`client_auth_pem`](Self::client_auth_pem) with the PEMs read from
+    /// files; an error names them.
+    pub fn client_auth_files(self, chain: impl AsRef<Path>, key: impl AsRef<Path>) -> io::Result<Self> {
+        let (chain, key) = (chain.as_ref(), key.as_ref());
+        let (chain_pem, key_pem) = (read(chain, "client certificate")?, read(key, "client key")?);
+        self.client_auth_pem(&chain_pem, &key_pem).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("{e} (certificate {}, key {})", chain.display(), key.display()),
+            )
+        })
+    }
+
+    /// The name every server's certificate must carry (a DNS name, or an
+    /// IP address checked against the IP SANs), instead of the host each
+    /// connection dials: for servers registered under addresses their
+    /// certificates do not name. Checks stay on; there is no way to turn
+    /// them off.
+    pub fn server_name(mut self, name: impl Into<String>) -> Self {
+        self.server_name = Some(name.into());
+        self
+    }
+
+    /// Whether a client certificate is presented.
+    pub fn has_client_auth(&self) -> bool {
+        self.client_auth
+    }
+
+    /// The name set with [`server_name`](Self::server_name), if any.
+    pub(crate) fn server_name_checked(&self) -> Option<&str> {
+        self.server_name.as_deref()
+    }
+
+    /// The rustls configuration a connector takes.
+    pub(crate) fn client_config(&self) -> Arc<ClientConfig> {
+        Arc::clone(&self.config)
+    }
+}
+
+fn read(path: &Path, what: &str) -> io::Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("the {what} file {} cannot be read: {e}", path.display()),
+        )
+    })
+}
+
+fn in_file(e: io::Error, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("{e} ({})", path.display()))
+}
 
 fn invalid(why: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why)
@@ -48,8 +199,7 @@ pub(crate) fn roots_from_pem(pem: &[u8]) -> io::Result<RootCertStore> {
 
 /// A client's certificate chain (`BEGIN CERTIFICATE` blocks, its own first)
 /// and private key (PKCS#8, PKCS#1 or SEC1 PEM; an EC key with or without
-/// its public key): NativeStore's mutual TLS.
-#[cfg(feature = "native")]
+/// its public key): mutual TLS.
 pub(crate) fn client_identity(
     chain: &[u8],
     key: &[u8],
@@ -89,7 +239,6 @@ pub(crate) fn client_identity(
 /// or EdDSA") and offers no way to compute the public key; the
 /// certificate carries it. Any other key, or a key or certificate that
 /// does not parse as expected, is returned as it is, for rustls to judge.
-#[cfg(feature = "native")]
 fn with_public_key(key: PrivateKeyDer<'static>, certificate: &CertificateDer<'_>) -> PrivateKeyDer<'static> {
     use tokio_rustls::rustls::pki_types::{PrivatePkcs8KeyDer, PrivateSec1KeyDer};
 
@@ -112,7 +261,6 @@ fn with_public_key(key: PrivateKeyDer<'static>, certificate: &CertificateDer<'_>
 /// Just enough DER (X.690) to add an EC public key to a private key:
 /// reading a certificate's SubjectPublicKeyInfo, PKCS#8's PrivateKeyInfo
 /// (RFC 5208) and SEC1's ECPrivateKey (RFC 5915), and writing the last two.
-#[cfg(feature = "native")]
 mod der {
     use tokio_rustls::rustls::pki_types::CertificateDer;
 

@@ -1,6 +1,8 @@
-//! HBase's SASL exchange on the wire, sans IO (feature `kerberos`): the
-//! bytes of the handshake that `kerberos.rs` ([`NativeKerberos`](super::NativeKerberos)) runs before the
-//! connection header, and the security layer that follows it.
+//! HBase's SASL exchange on NativeStore's wire (feature `kerberos`): the
+//! bytes, sans IO, and the handshake on a new connection (at the end).
+//! The bytes of the handshake that [`Kerberos`](crate::security::Kerberos) runs before the
+//! connection header, and the security layer that follows it
+//! ([`crate::security::sasl`] has the bytes every carrier shares).
 //!
 //! 1. The preamble asks for Kerberos: `HBas`, version 0, auth code 81.
 //! 2. The client sends each GSSAPI token as `[u32 length][token]`; the
@@ -25,7 +27,15 @@
 //! bound before anything is allocated: a server's bytes never panic and
 //! never make the client hold more than [`MAX_TOKEN`] for a token.
 
-use std::fmt;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+
+use super::error::NativeError;
+use crate::security::kerberos::{GssapiSasl, MAX_ROUNDS, SaslStep, SaslWrap};
+use crate::security::sasl::MAX_TOKEN;
+use crate::security::{Kerberos, KerberosFailure, SecurityError};
 
 /// The preamble of a Kerberos connection: `HBas`, RPC version 0, auth
 /// method KERBEROS (81).
@@ -35,71 +45,8 @@ pub const KERBEROS_PREAMBLE: [u8; 6] = *b"HBas\x00\x51";
 /// `SaslUtil.SWITCH_TO_SIMPLE_AUTH`).
 pub const SWITCH_TO_SIMPLE_AUTH: i32 = -88;
 
-/// The longest token accepted from a server. Kerberos tokens are a few
-/// kilobytes (an AP-REP is well under one); a longer length is a server
-/// that does not speak this exchange.
-pub const MAX_TOKEN: usize = 1 << 20;
-
 /// The longest exception class or message of an error reply accepted.
 const MAX_ERROR_TEXT: usize = 64 * 1024;
-
-/// The receive buffer the client announces in its security layer answer:
-/// the most the 3-byte field can say. HBase does not hold its messages to
-/// the peer's buffer (1 MiB values pass under privacy), and hmap neither.
-pub const CLIENT_MAX_BUFFER: u32 = 0x00FF_FFFF;
-
-/// `hbase.rpc.protection`: what the security layer does with each message
-/// after the handshake.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Protection {
-    /// `authentication` (SASL `auth`): the handshake authenticates; messages
-    /// travel as they are (inside TLS if there is TLS).
-    Authentication,
-    /// `integrity` (SASL `auth-int`): every message is signed.
-    Integrity,
-    /// `privacy` (SASL `auth-conf`): every message is signed and encrypted.
-    Privacy,
-}
-
-impl Protection {
-    /// Every level, strongest first: the default preference.
-    pub const ALL: [Protection; 3] = [Protection::Privacy, Protection::Integrity, Protection::Authentication];
-
-    /// The level's bit in the RFC 4752 layer mask.
-    pub fn bit(self) -> u8 {
-        match self {
-            Protection::Authentication => 1,
-            Protection::Integrity => 2,
-            Protection::Privacy => 4,
-        }
-    }
-
-    /// The name HBase's `hbase.rpc.protection` gives it.
-    pub fn hbase_name(self) -> &'static str {
-        match self {
-            Protection::Authentication => "authentication",
-            Protection::Integrity => "integrity",
-            Protection::Privacy => "privacy",
-        }
-    }
-
-    /// Whether messages are wrapped after the handshake.
-    pub fn wraps(self) -> bool {
-        !matches!(self, Protection::Authentication)
-    }
-
-    /// The levels a layer mask offers, strongest first.
-    pub fn in_mask(mask: u8) -> Vec<Protection> {
-        Protection::ALL.into_iter().filter(|p| mask & p.bit() != 0).collect()
-    }
-}
-
-impl fmt::Display for Protection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.hbase_name())
-    }
-}
 
 /// Appends a client token, `[u32 length][token]`.
 pub fn encode_token(token: &[u8], out: &mut Vec<u8>) {
@@ -189,91 +136,128 @@ fn read_string(buf: &[u8], at: usize) -> Result<Option<(String, usize)>, String>
         .map(|text| (String::from_utf8_lossy(text).into_owned(), at + 4 + length)))
 }
 
-/// The server's security layer offer (RFC 4752), unwrapped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Offer {
-    /// The layers offered: the server's `hbase.rpc.protection`.
-    pub mask: u8,
-    /// The largest message the server says it takes.
-    pub max_buffer: u32,
-}
+/// HBase's SASL GSSAPI handshake on a new `stream` (plain TCP or inside
+/// TLS) to `endpoint`: the Kerberos preamble, the tokens, the security
+/// layer, then `header` (the connection header with its length prefix),
+/// wrapped when the layer wraps. Returns the layer the reader and writer
+/// use, `None` for authentication only.
+pub(super) async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    kerberos: &Kerberos,
+    endpoint: &str,
+    stream: &mut S,
+    header: &[u8],
+) -> Result<Option<Arc<SaslWrap>>, NativeError> {
+    let fail = |kind, reason: String| NativeError::from(SecurityError::kerberos(endpoint, kind, reason));
+    let (mut sasl, first) = GssapiSasl::start(kerberos, endpoint, "hbase.rpc.protection").await?;
+    let mut out = KERBEROS_PREAMBLE.to_vec();
+    encode_token(&first, &mut out);
+    write(stream, &out, endpoint).await?;
 
-/// Reads the unwrapped offer: exactly 4 bytes.
-pub fn parse_offer(unwrapped: &[u8]) -> Result<Offer, String> {
-    match unwrapped {
-        &[mask, a, b, c] => Ok(Offer {
-            mask,
-            max_buffer: u32::from_be_bytes([0, a, b, c]),
-        }),
-        other => Err(format!(
-            "the server's security layer offer is {} bytes, not 4 (RFC 4752)",
-            other.len()
-        )),
-    }
-}
-
-/// No level both sides accept.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NoCommonLevel {
-    /// What the server offered (its `hbase.rpc.protection`).
-    pub offered: Vec<Protection>,
-    /// What the client accepts.
-    pub accepted: Vec<Protection>,
-    /// The server's setting that offers the levels: `hbase.rpc.protection`
-    /// for HBase's RPC, `hbase.thrift.security.qop` for a gateway.
-    pub setting: &'static str,
-}
-
-impl fmt::Display for NoCommonLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names = |levels: &[Protection]| {
-            if levels.is_empty() {
-                "none".to_string()
-            } else {
-                levels.iter().map(|p| p.hbase_name()).collect::<Vec<_>>().join(", ")
+    let mut buf = BytesMut::with_capacity(4096);
+    for _ in 0..MAX_ROUNDS {
+        let token = match read_reply(stream, &mut buf, endpoint).await? {
+            ServerReply::Token(token) => token,
+            ServerReply::SwitchToSimple => {
+                return Err(fail(
+                    KerberosFailure::ServerNotKerberos,
+                    "the server does not use Kerberos (its hbase.security.authentication is simple): connect \
+                     without `NativeConfig::kerberos`"
+                        .to_string(),
+                ));
+            }
+            ServerReply::Error { class, message } => {
+                return Err(fail(
+                    KerberosFailure::Refused,
+                    format!(
+                        "the server refused the SASL handshake: {class}: {message} (is {} the servers' \
+                         hbase.regionserver.kerberos.principal, and are the clocks in step?)",
+                        sasl.server()
+                    ),
+                ));
             }
         };
-        write!(
-            f,
-            "the server's {setting} is {}, and this client accepts only {}: accept the server's level \
-             (`NativeKerberos::protection`) or change {setting} on the cluster",
-            names(&self.offered),
-            names(&self.accepted),
-            setting = self.setting
-        )
+        let mut out = Vec::new();
+        match sasl.step(&token)? {
+            // Once complete with nothing more to say, the empty token asks
+            // for the server's security layer offer.
+            SaslStep::Token(next) => {
+                encode_token(&next, &mut out);
+                write(stream, &out, endpoint).await?;
+            }
+            SaslStep::Done { answer, wrap, .. } => {
+                if !buf.is_empty() {
+                    return Err(fail(
+                        KerberosFailure::Gssapi,
+                        format!("{} unexpected bytes after the security layer offer", buf.len()),
+                    ));
+                }
+                encode_token(&answer, &mut out);
+                match &wrap {
+                    None => out.extend_from_slice(header),
+                    Some(layer) => layer
+                        .wrap(header, &mut out)
+                        .map_err(|reason| fail(KerberosFailure::Gssapi, reason))?,
+                }
+                write(stream, &out, endpoint).await?;
+                return Ok(wrap);
+            }
+        }
     }
+    Err(fail(
+        KerberosFailure::Gssapi,
+        format!("the SASL handshake took more than {MAX_ROUNDS} rounds"),
+    ))
 }
 
-/// The first level of the client's `preference` that the server offers
-/// (by its `setting`, for the error).
-pub fn choose(offer: Offer, preference: &[Protection], setting: &'static str) -> Result<Protection, NoCommonLevel> {
-    preference
-        .iter()
-        .copied()
-        .find(|p| offer.mask & p.bit() != 0)
-        .ok_or_else(|| NoCommonLevel {
-            offered: Protection::in_mask(offer.mask),
-            accepted: preference.to_vec(),
-            setting,
+async fn write<S: AsyncWrite + Unpin>(stream: &mut S, bytes: &[u8], endpoint: &str) -> Result<(), NativeError> {
+    super::io::write_and_flush(stream, bytes)
+        .await
+        .map_err(|e| NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: format!("writing the SASL handshake failed: {e}"),
+            sent: false,
         })
 }
 
-/// The client's answer, before it is wrapped: `[layer][u24 max buffer]`,
-/// no authorization id.
-pub fn encode_answer(chosen: Protection) -> [u8; 4] {
-    let [_, a, b, c] = CLIENT_MAX_BUFFER.to_be_bytes();
-    [chosen.bit(), a, b, c]
-}
-
-/// Appends a wrapped message, `[u32 length][wrapped]`.
-pub fn encode_wrapped(wrapped: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    let length = u32::try_from(wrapped.len())
-        .ok()
-        .filter(|&n| n <= i32::MAX as u32)
-        .ok_or_else(|| format!("a wrapped message of {} bytes is too large to send", wrapped.len()))?;
-    out.extend_from_slice(&length.to_be_bytes());
-    out.extend_from_slice(wrapped);
-    Ok(())
+/// Reads until one whole server reply is in `buf`, and takes it off.
+async fn read_reply<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    buf: &mut BytesMut,
+    endpoint: &str,
+) -> Result<ServerReply, NativeError> {
+    loop {
+        match parse_reply(buf) {
+            Ok(Some((reply, used))) => {
+                let _ = buf.split_to(used);
+                return Ok(reply);
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                return Err(SecurityError::kerberos(
+                    endpoint,
+                    KerberosFailure::Gssapi,
+                    format!("the server's SASL reply is invalid: {reason}: is it HBase's RPC, with Kerberos?"),
+                )
+                .into());
+            }
+        }
+        let read = stream.read_buf(buf).await.map_err(|e| NativeError::Closed {
+            endpoint: endpoint.to_string(),
+            reason: format!("reading the SASL handshake failed: {e}"),
+            sent: false,
+        })?;
+        if read == 0 {
+            return Err(NativeError::Closed {
+                endpoint: endpoint.to_string(),
+                reason: format!(
+                    "closed by the server during the SASL handshake ({} bytes of a reply read): a server that \
+                     serves TLS only closes a plaintext client so (`NativeConfig::tls`)",
+                    buf.len()
+                ),
+                sent: false,
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -366,69 +350,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn the_offer_is_four_bytes() {
-        assert_eq!(
-            parse_offer(&[7, 0x01, 0x00, 0x00]),
-            Ok(Offer {
-                mask: 7,
-                max_buffer: 65536
-            })
-        );
-        assert!(parse_offer(&[4, 0, 0]).unwrap_err().contains("3 bytes"));
-        assert!(parse_offer(&[4, 0, 0, 0, 0]).is_err());
-    }
-
-    #[test]
-    fn the_client_picks_its_first_preference_the_server_offers() {
-        let offer = |mask| Offer {
-            mask,
-            max_buffer: 65536,
-        };
-        assert_eq!(
-            choose(offer(7), &Protection::ALL, "hbase.rpc.protection"),
-            Ok(Protection::Privacy)
-        );
-        assert_eq!(
-            choose(offer(1), &Protection::ALL, "hbase.rpc.protection"),
-            Ok(Protection::Authentication)
-        );
-        assert_eq!(
-            choose(offer(2), &Protection::ALL, "hbase.rpc.protection"),
-            Ok(Protection::Integrity)
-        );
-        assert_eq!(
-            choose(
-                offer(7),
-                &[Protection::Authentication, Protection::Privacy],
-                "hbase.rpc.protection"
-            ),
-            Ok(Protection::Authentication)
-        );
-        let refused = choose(offer(1), &[Protection::Privacy], "hbase.rpc.protection").unwrap_err();
-        assert_eq!(refused.offered, vec![Protection::Authentication]);
-        let text = refused.to_string();
-        assert!(
-            text.contains("hbase.rpc.protection is authentication") && text.contains("accepts only privacy"),
-            "{text}"
-        );
-        // A mask with no known bit offers nothing.
-        let refused = choose(offer(0x80), &Protection::ALL, "hbase.rpc.protection").unwrap_err();
-        assert!(refused.to_string().contains("is none"), "{refused}");
-    }
-
-    #[test]
-    fn the_answer_names_one_layer_and_the_largest_buffer() {
-        assert_eq!(encode_answer(Protection::Privacy), [4, 0xff, 0xff, 0xff]);
-        assert_eq!(encode_answer(Protection::Authentication), [1, 0xff, 0xff, 0xff]);
-    }
-
-    #[test]
-    fn wrapped_messages_are_length_prefixed() {
-        let mut out = Vec::new();
-        encode_wrapped(b"wrapped", &mut out).unwrap();
-        assert_eq!(out, b"\x00\x00\x00\x07wrapped");
     }
 }
