@@ -111,23 +111,7 @@ impl NativeStore {
                 }
                 several => {
                     // Kinds mixed in one row: one atomic region action.
-                    let request = |region: &RegionLocation| proto::MultiRequest {
-                        region_action: vec![proto::RegionAction {
-                            region: region.specifier(),
-                            atomic: Some(true),
-                            action: several
-                                .iter()
-                                .enumerate()
-                                .map(|(i, m)| proto::Action {
-                                    index: Some(i as u32),
-                                    mutation: Some(m.clone()),
-                                    get: None,
-                                })
-                                .collect(),
-                            condition: None,
-                        }],
-                        nonce_group: None,
-                    };
+                    let request = |region: &RegionLocation| atomic_multi(region, several, None);
                     self.region_call::<_, proto::MultiResponse>(
                         table,
                         Target::Row(&row.row),
@@ -228,23 +212,7 @@ impl NativeStore {
             }
             several => {
                 // Several kinds: one atomic region action under the condition.
-                let request = |region: &RegionLocation| proto::MultiRequest {
-                    region_action: vec![proto::RegionAction {
-                        region: region.specifier(),
-                        atomic: Some(true),
-                        action: several
-                            .iter()
-                            .enumerate()
-                            .map(|(i, m)| proto::Action {
-                                index: Some(i as u32),
-                                mutation: Some(m.clone()),
-                                get: None,
-                            })
-                            .collect(),
-                        condition: Some(condition.clone()),
-                    }],
-                    nonce_group: None,
-                };
+                let request = |region: &RegionLocation| atomic_multi(region, several, Some(condition.clone()));
                 let (_, reply) = self
                     .region_call::<_, proto::MultiResponse>(
                         table,
@@ -347,5 +315,31 @@ impl NativeStore {
             return Ok(op.answer(read));
         }
         Ok(op.answer(row))
+    }
+}
+
+/// A `Multi` of one atomic region action: `mutations` applied together in
+/// `region`, under `condition` when there is one.
+fn atomic_multi(
+    region: &RegionLocation,
+    mutations: &[proto::MutationProto],
+    condition: Option<proto::Condition>,
+) -> proto::MultiRequest {
+    proto::MultiRequest {
+        region_action: vec![proto::RegionAction {
+            region: region.specifier(),
+            atomic: Some(true),
+            action: mutations
+                .iter()
+                .enumerate()
+                .map(|(i, m)| proto::Action {
+                    index: Some(i as u32),
+                    mutation: Some(m.clone()),
+                    get: None,
+                })
+                .collect(),
+            condition,
+        }],
+        nonce_group: None,
     }
 }
