@@ -27,8 +27,8 @@
 //! the restatement says what `sys.rs` says. The `libgssapi` crates used
 //! before generated their bindings with bindgen at build time: 17 crates
 //! (bindgen, clang-sys, regex, nom, ...) and libclang on the build machine.
-//! Now the feature builds no crate and runs no build script of its own;
-//! it needs `libgssapi_krb5.so` to link against (Debian: `libkrb5-dev`;
+//! Now the feature brings one crate (`base64`, for the gateways' SPNEGO
+//! header) and no build script; it needs `libgssapi_krb5.so` to link against (Debian: `libkrb5-dev`;
 //! `scripts/krb5-deps` installs it) and the library at run time, which is
 //! why Kerberos is still a feature of its own, off by default. Linked
 //! rather than opened with `dlopen`: a program built with the feature
