@@ -48,6 +48,9 @@ pub mod inexpressible {
     /// not always filter as its filter does (a `ColumnCountGetFilter` ends
     /// a scan alone, not in a `MUST_PASS_ONE` list).
     pub const LIST_OF_ONE: &str = "a FilterList of one filter (HBase's filter language writes the filter alone)";
+    /// `TimestampsFilter(ts)` has `canHint` false, and in a reversed scan a
+    /// `MUST_PASS_ONE` list remembers a hint for the rest of the row.
+    pub const TIMESTAMPS_HINT_REVERSED: &str = "a TimestampsFilter with can_hint in a MUST_PASS_ONE list of a reversed scan (HBase's filter language has no can_hint, and there it changes what the list returns)";
 }
 
 /// The filter in HBase's filter language, bytes `ParseFilter` reads back as
@@ -57,19 +60,39 @@ pub mod inexpressible {
 /// A [`Filter::List`] of one filter cannot be written: `ParseFilter` builds
 /// no list of one, and a `FilterList` of one filter does not always filter
 /// as the filter does (found by the filter differential through Thrift2).
-/// [`Filter::Timestamps`]'s `can_hint` is not
-/// written (`TimestampsFilter(ts)` has it false): it changes how the server
-/// seeks, not what it returns.
+/// [`Filter::Timestamps`]'s `can_hint` is not written (`TimestampsFilter(ts)`
+/// has it false). It changes how the server seeks, and what it returns in
+/// one place only: a `MUST_PASS_ONE` list of a `reversed` scan, which keeps
+/// the hint for the rest of the row (`FilterListWithOR` compares the row's
+/// later cells with it in reverse, so they all fall before it). There the
+/// filter is refused (found by the filter differential through Thrift2).
 ///
 /// ```ignore
 /// // (crate-private)
 /// let f = Filter::value(CompareOp::Equal, Comparator::binary("it's"));
-/// assert_eq!(filter_string(&f).unwrap(), b"ValueFilter(=, 'binary:it''s')");
+/// assert_eq!(filter_string(&f, false).unwrap(), b"ValueFilter(=, 'binary:it''s')");
 /// ```
-pub(crate) fn filter_string(filter: &Filter) -> Result<Vec<u8>, &'static str> {
+pub(crate) fn filter_string(filter: &Filter, reversed: bool) -> Result<Vec<u8>, &'static str> {
+    if reversed && hinted_timestamps_in_any_list(filter, false) {
+        return Err(inexpressible::TIMESTAMPS_HINT_REVERSED);
+    }
     let mut out = Vec::new();
     write(&mut out, filter)?;
     Ok(out)
+}
+
+/// Whether a [`Filter::Timestamps`] with `can_hint` lies in a
+/// [`ListOp::One`] list (`in_any`: the caller is in one).
+fn hinted_timestamps_in_any_list(filter: &Filter, in_any: bool) -> bool {
+    match filter {
+        Filter::Timestamps { can_hint, .. } => in_any && *can_hint,
+        Filter::Skip(inner) | Filter::WhileMatch(inner) => hinted_timestamps_in_any_list(inner, in_any),
+        Filter::List(op, filters) => {
+            let in_any = in_any || *op == ListOp::One;
+            filters.iter().any(|f| hinted_timestamps_in_any_list(f, in_any))
+        }
+        _ => false,
+    }
 }
 
 /// `'bytes'`, each `'` doubled.
@@ -290,8 +313,8 @@ pub(crate) const TSCAN_FILTER_BYTES: i16 = 18;
 /// The filter as ThriftStore sends it: the language where it can, else the
 /// protobuf (feature `native`); without that feature, what the language
 /// cannot express.
-pub(crate) fn thrift2_filter(filter: &Filter) -> Result<Thrift2Filter, &'static str> {
-    match filter_string(filter) {
+pub(crate) fn thrift2_filter(filter: &Filter, reversed: bool) -> Result<Thrift2Filter, &'static str> {
+    match filter_string(filter, reversed) {
         Ok(s) => Ok(Thrift2Filter::String(s)),
         #[cfg(feature = "native")]
         Err(_) => Ok(Thrift2Filter::Bytes(crate::store::native::filter::filter_to_bytes(
@@ -302,12 +325,12 @@ pub(crate) fn thrift2_filter(filter: &Filter) -> Result<Thrift2Filter, &'static 
     }
 }
 
-/// Writes `filter` into a TGet (`get`) or TScan (`!get`) as
-/// [`thrift2_filter`] chooses; nothing when it cannot be expressed (the
-/// caller refused it before: [`thrift2_filter`]).
-pub(crate) fn write_thrift2(e: &mut super::codec::Encoder, filter: Option<&Filter>, get: bool) {
+/// Writes `filter` into a TGet (`get`) or TScan (`!get`, `reversed` or
+/// not) as [`thrift2_filter`] chooses; nothing when it cannot be expressed
+/// (the caller refused it before: [`thrift2_filter`]).
+pub(crate) fn write_thrift2(e: &mut super::codec::Encoder, filter: Option<&Filter>, get: bool, reversed: bool) {
     let Some(filter) = filter else { return };
-    match thrift2_filter(filter) {
+    match thrift2_filter(filter, reversed) {
         Ok(Thrift2Filter::String(s)) => e.binary_field(if get { TGET_FILTER_STRING } else { TSCAN_FILTER_STRING }, &s),
         #[cfg(feature = "native")]
         Ok(Thrift2Filter::Bytes(b)) => e.binary_field(if get { TGET_FILTER_BYTES } else { TSCAN_FILTER_BYTES }, &b),
@@ -322,7 +345,7 @@ mod tests {
     use bytes::Bytes;
 
     fn s(f: &Filter) -> String {
-        String::from_utf8_lossy(&filter_string(f).expect("expressible")).into_owned()
+        String::from_utf8_lossy(&filter_string(f, false).expect("expressible")).into_owned()
     }
 
     #[test]
@@ -391,12 +414,39 @@ mod tests {
     #[test]
     fn bytes_pass_through_quoted() {
         let f = Filter::prefix(Bytes::from_static(b"a'b\0\xff(,) '"));
-        assert_eq!(filter_string(&f).unwrap(), b"PrefixFilter('a''b\0\xff(,) ''')".to_vec());
+        assert_eq!(
+            filter_string(&f, false).unwrap(),
+            b"PrefixFilter('a''b\0\xff(,) ''')".to_vec()
+        );
+    }
+
+    /// `TimestampsFilter(ts)` has no hint: the same filter everywhere but in
+    /// an OR list of a reversed scan (seed 1795874066014256309 of the filter
+    /// differential through Thrift2: `(FirstKeyOnlyFilter() OR
+    /// TimestampsFilter(4, 1))` returned the row's later cells at 1).
+    #[test]
+    fn a_hinted_timestamps_filter_in_a_reversed_or_list_is_not_written() {
+        let hinted = Filter::timestamps([4, 1]);
+        let unhinted = Filter::Timestamps {
+            timestamps: vec![4, 1],
+            can_hint: false,
+        };
+        let or = |t: &Filter| Filter::any([Filter::first_key_only(), t.clone()]);
+        let nested = Filter::all([Filter::prefix("a"), Filter::skip(or(&hinted))]);
+        for reversed in [false, true] {
+            assert_eq!(s(&hinted), "TimestampsFilter(4, 1)");
+            assert!(filter_string(&hinted, reversed).is_ok());
+            assert!(filter_string(&Filter::all([hinted.clone(), Filter::first_key_only()]), reversed).is_ok());
+            assert!(filter_string(&or(&unhinted), reversed).is_ok());
+            let refused = reversed.then_some(inexpressible::TIMESTAMPS_HINT_REVERSED);
+            assert_eq!(filter_string(&or(&hinted), reversed).err(), refused);
+            assert_eq!(filter_string(&nested, reversed).err(), refused);
+        }
     }
 
     #[test]
     fn what_the_language_cannot_say_is_named() {
-        let e = |f: Filter| filter_string(&f).unwrap_err();
+        let e = |f: Filter| filter_string(&f, false).unwrap_err();
         assert_eq!(
             e(Filter::multi_row_range([RowRange::new("a", "b")])),
             inexpressible::MULTI_ROW_RANGE

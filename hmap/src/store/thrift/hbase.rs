@@ -217,7 +217,7 @@ pub fn get(e: &mut Encoder, g: &Get) {
         time_range(e, 4, g.time_range);
     }
     e.i32_field(5, i32::try_from(g.max_versions).unwrap_or(i32::MAX));
-    super::filter::write_thrift2(e, g.filter.as_ref(), true);
+    super::filter::write_thrift2(e, g.filter.as_ref(), true, false);
     e.stop();
 }
 
@@ -247,7 +247,7 @@ pub fn scan(e: &mut Encoder, s: &Scan, start: &[u8], stop: &[u8]) {
     if s.reversed {
         e.bool_field(11, true);
     }
-    super::filter::write_thrift2(e, s.filter.as_ref(), false);
+    super::filter::write_thrift2(e, s.filter.as_ref(), false, s.reversed);
     e.stop();
 }
 

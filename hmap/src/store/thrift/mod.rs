@@ -502,8 +502,8 @@ impl ThriftStore {
     /// Refuses a filter the gateway cannot be sent: one HBase's filter
     /// language cannot express, without the `native` feature that encodes
     /// it as `filterBytes` (see [`filter`]).
-    fn expressible(table: &str, filter: Option<&crate::store::Filter>) -> Result<()> {
-        match filter.map(filter::thrift2_filter) {
+    fn expressible(table: &str, filter: Option<&crate::store::Filter>, reversed: bool) -> Result<()> {
+        match filter.map(|f| filter::thrift2_filter(f, reversed)) {
             Some(Err(feature)) => Err(Self::unsupported(table, feature)),
             _ => Ok(()),
         }
@@ -874,7 +874,7 @@ impl Store for ThriftStore {
             self.confirmed(table, async move {
                 self.checked(table, |schema| check_gets(schema, std::slice::from_ref(get)))
                     .await?;
-                Self::expressible(table, get.filter.as_ref())?;
+                Self::expressible(table, get.filter.as_ref(), false)?;
                 let result = self
                     .shared
                     .call(
@@ -909,7 +909,7 @@ impl Store for ThriftStore {
             self.confirmed(table, async move {
                 self.checked(table, |schema| check_gets(schema, gets)).await?;
                 gets.iter()
-                    .try_for_each(|g| Self::expressible(table, g.filter.as_ref()))?;
+                    .try_for_each(|g| Self::expressible(table, g.filter.as_ref(), false))?;
                 if gets.is_empty() {
                     return Ok(Vec::new());
                 }
@@ -1015,7 +1015,7 @@ impl Store for ThriftStore {
                         .and_then(|()| crate::store::check::check_filter(&schema.name, scan.filter.as_ref()))
                 })
                 .await?;
-                Self::expressible(table, scan.filter.as_ref())?;
+                Self::expressible(table, scan.filter.as_ref(), scan.reversed)?;
                 // The gateway would read a stop equal to the start as a one-row get.
                 if scan.is_empty_range() {
                     let none: RowStream<'a> = Box::pin(futures_util::stream::empty());

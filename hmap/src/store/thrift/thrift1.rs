@@ -335,7 +335,7 @@ impl Thrift1Store {
         if range.min > 0 {
             return Err(Self::unsupported(table, unsupported::FILTER_MIN_TIME));
         }
-        super::filter::filter_string(filter).map_err(|feature| Self::unsupported(table, feature))
+        super::filter::filter_string(filter, reversed).map_err(|feature| Self::unsupported(table, feature))
     }
 
     /// A filtered get, which Thrift1's row calls cannot carry: a scan of the
