@@ -1957,14 +1957,14 @@ impl Store for Delayed {
 }
 
 /// A tree write cut off by a timeout, while it takes the lock, writes, or
-/// releases it, releases the lock: the next writer gets it within a
-/// second, not after the 30 s lease. On the store as it is, through one
+/// releases it, releases the lock: the next writer, which waits 3 s at
+/// most, gets it, not after the 30 s lease. On the store as it is, through one
 /// that delays every call, so that each cut lands mid-write, and through
 /// one whose lock swaps land after their call was cut (a take the cut
 /// writer's release must not miss).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_tree_write_releases_the_lock() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let store = hmap_suite::test_store("a_cancelled_tree_write_releases_the_lock").await;
     Tree::new(Arc::clone(&store), "org").create().await.unwrap();
     let plain = Tree::new(Arc::clone(&store), "org");
@@ -1980,21 +1980,17 @@ async fn a_cancelled_tree_write_releases_the_lock() {
             delay,
             late,
         });
-        // The lease is the default; the next writer waits 3 s at most.
+        // The lease is the default (30 s); the next writer waits 3 s at
+        // most, so a lock the cut write left behind fails it (a timeout),
+        // however slow the store is.
         let cut = Tree::new(Arc::clone(&slow), "org");
         let next = Tree::new(Arc::clone(&slow), "org").with_lock(Duration::from_secs(30), Duration::from_secs(3));
         for (i, after) in [1u64, 2, 3, 5, 7, 9, 11, 14, 18, 22, 27, 33].into_iter().enumerate() {
             let parent = if i % 2 == 0 { Some("a") } else { None };
             let _ = tokio::time::timeout(Duration::from_millis(after), cut.move_node("b", parent)).await;
-            let started = Instant::now();
             next.move_node("b", parent)
                 .await
                 .unwrap_or_else(|e| panic!("delay {delay:?} (late {late:?}), cut after {after} ms: {e}"));
-            assert!(
-                started.elapsed() < Duration::from_secs(1),
-                "delay {delay:?} (late {late:?}), cut after {after} ms: the next writer waited {:?}",
-                started.elapsed()
-            );
         }
     }
 }
