@@ -21,23 +21,42 @@ JVM_FLAGS=(
   --add-exports java.base/sun.net.dns=ALL-UNNAMED --add-exports java.base/sun.net.util=ALL-UNNAMED
   -Dhbase.log.dir="$RUN/logs" -Dhbase.home.dir="$RUN" -Dhbase.id.str=hmap -Djava.io.tmpdir="$RUN/tmp"
 )
+# Flags of the caller's own, after these (HMAP_JVM_FLAGS, split on spaces):
+# .ci/run passes -XX:TieredStopAtLevel=1.
+read -r -a EXTRA_JVM_FLAGS <<<"${HMAP_JVM_FLAGS:-}"
+JVM_FLAGS+=("${EXTRA_JVM_FLAGS[@]}")
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-classpath() {
-  local cp_file="$RUN/classpath.txt" stamp="$RUN/classpath.pom" core_only=()
-  mkdir -p "$RUN"
-  [ "$WITH_GATEWAYS" = 1 ] || core_only=(-Dhmap.core-only)
-  # The classpath is resolved again when the pom, the release or the gateways change.
-  if [ ! -s "$cp_file" ] || ! { cat "$HERE/pom.xml"; echo "$VERSION $WITH_GATEWAYS"; } | cmp -s - "$stamp"; then
-    log "resolving HBase $VERSION jars from Maven Central (cached in ~/.m2)"
-    mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" -Dhbase.version="$VERSION" "${core_only[@]}" \
-      dependency:build-classpath -Dmdep.outputFile="$cp_file" >&2
-    { cat "$HERE/pom.xml"; echo "$VERSION $WITH_GATEWAYS"; } >"$stamp"
+# resolved_classpath POM [MAVEN FLAGS...]: the classpath of POM's
+# dependencies (mvn dependency:build-classpath), resolved once for every
+# run directory and cached in target/hbase-classpaths under a hash of the
+# pom and the flags: each server's start would otherwise spend some 10 s of
+# CPU in Maven (.ci/run starts seven).
+resolved_classpath() {
+  local pom=$1 key cache
+  shift
+  key=$({ cat "$pom"; echo "$*"; } | sha256sum | cut -c1-16)
+  cache="$CLASSPATHS/$(basename "$pom" .xml)-$key.txt"
+  if [ ! -s "$cache" ]; then
+    log "resolving the jars of $(basename "$pom") $* from Maven Central (cached in ~/.m2)"
+    mkdir -p "$CLASSPATHS"
+    # Written aside and renamed: starts side by side may resolve it at once.
+    mvn -B -q -Dstyle.color=never -f "$pom" "$@" dependency:build-classpath \
+      -Dmdep.outputFile="$cache.$$" >&2 || { rm -f "$cache.$$"; return 1; }
+    mv -f "$cache.$$" "$cache"
   fi
-  printf '%s:%s' "$RUN/conf" "$(cat "$cp_file")"
+  cat "$cache"
+}
+CLASSPATHS=${HMAP_CLASSPATH_CACHE:-$(cd "$HERE/../.." && pwd)/target/hbase-classpaths}
+
+classpath() {
+  local core_only=() jars
+  [ "$WITH_GATEWAYS" = 1 ] || core_only=(-Dhmap.core-only)
+  jars=$(resolved_classpath "$HERE/pom.xml" -Dhbase.version="$VERSION" "${core_only[@]}") || return 1
+  printf '%s:%s' "$RUN/conf" "$jars"
 }
 
 # The servers' warnings and errors (with their stack traces' first lines),
