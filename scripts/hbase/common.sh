@@ -22,7 +22,7 @@ JVM_FLAGS=(
   -Dhbase.log.dir="$RUN/logs" -Dhbase.home.dir="$RUN" -Dhbase.id.str=hmap -Djava.io.tmpdir="$RUN/tmp"
 )
 # Flags of the caller's own, after these (HMAP_JVM_FLAGS, split on spaces):
-# .ci/run passes -XX:TieredStopAtLevel=1.
+# .ci/run passes -XX:TieredStopAtLevel=1 to its servers without TLS or Kerberos.
 read -r -a EXTRA_JVM_FLAGS <<<"${HMAP_JVM_FLAGS:-}"
 JVM_FLAGS+=("${EXTRA_JVM_FLAGS[@]}")
 
