@@ -23,7 +23,11 @@ JVM_FLAGS=(
 )
 # Flags of the caller's own, after these (HMAP_JVM_FLAGS, split on spaces):
 # .ci/run passes -XX:TieredStopAtLevel=1 to its servers without TLS or Kerberos.
+# A collector named there replaces G1 (the JVM refuses two).
 read -r -a EXTRA_JVM_FLAGS <<<"${HMAP_JVM_FLAGS:-}"
+if [[ " ${EXTRA_JVM_FLAGS[*]} " =~ \ -XX:\+Use[A-Za-z]+GC\  ]]; then
+  JVM_FLAGS=("${JVM_FLAGS[@]:1}")
+fi
 JVM_FLAGS+=("${EXTRA_JVM_FLAGS[@]}")
 
 alive() { [ -f "$RUN/$1.pid" ] && kill -0 "$(cat "$RUN/$1.pid")" 2>/dev/null; }
