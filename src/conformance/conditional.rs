@@ -289,7 +289,7 @@ pub async fn check_filter_condition(t: &dyn Target) {
         ("value z", value("z"), TimeRange::ALL, false),
         ("value a, before its version", value("a"), TimeRange::new(0, 500), false),
         ("value a, at its version", value("a"), TimeRange::new(1000, 1001), true),
-        // Last: a row-level filter, which Bigtable refuses.
+        // Last: a row-level filter (on Bigtable a condition filter).
         (
             "column q equals a",
             Filter::single_column_value("a", "q", CompareOp::Equal, Comparator::binary("a"))
