@@ -887,6 +887,38 @@ async fn fan_out_retries_and_keeps_what_fails() {
     assert_eq!(inboxes.get("u0").await.unwrap().unwrap().sq.len(), 71);
 }
 
+/// A recipient whose inbox row the store refuses (a key longer than
+/// HBase's 32,767 bytes) is the only one set aside: the other inboxes of
+/// the delivery, in its batch and after it, get the post.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fan_out_sets_aside_only_the_recipients_not_written() {
+    let store = hmap_suite::test_store("fan_out_sets_aside_only_the_recipients_not_written").await;
+    let inboxes = Table::<Inbox, _>::new(Arc::clone(&store));
+    inboxes.create().await.unwrap();
+    let mut config = FanOutConfig::new("wb_inbox", "cf", "sq");
+    config.batch = 3;
+    let fanout = FanOut::start(Arc::clone(&store), config).unwrap();
+    let mut recipients: Vec<Bytes> = (0..7).map(|i| inboxes.row_key(format!("u{i}")).unwrap()).collect();
+    let too_long = Bytes::from(vec![b'x'; 40_000]);
+    recipients.insert(1, too_long.clone());
+    fanout
+        .deliver(Delivery::new(recipients, Bytes::from("post"), 1_000))
+        .await
+        .unwrap();
+    assert_eq!(fanout.flush().await.unwrap(), 1);
+    let failed = fanout.failed();
+    assert_eq!(failed[0].0.recipients, [too_long], "{:?}", failed[0].1);
+    assert!(
+        failed[0].1.contains("invalid row key") && failed[0].1.contains("40000 bytes"),
+        "{}",
+        failed[0].1
+    );
+    for i in 0..7 {
+        let inbox = inboxes.get(format!("u{i}")).await.unwrap().unwrap();
+        assert_eq!(inbox.sq.len(), 1, "u{i}");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The org chart.
 

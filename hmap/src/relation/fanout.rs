@@ -172,11 +172,13 @@ impl Shared {
 /// what is queued and stops. Dropping the handle closes the queue without
 /// waiting: the worker writes what is queued in the background, then stops.
 ///
-/// Writes that fail with a transient error (the connection, a timeout) are
-/// retried with exponential backoff; a permanent error (a missing table, a
-/// refused request) or the last attempt sets the delivery aside, not
-/// dropped: [`failed`](Self::failed) lists it and
-/// [`retry_failed`](Self::retry_failed) queues it again. Should the worker
+/// Each inbox row's write has its own outcome ([`Store::mutate_each`]):
+/// rows that fail with a transient error (the connection, a timeout) are
+/// retried alone with exponential backoff; a row refused for good (a key
+/// too long, a missing table) or failing at the last attempt is set aside,
+/// not dropped, while the delivery's other recipients get the post:
+/// [`failed`](Self::failed) lists the delivery with the recipients not
+/// written, and [`retry_failed`](Self::retry_failed) queues it again. Should the worker
 /// die (a store that panics, or the tokio runtime it runs on shuts down,
 /// dropping it), what it had not written is set aside too, and `deliver`
 /// fails from then on with [`StoreError::Interrupted`]: start a new
@@ -318,7 +320,9 @@ impl FanOut {
         })
     }
 
-    /// The deliveries that failed, with the last error.
+    /// The deliveries that failed, each with only the recipients whose
+    /// inbox was not written (the others have the post), and the first
+    /// error.
     pub fn failed(&self) -> Vec<(Delivery, String)> {
         self.shared.lock().failed.clone()
     }
@@ -508,8 +512,10 @@ async fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
             let mut state = shared.lock();
             // Gone if it was set aside meanwhile (a stalled shutdown).
             if state.in_flight.take().is_some() {
-                if let Err(e) = outcome {
-                    state.failed.push((delivery, e.to_string()));
+                if let Err((recipients, e)) = outcome {
+                    // Only the recipients whose inbox was not written.
+                    let left = Delivery { recipients, ..delivery };
+                    state.failed.push((left, e.to_string()));
                 }
                 state.pending = state.pending.saturating_sub(1);
             }
@@ -518,19 +524,27 @@ async fn run<S: Store>(store: &S, config: &FanOutConfig, shared: &Shared) {
     }
 }
 
-/// Writes one delivery in batches. A batch that fails with a transient
-/// error is tried again, up to `attempts` times in all, after a backoff
-/// that doubles from `config.backoff` (up to `MAX_BACKOFF`); a permanent
-/// error fails the delivery at once. A retried batch rewrites the same
-/// versions: writes are idempotent.
+/// Writes one delivery in batches, each row's outcome on its own
+/// ([`Store::mutate_each`]). The rows of a batch that failed with a
+/// transient error (the connection, a timeout: [`RowOutcome::Unknown`], or
+/// a refusal that may pass later) are sent again, alone, up to `attempts`
+/// times in all, after a backoff that doubles from `config.backoff` (up to
+/// `MAX_BACKOFF`); a row refused for good fails at once, and the others are
+/// written. A rewritten row writes the same version: writes are idempotent.
+/// On failure: the recipients not written (the others have their post),
+/// with the first error. A call that fails as a whole for good (a missing
+/// table) fails every recipient not yet written, without trying the rest.
 async fn write<S: Store>(
     store: &S,
     config: &FanOutConfig,
     delivery: &Delivery,
     shared: &Shared,
-) -> std::result::Result<(), StoreError> {
-    for chunk in delivery.recipients.chunks(config.batch.max(1)) {
-        let rows: Vec<RowMutation> = chunk
+) -> std::result::Result<(), (Vec<Bytes>, StoreError)> {
+    let mut unwritten: Vec<Bytes> = Vec::new();
+    let mut first_error: Option<StoreError> = None;
+    let batch = config.batch.max(1);
+    for (n, chunk) in delivery.recipients.chunks(batch).enumerate() {
+        let mut rows: Vec<RowMutation> = chunk
             .iter()
             .map(|inbox| {
                 RowMutation::new(inbox.clone()).put_at(
@@ -544,19 +558,49 @@ async fn write<S: Store>(
         let mut attempt = 1;
         let mut backoff = config.backoff;
         loop {
-            let written = store.mutate(config.table, &rows).await;
+            let written = store.mutate_each(config.table, &rows).await;
             shared.lock().progress += 1;
             shared.notify();
+            let last = attempt >= config.attempts.max(1);
+            let mut again = Vec::new();
             match written {
-                Ok(()) => break,
-                Err(e) if !e.is_transient() || attempt >= config.attempts.max(1) => return Err(e),
-                Err(_) => {
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(FanOutConfig::MAX_BACKOFF);
-                    attempt += 1;
+                Ok(outcome) => {
+                    for (row, outcome) in rows.into_iter().zip(outcome.into_vec()) {
+                        match outcome.into_result() {
+                            Ok(()) => {}
+                            Err(e) if e.is_transient() && !last => again.push(row),
+                            Err(e) => {
+                                unwritten.push(row.row);
+                                first_error.get_or_insert(e);
+                            }
+                        }
+                    }
+                }
+                // The whole batch again.
+                Err(e) if e.is_transient() && !last => again = rows,
+                Err(e) if e.is_transient() => {
+                    unwritten.extend(rows.into_iter().map(|r| r.row));
+                    first_error.get_or_insert(e);
+                }
+                Err(e) => {
+                    // For good (a missing table): nor this batch nor the
+                    // next is written.
+                    unwritten.extend(rows.into_iter().map(|r| r.row));
+                    unwritten.extend(delivery.recipients.iter().skip((n + 1) * batch).cloned());
+                    return Err((unwritten, first_error.unwrap_or(e)));
                 }
             }
+            if again.is_empty() {
+                break;
+            }
+            rows = again;
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(FanOutConfig::MAX_BACKOFF);
+            attempt += 1;
         }
     }
-    Ok(())
+    match first_error {
+        None => Ok(()),
+        Some(e) => Err((unwritten, e)),
+    }
 }
