@@ -26,7 +26,10 @@ JVM_FLAGS=(
 # A collector named there replaces G1 (the JVM refuses two).
 read -r -a EXTRA_JVM_FLAGS <<<"${HMAP_JVM_FLAGS:-}"
 if [[ " ${EXTRA_JVM_FLAGS[*]} " =~ \ -XX:\+Use[A-Za-z]+GC\  ]]; then
-  JVM_FLAGS=("${JVM_FLAGS[@]:1}")
+  for i in "${!JVM_FLAGS[@]}"; do
+    [ "${JVM_FLAGS[$i]}" = -XX:+UseG1GC ] && unset 'JVM_FLAGS[i]'
+  done
+  JVM_FLAGS=("${JVM_FLAGS[@]}")
 fi
 JVM_FLAGS+=("${EXTRA_JVM_FLAGS[@]}")
 
