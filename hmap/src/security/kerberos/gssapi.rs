@@ -16,12 +16,56 @@
 use std::ffi::{CStr, c_int, c_void};
 use std::fmt;
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, Once, PoisonError, RwLock};
 use std::time::Duration;
 
 pub(super) mod sys;
 
 use sys::{GSS_C_INDEFINITE, GSS_C_INITIATE, GSS_S_COMPLETE, GSS_S_CONTINUE_NEEDED, OM_uint32};
+
+/// Held shared by every call into the library, and for good by the process's
+/// exit.
+///
+/// MIT Kerberos destroys its mutexes in its library destructor, which
+/// `exit` runs while other threads may still be inside the library: a
+/// tokio worker releasing a connection's security context just as `main`
+/// returns, say. That call then aborts the process (`k5_mutex_lock:
+/// Assertion 'r == 0' failed`) after the program's work is done, and its
+/// exit status is lost. So every call here holds this lock shared (see
+/// [`library`]), and an `atexit` handler takes it exclusively and never
+/// lets go: `exit` first waits for the calls under way, and a call begun
+/// after that waits for the process to end. The handler is registered with
+/// the first call, after the dynamic loader's own handler, which runs the
+/// libraries' destructors: `atexit` handlers run in the reverse order of
+/// their registration, so this one runs first.
+static LIBRARY: RwLock<()> = RwLock::new(());
+
+/// Runs `call`, one call into the library, holding [`LIBRARY`] shared.
+/// Held only around the call itself: a thread that took the lock shared
+/// again while an exit waits for it would wait for ever.
+fn library<R>(call: impl FnOnce() -> R) -> R {
+    static CLOSE_AT_EXIT: Once = Once::new();
+    CLOSE_AT_EXIT.call_once(|| {
+        // SAFETY: `close_library` has C's calling convention, takes nothing
+        // and returns nothing, as `atexit` wants, and is a plain function
+        // that lives as long as the process. If the registration fails
+        // (no memory), the process exits as it did before it was made.
+        let _ = unsafe { atexit(close_library) };
+    });
+    let _entered = LIBRARY.read().unwrap_or_else(PoisonError::into_inner);
+    call()
+}
+
+/// `exit`'s handler: waits for the calls into the library under way, then
+/// keeps every later one out until the process has ended.
+extern "C" fn close_library() {
+    std::mem::forget(LIBRARY.write().unwrap_or_else(PoisonError::into_inner));
+}
+
+unsafe extern "C" {
+    /// The C library's `atexit` (stdlib.h).
+    fn atexit(handler: extern "C" fn()) -> c_int;
+}
 
 /// A failed GSSAPI call: its major status (a routine error, a calling
 /// error, supplementary bits) and the mechanism's minor status (one of
@@ -72,7 +116,7 @@ fn display_status(f: &mut fmt::Formatter<'_>, code: OM_uint32, kind: c_int) -> f
         // SAFETY: the pointers are to locals that live through the call;
         // `text` receives a buffer it then owns; a null mechanism is
         // allowed (the default one).
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_display_status(
                 &mut minor,
                 code,
@@ -81,7 +125,7 @@ fn display_status(f: &mut fmt::Formatter<'_>, code: OM_uint32, kind: c_int) -> f
                 &mut message_context,
                 text.as_out(),
             )
-        };
+        });
         if major != GSS_S_COMPLETE && major != GSS_S_CONTINUE_NEEDED {
             let which = if kind == sys::GSS_C_GSS_CODE { "Major" } else { "Minor" };
             return writeln!(f, "unknown GSSAPI({which}) error code({code})");
@@ -140,7 +184,7 @@ impl Drop for Buffer {
             let mut minor = 0;
             // SAFETY: the library allocated the buffer; it is released
             // once, here.
-            unsafe { sys::gss_release_buffer(&mut minor, &mut self.0) };
+            library(|| unsafe { sys::gss_release_buffer(&mut minor, &mut self.0) });
         }
     }
 }
@@ -180,8 +224,9 @@ impl Name {
         // SAFETY: `buffer` points to `principal`, which outlives the call
         // (the library copies it); the name type is the library's own
         // static OID; the new name is written into `name`, which owns it.
-        let major =
-            unsafe { sys::gss_import_name(&mut minor, &mut buffer, sys::GSS_KRB5_NT_PRINCIPAL_NAME, &mut name.0) };
+        let major = library(|| unsafe {
+            sys::gss_import_name(&mut minor, &mut buffer, sys::GSS_KRB5_NT_PRINCIPAL_NAME, &mut name.0)
+        });
         complete(major, minor)?;
         Ok(name)
     }
@@ -193,7 +238,7 @@ impl Drop for Name {
             let mut minor = 0;
             // SAFETY: the name came from gss_import_name and is released
             // once, here.
-            unsafe { sys::gss_release_name(&mut minor, &mut self.0) };
+            library(|| unsafe { sys::gss_release_name(&mut minor, &mut self.0) });
         }
     }
 }
@@ -224,7 +269,7 @@ impl Drop for CredHandle {
             let mut minor = 0;
             // SAFETY: the credential came from gss_acquire_cred(_from) and
             // is released once, here, when its last `Cred` is gone.
-            unsafe { sys::gss_release_cred(&mut minor, &mut self.0) };
+            library(|| unsafe { sys::gss_release_cred(&mut minor, &mut self.0) });
         }
     }
 }
@@ -240,7 +285,7 @@ impl Cred {
         // the library's own OID, which it only reads; the new credential
         // is written into `cred`, which owns it; the outputs not wanted
         // are null, which GSSAPI allows (as it does the default name).
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_acquire_cred(
                 &mut minor,
                 ptr::null_mut(),
@@ -251,7 +296,7 @@ impl Cred {
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
-        };
+        });
         complete(major, minor)?;
         Ok(Cred(Arc::new(cred)))
     }
@@ -280,7 +325,7 @@ impl Cred {
         // copies what it keeps; the new credential is written into `cred`,
         // which owns it; the outputs not wanted are null, which GSSAPI
         // allows.
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_acquire_cred_from(
                 &mut minor,
                 name.map_or(ptr::null_mut(), |name| name.0),
@@ -292,7 +337,7 @@ impl Cred {
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
-        };
+        });
         complete(major, minor)?;
         Ok(Cred(Arc::new(cred)))
     }
@@ -305,7 +350,7 @@ impl Cred {
         // SAFETY: the credential is live (`self` holds it); only the
         // lifetime is asked for, into a local, the other outputs null,
         // which GSSAPI allows.
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_inquire_cred(
                 &mut minor,
                 self.0.0,
@@ -314,7 +359,7 @@ impl Cred {
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
-        };
+        });
         if is_error(major) {
             return Err(GssError { major, minor });
         }
@@ -386,7 +431,7 @@ impl ClientCtx {
         // call and which the library only reads (or is null: no token yet); `output` receives a buffer
         // it then owns; no channel bindings, and the outputs not wanted
         // are null, which GSSAPI allows.
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_init_sec_context(
                 &mut minor,
                 self.cred.0.0,
@@ -402,7 +447,7 @@ impl ClientCtx {
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
-        };
+        });
         if is_error(major) {
             let e = GssError { major, minor };
             self.state = State::Failed(e);
@@ -430,7 +475,7 @@ impl ClientCtx {
         // `message` describes the caller's bytes, which outlive the call
         // and which the library only reads; `output` receives a buffer it
         // then owns; a null conf_state is allowed.
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_wrap(
                 &mut minor,
                 self.ctx,
@@ -440,7 +485,7 @@ impl ClientCtx {
                 ptr::null_mut(),
                 output.as_out(),
             )
-        };
+        });
         complete(major, minor)?;
         Ok(output.bytes().to_vec())
     }
@@ -452,7 +497,7 @@ impl ClientCtx {
         let mut output = Buffer::empty();
         let mut minor = 0;
         // SAFETY: as in `wrap`; a null conf_state and qop_state are allowed.
-        let major = unsafe {
+        let major = library(|| unsafe {
             sys::gss_unwrap(
                 &mut minor,
                 self.ctx,
@@ -461,7 +506,7 @@ impl ClientCtx {
                 ptr::null_mut(),
                 ptr::null_mut(),
             )
-        };
+        });
         complete(major, minor)?;
         Ok(output.bytes().to_vec())
     }
@@ -473,7 +518,7 @@ impl Drop for ClientCtx {
             let mut minor = 0;
             // SAFETY: the handle came from gss_init_sec_context and is
             // deleted once, here; no output token is asked for.
-            unsafe { sys::gss_delete_sec_context(&mut minor, &mut self.ctx, ptr::null_mut()) };
+            library(|| unsafe { sys::gss_delete_sec_context(&mut minor, &mut self.ctx, ptr::null_mut()) });
         }
     }
 }
@@ -509,6 +554,45 @@ mod tests {
         );
         assert!(is_error(sys::GSS_S_NO_CRED | GSS_S_CONTINUE_NEEDED));
         assert!(!is_error(GSS_S_CONTINUE_NEEDED));
+    }
+
+    /// The child of [`an_exit_while_other_threads_call_the_library_is_clean`]:
+    /// threads import and release names without pause while the process
+    /// exits under them.
+    const EXIT_CHILD: &str = "HMAP_GSSAPI_EXIT_CHILD";
+
+    #[test]
+    fn an_exit_while_other_threads_call_the_library_is_clean() {
+        if std::env::var_os(EXIT_CHILD).is_some() {
+            for _ in 0..2 {
+                std::thread::spawn(|| {
+                    loop {
+                        drop(Name::principal(b"hbase/localhost@HMAP.TEST"));
+                    }
+                });
+            }
+            std::thread::sleep(Duration::from_millis(30));
+            std::process::exit(0);
+        }
+        // Before `close_library`, about one exit in ten aborted in
+        // k5_mutex_lock (see LIBRARY).
+        for run in 0..40 {
+            let child = std::process::Command::new(std::env::current_exe().expect("this test's binary"))
+                .args([
+                    "security::kerberos::gssapi::tests::an_exit_while_other_threads_call_the_library_is_clean",
+                    "--exact",
+                    "--test-threads=1",
+                ])
+                .env(EXIT_CHILD, "1")
+                .output()
+                .expect("the child runs");
+            assert!(
+                child.status.success(),
+                "run {run}: the child exited with {:?}: {}",
+                child.status,
+                String::from_utf8_lossy(&child.stderr)
+            );
+        }
     }
 
     #[test]
