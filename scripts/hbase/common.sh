@@ -59,6 +59,22 @@ resolved_classpath() {
 }
 CLASSPATHS=${HMAP_CLASSPATH_CACHE:-$(cd "$HERE/../.." && pwd)/target/hbase-classpaths}
 
+# shadow_unused_defaults DIR: empty hdfs-default.xml and mapred-default.xml in
+# DIR, the configuration directory that comes first on the classpath. A
+# server on the local file system reads neither, but Hadoop's Configuration
+# parses every default resource again whenever a configuration is copied
+# before it was read, and HBase does that for each store's first flush
+# (HFileBlock.Writer copies the store's CompoundConfiguration): with the
+# 165 KB and 77 KB of these two (core-default.xml, 105 KB, is kept), that
+# parsing was a third of the server's CPU in the conformance suite, whose
+# every case creates a table and deletes it.
+shadow_unused_defaults() {
+  local file
+  for file in hdfs-default.xml mapred-default.xml; do
+    echo '<?xml version="1.0"?><configuration></configuration>' >"$1/$file"
+  done
+}
+
 classpath() {
   local core_only=() jars
   [ "$WITH_GATEWAYS" = 1 ] || core_only=(-Dhmap.core-only)
