@@ -95,7 +95,13 @@ pub trait Target: Send + Sync {
     }
 }
 
-/// A table created for one case and deleted when the case ends.
+/// A table created for one case and deleted when the case ends, unless
+/// `HMAP_CONFORMANCE_KEEP_TABLES=1` says the server is thrown away after the
+/// run (`.ci/run`'s are): then the table stays until then. Deleting a case's
+/// table disables it first, which flushes what the case wrote; measured here
+/// on 2026-11-29, the 1,101 cases on one HBase took 101 s and 161 core-s of
+/// the server's CPU with the deletes, 80 s and 132 core-s without. A case
+/// that finds its table left by an earlier run deletes it first either way.
 pub struct TestTable<'a> {
     store: &'a dyn Store,
     /// The table's full name.
@@ -104,6 +110,9 @@ pub struct TestTable<'a> {
 
 impl Drop for TestTable<'_> {
     fn drop(&mut self) {
+        if keep_tables() {
+            return;
+        }
         // Best effort: a failed case must not hide its own panic behind
         // this. Cases run on a multi-threaded runtime, whose thread may
         // block for the delete.
@@ -112,6 +121,13 @@ impl Drop for TestTable<'_> {
             let _ = tokio::task::block_in_place(|| runtime.block_on(delete));
         }
     }
+}
+
+/// Whether the cases leave their tables (`HMAP_CONFORMANCE_KEEP_TABLES=1`,
+/// see [`TestTable`]).
+fn keep_tables() -> bool {
+    static KEEP: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KEEP.get_or_init(|| std::env::var("HMAP_CONFORMANCE_KEEP_TABLES").as_deref() == Ok("1"))
 }
 
 /// Creates `prefix + case` afresh with the given families.
